@@ -1,0 +1,29 @@
+"""hf_bahdanau: the classic RNN encoder–attention–decoder models as Hugging Face transformers models.
+
+Importing the package registers ``model_type="bahdanau"`` with the Auto classes, and marks every
+class for ``register_for_auto_class`` so ``save_pretrained`` writes the code next to the weights
+(loadable with ``trust_remote_code=True`` where hf_bahdanau is not installed).
+"""
+
+from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
+
+from . import attention
+from .configuration_bahdanau import PRESETS, BahdanauConfig
+from .modeling_bahdanau import BahdanauForConditionalGeneration, BahdanauModel, BahdanauPreTrainedModel
+
+__version__ = "0.1.0"
+
+AutoConfig.register(BahdanauConfig.model_type, BahdanauConfig, exist_ok=True)
+BahdanauConfig.register_for_auto_class()
+for auto_class, model_class in ((AutoModel, BahdanauModel), (AutoModelForSeq2SeqLM, BahdanauForConditionalGeneration)):
+    auto_class.register(BahdanauConfig, model_class, exist_ok=True)
+    model_class.register_for_auto_class(auto_class.__name__)
+
+__all__ = [
+    "PRESETS",
+    "BahdanauConfig",
+    "BahdanauForConditionalGeneration",
+    "BahdanauModel",
+    "BahdanauPreTrainedModel",
+    "attention",
+]

@@ -1,0 +1,80 @@
+"""Bridges: how the decoder's initial state s_0 is derived from the encoder."""
+
+import torch
+from torch import Tensor, nn
+
+from .encoder import BahdanauEncoderOutput
+from .recurrent import RecurrentState
+
+
+class ZeroBridge(nn.Module):
+    """s_0 = 0 for every decoder layer."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.layers, self.hidden_size, self.has_cell = config.decoder_layers, config.hidden_size, config.rnn_type == "lstm"
+
+    def forward(self, encoder_outputs: BahdanauEncoderOutput, mask: Tensor) -> RecurrentState:
+        """-> state [decoder_layers, B, hidden_size]."""
+        annotations = encoder_outputs.last_hidden_state
+        zeros = annotations.new_zeros(self.layers, annotations.shape[0], self.hidden_size)
+        return RecurrentState(zeros, zeros if self.has_cell else None)
+
+
+class LastStateBridge(nn.Module):
+    """s_0^l = the encoder's final state of layer l (directions concatenated), c_0^l likewise (Sutskever, Luong)."""
+
+    def __init__(self, config):
+        super().__init__()
+
+    def forward(self, encoder_outputs: BahdanauEncoderOutput, mask: Tensor) -> RecurrentState:
+        """final states [B, layers, D] -> [layers, B, D]."""
+        cell = encoder_outputs.final_cell_state
+        return RecurrentState(
+            encoder_outputs.final_hidden_state.transpose(0, 1).contiguous(),
+            None if cell is None else cell.transpose(0, 1).contiguous(),
+        )
+
+
+class ProjectedBridge(nn.Module):
+    """s_0 = tanh(W_s x) for every decoder layer, from an encoder summary x [B, D]; LSTM cells start at 0."""
+
+    def __init__(self, config):
+        super().__init__()
+        self.layers, self.hidden_size = config.decoder_layers, config.hidden_size
+        self.has_cell = config.rnn_type == "lstm"
+        self.proj = nn.Linear(self.summary_size(config), config.decoder_layers * config.hidden_size)
+
+    def forward(self, encoder_outputs: BahdanauEncoderOutput, mask: Tensor) -> RecurrentState:
+        summary = self.summarize(encoder_outputs, mask)
+        hidden = torch.tanh(self.proj(summary)).view(-1, self.layers, self.hidden_size).transpose(0, 1).contiguous()
+        return RecurrentState(hidden, torch.zeros_like(hidden) if self.has_cell else None)
+
+
+class TanhBridge(ProjectedBridge):
+    """Bahdanau et al.: s_0 = tanh(W_s <-h_1), the top layer's backward state at the first token
+    (the forward final state ->h_T for a unidirectional encoder)."""
+
+    @staticmethod
+    def summary_size(config) -> int:
+        return config.encoder_hidden_size
+
+    def summarize(self, encoder_outputs: BahdanauEncoderOutput, mask: Tensor) -> Tensor:
+        top = encoder_outputs.final_hidden_state[:, -1]
+        return top[:, -self.proj.in_features:]
+
+
+class MeanBridge(ProjectedBridge):
+    """s_0 = tanh(W_s mean_j h_j), the mean over the real (unmasked) annotations."""
+
+    @staticmethod
+    def summary_size(config) -> int:
+        return config.encoder_output_size
+
+    def summarize(self, encoder_outputs: BahdanauEncoderOutput, mask: Tensor) -> Tensor:
+        weights = mask.to(encoder_outputs.last_hidden_state.dtype).unsqueeze(-1)
+        total = (encoder_outputs.last_hidden_state * weights).sum(dim=1)
+        return total / weights.sum(dim=1).clamp(min=1)
+
+
+BRIDGES = {"zero": ZeroBridge, "last": LastStateBridge, "tanh": TanhBridge, "mean": MeanBridge}

@@ -1,0 +1,201 @@
+"""Configuration of the RNN encoder–attention–decoder family.
+
+Every architectural choice is an independent field (cell, score function, decoder style,
+bridge, deep output); each is validated once, in ``__post_init__``. The classic systems of
+the seeds are named presets: plain data, never subclasses.
+"""
+
+from typing import Any
+
+from huggingface_hub.dataclasses import strict
+from transformers import PreTrainedConfig
+
+RNN_TYPES = ("gru", "lstm", "rnn")
+ATTENTION_TYPES = (
+    "none",
+    "additive",
+    "concat",
+    "dot",
+    "general",
+    "scaled_dot",
+    "location",
+    "multihead",
+    "gaussian_kernel",
+)
+SAME_SIZE_ATTENTION = ("dot", "scaled_dot", "gaussian_kernel")
+DECODER_STYLES = ("bahdanau", "luong")
+CONTEXT_MODES = ("cho", "sutskever")
+BRIDGES = ("zero", "last", "tanh", "mean")
+DEEP_OUTPUTS = ("none", "tanh", "maxout")
+
+AUTO_MAP = {
+    "AutoConfig": "configuration_bahdanau.BahdanauConfig",
+    "AutoModel": "modeling_bahdanau.BahdanauModel",
+    "AutoModelForSeq2SeqLM": "modeling_bahdanau.BahdanauForConditionalGeneration",
+}
+
+PRESETS: dict[str, dict[str, Any]] = {
+    # Cho et al. 2014: GRU encoder summary C fed to every decoder step and to the maxout output.
+    "rnnencdec": dict(
+        rnn_type="gru", bidirectional=False, attention_type="none", context_mode="cho",
+        bridge="tanh", deep_output="maxout",
+    ),
+    # Sutskever et al. 2014: deep LSTMs, reversed source, encoder state only initialises the decoder.
+    "sutskever": dict(
+        rnn_type="lstm", encoder_layers=4, decoder_layers=4, bidirectional=False,
+        reverse_source=True, attention_type="none", context_mode="sutskever",
+        bridge="last", deep_output="none",
+    ),
+    # Bahdanau et al. 2014 (RNNsearch): BiGRU annotations, additive score, s_0 = tanh(W_s <-h_1), maxout.
+    "rnnsearch": dict(
+        rnn_type="gru", bidirectional=True, attention_type="additive", decoder_style="bahdanau",
+        bridge="tanh", deep_output="maxout",
+    ),
+    # Luong et al. 2015: stacked LSTMs, global attention after the update, h~ = tanh(W_c[c; h]), input feeding.
+    "luong-dot": dict(
+        rnn_type="lstm", encoder_layers=4, decoder_layers=4, bidirectional=False,
+        attention_type="dot", decoder_style="luong", input_feeding=True, bridge="last", deep_output="tanh",
+    ),
+}
+PRESETS["luong-general"] = {**PRESETS["luong-dot"], "attention_type": "general"}
+PRESETS["luong-concat"] = {**PRESETS["luong-dot"], "attention_type": "concat"}
+PRESETS["luong-location"] = {**PRESETS["luong-dot"], "attention_type": "location"}
+
+
+def _require_choice(field: str, value: str, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"`{field}` must be one of {list(allowed)}, got {value!r}.")
+
+
+def _require_positive(field: str, value: int) -> None:
+    if value < 1:
+        raise ValueError(f"`{field}` must be a positive integer, got {value}.")
+
+
+@strict
+class BahdanauConfig(PreTrainedConfig):
+    r"""Configuration of an RNN encoder–attention–decoder model.
+
+    Sizes: the encoder RNN has ``encoder_hidden_size`` units per direction, so its annotations
+    h_j have ``encoder_output_size = encoder_hidden_size * (2 if bidirectional else 1)``; the
+    decoder state s_i has ``hidden_size``; the vector fed to the vocabulary projection has
+    ``output_size`` (set it to ``embedding_size`` to tie the output and decoder embeddings).
+
+    Axes (each validated here): ``rnn_type`` {gru, lstm, rnn}; ``attention_type`` {none,
+    additive (alias concat), dot, general, scaled_dot, location, multihead, gaussian_kernel};
+    ``decoder_style`` {bahdanau: attend with s_{i-1} then update; luong: update then attend};
+    ``input_feeding`` (luong only); ``context_mode`` {cho, sutskever} for ``attention_type="none"``;
+    ``bridge`` {zero, last, tanh, mean}; ``deep_output`` {none, tanh, maxout}.
+
+    Use ``BahdanauConfig.from_preset(name, **overrides)`` for the classic systems (``PRESETS``).
+    """
+
+    model_type = "bahdanau"
+    keys_to_ignore_at_inference = ["past_key_values"]
+
+    vocab_size: int = 1000
+    embedding_size: int = 256
+    hidden_size: int = 256
+    encoder_hidden_size: int | None = None
+    encoder_layers: int = 1
+    decoder_layers: int = 1
+    rnn_type: str = "gru"
+    bidirectional: bool = True
+    reverse_source: bool = False
+    dropout: float | int = 0.0
+    attention_type: str = "additive"
+    attention_size: int | None = None
+    num_attention_heads: int = 1
+    max_source_positions: int = 256
+    gaussian_kernel_width: float | int = 1.0
+    gaussian_kernel_learnable: bool = True
+    decoder_style: str = "bahdanau"
+    input_feeding: bool = False
+    context_mode: str = "cho"
+    bridge: str = "tanh"
+    deep_output: str = "maxout"
+    output_size: int | None = None
+    init_std: float | int = 0.1
+    tie_word_embeddings: bool = False
+    use_cache: bool = True
+    is_encoder_decoder: bool = True
+    pad_token_id: int | None = 0
+    bos_token_id: int | None = 1
+    eos_token_id: int | list[int] | None = 2
+    decoder_start_token_id: int | None = 1
+
+    def __post_init__(self, **kwargs):
+        if self.encoder_hidden_size is None:
+            self.encoder_hidden_size = self.hidden_size // 2 if self.bidirectional else self.hidden_size
+        if self.attention_size is None:
+            self.attention_size = self.hidden_size
+        if self.output_size is None:
+            self.output_size = self.embedding_size
+        if getattr(self, "auto_map", None) is None:
+            self.auto_map = dict(AUTO_MAP)
+        super().__post_init__(**kwargs)
+        self._check_architecture()
+
+    @property
+    def encoder_output_size(self) -> int:
+        """Size of an annotation h_j = [->h_j; <-h_j]."""
+        return self.encoder_hidden_size * (2 if self.bidirectional else 1)
+
+    @classmethod
+    def from_preset(cls, name: str, **overrides: Any) -> "BahdanauConfig":
+        """Config of a named classic system (see ``PRESETS``), with any field overridden."""
+        _require_choice("preset", name, tuple(PRESETS))
+        return cls(**{**PRESETS[name], **overrides})
+
+    def _check_architecture(self) -> None:
+        for field in ("vocab_size", "embedding_size", "hidden_size", "encoder_hidden_size", "encoder_layers",
+                      "decoder_layers", "attention_size", "num_attention_heads", "max_source_positions",
+                      "output_size"):
+            _require_positive(field, getattr(self, field))
+        _require_choice("rnn_type", self.rnn_type, RNN_TYPES)
+        _require_choice("attention_type", self.attention_type, ATTENTION_TYPES)
+        _require_choice("decoder_style", self.decoder_style, DECODER_STYLES)
+        _require_choice("context_mode", self.context_mode, CONTEXT_MODES)
+        _require_choice("bridge", self.bridge, BRIDGES)
+        _require_choice("deep_output", self.deep_output, DEEP_OUTPUTS)
+        if not 0 <= self.dropout < 1:
+            raise ValueError(f"`dropout` must be in [0, 1), got {self.dropout}.")
+        if self.gaussian_kernel_width <= 0:
+            raise ValueError(f"`gaussian_kernel_width` must be positive, got {self.gaussian_kernel_width}.")
+        if self.attention_type in SAME_SIZE_ATTENTION and self.encoder_output_size != self.hidden_size:
+            raise ValueError(
+                f"`attention_type={self.attention_type!r}` compares the decoder state with the annotations, so "
+                f"`hidden_size` ({self.hidden_size}) must equal the annotation size `encoder_hidden_size` x "
+                f"directions ({self.encoder_output_size}); use 'general' or 'additive' for different sizes."
+            )
+        if self.attention_type == "multihead" and self.attention_size % self.num_attention_heads:
+            raise ValueError(
+                f"`attention_size` ({self.attention_size}) must be divisible by `num_attention_heads` "
+                f"({self.num_attention_heads})."
+            )
+        if self.input_feeding and (self.decoder_style != "luong" or self.attention_type == "none"):
+            raise ValueError(
+                "`input_feeding=True` feeds Luong's attentional vector back into the decoder: it needs "
+                "`decoder_style='luong'` and an `attention_type` other than 'none'."
+            )
+        if self.bridge == "last":
+            if self.encoder_layers != self.decoder_layers:
+                raise ValueError(
+                    f"`bridge='last'` copies each encoder layer's final state into the same decoder layer: "
+                    f"`encoder_layers` ({self.encoder_layers}) must equal `decoder_layers` ({self.decoder_layers}); "
+                    "use bridge 'tanh', 'mean' or 'zero' otherwise."
+                )
+            if self.encoder_output_size != self.hidden_size:
+                raise ValueError(
+                    f"`bridge='last'` copies the encoder's final states (size {self.encoder_output_size} = "
+                    f"`encoder_hidden_size` x directions) into the decoder: they must match `hidden_size` "
+                    f"({self.hidden_size}); use bridge 'tanh' or 'mean' to project them."
+                )
+        if self.tie_word_embeddings and self.output_size != self.embedding_size:
+            raise ValueError(
+                f"`tie_word_embeddings=True` shares the decoder embedding with the output projection: "
+                f"`output_size` ({self.output_size}) must equal `embedding_size` ({self.embedding_size})."
+            )
+
+
+__all__ = ["BahdanauConfig", "PRESETS"]

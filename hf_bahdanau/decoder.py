@@ -1,0 +1,179 @@
+"""Decoders: the three ways the seeds let the decoder use the source.
+
+- ``BahdanauDecoder``: attend with s_{i-1}, then s_i = f(s_{i-1}, [E y_{i-1}; c_i]), t_i = g(s_i, c_i, E y_{i-1}).
+- ``LuongDecoder``: h_t = f(h_{t-1}, E y_{t-1} [; h̃_{t-1}]), then attend with h_t, h̃_t = φ(W_c [c_t; h_t]).
+- ``FixedContextDecoder`` (no attention): Cho et al. feed C to every step and to the output;
+  Sutskever et al. use the encoder only through the initial state.
+
+Each returns the pre-output vectors t [B, T, output_size]; the model head projects them onto the
+vocabulary once, after the loop. The same code runs a whole teacher-forced target (T tokens) and
+one ``generate()`` step (T = 1).
+"""
+
+from typing import NamedTuple
+
+import torch
+from torch import Tensor, nn
+
+from .attention import build_attention
+from .bridge import BRIDGES
+from .encoder import BahdanauEncoderOutput
+from .readout import DeepOutput
+from .recurrent import RecurrentStack
+from .state import DecoderState, EncoderMemory
+
+
+class DecoderOutput(NamedTuple):
+    """pre_output [B, T, output_size]; states [B, T, hidden]: the top RNN layer; attention_weights
+    [B, T, S] or None; state: the decoding state after the last token."""
+
+    pre_output: Tensor
+    states: Tensor
+    attention_weights: Tensor | None
+    state: DecoderState
+
+
+class RecurrentDecoder(nn.Module):
+    """What every decoder shares: target embeddings, the stacked RNN, the bridge, the deep output.
+
+    ``extra_input_size``: what the first RNN layer reads besides E y_{t-1};
+    ``readout_input_size``: the size of the features the deep output reads.
+    """
+
+    def __init__(self, config, embed_tokens: nn.Embedding, extra_input_size: int, readout_input_size: int):
+        super().__init__()
+        self.embedding_size = config.embedding_size
+        self.embed_tokens = embed_tokens
+        self.dropout = nn.Dropout(config.dropout)
+        self.rnn = RecurrentStack(
+            config.rnn_type, config.embedding_size + extra_input_size, config.hidden_size, config.decoder_layers,
+            dropout=config.dropout,
+        )
+        self.bridge = BRIDGES[config.bridge](config)
+        self.readout = DeepOutput(readout_input_size, config.output_size, config.deep_output)
+        self.attention = None
+
+    def prepare_memory(self, encoder_outputs: BahdanauEncoderOutput, attention_mask: Tensor) -> EncoderMemory:
+        """Everything that depends only on the source, computed once (e.g. the keys U_a h_j)."""
+        annotations = encoder_outputs.last_hidden_state
+        projected_keys = None if self.attention is None else self.attention.project_keys(annotations)
+        return EncoderMemory(annotations, attention_mask.bool(), projected_keys)
+
+    def initial_state(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> DecoderState:
+        return DecoderState(self.bridge(encoder_outputs, memory.mask))
+
+    def embed(self, input_ids: Tensor) -> Tensor:
+        """E y [B, T, E] (with dropout)."""
+        return self.dropout(self.embed_tokens(input_ids))
+
+    def attend(self, query: Tensor, memory: EncoderMemory) -> tuple[Tensor, Tensor]:
+        """query [B, H] or [B, T, H] -> context [.., D], weights [.., S]."""
+        return self.attention(query, memory.annotations, memory.annotations, memory.mask, memory.projected_keys)
+
+
+class BahdanauDecoder(RecurrentDecoder):
+    """Bahdanau et al. (2014): e_ij = a(s_{i-1}, h_j), c_i = Σ_j α_ij h_j, s_i = f(s_{i-1}, y_{i-1}, c_i),
+    t_i = φ(W_r [s_i; c_i; E y_{i-1}])."""
+
+    def __init__(self, config, embed_tokens: nn.Embedding):
+        context_size = config.encoder_output_size
+        super().__init__(config, embed_tokens, context_size, config.hidden_size + context_size + config.embedding_size)
+        self.attention = build_attention(config.attention_type, config, config.hidden_size, context_size)
+
+    def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState) -> DecoderOutput:
+        """input_ids [B, T] (y_0 … y_{T-1}); step t attends with the state before it."""
+        embedded = self.embed(input_ids)
+        input_gates = self.rnn.project_first_input(embedded, 0, self.embedding_size)  # hoisted: all steps at once
+        layers = self.rnn.unbind_state(state.rnn)
+        states, contexts, weights = [], [], []
+        for step in range(input_ids.shape[1]):
+            context, alpha = self.attend(layers[-1][0], memory)
+            gates = input_gates[:, step] + self.rnn.project_first_input(context, self.embedding_size)
+            layers = self.rnn.step(gates, layers)
+            states.append(layers[-1][0])
+            contexts.append(context)
+            weights.append(alpha)
+        states, contexts = torch.stack(states, dim=1), torch.stack(contexts, dim=1)
+        pre_output = self.readout(torch.cat([states, contexts, embedded], dim=-1))
+        return DecoderOutput(pre_output, states, torch.stack(weights, dim=1),
+                             DecoderState(self.rnn.stack_state(layers)))
+
+
+class LuongDecoder(RecurrentDecoder):
+    """Luong et al. (2015): h_t = f(h_{t-1}, y_{t-1} [, h̃_{t-1}]), c_t = Σ_s a_t(s) h̄_s from h_t,
+    h̃_t = φ(W_c [c_t; h_t]). Without input feeding nothing is recurrent through the attention, so the
+    RNN runs over the whole target in one call and all steps attend in one batched product."""
+
+    def __init__(self, config, embed_tokens: nn.Embedding):
+        context_size = config.encoder_output_size
+        self.input_feeding = config.input_feeding
+        super().__init__(config, embed_tokens, config.output_size if config.input_feeding else 0,
+                         context_size + config.hidden_size)
+        self.attention = build_attention(config.attention_type, config, config.hidden_size, context_size)
+
+    def initial_state(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> DecoderState:
+        state = super().initial_state(encoder_outputs, memory)
+        if not self.input_feeding:
+            return state
+        feed = memory.annotations.new_zeros(memory.annotations.shape[0], self.readout.output_size)
+        return DecoderState(state.rnn, feed)
+
+    def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState) -> DecoderOutput:
+        embedded = self.embed(input_ids)
+        if not self.input_feeding:
+            layer_outputs, rnn_state = self.rnn(embedded, state.rnn)
+            states = layer_outputs[-1]
+            contexts, weights = self.attend(states, memory)
+            pre_output = self.readout(torch.cat([contexts, states], dim=-1))
+            return DecoderOutput(pre_output, states, weights, DecoderState(rnn_state))
+
+        input_gates = self.rnn.project_first_input(embedded, 0, self.embedding_size)
+        layers, feed = self.rnn.unbind_state(state.rnn), state.input_feed
+        states, feeds, weights = [], [], []
+        for step in range(input_ids.shape[1]):
+            gates = input_gates[:, step] + self.rnn.project_first_input(feed, self.embedding_size)
+            layers = self.rnn.step(gates, layers)
+            top = layers[-1][0]
+            context, alpha = self.attend(top, memory)
+            feed = self.readout(torch.cat([context, top], dim=-1))
+            states.append(top)
+            feeds.append(feed)
+            weights.append(alpha)
+        return DecoderOutput(torch.stack(feeds, dim=1), torch.stack(states, dim=1), torch.stack(weights, dim=1),
+                             DecoderState(self.rnn.stack_state(layers), feed))
+
+
+class FixedContextDecoder(RecurrentDecoder):
+    """No attention. ``context_mode='cho'``: h_t = f(h_{t-1}, [E y_{t-1}; C]), t = φ(W_r [h_t; C; E y_{t-1}])
+    with C the encoder summary; ``'sutskever'``: h_t = f(h_{t-1}, E y_{t-1}), t = φ(W_r h_t)."""
+
+    def __init__(self, config, embed_tokens: nn.Embedding):
+        self.feeds_context = config.context_mode == "cho"
+        context_size = config.encoder_output_size if self.feeds_context else 0
+        readout_size = config.hidden_size + (context_size + config.embedding_size if self.feeds_context else 0)
+        super().__init__(config, embed_tokens, context_size, readout_size)
+
+    def prepare_memory(self, encoder_outputs: BahdanauEncoderOutput, attention_mask: Tensor) -> EncoderMemory:
+        memory = super().prepare_memory(encoder_outputs, attention_mask)
+        return memory._replace(summary=encoder_outputs.final_hidden_state[:, -1])
+
+    def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState) -> DecoderOutput:
+        embedded = self.embed(input_ids)
+        if not self.feeds_context:
+            layer_outputs, rnn_state = self.rnn(embedded, state.rnn)
+            return DecoderOutput(self.readout(layer_outputs[-1]), layer_outputs[-1], None, DecoderState(rnn_state))
+        context = memory.summary.unsqueeze(1).expand(-1, input_ids.shape[1], -1)
+        layer_outputs, rnn_state = self.rnn(torch.cat([embedded, context], dim=-1), state.rnn)
+        states = layer_outputs[-1]
+        pre_output = self.readout(torch.cat([states, context, embedded], dim=-1))
+        return DecoderOutput(pre_output, states, None, DecoderState(rnn_state))
+
+
+DECODER_STYLES = {"bahdanau": BahdanauDecoder, "luong": LuongDecoder}
+
+
+def build_decoder(config, embed_tokens: nn.Embedding) -> RecurrentDecoder:
+    """The decoder for ``config.decoder_style``; ``attention_type='none'`` selects the fixed-context decoder."""
+    if config.attention_type == "none":
+        return FixedContextDecoder(config, embed_tokens)
+    return DECODER_STYLES[config.decoder_style](config, embed_tokens)

@@ -1,0 +1,101 @@
+"""The (bi)directional RNN encoder: source tokens -> annotations h_j = [->h_j; <-h_j]."""
+
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor, nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+from transformers.utils import ModelOutput
+
+from .recurrent import RecurrentStack
+
+
+@dataclass
+class BahdanauEncoderOutput(ModelOutput):
+    """Encoder outputs, all batch-first so ``generate`` can expand them for beams.
+
+    last_hidden_state [B, S, D]: the annotations h_j (D = encoder_hidden_size x directions), 0 on padding.
+    final_hidden_state [B, encoder_layers, D]: each layer's final state, directions concatenated
+    (forward state after the last real token, backward state at the first token).
+    final_cell_state: the same for the LSTM memory cells, else None.
+    hidden_states: embeddings and every layer's outputs when ``output_hidden_states``.
+    """
+
+    last_hidden_state: Tensor | None = None
+    final_hidden_state: Tensor | None = None
+    final_cell_state: Tensor | None = None
+    hidden_states: tuple[Tensor, ...] | None = None
+    attentions: tuple[Tensor, ...] | None = None
+
+
+def reverse_within_lengths(sequences: Tensor, lengths: Tensor) -> Tensor:
+    """Reverse each row's first ``lengths[b]`` positions, leave padding at the end (Sutskever et al.).
+
+    sequences [B, S, ...]; lengths [B]. The map is its own inverse.
+    """
+    positions = torch.arange(sequences.shape[1], device=sequences.device).expand(sequences.shape[0], -1)
+    lengths = lengths.unsqueeze(1)
+    index = torch.where(positions < lengths, lengths - 1 - positions, positions)
+    index = index.view(*index.shape, *([1] * (sequences.dim() - 2))).expand_as(sequences)
+    return sequences.gather(1, index)
+
+
+class BahdanauEncoder(nn.Module):
+    """Embeddings -> dropout -> stacked (Bi)RNN over packed sequences (padding never enters the RNN)."""
+
+    def __init__(self, config, embed_tokens: nn.Embedding):
+        super().__init__()
+        self.embed_tokens = embed_tokens
+        self.reverse_source = config.reverse_source
+        self.dropout = nn.Dropout(config.dropout)
+        self.rnn = RecurrentStack(
+            config.rnn_type, config.embedding_size, config.encoder_hidden_size, config.encoder_layers,
+            dropout=config.dropout, bidirectional=config.bidirectional,
+        )
+
+    def forward(
+        self,
+        input_ids: Tensor | None = None,
+        attention_mask: Tensor | None = None,
+        inputs_embeds: Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> BahdanauEncoderOutput | tuple:
+        """input_ids [B, S] (or inputs_embeds [B, S, E]); attention_mask [B, S], 1 = real token."""
+        if (input_ids is None) == (inputs_embeds is None):
+            raise ValueError("Pass exactly one of `input_ids` and `inputs_embeds` to the encoder.")
+        embeddings = self.embed_tokens(input_ids) if inputs_embeds is None else inputs_embeds
+        batch_size, source_length = embeddings.shape[:2]
+        if attention_mask is None:
+            attention_mask = torch.ones(batch_size, source_length, dtype=torch.long, device=embeddings.device)
+        lengths = attention_mask.sum(dim=1)
+        if self.reverse_source:
+            embeddings = reverse_within_lengths(embeddings, lengths)
+        inputs = self.dropout(embeddings)
+
+        padded = bool((lengths < source_length).any())
+        if padded:
+            # An all-padding row still runs one step (pack refuses length 0); its outputs are masked later.
+            inputs = pack_padded_sequence(inputs, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
+        layer_outputs, final = self.rnn(inputs)
+        if padded:
+            layer_outputs = [pad_packed_sequence(out, batch_first=True, total_length=source_length)[0]
+                             for out in layer_outputs]
+        if self.reverse_source:
+            layer_outputs = [reverse_within_lengths(out, lengths) for out in layer_outputs]
+
+        output = BahdanauEncoderOutput(
+            last_hidden_state=layer_outputs[-1],
+            final_hidden_state=self._batch_first(final.hidden),
+            final_cell_state=None if final.cell is None else self._batch_first(final.cell),
+            hidden_states=(embeddings, *layer_outputs) if output_hidden_states else None,
+        )
+        return output if return_dict is not False else output.to_tuple()
+
+    def _batch_first(self, state: Tensor) -> Tensor:
+        """[layers * directions, B, H] -> [B, layers, directions * H]."""
+        directions = self.rnn.num_directions
+        layers_dirs, batch_size, hidden_size = state.shape
+        state = state.view(layers_dirs // directions, directions, batch_size, hidden_size)
+        return state.permute(2, 0, 1, 3).reshape(batch_size, layers_dirs // directions, directions * hidden_size)

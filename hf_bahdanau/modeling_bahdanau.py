@@ -1,0 +1,219 @@
+"""transformers models of the RNN encoder–attention–decoder family."""
+
+import torch
+from torch import Tensor, nn
+from transformers import GenerationMixin, PreTrainedModel
+from transformers import initialization as init
+from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
+from transformers.utils import can_return_tuple
+
+from .attention import GaussianKernelAttention
+from .configuration_bahdanau import BahdanauConfig
+from .decoder import DecoderOutput, build_decoder
+from .encoder import BahdanauEncoder, BahdanauEncoderOutput
+from .state import RecurrentDecoderCache
+
+
+def shift_tokens_right(labels: Tensor, pad_token_id: int, decoder_start_token_id: int) -> Tensor:
+    """Decoder inputs from labels: [start, y_1, …, y_{T-1}], with -100 replaced by the pad id."""
+    shifted = labels.new_full(labels.shape, pad_token_id)
+    shifted[:, 1:] = labels[:, :-1]
+    shifted[:, 0] = decoder_start_token_id
+    return shifted.masked_fill(shifted == -100, pad_token_id)
+
+
+class BahdanauPreTrainedModel(PreTrainedModel):
+    config_class = BahdanauConfig
+    base_model_prefix = "model"
+    main_input_name = "input_ids"
+    supports_gradient_checkpointing = False
+    _no_split_modules = ["BahdanauEncoder", "RecurrentDecoder"]
+
+    @classmethod
+    def _supports_default_dynamic_cache(cls) -> bool:
+        return False  # the decoder state is recurrent: RecurrentDecoderCache, not key/value tensors
+
+    def _init_weights(self, module: nn.Module) -> None:
+        """Embeddings N(0, init_std²); linear maps Xavier-uniform; RNN input weights Xavier-uniform,
+        recurrent weights orthogonal (Bahdanau et al., appendix B); all biases 0."""
+        if isinstance(module, nn.Embedding):
+            init.normal_(module.weight, mean=0.0, std=self.config.init_std)
+        elif isinstance(module, nn.Linear):
+            init.xavier_uniform_(module.weight)
+            if module.bias is not None:
+                init.zeros_(module.bias)
+        elif isinstance(module, (nn.GRU, nn.LSTM, nn.RNN)):
+            for name, param in module.named_parameters():
+                if name.startswith("weight_hh"):
+                    init.orthogonal_(param)
+                elif name.startswith("weight_ih"):
+                    init.xavier_uniform_(param)
+                else:
+                    init.zeros_(param)
+        elif isinstance(module, GaussianKernelAttention):
+            init.constant_(module.width, self.config.gaussian_kernel_width)
+
+    def _resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of=None, mean_resizing=True):
+        """Source and target embeddings are separate matrices over one vocabulary: resize both."""
+        encoder_embeddings = super()._resize_token_embeddings(new_num_tokens, pad_to_multiple_of, mean_resizing)
+        decoder = self.get_decoder()
+        decoder.embed_tokens = self._get_resized_embeddings(
+            decoder.embed_tokens, encoder_embeddings.weight.shape[0], mean_resizing=mean_resizing
+        )
+        return encoder_embeddings
+
+
+class BahdanauModel(BahdanauPreTrainedModel):
+    """Encoder + decoder; returns the pre-output vectors t [B, T, output_size] as ``last_hidden_state``."""
+
+    def __init__(self, config: BahdanauConfig):
+        super().__init__(config)
+        self.encoder = BahdanauEncoder(
+            config, nn.Embedding(config.vocab_size, config.embedding_size, padding_idx=config.pad_token_id)
+        )
+        self.decoder = build_decoder(
+            config, nn.Embedding(config.vocab_size, config.embedding_size, padding_idx=config.pad_token_id)
+        )
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.encoder.embed_tokens
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.encoder.embed_tokens = value
+
+    def get_decoder(self) -> nn.Module:
+        return self.decoder
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: Tensor | None = None,
+        attention_mask: Tensor | None = None,
+        decoder_input_ids: Tensor | None = None,
+        decoder_attention_mask: Tensor | None = None,
+        encoder_outputs: BahdanauEncoderOutput | tuple | None = None,
+        past_key_values: RecurrentDecoderCache | None = None,
+        inputs_embeds: Tensor | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+    ) -> Seq2SeqModelOutput:
+        """input_ids/attention_mask [B, S]; decoder_input_ids [B, T] (right-padded: the decoder is causal,
+        so ``decoder_attention_mask`` is accepted and not needed). With ``past_key_values`` only the new
+        decoder tokens are read and the source is not re-encoded."""
+        output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
+        use_cache = self.config.use_cache if use_cache is None else use_cache
+        if decoder_input_ids is None:
+            raise ValueError("`decoder_input_ids` (or `labels`, for the LM head) are required.")
+
+        if past_key_values is None:
+            if encoder_outputs is None:
+                encoder_outputs = self.encoder(
+                    input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
+                    output_hidden_states=output_hidden_states,
+                )
+            elif isinstance(encoder_outputs, tuple):
+                encoder_outputs = BahdanauEncoderOutput(*encoder_outputs)
+            annotations = encoder_outputs.last_hidden_state
+            if attention_mask is None:
+                attention_mask = torch.ones(annotations.shape[:2], dtype=torch.long, device=annotations.device)
+            memory = self.decoder.prepare_memory(encoder_outputs, attention_mask)
+            state = self.decoder.initial_state(encoder_outputs, memory)
+        else:
+            memory, state = past_key_values.memory, past_key_values.state
+
+        decoded: DecoderOutput = self.decoder(decoder_input_ids, memory, state)
+        if use_cache:
+            if past_key_values is None:
+                past_key_values = RecurrentDecoderCache(memory, decoded.state)
+            past_key_values.update_state(decoded.state, decoder_input_ids.shape[1])
+
+        weights = decoded.attention_weights
+        return Seq2SeqModelOutput(
+            last_hidden_state=decoded.pre_output,
+            past_key_values=past_key_values if use_cache else None,
+            decoder_hidden_states=(decoded.states,) if output_hidden_states else None,
+            cross_attentions=(weights.unsqueeze(1),) if output_attentions and weights is not None else None,
+            encoder_last_hidden_state=None if encoder_outputs is None else encoder_outputs.last_hidden_state,
+            encoder_hidden_states=None if encoder_outputs is None else encoder_outputs.hidden_states,
+        )
+
+
+class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, GenerationMixin):
+    """p(y_i | y_<i, x) = softmax(W_o t_i): the seq2seq LM head, trained with ``labels`` (-100 ignored)
+    and decoded with ``generate()``."""
+
+    _tied_weights_keys = {"lm_head.weight": "model.decoder.embed_tokens.weight"}
+
+    def __init__(self, config: BahdanauConfig):
+        super().__init__(config)
+        self.model = BahdanauModel(config)
+        self.output_dropout = nn.Dropout(config.dropout)
+        self.lm_head = nn.Linear(config.output_size, config.vocab_size)
+        self.post_init()
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.lm_head
+
+    def set_output_embeddings(self, value: nn.Linear) -> None:
+        self.lm_head = value
+
+    def prepare_decoder_input_ids_from_labels(self, labels: Tensor) -> Tensor:
+        return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: Tensor | None = None,
+        attention_mask: Tensor | None = None,
+        decoder_input_ids: Tensor | None = None,
+        decoder_attention_mask: Tensor | None = None,
+        encoder_outputs: BahdanauEncoderOutput | tuple | None = None,
+        past_key_values: RecurrentDecoderCache | None = None,
+        inputs_embeds: Tensor | None = None,
+        labels: Tensor | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        num_items_in_batch: int | Tensor | None = None,
+        **kwargs,
+    ) -> Seq2SeqLMOutput:
+        """labels [B, T]: target ids, -100 where ignored; the loss is their summed cross-entropy divided by
+        ``num_items_in_batch`` (given by Trainer across gradient-accumulation steps) or by their count."""
+        if labels is not None:
+            use_cache = False
+            if decoder_input_ids is None:
+                decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
+        outputs = self.model(
+            input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
+            decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
+            past_key_values=past_key_values, inputs_embeds=inputs_embeds, use_cache=use_cache,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states,
+        )
+        logits = self.lm_head(self.output_dropout(outputs.last_hidden_state))
+        loss = None if labels is None else self.loss(logits, labels, num_items_in_batch)
+        return Seq2SeqLMOutput(
+            loss=loss,
+            logits=logits,
+            past_key_values=outputs.past_key_values,
+            decoder_hidden_states=outputs.decoder_hidden_states,
+            cross_attentions=outputs.cross_attentions,
+            encoder_last_hidden_state=outputs.encoder_last_hidden_state,
+            encoder_hidden_states=outputs.encoder_hidden_states,
+        )
+
+    @staticmethod
+    def loss(logits: Tensor, labels: Tensor, num_items_in_batch: int | Tensor | None = None) -> Tensor:
+        """Σ cross-entropy over labels != -100, divided by num_items_in_batch (or their count)."""
+        total = nn.functional.cross_entropy(
+            logits.float().flatten(0, 1), labels.flatten().to(logits.device), ignore_index=-100, reduction="sum"
+        )
+        if num_items_in_batch is None:
+            num_items_in_batch = (labels != -100).sum().clamp(min=1)
+        if isinstance(num_items_in_batch, Tensor):
+            num_items_in_batch = num_items_in_batch.to(total.device)
+        return total / num_items_in_batch
+
+
+__all__ = ["BahdanauPreTrainedModel", "BahdanauModel", "BahdanauForConditionalGeneration", "shift_tokens_right"]
