@@ -1,0 +1,338 @@
+"""Attention score functions for RNN encoder-decoders.
+
+Every mechanism turns a decoder query and the encoder's keys into weights over
+source positions, then pools the values with them:
+
+    e_tj = score(q_t, k_j)                      one class per score function
+    alpha_tj = softmax_j(e_tj) over real tokens  (``masked_softmax``)
+    c_t = sum_j alpha_tj v_j                     context
+
+All mechanisms share one call signature, so a decoder never branches on the
+score type. Work that depends only on the source (e.g. ``U_a k_j``) is done by
+``project_keys`` once per source; the caller keeps the result in its decoding
+state and passes it back as ``projected_keys`` at every step.
+
+Shapes: B = batch, T = decoder steps, S = source length, H = heads,
+Dq / Dk / Dv = query / key / value sizes, A = attention size.
+
+This file imports only torch and the standard library, so it can be shipped
+next to saved weights for ``trust_remote_code``.
+"""
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+__all__ = [
+    "ATTENTION_MECHANISMS",
+    "AdditiveAttention",
+    "AttentionMechanism",
+    "DotAttention",
+    "GaussianKernelAttention",
+    "GeneralAttention",
+    "LocationAttention",
+    "MultiHeadAttention",
+    "ScaledDotAttention",
+    "build_attention",
+    "masked_softmax",
+]
+
+
+def masked_softmax(scores: Tensor, mask: Tensor) -> Tensor:
+    """alpha_j = exp(e_j) / sum_{k real} exp(e_k) for real tokens j, and exactly 0 for padding.
+
+    scores [B, ..., S] (e.g. [B, S], [B, T, S] or [B, H, T, S]); mask [B, S] bool,
+    True = real token, broadcast over the middle axes -> weights, same shape as scores.
+    A row that is all padding gets all-zero weights, never NaN.
+    """
+    if mask.dtype != torch.bool:
+        raise ValueError(f"mask must be a bool tensor (True = real token), got dtype {mask.dtype}")
+    padding = ~mask.view(mask.shape[0], *([1] * (scores.dim() - 2)), mask.shape[-1])
+    # The finite minimum (not -inf) keeps an all-padding row at a uniform softmax
+    # instead of NaN; the second fill then zeroes it like every other padded entry.
+    weights = torch.softmax(scores.masked_fill(padding, torch.finfo(scores.dtype).min), dim=-1)
+    return weights.masked_fill(padding, 0.0)
+
+
+def _as_steps(query: Tensor) -> Tensor:
+    """[B, Dq] -> [B, 1, Dq]; [B, T, Dq] unchanged."""
+    if query.dim() not in (2, 3):
+        raise ValueError(
+            f"query must be [batch, query_size] or [batch, steps, query_size], got shape {tuple(query.shape)}"
+        )
+    return query.unsqueeze(1) if query.dim() == 2 else query
+
+
+def _like_query(output: Tensor, query: Tensor) -> Tensor:
+    """Drop the step axis (second to last) again when the query was [B, Dq]."""
+    return output.squeeze(-2) if query.dim() == 2 else output
+
+
+def _dot(query: Tensor, keys: Tensor) -> Tensor:
+    """q_t^T k_j for all pairs: query [..., T, D], keys [..., S, D] -> [..., T, S]."""
+    return query @ keys.transpose(-1, -2)
+
+
+def _same_size(mechanism: str, query_size: int, key_size: int) -> int:
+    """Check the constraint of mechanisms that compare q and k directly (same_size_required)."""
+    if query_size != key_size:
+        raise ValueError(
+            f"{mechanism} compares query and key directly, so query_size must equal key_size; "
+            f"got query_size={query_size}, key_size={key_size} (use 'general' or 'additive' for different sizes)"
+        )
+    return query_size
+
+
+class AttentionMechanism(nn.Module):
+    """Common interface: score, softmax over real tokens, weighted sum of values.
+
+    Subclasses implement ``_score`` for a [B, T, Dq] query; this class handles
+    [B, Dq] queries by running them as T = 1.
+    """
+
+    same_size_required: bool = False  # True when query_size must equal key_size
+
+    def project_keys(self, keys: Tensor) -> Tensor:
+        """Source-only work, done once per source: keys [B, S, Dk] -> projected keys.
+
+        The default is no work: the keys themselves.
+        """
+        return keys
+
+    def score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        """e_tj: query [B, Dq] or [B, T, Dq], projected keys from ``project_keys`` -> [B, S] or [B, T, S]."""
+        return _like_query(self._score(_as_steps(query), projected_keys), query)
+
+    def forward(
+        self,
+        query: Tensor,
+        keys: Tensor,
+        values: Tensor,
+        mask: Tensor,
+        projected_keys: Tensor | None = None,
+    ) -> tuple[Tensor, Tensor]:
+        """c_t = sum_j alpha_tj v_j with alpha_t = masked_softmax(e_t).
+
+        query [B, Dq] or [B, T, Dq]; keys [B, S, Dk]; values [B, S, Dv];
+        mask [B, S] bool, True = real token; projected_keys = project_keys(keys),
+        computed here when None.
+        Returns context [B, Dv] or [B, T, Dv] and weights [B, S] or [B, T, S].
+        """
+        if projected_keys is None:
+            projected_keys = self.project_keys(keys)
+        context, weights = self._attend(_as_steps(query), projected_keys, values, mask)
+        return _like_query(context, query), _like_query(weights, query)
+
+    def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        """query [B, T, Dq] -> scores [B, T, S]."""
+        raise NotImplementedError
+
+    def _attend(self, query: Tensor, projected_keys: Tensor, values: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        """query [B, T, Dq], values [B, S, Dv] -> context [B, T, Dv], weights [B, T, S]."""
+        weights = masked_softmax(self._score(query, projected_keys), mask)
+        return weights @ values, weights
+
+    @classmethod
+    def from_config(cls, config: Any, query_size: int, key_size: int) -> "AttentionMechanism":
+        """Build from a model config; mechanisms without hyper-parameters need only the sizes."""
+        return cls(query_size, key_size)
+
+
+class AdditiveAttention(AttentionMechanism):
+    """Bahdanau (Luong's "concat") score: e_j = v_a^T tanh(W_a q + U_a k_j).
+
+    W_a = ``query_proj`` [Dq -> A], U_a = ``key_proj`` [Dk -> A], v_a = ``energy_proj`` [A -> 1].
+    project_keys: keys [B, S, Dk] -> U_a k [B, S, A], once per source.
+    """
+
+    def __init__(self, query_size: int, key_size: int, attention_size: int) -> None:
+        super().__init__()
+        self.query_proj = nn.Linear(query_size, attention_size, bias=False)
+        self.key_proj = nn.Linear(key_size, attention_size, bias=False)
+        self.energy_proj = nn.Linear(attention_size, 1, bias=False)
+
+    def project_keys(self, keys: Tensor) -> Tensor:
+        return self.key_proj(keys)
+
+    def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        # [B, T, 1, A] + [B, 1, S, A] -> [B, T, S, A] -> [B, T, S]
+        hidden = torch.tanh(self.query_proj(query).unsqueeze(2) + projected_keys.unsqueeze(1))
+        return self.energy_proj(hidden).squeeze(-1)
+
+    @classmethod
+    def from_config(cls, config: Any, query_size: int, key_size: int) -> "AdditiveAttention":
+        return cls(query_size, key_size, config.attention_size)
+
+
+class DotAttention(AttentionMechanism):
+    """Luong's dot score: e_j = q^T k_j.  Needs query_size == key_size.
+
+    query [B, T, D], keys [B, S, D] -> scores [B, T, S]
+    """
+
+    same_size_required = True
+
+    def __init__(self, query_size: int, key_size: int) -> None:
+        super().__init__()
+        self.size = _same_size(type(self).__name__, query_size, key_size)
+
+    def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        return _dot(query, projected_keys)
+
+
+class ScaledDotAttention(DotAttention):
+    """Scaled dot score (Vaswani et al.): e_j = q^T k_j / sqrt(d).  Needs query_size == key_size = d."""
+
+    def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        return super()._score(query, projected_keys) / math.sqrt(self.size)
+
+
+class GeneralAttention(AttentionMechanism):
+    """Luong's general score: e_j = q^T W_a k_j.
+
+    W_a = ``key_proj`` [Dk -> Dq]; project_keys: keys [B, S, Dk] -> W_a k [B, S, Dq], once per source.
+    """
+
+    def __init__(self, query_size: int, key_size: int) -> None:
+        super().__init__()
+        self.key_proj = nn.Linear(key_size, query_size, bias=False)
+
+    def project_keys(self, keys: Tensor) -> Tensor:
+        return self.key_proj(keys)
+
+    def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        return _dot(query, projected_keys)
+
+
+class LocationAttention(AttentionMechanism):
+    """Luong's location score: e_t = W_a q_t, one score per source position; keys are not used.
+
+    W_a = ``position_proj`` [Dq -> max_source_positions]; the first S scores are kept.
+    query [B, T, Dq] -> scores [B, T, S], S <= max_source_positions.
+    """
+
+    def __init__(self, query_size: int, max_source_positions: int) -> None:
+        super().__init__()
+        self.max_source_positions = max_source_positions
+        self.position_proj = nn.Linear(query_size, max_source_positions, bias=False)
+
+    def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        source_length = projected_keys.shape[1]
+        if source_length > self.max_source_positions:
+            raise ValueError(
+                f"location attention scores at most max_source_positions={self.max_source_positions} "
+                f"source positions, got a source of length {source_length}"
+            )
+        return self.position_proj(query)[..., :source_length]
+
+    @classmethod
+    def from_config(cls, config: Any, query_size: int, key_size: int) -> "LocationAttention":
+        return cls(query_size, config.max_source_positions)
+
+
+class MultiHeadAttention(AttentionMechanism):
+    """Multi-head scaled dot attention, with the parameters and results of nn.MultiheadAttention.
+
+    head_h = softmax(Q_h K_h^T / sqrt(d)) V_h with Q_h = q W_h^Q + b, K_h = k W_h^K + b,
+    V_h = v W_h^V + b, d = A / H; context = concat_h(head_h) W^O + b^O.
+    ``q_proj`` [Dq -> A], ``k_proj`` [Dk -> A], ``v_proj`` [Dv -> A], ``out_proj`` [A -> Dv].
+    project_keys: keys [B, S, Dk] -> K [B, H, S, d], once per source.
+    score: query [B, T, Dq] -> per-head scores [B, H, T, S]; forward returns the
+    weights averaged over heads, [B, T, S].
+    """
+
+    def __init__(self, query_size: int, key_size: int, value_size: int, num_heads: int, attention_size: int) -> None:
+        super().__init__()
+        if num_heads < 1 or attention_size % num_heads != 0:
+            raise ValueError(
+                f"num_heads must be a positive divisor of attention_size; "
+                f"got num_heads={num_heads}, attention_size={attention_size}"
+            )
+        self.num_heads = num_heads
+        self.head_size = attention_size // num_heads
+        self.q_proj = nn.Linear(query_size, attention_size)
+        self.k_proj = nn.Linear(key_size, attention_size)
+        self.v_proj = nn.Linear(value_size, attention_size)
+        self.out_proj = nn.Linear(attention_size, value_size)
+
+    def _split_heads(self, x: Tensor) -> Tensor:
+        """[B, L, A] -> [B, H, L, d]"""
+        return x.unflatten(-1, (self.num_heads, self.head_size)).transpose(1, 2)
+
+    def project_keys(self, keys: Tensor) -> Tensor:
+        return self._split_heads(self.k_proj(keys))
+
+    def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        return _dot(self._split_heads(self.q_proj(query)), projected_keys) / math.sqrt(self.head_size)
+
+    def _attend(self, query: Tensor, projected_keys: Tensor, values: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        weights = masked_softmax(self._score(query, projected_keys), mask)  # [B, H, T, S]
+        # sum_j alpha_hj (W_h^V v_j + b_h) = W_h^V (sum_j alpha_hj v_j) + b_h sum_j alpha_hj:
+        # pooling the raw values first avoids projecting all S values at every decoder step.
+        pooled = weights @ values.unsqueeze(1)  # [B, H, T, Dv]
+        value_weight = self.v_proj.weight.unflatten(0, (self.num_heads, self.head_size))  # [H, d, Dv]
+        value_bias = self.v_proj.bias.view(self.num_heads, 1, self.head_size)  # [H, 1, d]
+        heads = pooled @ value_weight.transpose(-1, -2) + weights.sum(-1, keepdim=True) * value_bias  # [B, H, T, d]
+        context = self.out_proj(heads.transpose(1, 2).flatten(-2))  # [B, T, A] -> [B, T, Dv]
+        return context, weights.mean(dim=1)
+
+    @classmethod
+    def from_config(cls, config: Any, query_size: int, key_size: int) -> "MultiHeadAttention":
+        return cls(query_size, key_size, key_size, config.num_attention_heads, config.attention_size)
+
+
+class GaussianKernelAttention(AttentionMechanism):
+    """Nadaraya-Watson pooling with a Gaussian kernel: e_j = -1/2 (w ||q - k_j||)^2.
+
+    w (config ``gaussian_kernel_width``) scales the distance: a larger w gives a narrower
+    kernel. It is a learned parameter when ``learnable`` (parametric pooling), else a
+    fixed buffer (non-parametric pooling). Needs query_size == key_size.
+    query [B, T, D], keys [B, S, D] -> scores [B, T, S]
+    """
+
+    same_size_required = True
+
+    def __init__(self, query_size: int, key_size: int, width: float, learnable: bool) -> None:
+        super().__init__()
+        _same_size(type(self).__name__, query_size, key_size)
+        if width <= 0:
+            raise ValueError(f"width (gaussian_kernel_width) must be > 0, got {width}")
+        width_tensor = torch.tensor(float(width))
+        if learnable:
+            self.width = nn.Parameter(width_tensor)
+        else:
+            self.register_buffer("width", width_tensor)
+
+    def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        # ||q - k||^2 = ||q||^2 - 2 q.k + ||k||^2: one batched matmul for all T x S pairs.
+        squared_distance = (
+            query.square().sum(-1, keepdim=True)  # [B, T, 1]
+            - 2 * _dot(query, projected_keys)  # [B, T, S]
+            + projected_keys.square().sum(-1).unsqueeze(1)  # [B, 1, S]
+        ).clamp_min(0)  # rounding can make it slightly negative
+        return -0.5 * self.width.square() * squared_distance
+
+    @classmethod
+    def from_config(cls, config: Any, query_size: int, key_size: int) -> "GaussianKernelAttention":
+        return cls(query_size, key_size, config.gaussian_kernel_width, config.gaussian_kernel_learnable)
+
+
+ATTENTION_MECHANISMS: dict[str, type[AttentionMechanism]] = {
+    "additive": AdditiveAttention,
+    "concat": AdditiveAttention,  # Luong's "concat" is Bahdanau's additive score
+    "dot": DotAttention,
+    "general": GeneralAttention,
+    "scaled_dot": ScaledDotAttention,
+    "location": LocationAttention,
+    "multihead": MultiHeadAttention,
+    "gaussian_kernel": GaussianKernelAttention,
+}
+
+
+def build_attention(attention_type: str, config: Any, query_size: int, key_size: int) -> AttentionMechanism:
+    """The mechanism registered as ``attention_type``, sized for queries [.., Dq] and keys [.., Dk]."""
+    if attention_type not in ATTENTION_MECHANISMS:
+        raise ValueError(f"attention_type must be one of {sorted(ATTENTION_MECHANISMS)}, got {attention_type!r}")
+    return ATTENTION_MECHANISMS[attention_type].from_config(config, query_size, key_size)
