@@ -27,6 +27,12 @@ class BahdanauEncoderOutput(ModelOutput):
     hidden_states: tuple[Tensor, ...] | None = None
     attentions: tuple[Tensor, ...] | None = None
 
+    @classmethod
+    def from_tuple(cls, values: tuple, has_cell: bool) -> "BahdanauEncoderOutput":
+        """Inverse of ``to_tuple()``, which drops the fields that are None (the cell state of a GRU/RNN)."""
+        names = ["last_hidden_state", "final_hidden_state", *(["final_cell_state"] if has_cell else []), "hidden_states"]
+        return cls(**dict(zip(names, values)))
+
 
 def reverse_within_lengths(sequences: Tensor, lengths: Tensor) -> Tensor:
     """Reverse each row's first ``lengths[b]`` positions, leave padding at the end (Sutskever et al.).

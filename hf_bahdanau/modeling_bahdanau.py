@@ -114,7 +114,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
                     output_hidden_states=output_hidden_states,
                 )
             elif isinstance(encoder_outputs, tuple):
-                encoder_outputs = BahdanauEncoderOutput(*encoder_outputs)
+                encoder_outputs = BahdanauEncoderOutput.from_tuple(encoder_outputs, self.config.rnn_type == "lstm")
             annotations = encoder_outputs.last_hidden_state
             if attention_mask is None:
                 attention_mask = torch.ones(annotations.shape[:2], dtype=torch.long, device=annotations.device)
@@ -189,7 +189,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, GenerationMixin)
             input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
             past_key_values=past_key_values, inputs_embeds=inputs_embeds, use_cache=use_cache,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
         logits = self.lm_head(self.output_dropout(outputs.last_hidden_state))
         loss = None if labels is None else self.loss(logits, labels, num_items_in_batch)

@@ -168,3 +168,17 @@ def test_location_attention_refuses_sources_longer_than_its_positions():
     input_ids, mask = padded_batch(lengths=(7,))
     with pytest.raises(ValueError, match="max_source_positions"):
         model(input_ids=input_ids, attention_mask=mask, labels=random_labels(1, 2))
+
+
+@pytest.mark.parametrize("rnn_type", RNN_TYPES)
+def test_tuple_encoder_outputs_are_read_by_field(rnn_type):
+    model = tiny_model(rnn_type=rnn_type, bridge="last")
+    input_ids, mask = padded_batch()
+    decoder_input_ids = random_labels(3, 4)
+    encoded = model.get_encoder()(input_ids=input_ids, attention_mask=mask, output_hidden_states=True,
+                                  return_dict=False)
+    from_tuple = model(attention_mask=mask, decoder_input_ids=decoder_input_ids, encoder_outputs=encoded,
+                       output_hidden_states=True)
+    direct = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids)
+    torch.testing.assert_close(from_tuple.logits, direct.logits)
+    assert len(from_tuple.encoder_hidden_states) == 1 + model.config.encoder_layers

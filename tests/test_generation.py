@@ -1,0 +1,468 @@
+"""generate() with the recurrent cache, checked against teacher-forced forward passes.
+
+Every equivalence is swept over the named presets: greedy = a hand-written argmax loop,
+step-by-step decoding through ``past_key_values`` = one teacher-forced call, beam scores =
+teacher-forced log-probabilities of the returned beams (which fails without cache reordering),
+sampling filters, length limits, alignments, and a padded batch = each sentence alone.
+
+The conftest models are near-uniform over the vocabulary (log-probs ~ -log 40), where argmax
+and beam ranks hinge on 1e-7 differences. ``decisive_model`` redraws every parameter from
+N(0, 1), which gives peaked, source-dependent distributions, and sets the EOS logit bias so a
+test decides whether the model never, sometimes or always wants to stop.
+"""
+
+import pytest
+import torch
+from torch.testing import assert_close
+from transformers import GenerationMixin
+
+from conftest import BOS, EOS, PAD, VOCAB, padded_batch, tiny_model
+from hf_bahdanau import PRESETS
+from hf_bahdanau.state import RecurrentDecoderCache
+
+PRESET_NAMES = sorted(PRESETS)
+ATTENTION_PRESETS = [name for name in PRESET_NAMES if PRESETS[name]["attention_type"] != "none"]
+FIXED_CONTEXT_PRESETS = [name for name in PRESET_NAMES if name not in ATTENTION_PRESETS]
+LENGTHS = (7, 5, 2, 6)  # source lengths of the padded test batch
+MAX_NEW = 6
+NUM_BEAMS = 4
+
+NEVER, SOMETIMES, ALWAYS = "never", "sometimes", "always"  # how readily a test model emits EOS
+
+
+def decisive_model(preset: str, eos: str = NEVER, seed: int = 1):
+    """``tiny_model(preset)`` with every parameter redrawn from N(0, 1); lm_head bias 0 except PAD (-1000: never
+    generated) and EOS: -1000 (``never``), +1000 (``always``: EOS is the argmax at every step) or, for
+    ``sometimes``, the bias that makes EOS the argmax at a quarter of the teacher-forced positions of random
+    targets (so some hypotheses end early and others do not, whatever the preset's logit scale)."""
+    model = tiny_model(preset, seed=seed)
+    generator = torch.Generator().manual_seed(seed + 1000)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.copy_(torch.randn(parameter.shape, generator=generator))
+        model.lm_head.bias.zero_()
+        model.lm_head.bias[PAD] = -1e3
+        model.lm_head.bias[EOS] = {NEVER: -1e3, ALWAYS: 1e3, SOMETIMES: 0.0}[eos]
+        if eos == SOMETIMES:
+            input_ids, attention_mask = padded_batch(LENGTHS, seed=seed + 1)
+            targets = torch.randint(3, VOCAB, (len(LENGTHS), 8), generator=generator)
+            logits = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=targets).logits
+            gap = logits.clone().index_fill_(-1, torch.tensor([EOS]), -1e9).max(-1).values - logits[..., EOS]
+            model.lm_head.bias[EOS] = torch.quantile(gap.flatten(), 0.25)
+    return model
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models: intra-op thread hand-offs cost more than the arithmetic (about 10x slower with 2 threads)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def source_batch():
+    return padded_batch(LENGTHS)
+
+
+def log_probs(model, input_ids, attention_mask, decoder_input_ids) -> torch.Tensor:
+    """Teacher-forced log p(· | y_<t, x): [B, T, V], no cache."""
+    with torch.no_grad():
+        logits = model(
+            input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids, use_cache=False
+        ).logits
+    return logits.log_softmax(-1)
+
+
+def generated(row: torch.Tensor) -> list[int]:
+    """The generated tokens of one output row: after the decoder start, up to and including the first EOS
+    (what follows is fill: PAD from greedy, EOS from beam search, since pad_token_id == 0 is falsy there)."""
+    tokens = row[1:].tolist()
+    return tokens[: tokens.index(EOS) + 1] if EOS in tokens else tokens
+
+
+def greedy_by_hand(model, input_ids, attention_mask, max_new_tokens: int) -> torch.Tensor:
+    """argmax of a full teacher-forced forward over the growing prefix (no cache); finished rows get PAD."""
+    sequences = torch.full((input_ids.shape[0], 1), BOS)
+    finished = torch.zeros(input_ids.shape[0], dtype=torch.bool)
+    for _ in range(max_new_tokens):
+        next_tokens = log_probs(model, input_ids, attention_mask, sequences)[:, -1].argmax(-1)
+        next_tokens = next_tokens.masked_fill(finished, PAD)
+        sequences = torch.cat([sequences, next_tokens[:, None]], dim=1)
+        finished |= next_tokens == EOS
+        if finished.all():
+            break
+    return sequences
+
+
+def beam_generate(model, input_ids, attention_mask, length_penalty=1.0, **kwargs):
+    kwargs = dict(
+        num_beams=NUM_BEAMS, num_return_sequences=NUM_BEAMS, output_scores=True, return_dict_in_generate=True,
+        length_penalty=length_penalty, early_stopping=True, max_new_tokens=MAX_NEW, **kwargs,
+    )
+    with torch.no_grad():
+        return model.generate(input_ids=input_ids, attention_mask=attention_mask, **kwargs)
+
+
+def teacher_forced_beam_scores(model, input_ids, attention_mask, sequences, length_penalty):
+    """Σ_t log p(y_t | y_<t, x) / L^length_penalty for each returned row, L = generated length incl. EOS
+    (transformers' ``_update_finished_beams`` divides by ``cur_len + 1 - decoder_prompt_len``).
+    Also returns the generated lengths."""
+    beams = sequences.shape[0] // input_ids.shape[0]
+    sources = input_ids.repeat_interleave(beams, dim=0)
+    masks = attention_mask.repeat_interleave(beams, dim=0)
+    lengths = torch.tensor([len(generated(row)) for row in sequences])
+    targets = sequences[:, 1:]
+    step_log_probs = log_probs(model, sources, masks, sequences[:, :-1]).gather(-1, targets[..., None])[..., 0]
+    real = torch.arange(targets.shape[1])[None] < lengths[:, None]
+    totals = step_log_probs.masked_fill(~real, 0.0).sum(dim=1)
+    return totals / lengths.float() ** length_penalty, lengths
+
+
+# 1. greedy = hand-written argmax loop -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("eos", [NEVER, SOMETIMES], ids=["no-eos", "eos"])
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_greedy_generate_equals_argmax_loop_without_cache(preset, eos):
+    model = decisive_model(preset, eos)
+    input_ids, attention_mask = source_batch()
+    with torch.no_grad():
+        sequences = model.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=False,
+                                   max_new_tokens=MAX_NEW)
+    expected = greedy_by_hand(model, input_ids, attention_mask, MAX_NEW)
+    assert sequences.tolist() == expected.tolist()
+    if eos == NEVER:
+        assert sequences.shape == (len(LENGTHS), 1 + MAX_NEW)
+    # the sentences do not all decode alike: the output depends on the source
+    assert len({tuple(row) for row in sequences[:, 1:].tolist()}) > 1
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_eos_variants_cover_early_and_full_length_hypotheses(preset):
+    """With ``eos=SOMETIMES`` some greedy rows and returned beams stop before max_new_tokens and some do not, so
+    the 'eos' variants of the equivalence tests exercise finished rows (filled with PAD by greedy, EOS by beam
+    search) next to running ones."""
+    model = decisive_model(preset, SOMETIMES)
+    input_ids, attention_mask = source_batch()
+    with torch.no_grad():
+        greedy = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW)
+    beams = beam_generate(model, input_ids, attention_mask)
+    for sequences in (greedy, beams.sequences):
+        lengths = {len(generated(row)) for row in sequences}
+        assert MAX_NEW in lengths and min(lengths) < MAX_NEW
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_generate_without_cache_equals_generate_with_cache(preset):
+    model = decisive_model(preset, SOMETIMES)
+    input_ids, attention_mask = source_batch()
+    with torch.no_grad():
+        for kwargs in (dict(num_beams=1), dict(num_beams=NUM_BEAMS, num_return_sequences=2)):
+            cached = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW,
+                                    use_cache=True, **kwargs)
+            uncached = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW,
+                                      use_cache=False, **kwargs)
+            assert cached.tolist() == uncached.tolist()
+
+
+# 2. step-by-step decoding through the cache ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunks", [(1, 1, 1, 1, 1, 1), (3, 1, 1, 1), (2, 3, 1)], ids=["1x6", "3+1x3", "2+3+1"])
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_decoding_through_cache_equals_teacher_forcing(preset, chunks):
+    model = decisive_model(preset)
+    input_ids, attention_mask = source_batch()
+    target_length = sum(chunks)
+    decoder_input_ids = torch.randint(3, VOCAB, (len(LENGTHS), target_length), generator=torch.Generator().manual_seed(3))
+    decoder_input_ids[:, 0] = BOS
+    with torch.no_grad():
+        full = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
+                     use_cache=False)
+        logits, cache, start = [], None, 0
+        for size in chunks:
+            step = model(input_ids=input_ids, attention_mask=attention_mask,
+                         decoder_input_ids=decoder_input_ids[:, start:start + size], past_key_values=cache,
+                         use_cache=True)
+            assert isinstance(step.past_key_values, RecurrentDecoderCache)
+            cache, start = step.past_key_values, start + size
+            assert cache.get_seq_length() == start
+            logits.append(step.logits)
+    assert full.logits.shape == (len(LENGTHS), target_length, VOCAB)
+    assert_close(torch.cat(logits, dim=1), full.logits, atol=1e-5, rtol=0)
+
+
+# 3. beam search scores = teacher-forced log-probs of the returned beams --------------------------------
+
+
+@pytest.mark.parametrize(
+    "eos, length_penalty",
+    # the length penalty only changes the ranking when hypotheses end at different lengths: with EOS
+    [(NEVER, 1.0), (SOMETIMES, 1.0), (SOMETIMES, 0.5), (SOMETIMES, 2.0)],
+    ids=["no-eos", "eos", "eos-lp0.5", "eos-lp2"],
+)
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_beam_scores_equal_teacher_forced_log_probs(preset, eos, length_penalty):
+    model = decisive_model(preset, eos)
+    input_ids, attention_mask = source_batch()
+    out = beam_generate(model, input_ids, attention_mask, length_penalty)
+    batch_size = len(LENGTHS)
+    assert out.sequences.shape[0] == batch_size * NUM_BEAMS
+    assert out.sequences_scores.shape == (batch_size * NUM_BEAMS,)
+    assert (out.sequences[:, 0] == BOS).all()
+
+    expected, lengths = teacher_forced_beam_scores(model, input_ids, attention_mask, out.sequences, length_penalty)
+    assert_close(out.sequences_scores, expected, atol=1e-4, rtol=1e-5)
+
+    scores = out.sequences_scores.view(batch_size, NUM_BEAMS)
+    assert (scores[:, :-1] >= scores[:, 1:]).all(), "beams are returned best first"
+    for source in range(batch_size):  # the returned beams of one source are distinct hypotheses
+        rows = out.sequences[source * NUM_BEAMS:(source + 1) * NUM_BEAMS]
+        assert len({tuple(generated(row)) for row in rows}) == NUM_BEAMS
+    if eos == NEVER:
+        assert (lengths == MAX_NEW).all()
+    else:
+        # finished hypotheses end with EOS and are filled with EOS; unfinished ones ran to max_new_tokens
+        for row, length in zip(out.sequences, lengths.tolist()):
+            assert row[length] == EOS or length == MAX_NEW
+            assert (row[1 + length:] == EOS).all()
+
+
+@pytest.mark.parametrize("preset", ["rnnsearch", "luong-general", "sutskever"])
+def test_beam_score_check_fails_without_cache_reordering(preset, monkeypatch):
+    """The check above detects a cache that is not reordered (so it proves the reordering)."""
+    model = decisive_model(preset)
+    input_ids, attention_mask = source_batch()
+    monkeypatch.setattr(RecurrentDecoderCache, "reorder_cache", lambda self, beam_idx: None)
+    out = beam_generate(model, input_ids, attention_mask)
+    expected, _ = teacher_forced_beam_scores(model, input_ids, attention_mask, out.sequences, 1.0)
+    assert (out.sequences_scores - expected).abs().max() > 1e-2
+
+
+# 4. one beam = greedy -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("eos", [NEVER, SOMETIMES], ids=["no-eos", "eos"])
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_beam_search_with_one_beam_equals_greedy(preset, eos):
+    """``num_beams=1`` is routed to greedy by generate(); ``custom_generate=_beam_search`` forces the beam
+    search loop (cache reordering included) with one beam. Compared as token lists because beam search fills
+    finished rows with EOS and greedy with PAD."""
+    model = decisive_model(preset, eos)
+    input_ids, attention_mask = source_batch()
+    with torch.no_grad():
+        greedy = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW)
+        one_beam = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW,
+                                  num_beams=1)
+        beam_loop = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW,
+                                   num_beams=1, custom_generate=GenerationMixin._beam_search)
+    greedy_tokens = [generated(row) for row in greedy]
+    assert [generated(row) for row in one_beam] == greedy_tokens
+    assert [generated(row) for row in beam_loop] == greedy_tokens
+
+
+# 5. sampling --------------------------------------------------------------------------------------------
+
+
+def sample(model, input_ids, attention_mask, seed, **kwargs):
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        return model.generate(input_ids=input_ids, attention_mask=attention_mask, do_sample=True,
+                              max_new_tokens=MAX_NEW, **kwargs)
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_sampling_is_reproducible_and_valid(preset):
+    model = decisive_model(preset, SOMETIMES)
+    input_ids, attention_mask = source_batch()
+    settings = dict(top_k=10, top_p=0.95, temperature=1.5)
+    first = sample(model, input_ids, attention_mask, seed=7, **settings)
+    again = sample(model, input_ids, attention_mask, seed=7, **settings)
+    assert first.tolist() == again.tolist()
+    assert (first[:, 0] == BOS).all()
+    assert ((first >= 0) & (first < VOCAB)).all()
+    for row in first:  # PAD only as fill after EOS
+        tokens = generated(row)
+        assert PAD not in tokens
+        assert (row[1 + len(tokens):] == PAD).all()
+    others = [sample(model, input_ids, attention_mask, seed=seed, **settings).tolist() for seed in (8, 9)]
+    assert any(other != first.tolist() for other in others), "different seeds should give different samples"
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_sampling_with_top_k_1_equals_greedy(preset):
+    model = decisive_model(preset, SOMETIMES)
+    input_ids, attention_mask = source_batch()
+    with torch.no_grad():
+        greedy = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW)
+    for seed in (0, 1):
+        sampled = sample(model, input_ids, attention_mask, seed=seed, top_k=1, temperature=2.0)
+        assert sampled.tolist() == greedy.tolist()
+
+
+def token_ranks(model, input_ids, attention_mask, sequences):
+    """Rank (0 = most likely) and exclusive cumulative probability (mass of the strictly more likely tokens)
+    of every generated token under the teacher-forced model; [B, T], NaN/-1 after the end."""
+    probs = log_probs(model, input_ids, attention_mask, sequences[:, :-1]).exp()
+    targets = sequences[:, 1:]
+    chosen = probs.gather(-1, targets[..., None])
+    ranks = (probs > chosen).sum(-1)
+    mass_before = (probs * (probs > chosen)).sum(-1)
+    lengths = torch.tensor([len(generated(row)) for row in sequences])
+    real = torch.arange(targets.shape[1])[None] < lengths[:, None]
+    return ranks[real], mass_before[real]
+
+
+@pytest.mark.parametrize("preset", ["rnnsearch", "luong-concat", "rnnencdec"])
+def test_top_k_and_top_p_restrict_samples(preset):
+    model = decisive_model(preset, SOMETIMES)
+    input_ids, attention_mask = source_batch()
+    top_k_ranks, top_p_mass, free_ranks = [], [], []
+    for seed in range(4):
+        sequences = sample(model, input_ids, attention_mask, seed=seed, top_k=3, temperature=10.0)
+        top_k_ranks.append(token_ranks(model, input_ids, attention_mask, sequences)[0])
+        sequences = sample(model, input_ids, attention_mask, seed=seed, top_p=0.6, top_k=0)
+        top_p_mass.append(token_ranks(model, input_ids, attention_mask, sequences)[1])
+        sequences = sample(model, input_ids, attention_mask, seed=seed, top_k=0, temperature=10.0)
+        free_ranks.append(token_ranks(model, input_ids, attention_mask, sequences)[0])
+    top_k_ranks, top_p_mass, free_ranks = torch.cat(top_k_ranks), torch.cat(top_p_mass), torch.cat(free_ranks)
+    assert top_k_ranks.max() <= 2
+    assert top_k_ranks.max() > 0, "with temperature 10 the sampler should not always pick the argmax"
+    assert top_p_mass.max() < 0.6 + 1e-5, "a token outside the nucleus was sampled"
+    assert free_ranks.max() > 2, "without top_k, hot sampling leaves the top 3"
+
+
+# 6. length limits ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("max_new_tokens", [1, 4, 9])
+@pytest.mark.parametrize("preset", ["rnnsearch", "luong-dot", "rnnencdec"])
+def test_max_new_tokens_bounds_length(preset, max_new_tokens):
+    input_ids, attention_mask = source_batch()
+    model = decisive_model(preset, NEVER)
+    with torch.no_grad():
+        greedy = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=max_new_tokens)
+        beams = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=max_new_tokens,
+                               num_beams=3)
+    assert greedy.shape == beams.shape == (len(LENGTHS), 1 + max_new_tokens)
+    eager = decisive_model(preset, SOMETIMES)
+    with torch.no_grad():
+        sequences = eager.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=max_new_tokens)
+    assert sequences.shape[1] <= 1 + max_new_tokens
+
+
+@pytest.mark.parametrize("decoding", [dict(), dict(num_beams=3), dict(do_sample=True)], ids=["greedy", "beam", "sample"])
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_min_new_tokens_delays_eos(preset, decoding):
+    model = decisive_model(preset, ALWAYS)
+    input_ids, attention_mask = source_batch()
+    torch.manual_seed(0)
+    with torch.no_grad():
+        eager = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW, **decoding)
+        delayed = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW,
+                                 min_new_tokens=4, **decoding)
+    assert eager.tolist() == [[BOS, EOS]] * len(LENGTHS)
+    assert delayed.shape == (len(LENGTHS), 1 + 5)
+    assert (delayed[:, 1:5] != EOS).all()
+    assert (delayed[:, 1:5] != PAD).all()
+    assert (delayed[:, 5] == EOS).all()
+
+
+# 7. alignments ------------------------------------------------------------------------------------------
+
+
+def teacher_forced_alignments(model, input_ids, attention_mask, sequences) -> torch.Tensor:
+    """α [B, T, S] of the teacher-forced pass over sequences[:, :-1]."""
+    with torch.no_grad():
+        out = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=sequences[:, :-1],
+                    use_cache=False, output_attentions=True)
+    (weights,) = out.cross_attentions  # one layer of attention
+    assert weights.shape == (input_ids.shape[0], 1, sequences.shape[1] - 1, input_ids.shape[1])
+    return weights[:, 0]
+
+
+@pytest.mark.parametrize("preset", ATTENTION_PRESETS)
+def test_greedy_returns_alignments_per_step(preset):
+    model = decisive_model(preset)
+    input_ids, attention_mask = source_batch()
+    with torch.no_grad():
+        out = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW,
+                             output_attentions=True, return_dict_in_generate=True)
+    assert len(out.cross_attentions) == MAX_NEW
+    batch_size, source_length = input_ids.shape
+    for step in out.cross_attentions:
+        assert isinstance(step, tuple) and len(step) == 1
+        assert step[0].shape == (batch_size, 1, 1, source_length)
+    alignments = torch.cat([step[0][:, 0] for step in out.cross_attentions], dim=1)  # [B, T, S]
+    padding = attention_mask[:, None, :].expand_as(alignments) == 0
+    assert (alignments[padding] == 0).all()
+    assert_close(alignments.sum(-1), torch.ones(batch_size, MAX_NEW), atol=1e-6, rtol=0)
+    assert (alignments[~padding] > 0).all()
+    expected = teacher_forced_alignments(model, input_ids, attention_mask, out.sequences)
+    assert_close(alignments, expected, atol=1e-5, rtol=0)
+
+
+@pytest.mark.parametrize("preset", FIXED_CONTEXT_PRESETS)
+def test_models_without_attention_return_no_alignments(preset):
+    model = decisive_model(preset)
+    input_ids, attention_mask = source_batch()
+    with torch.no_grad():
+        out = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=3,
+                             output_attentions=True, return_dict_in_generate=True)
+    assert len(out.cross_attentions) == 3
+    assert all(step is None for step in out.cross_attentions)
+
+
+@pytest.mark.parametrize("preset", ATTENTION_PRESETS)
+def test_beam_search_alignments_follow_beam_indices(preset):
+    model = decisive_model(preset, SOMETIMES)
+    input_ids, attention_mask = source_batch()
+    out = beam_generate(model, input_ids, attention_mask, output_attentions=True)
+    batch_size, source_length = input_ids.shape
+    generated_length = out.sequences.shape[1] - 1
+    assert out.beam_indices.shape == (batch_size * NUM_BEAMS, generated_length)
+    assert len(out.cross_attentions) >= generated_length
+    for step in out.cross_attentions:
+        assert len(step) == 1
+        assert step[0].shape == (batch_size * NUM_BEAMS, 1, 1, source_length)
+
+    expected = teacher_forced_alignments(
+        model, input_ids.repeat_interleave(NUM_BEAMS, 0), attention_mask.repeat_interleave(NUM_BEAMS, 0),
+        out.sequences,
+    )
+    checked = 0
+    for row, (indices, sequence) in enumerate(zip(out.beam_indices, out.sequences)):
+        source = row // NUM_BEAMS
+        length = len(generated(sequence))
+        assert (indices[:length] // NUM_BEAMS == source).all(), "a beam never leaves its source"
+        assert (indices[length:] == -1).all()
+        for step in range(length):
+            weights = out.cross_attentions[step][0][indices[step], 0, 0]
+            assert (weights[attention_mask[source] == 0] == 0).all()
+            assert_close(weights.sum(), torch.tensor(1.0), atol=1e-6, rtol=0)
+            assert_close(weights, expected[row, step], atol=1e-5, rtol=0)
+            checked += 1
+    assert checked > batch_size * NUM_BEAMS
+
+
+# 8. a padded batch = each sentence alone ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_batched_generation_equals_each_sentence_alone(preset):
+    model = decisive_model(preset, SOMETIMES)
+    input_ids, attention_mask = source_batch()
+    with torch.no_grad():
+        greedy = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW)
+    beams = beam_generate(model, input_ids, attention_mask)
+    for index, length in enumerate(LENGTHS):
+        alone_ids, alone_mask = input_ids[index:index + 1, :length], attention_mask[index:index + 1, :length]
+        assert alone_mask.all()
+        with torch.no_grad():
+            alone_greedy = model.generate(input_ids=alone_ids, max_new_tokens=MAX_NEW)
+        assert generated(alone_greedy[0]) == generated(greedy[index])
+        alone_beams = beam_generate(model, alone_ids, None)
+        rows = slice(index * NUM_BEAMS, (index + 1) * NUM_BEAMS)
+        assert [generated(row) for row in alone_beams.sequences] == [generated(row) for row in beams.sequences[rows]]
+        assert_close(alone_beams.sequences_scores, beams.sequences_scores[rows], atol=1e-5, rtol=0)

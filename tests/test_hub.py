@@ -1,0 +1,422 @@
+"""Saving, loading and sharing: save_pretrained -> from_pretrained (direct and Auto classes), remote code in a
+process where hf_bahdanau cannot be imported, the offline Hub cache layout, resize_token_embeddings and
+``return_dict=False``.
+
+Weights are redrawn from N(0, 1) (``shared_model``) so that logits are decisive: generated tokens compared
+across processes then do not hinge on near-ties of a near-uniform output distribution.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+from torch.testing import assert_close
+from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
+
+import hf_bahdanau
+from conftest import BOS, EOS, VOCAB, padded_batch, random_labels, tiny_model
+from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, BahdanauModel
+from hf_bahdanau.configuration_bahdanau import AUTO_MAP
+
+PACKAGE_DIR = Path(hf_bahdanau.__file__).parent
+CODE_FILES = sorted(path.name for path in PACKAGE_DIR.glob("*.py") if path.name != "__init__.py")
+LENGTHS = (7, 5, 2)
+TARGET_LENGTH = 5
+MAX_NEW = 6
+# (preset, tie_word_embeddings): every decoder style, GRU and LSTM, tied and untied output embeddings
+CASES = [("rnnsearch", False), ("rnnsearch", True), ("luong-general", True), ("sutskever", False),
+         ("rnnencdec", True)]
+CASE_IDS = [f"{preset}{'-tied' if tied else ''}" for preset, tied in CASES]
+SUBPROCESS_TIMEOUT = 120
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models: intra-op thread hand-offs cost more than the arithmetic (about 10x slower with 2 threads)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+def shared_model(preset: str, tie: bool = False, seed: int = 0) -> BahdanauForConditionalGeneration:
+    model = tiny_model(preset, seed=seed, tie_word_embeddings=tie)
+    generator = torch.Generator().manual_seed(seed + 1000)
+    with torch.no_grad():
+        for parameter in model.parameters():  # a tied matrix is listed once
+            parameter.copy_(torch.randn(parameter.shape, generator=generator))
+    return model
+
+
+def inputs(vocab_size: int = VOCAB) -> dict[str, torch.Tensor]:
+    input_ids, attention_mask = padded_batch(LENGTHS)
+    decoder_input_ids = torch.cat(
+        [torch.full((len(LENGTHS), 1), BOS), random_labels(len(LENGTHS), TARGET_LENGTH - 1, seed=5)], dim=1
+    )
+    return dict(input_ids=input_ids.clamp(max=vocab_size - 1), attention_mask=attention_mask,
+                decoder_input_ids=decoder_input_ids.clamp(max=vocab_size - 1))
+
+
+def outputs(model, batch) -> dict:
+    """What a loaded model must reproduce: logits, encoder annotations, greedy and beam tokens."""
+    source = dict(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+    with torch.no_grad():
+        forward = model(**batch)
+        greedy = model.generate(**source, max_new_tokens=MAX_NEW)
+        beams = model.generate(**source, max_new_tokens=MAX_NEW, num_beams=3, num_return_sequences=3,
+                               output_scores=True, return_dict_in_generate=True)
+    return dict(logits=forward.logits, annotations=forward.encoder_last_hidden_state, greedy=greedy.tolist(),
+                beams=beams.sequences.tolist(), beam_scores=beams.sequences_scores)
+
+
+def assert_same_outputs(actual: dict, expected: dict, atol: float = 0.0) -> None:
+    assert actual["greedy"] == expected["greedy"]
+    assert actual["beams"] == expected["beams"]
+    for key in ("logits", "annotations", "beam_scores"):
+        assert_close(torch.as_tensor(actual[key]), expected[key], atol=atol, rtol=0)
+
+
+def child_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """Environment of a child process: its own HF home and dynamic-module cache, no network."""
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("HF_", "TRANSFORMERS_"))}
+    env.update(HF_HOME=str(tmp_path / "hf_home"), HF_MODULES_CACHE=str(tmp_path / "modules"), HF_HUB_OFFLINE="1",
+               OMP_NUM_THREADS="1", **extra)
+    return env
+
+
+def run_child(script: str, tmp_path: Path, *args: str, isolated: bool = False, **env: str) -> dict:
+    """Run ``script`` in a fresh interpreter from a directory that is not the repository; it prints JSON last."""
+    workdir = tmp_path / "child"
+    workdir.mkdir(exist_ok=True)
+    (workdir / "child.py").write_text(textwrap.dedent(script))
+    command = [sys.executable, *(["-I"] if isolated else []), "child.py", *args]
+    result = subprocess.run(command, cwd=workdir, env=child_env(tmp_path, **env), capture_output=True, text=True,
+                            timeout=SUBPROCESS_TIMEOUT)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+# 1. save_pretrained -> from_pretrained -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset, tie", CASES, ids=CASE_IDS)
+def test_saved_folder_contents(preset, tie, tmp_path):
+    model = shared_model(preset, tie)
+    model.save_pretrained(tmp_path)
+    files = {path.name for path in tmp_path.iterdir()}
+    assert "model.safetensors" in files
+    assert "pytorch_model.bin" not in files
+    assert {"config.json", "generation_config.json"} <= files
+    assert CODE_FILES and set(CODE_FILES) <= files, f"missing code files: {set(CODE_FILES) - files}"
+    assert "__init__.py" not in files
+    for name in CODE_FILES:  # the shipped code is the package's code
+        assert (tmp_path / name).read_text() == (PACKAGE_DIR / name).read_text()
+
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["model_type"] == "bahdanau"
+    assert config["auto_map"] == {
+        "AutoConfig": "configuration_bahdanau.BahdanauConfig",
+        "AutoModel": "modeling_bahdanau.BahdanauModel",
+        "AutoModelForSeq2SeqLM": "modeling_bahdanau.BahdanauForConditionalGeneration",
+    }
+    assert config["auto_map"] == AUTO_MAP
+    assert config["architectures"] == ["BahdanauForConditionalGeneration"]
+    assert config["tie_word_embeddings"] is tie
+    assert {config[key] for key in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id")} == {
+        0, BOS, EOS}
+    generation = json.loads((tmp_path / "generation_config.json").read_text())
+    assert (generation["decoder_start_token_id"], generation["eos_token_id"], generation["pad_token_id"]) == (
+        BOS, EOS, 0)
+
+
+@pytest.mark.parametrize("preset, tie", CASES, ids=CASE_IDS)
+def test_save_and_load_round_trip(preset, tie, tmp_path):
+    model = shared_model(preset, tie)
+    batch = inputs()
+    expected = outputs(model, batch)
+    model.save_pretrained(tmp_path)
+
+    config = AutoConfig.from_pretrained(tmp_path)
+    assert type(config) is BahdanauConfig
+    ignored = {"_name_or_path"}  # the folder it was loaded from
+    assert {k: v for k, v in config.to_dict().items() if k not in ignored} == {
+        k: v for k, v in model.config.to_dict().items() if k not in ignored}
+
+    for loader in (BahdanauForConditionalGeneration, AutoModelForSeq2SeqLM):
+        loaded = loader.from_pretrained(tmp_path).eval()
+        assert type(loaded) is BahdanauForConditionalGeneration
+        assert_same_outputs(outputs(loaded, batch), expected)  # identical: atol 0
+        state, loaded_state = model.state_dict(), loaded.state_dict()
+        assert state.keys() == loaded_state.keys()
+        assert all(torch.equal(state[key], loaded_state[key]) for key in state)
+        tied = loaded.lm_head.weight.data_ptr() == loaded.model.decoder.embed_tokens.weight.data_ptr()
+        assert tied is tie
+
+    base = AutoModel.from_pretrained(tmp_path).eval()
+    assert type(base) is BahdanauModel
+    with torch.no_grad():
+        hidden = base(**batch).last_hidden_state
+        expected_hidden = model.model(**batch).last_hidden_state
+    assert torch.equal(hidden, expected_hidden)
+    assert torch.equal(model.lm_head(hidden), expected["logits"])
+
+
+# 2. remote code in a process without hf_bahdanau -------------------------------------------------------
+
+REMOTE_CODE_CHILD = """
+    import importlib.util
+    import json
+    import sys
+
+    # The package is installed editable: drop its meta-path finder and path hook entry, then prove it is gone.
+    def mentions_package(finder):
+        names = (getattr(finder, "__module__", ""), type(finder).__module__, getattr(finder, "__name__", ""))
+        return any("hf_bahdanau" in str(name) for name in names)
+
+    sys.meta_path[:] = [finder for finder in sys.meta_path if not mentions_package(finder)]
+    sys.path[:] = [entry for entry in sys.path if "hf_bahdanau" not in entry and "__editable__" not in entry]
+    sys.path_importer_cache.clear()
+    assert importlib.util.find_spec("hf_bahdanau") is None
+    try:
+        import hf_bahdanau  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        raise SystemExit("hf_bahdanau is still importable")
+
+    import torch
+    from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
+
+    torch.set_num_threads(1)
+    folders, inputs_file = sys.argv[1:-1], sys.argv[-1]
+    batch = {key: torch.tensor(value) for key, value in json.load(open(inputs_file)).items()}
+    source = dict(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"])
+    results = []
+    for folder in folders:
+        config = AutoConfig.from_pretrained(folder, trust_remote_code=True)
+        base = AutoModel.from_pretrained(folder, trust_remote_code=True).eval()
+        model = AutoModelForSeq2SeqLM.from_pretrained(folder, trust_remote_code=True).eval()
+        with torch.no_grad():
+            forward = model(**batch)
+            hidden = base(**batch).last_hidden_state
+            greedy = model.generate(**source, max_new_tokens=%(max_new)d)
+            beams = model.generate(**source, max_new_tokens=%(max_new)d, num_beams=3, num_return_sequences=3,
+                                   output_scores=True, return_dict_in_generate=True)
+        results.append(dict(
+            modules=[type(config).__module__, type(base).__module__, type(model).__module__],
+            classes=[type(config).__name__, type(base).__name__, type(model).__name__],
+            tied=model.lm_head.weight.data_ptr() == model.model.decoder.embed_tokens.weight.data_ptr(),
+            logits=forward.logits.tolist(), annotations=forward.encoder_last_hidden_state.tolist(),
+            hidden=hidden.tolist(), greedy=greedy.tolist(), beams=beams.sequences.tolist(),
+            beam_scores=beams.sequences_scores.tolist(),
+        ))
+    loaded = sorted(name for name in sys.modules if name.split(".")[0] == "hf_bahdanau")
+    print(json.dumps(dict(results=results, hf_bahdanau_modules=loaded)))
+""" % dict(max_new=MAX_NEW)
+
+REMOTE_CASES = [("rnnsearch", True), ("luong-general", True), ("sutskever", False)]
+
+
+@pytest.fixture(scope="module")
+def remote_run(tmp_path_factory):
+    """Save one model per REMOTE_CASES, load them all in one isolated child (``python -I``), return both sides."""
+    tmp_path = tmp_path_factory.mktemp("remote")
+    batch = inputs()
+    (tmp_path / "inputs.json").write_text(json.dumps({key: value.tolist() for key, value in batch.items()}))
+    folders, expected = [], []
+    for preset, tie in REMOTE_CASES:
+        model = shared_model(preset, tie)
+        folder = tmp_path / f"{preset}-{tie}"
+        model.save_pretrained(folder)
+        folders.append(str(folder))
+        with torch.no_grad():
+            hidden = model.model(**batch).last_hidden_state
+        expected.append(dict(outputs(model, batch), hidden=hidden, tied=tie))
+    child = run_child(REMOTE_CODE_CHILD, tmp_path, *folders, str(tmp_path / "inputs.json"), isolated=True)
+    return child, expected
+
+
+def test_remote_code_child_never_imports_the_package(remote_run):
+    child, _ = remote_run
+    assert child["hf_bahdanau_modules"] == []
+    for result in child["results"]:
+        assert result["classes"] == ["BahdanauConfig", "BahdanauModel", "BahdanauForConditionalGeneration"]
+        config_module, base_module, model_module = result["modules"]
+        assert all(module.startswith("transformers_modules.") for module in result["modules"])
+        assert config_module.endswith(".configuration_bahdanau")
+        assert base_module.endswith(".modeling_bahdanau") and model_module.endswith(".modeling_bahdanau")
+
+
+@pytest.mark.parametrize("case", range(len(REMOTE_CASES)), ids=[f"{p}{'-tied' if t else ''}" for p, t in REMOTE_CASES])
+def test_remote_code_reproduces_logits_and_generation(remote_run, case):
+    child, expected = remote_run
+    result, reference = child["results"][case], expected[case]
+    assert_same_outputs(result, reference, atol=1e-6)
+    assert_close(torch.tensor(result["hidden"]), reference["hidden"], atol=1e-6, rtol=0)
+    assert result["tied"] is reference["tied"]
+
+
+# 3. resize_token_embeddings ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("new_size", [45, 36])
+@pytest.mark.parametrize("tie", [False, True], ids=["untied", "tied"])
+def test_resize_token_embeddings(tie, new_size, tmp_path):
+    model = shared_model("rnnsearch", tie)
+    before = {name: module.weight.detach().clone() for name, module in (
+        ("encoder", model.model.encoder.embed_tokens), ("decoder", model.model.decoder.embed_tokens),
+        ("lm_head", model.lm_head))}
+    lm_bias = model.lm_head.bias.detach().clone()
+
+    model.resize_token_embeddings(new_size)
+    assert model.config.vocab_size == new_size
+    encoder_embeddings, decoder_embeddings = model.model.encoder.embed_tokens, model.model.decoder.embed_tokens
+    assert encoder_embeddings is model.get_input_embeddings()
+    assert encoder_embeddings.weight.shape == decoder_embeddings.weight.shape == (new_size, 12)
+    assert model.lm_head.weight.shape == (new_size, 12)
+    assert model.lm_head.bias.shape == (new_size,)
+    assert encoder_embeddings.weight.data_ptr() != decoder_embeddings.weight.data_ptr()
+    tied = model.lm_head.weight.data_ptr() == decoder_embeddings.weight.data_ptr()
+    assert tied is tie
+    kept = min(new_size, VOCAB)  # existing rows are kept
+    assert torch.equal(encoder_embeddings.weight[:kept], before["encoder"][:kept])
+    assert torch.equal(decoder_embeddings.weight[:kept], before["decoder"][:kept])
+    assert torch.equal(model.lm_head.weight[:kept], before["decoder" if tie else "lm_head"][:kept])
+    assert torch.equal(model.lm_head.bias[:kept], lm_bias[:kept])
+
+    batch = inputs(new_size)
+    if new_size > VOCAB:  # the new ids are usable as source and target tokens
+        batch["input_ids"][0, 0], batch["decoder_input_ids"][0, 1] = new_size - 1, new_size - 2
+    labels = torch.cat([batch["decoder_input_ids"][:, 1:], torch.full((len(LENGTHS), 1), new_size - 1)], dim=1)
+    with torch.no_grad():
+        out = model(**batch, labels=labels)
+    assert out.logits.shape == (len(LENGTHS), TARGET_LENGTH, new_size)
+    assert torch.isfinite(out.loss)
+    expected = outputs(model, batch)
+    assert max(max(row) for row in expected["greedy"]) < new_size
+
+    model.save_pretrained(tmp_path)
+    loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
+    assert loaded.config.vocab_size == new_size
+    assert (loaded.lm_head.weight.data_ptr() == loaded.model.decoder.embed_tokens.weight.data_ptr()) is tie
+    assert_same_outputs(outputs(loaded, batch), expected)
+
+
+def test_resize_token_embeddings_of_the_base_model():
+    model = tiny_model("luong-dot").model
+    model.resize_token_embeddings(47)
+    assert model.config.vocab_size == 47
+    assert model.encoder.embed_tokens.weight.shape == model.decoder.embed_tokens.weight.shape == (47, 12)
+    batch = inputs()
+    batch["input_ids"][0, 0] = batch["decoder_input_ids"][1, 2] = 46
+    with torch.no_grad():
+        assert model(**batch).last_hidden_state.shape == (len(LENGTHS), TARGET_LENGTH, 12)
+
+
+# 4. return_dict=False ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", ["rnnsearch", "luong-dot", "rnnencdec"])
+def test_return_dict_false_returns_tuples(preset):
+    model = shared_model(preset)
+    batch = inputs()
+    labels = random_labels(len(LENGTHS), TARGET_LENGTH, seed=9)
+    labels[0, -2:] = -100
+    with torch.no_grad():
+        as_dict = model(**batch, labels=labels)
+        as_tuple = model(**batch, labels=labels, return_dict=False)
+        without_labels = model(**batch, return_dict=False)
+        base_tuple = model.model(**batch, return_dict=False)
+    assert isinstance(as_tuple, tuple) and isinstance(without_labels, tuple) and isinstance(base_tuple, tuple)
+    assert as_tuple[0].dim() == 0
+    assert torch.equal(as_tuple[0], as_dict.loss)
+    assert torch.equal(as_tuple[1], as_dict.logits)
+    assert torch.equal(without_labels[0], as_dict.logits)
+    assert torch.equal(base_tuple[0], model.model(**batch).last_hidden_state)
+    # the loss is the mean cross-entropy over the labels that are not -100
+    log_probs = as_dict.logits.log_softmax(-1)
+    real = labels != -100
+    expected = -log_probs.gather(-1, labels.clamp(min=0)[..., None])[..., 0][real].mean()
+    assert_close(as_tuple[0], expected, atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("preset", ["rnnsearch", "luong-dot"])
+def test_return_dict_false_in_config_returns_tuples(preset):
+    model = shared_model(preset)
+    batch = inputs()
+    labels = random_labels(len(LENGTHS), TARGET_LENGTH, seed=9)
+    with torch.no_grad():
+        as_dict = model(**batch, labels=labels)
+        model.config.return_dict = False  # transformers' config-level switch (can_return_tuple reads it)
+        from_config = model(**batch, labels=labels)
+        base_tuple = model.model(**batch)
+    assert isinstance(from_config, tuple) and isinstance(base_tuple, tuple)
+    assert torch.equal(from_config[0], as_dict.loss)
+    assert torch.equal(from_config[1], as_dict.logits)
+
+
+# 5. the Hub cache layout, offline ----------------------------------------------------------------------
+
+OFFLINE_CHILD = """
+    import json
+    import sys
+
+    import torch
+    import hf_bahdanau  # noqa: F401  (installed: registers the Auto classes)
+    from huggingface_hub import constants
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM
+
+    assert constants.HF_HUB_OFFLINE
+    torch.set_num_threads(1)
+    batch = {key: torch.tensor(value) for key, value in json.load(open(sys.argv[1])).items()}
+    model = AutoModelForSeq2SeqLM.from_pretrained("org/name").eval()
+    with torch.no_grad():
+        logits = model(**batch).logits
+        greedy = model.generate(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                                max_new_tokens=%(max_new)d)
+        beams = model.generate(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                               max_new_tokens=%(max_new)d, num_beams=3)
+    try:
+        AutoConfig.from_pretrained("org/not-in-the-cache")
+        missing = "loaded"
+    except OSError as error:
+        missing = type(error).__name__
+    print(json.dumps(dict(cls=type(model).__module__ + "." + type(model).__name__, logits=logits.tolist(),
+                          greedy=greedy.tolist(), beams=beams.tolist(), missing=missing,
+                          generation_start=model.generation_config.decoder_start_token_id)))
+""" % dict(max_new=MAX_NEW)
+
+
+def test_load_from_hub_cache_offline(tmp_path):
+    model = shared_model("luong-concat", tie=True)
+    batch = inputs()
+    saved = tmp_path / "saved"
+    model.save_pretrained(saved)
+    commit = "0123456789abcdef0123456789abcdef01234567"
+    repo = tmp_path / "hub" / "models--org--name"
+    snapshot = repo / "snapshots" / commit
+    snapshot.mkdir(parents=True)
+    for path in saved.iterdir():
+        (snapshot / path.name).write_bytes(path.read_bytes())
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(commit)
+    (tmp_path / "inputs.json").write_text(json.dumps({key: value.tolist() for key, value in batch.items()}))
+
+    child = run_child(OFFLINE_CHILD, tmp_path, str(tmp_path / "inputs.json"), HF_HUB_CACHE=str(tmp_path / "hub"))
+    assert child["cls"] == "hf_bahdanau.modeling_bahdanau.BahdanauForConditionalGeneration"
+    assert child["missing"] == "OSError"  # really offline: what is not in the cache cannot be fetched
+    assert child["generation_start"] == BOS
+    with torch.no_grad():
+        expected_logits = model(**batch).logits
+        greedy = model.generate(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                                max_new_tokens=MAX_NEW)
+        beams = model.generate(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                               max_new_tokens=MAX_NEW, num_beams=3)
+    assert child["greedy"] == greedy.tolist()
+    assert child["beams"] == beams.tolist()
+    assert_close(torch.tensor(child["logits"]), expected_logits, atol=1e-6, rtol=0)
