@@ -1,0 +1,214 @@
+"""Speed and memory of hf_bahdanau against the naive reference, measured in one run.
+
+    python benchmarks/run_benchmarks.py                 # full run: table + benchmarks/results.json
+    python benchmarks/run_benchmarks.py --repeats 1 --train_batches 3 --models rnnsearch   # quick look
+
+Sizes (the peers' comparison in ../shared/PEERS.md): vocab 8000, embedding 256, bidirectional
+encoder 2 x 128, decoder 256, one layer each, batch 64, source 20–40 tokens, target 25–35.
+Every figure is a median over ``--repeats`` runs (with min–max), ours and the naive reference
+alternating in the same process, reported with the ratio ours / naive. Peak RSS of training is
+measured in a fresh subprocess per implementation. The useful share of the GEMM peak is the
+model's matmul FLOPs per target token (counted with torch's FlopCounterMode on our model, which
+does no redundant work) x tokens/s / the fp32 GEMM FLOP/s measured in this run.
+"""
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from naive_bahdanau import NaiveBahdanau  # noqa: E402
+
+from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration  # noqa: E402
+
+VOCAB, BATCH, TARGET_STEPS = 8000, 64, 30
+SIZES = dict(vocab_size=VOCAB, embedding_size=256, encoder_hidden_size=128, bidirectional=True, hidden_size=256,
+             attention_size=256, output_size=256, encoder_layers=1, decoder_layers=1)
+MODELS = {
+    "rnnsearch": dict(preset="rnnsearch"),
+    "luong-feed-gru-additive": dict(preset="luong-concat", rnn_type="gru", bridge="last"),
+    "luong-feed-lstm-general": dict(preset="luong-general", rnn_type="lstm", bridge="last"),
+    "luong-general-nofeed": dict(preset="luong-general", rnn_type="lstm", bridge="last", input_feeding=False),
+}
+
+
+def build_ours(name: str) -> BahdanauForConditionalGeneration:
+    overrides = dict(MODELS[name])
+    config = BahdanauConfig.from_preset(overrides.pop("preset"), **SIZES, **overrides)
+    torch.manual_seed(0)
+    return BahdanauForConditionalGeneration(config)
+
+
+def build_naive() -> NaiveBahdanau:
+    torch.manual_seed(0)
+    return NaiveBahdanau(VOCAB, embedding_size=256, encoder_hidden_size=128, hidden_size=256, attention_size=256,
+                         output_size=256)
+
+
+def synthetic_batch(seed: int, batch_size: int = BATCH) -> dict[str, torch.Tensor]:
+    generator = torch.Generator().manual_seed(seed)
+    source_lengths = torch.randint(20, 41, (batch_size,), generator=generator)
+    target_lengths = torch.randint(25, 36, (batch_size,), generator=generator)
+    input_ids = torch.randint(3, VOCAB, (batch_size, int(source_lengths.max())), generator=generator)
+    attention_mask = (torch.arange(input_ids.shape[1])[None] < source_lengths[:, None]).long()
+    targets = torch.randint(3, VOCAB, (batch_size, int(target_lengths.max())), generator=generator)
+    target_mask = torch.arange(targets.shape[1])[None] < target_lengths[:, None]
+    labels = targets.masked_fill(~target_mask, -100)
+    decoder_input_ids = torch.cat([torch.ones(batch_size, 1, dtype=torch.long), targets[:, :-1]], dim=1)
+    decoder_input_ids = decoder_input_ids.masked_fill(~torch.cat([torch.ones(batch_size, 1, dtype=torch.bool),
+                                                                   target_mask[:, :-1]], 1), 0)
+    return dict(input_ids=input_ids * attention_mask, attention_mask=attention_mask,
+                decoder_input_ids=decoder_input_ids, labels=labels)
+
+
+def loss_of(model, batch) -> torch.Tensor:
+    if isinstance(model, NaiveBahdanau):
+        return model(**batch)
+    return model(**batch).loss
+
+
+def train_tokens_per_second(model, batches: list[dict]) -> float:
+    """Target tokens per second of forward + backward + Adam step, after one warm-up step."""
+    model.train()
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+
+    def step(batch: dict) -> None:
+        loss_of(model, batch).backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+
+    step(batches[0])
+    start = time.perf_counter()
+    for batch in batches:
+        step(batch)
+    return sum(int((b["labels"] != -100).sum()) for b in batches) / (time.perf_counter() - start)
+
+
+@torch.no_grad()
+def decode_sentences_per_second(model, batch: dict, num_beams: int) -> float:
+    model.eval()
+    start = time.perf_counter()
+    if isinstance(model, NaiveBahdanau):
+        if num_beams == 1:
+            model.greedy(batch["input_ids"], batch["attention_mask"], TARGET_STEPS)
+        else:
+            model.beam_search(batch["input_ids"], batch["attention_mask"], num_beams, TARGET_STEPS)
+    else:
+        beam_options = dict(num_beams=num_beams, early_stopping=True) if num_beams > 1 else {}
+        model.generate(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                       max_new_tokens=TARGET_STEPS, do_sample=False, **beam_options)
+    return batch["input_ids"].shape[0] / (time.perf_counter() - start)
+
+
+@torch.no_grad()
+def batch1_latency_ms(model, batch: dict, sentences: int = 8) -> float:
+    model.eval()
+    start = time.perf_counter()
+    for row in range(sentences):
+        length = int(batch["attention_mask"][row].sum())
+        one = dict(input_ids=batch["input_ids"][row:row + 1, :length],
+                   attention_mask=batch["attention_mask"][row:row + 1, :length])
+        if isinstance(model, NaiveBahdanau):
+            model.greedy(one["input_ids"], one["attention_mask"], TARGET_STEPS)
+        else:
+            model.generate(**one, max_new_tokens=TARGET_STEPS, do_sample=False)
+    return (time.perf_counter() - start) / sentences * 1000
+
+
+def train_flops_per_token(model, batch: dict) -> float:
+    model.train()
+    with FlopCounterMode(display=False) as counter:
+        loss_of(model, batch).backward()
+    model.zero_grad(set_to_none=True)
+    return counter.get_total_flops() / int((batch["labels"] != -100).sum())
+
+
+def gemm_flops_per_second(size: int = 2048, seconds: float = 1.0) -> float:
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    a @ b
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        a @ b
+        count += 1
+    return 2 * size**3 * count / (time.perf_counter() - start)
+
+
+def peak_training_rss_mb(implementation: str, batches: int) -> float:
+    """Peak RSS of a fresh process that trains ``implementation`` for a few batches."""
+    code = (f"import sys; sys.argv=['x']; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+            "import run_benchmarks as rb, torch, resource; torch.set_num_threads(2); "
+            f"m = rb.build_naive() if {implementation!r} == 'naive' else rb.build_ours({implementation!r}); "
+            f"rb.train_tokens_per_second(m, [rb.synthetic_batch(s) for s in range({batches})]); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return int(output.split()[-1]) / 1024
+
+
+def summarize(values: list[float]) -> dict:
+    return dict(median=statistics.median(values), min=min(values), max=max(values))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--train_batches", type=int, default=5)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--output", default=str(Path(__file__).parent / "results.json"))
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    batches = [synthetic_batch(seed) for seed in range(args.train_batches)]
+    decode_batch = synthetic_batch(1000)
+    metrics = {
+        "train_tokens_per_s": lambda m: train_tokens_per_second(m, batches),
+        "greedy_b64_sentences_per_s": lambda m: decode_sentences_per_second(m, decode_batch, 1),
+        "beam5_b64_sentences_per_s": lambda m: decode_sentences_per_second(m, decode_batch, 5),
+        "greedy_b1_ms_per_sentence": lambda m: batch1_latency_ms(m, decode_batch),
+    }
+    naive = build_naive()
+    gemm = gemm_flops_per_second()
+    results = dict(gemm_flops_per_s=gemm, threads=args.threads, repeats=args.repeats, models={})
+    naive_rss = peak_training_rss_mb("naive", 2)
+    for name in args.models:
+        ours = build_ours(name)
+        measured = {key: {"ours": [], "naive": []} for key in metrics}
+        for _ in range(args.repeats):
+            for key, measure in metrics.items():  # A/B alternating, same batches
+                measured[key]["ours"].append(measure(ours))
+                measured[key]["naive"].append(measure(naive))
+        row = {key: {side: summarize(values) for side, values in sides.items()} for key, sides in measured.items()}
+        for key in row:
+            row[key]["ratio"] = row[key]["ours"]["median"] / row[key]["naive"]["median"]
+        flops = train_flops_per_token(ours, batches[0])
+        row["train_mflops_per_token"] = flops / 1e6
+        row["gemm_peak_share"] = flops * row["train_tokens_per_s"]["ours"]["median"] / gemm
+        ours_rss = peak_training_rss_mb(name, 2)
+        row["peak_train_rss_mb"] = dict(ours=ours_rss, naive=naive_rss, ratio=ours_rss / naive_rss)
+        results["models"][name] = row
+        print_row(name, row)
+    Path(args.output).write_text(json.dumps(results, indent=2))
+    print(f"\nfp32 GEMM {gemm / 1e9:.0f} GFLOP/s ({args.threads} threads); results in {args.output}")
+
+
+def print_row(name: str, row: dict) -> None:
+    print(f"\n{name}  (train {row['train_mflops_per_token']:.1f} MFLOP/token, "
+          f"{100 * row['gemm_peak_share']:.0f}% of GEMM peak)")
+    for key in ("train_tokens_per_s", "greedy_b64_sentences_per_s", "beam5_b64_sentences_per_s",
+                "greedy_b1_ms_per_sentence"):
+        ours, naive = row[key]["ours"], row[key]["naive"]
+        print(f"  {key:28s} ours {ours['median']:9.1f} [{ours['min']:.1f}–{ours['max']:.1f}]   "
+              f"naive {naive['median']:9.1f} [{naive['min']:.1f}–{naive['max']:.1f}]   x{row[key]['ratio']:.2f}")
+    rss = row["peak_train_rss_mb"]
+    print(f"  {'peak_train_rss_mb':28s} ours {rss['ours']:9.0f}   naive {rss['naive']:9.0f}   x{rss['ratio']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
