@@ -66,6 +66,12 @@ class RecurrentDecoder(nn.Module):
         """E y [B, T, E] (with dropout)."""
         return self.dropout(self.embed_tokens(input_ids))
 
+    def project_embeddings(self, embedded: Tensor) -> tuple[tuple[Tensor, ...], Tensor]:
+        """Hoisted out of the step loop: W_iy E y_t + b_ih for every step at once, split into per-step
+        [B, gates * H] tensors, and W_ixᵀ, the part of W_ih that the loop applies to its extra input x_t."""
+        embedding_weight, extra_weight_t, bias = self.rnn.first_layer_input_weights(self.embedding_size)
+        return nn.functional.linear(embedded, embedding_weight, bias).unbind(1), extra_weight_t
+
     def attend(self, query: Tensor, memory: EncoderMemory) -> tuple[Tensor, Tensor]:
         """query [B, H] or [B, T, H] -> context [.., D], weights [.., S]."""
         return self.attention(query, memory.annotations, memory.annotations, memory.mask, memory.projected_keys)
@@ -83,13 +89,12 @@ class BahdanauDecoder(RecurrentDecoder):
     def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState) -> DecoderOutput:
         """input_ids [B, T] (y_0 … y_{T-1}); step t attends with the state before it."""
         embedded = self.embed(input_ids)
-        input_gates = self.rnn.project_first_input(embedded, 0, self.embedding_size)  # hoisted: all steps at once
+        input_gates, context_weight = self.project_embeddings(embedded)
         layers = self.rnn.unbind_state(state.rnn)
         states, contexts, weights = [], [], []
-        for step in range(input_ids.shape[1]):
+        for step_gates in input_gates:
             context, alpha = self.attend(layers[-1][0], memory)
-            gates = input_gates[:, step] + self.rnn.project_first_input(context, self.embedding_size)
-            layers = self.rnn.step(gates, layers)
+            layers = self.rnn.step(torch.addmm(step_gates, context, context_weight), layers)
             states.append(layers[-1][0])
             contexts.append(context)
             weights.append(alpha)
@@ -127,12 +132,11 @@ class LuongDecoder(RecurrentDecoder):
             pre_output = self.readout(torch.cat([contexts, states], dim=-1))
             return DecoderOutput(pre_output, states, weights, DecoderState(rnn_state))
 
-        input_gates = self.rnn.project_first_input(embedded, 0, self.embedding_size)
+        input_gates, feed_weight = self.project_embeddings(embedded)
         layers, feed = self.rnn.unbind_state(state.rnn), state.input_feed
         states, feeds, weights = [], [], []
-        for step in range(input_ids.shape[1]):
-            gates = input_gates[:, step] + self.rnn.project_first_input(feed, self.embedding_size)
-            layers = self.rnn.step(gates, layers)
+        for step_gates in input_gates:
+            layers = self.rnn.step(torch.addmm(step_gates, feed, feed_weight), layers)
             top = layers[-1][0]
             context, alpha = self.attend(top, memory)
             feed = self.readout(torch.cat([context, top], dim=-1))

@@ -122,19 +122,19 @@ class RecurrentStack(nn.Module):
             return inputs._replace(data=self.dropout(inputs.data))
         return self.dropout(inputs)
 
-    def project_first_input(self, inputs: Tensor, start: int = 0, stop: int | None = None) -> Tensor:
-        """W_ih[:, start:stop] x (+ b_ih when start == 0) for the first layer; inputs [..., stop - start]
-        -> [..., gates * H]. Splitting W_ih lets the parts of a concatenated input be projected apart."""
+    def first_layer_input_weights(self, split: int) -> tuple[Tensor, Tensor, Tensor]:
+        """The first layer's W_ih split at input column ``split``: (W_ih[:, :split], W_ih[:, split:]ᵀ, b_ih).
+
+        A decoder whose input is [E y_{t-1}; x_t] projects E y for all steps at once before its loop
+        and adds x_t W_tailᵀ per step; splitting once per forward keeps the slices out of the loop.
+        """
         layer = self.layers[0]
-        weight = layer.weight_ih_l0[:, start:stop]
-        if start == 0:
-            return nn.functional.linear(inputs, weight, layer.bias_ih_l0)
-        return nn.functional.linear(inputs, weight)
+        return layer.weight_ih_l0[:, :split], layer.weight_ih_l0[:, split:].t(), layer.bias_ih_l0
 
     def step(self, first_input_gates: Tensor, state: list[tuple[Tensor, Tensor | None]]) -> list[tuple[Tensor, Tensor | None]]:
         """One time step of a unidirectional stack.
 
-        first_input_gates [B, gates * H]: the first layer's projected input (see ``project_first_input``);
+        first_input_gates [B, gates * H]: the first layer's projected input W_ih x + b_ih;
         state: per layer (h [B, H], c [B, H] or None). Returns the new per-layer state; the top
         layer's h is the output.
         """
