@@ -46,3 +46,12 @@ def random_labels(batch_size: int, target_length: int, seed: int = 1) -> torch.T
 @pytest.fixture
 def batch():
     return padded_batch()
+
+
+@pytest.fixture(scope="module")
+def one_thread():
+    """Tiny models: intra-op thread hand-offs cost more than the arithmetic (about 10x slower with 2 threads)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

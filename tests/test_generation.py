@@ -52,13 +52,7 @@ def decisive_model(preset: str, eos: str = NEVER, seed: int = 1):
     return model
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models: intra-op thread hand-offs cost more than the arithmetic (about 10x slower with 2 threads)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def source_batch():

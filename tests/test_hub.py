@@ -35,13 +35,7 @@ CASE_IDS = [f"{preset}{'-tied' if tied else ''}" for preset, tied in CASES]
 SUBPROCESS_TIMEOUT = 120
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models: intra-op thread hand-offs cost more than the arithmetic (about 10x slower with 2 threads)."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def shared_model(preset: str, tie: bool = False, seed: int = 0) -> BahdanauForConditionalGeneration:
