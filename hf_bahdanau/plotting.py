@@ -1,0 +1,96 @@
+"""Alignment pictures: the soft alignments α_ij of ``generate()`` as a labelled heat map (Bahdanau et al., figure 3).
+
+    out = model.generate(**batch, output_attentions=True, return_dict_in_generate=True)   # greedy or beam
+    weights = alignments_from_generate(out, index=0, eos_token_id=tokenizer.eos_token_id)  # [T, S]
+    plot_alignment(weights, source_tokens, target_tokens, path="alignment.png")
+
+matplotlib is optional: it is imported inside the plotting functions (``pip install matplotlib``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from os import PathLike
+from typing import TYPE_CHECKING
+
+import numpy as np
+import torch
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+__all__ = ["alignments_from_generate", "plot_alignment"]
+
+BLANK = "␣"  # how a whitespace token is labelled
+
+
+def alignments_from_generate(outputs, index: int = 0, eos_token_id: int | None = None) -> torch.Tensor:
+    """The alignment of output row ``index`` of ``generate(..., output_attentions=True, return_dict_in_generate=True)``.
+
+    Returns α [T, S]: one row per generated token (``outputs.sequences[index, 1:1 + T]``, EOS included), one column per
+    (padded) source position. Beam search: step t reads the beam ``outputs.beam_indices[index, t]`` that the
+    hypothesis occupied, and T stops where the indices turn -1. Greedy/sampling: T stops after the first
+    ``eos_token_id`` (all steps when it is None).
+    """
+    steps = getattr(outputs, "cross_attentions", None)
+    if not steps or steps[0] is None:
+        raise ValueError(
+            "`outputs` has no `cross_attentions`: call generate(..., output_attentions=True, "
+            "return_dict_in_generate=True) on a model with attention (attention_type != 'none')."
+        )
+    rows = outputs.sequences.shape[0]
+    if not -rows <= index < rows:
+        raise ValueError(f"`index` must be in [0, {rows}) (rows of outputs.sequences), got {index}.")
+    beam_indices = getattr(outputs, "beam_indices", None)
+    if beam_indices is not None:
+        beams = beam_indices[index]
+        length = int((beams >= 0).sum())
+        return torch.stack([steps[t][0][beams[t], 0, 0] for t in range(length)])
+    generated = outputs.sequences[index, 1:1 + len(steps)]
+    length = len(generated)
+    if eos_token_id is not None and (generated == eos_token_id).any():
+        length = int((generated == eos_token_id).nonzero()[0]) + 1
+    return torch.stack([steps[t][0][index, 0, 0] for t in range(length)])
+
+
+def _label(token: str) -> str:
+    return BLANK if token.isspace() else token
+
+
+def plot_alignment(
+    weights: torch.Tensor | np.ndarray,
+    source_tokens: Sequence[str],
+    target_tokens: Sequence[str],
+    path: str | PathLike | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Heat map of α [T, S]: source tokens along the top (x), output tokens down the side (y), white = 1, black = 0.
+
+    Draws on ``ax`` if given (else on a new figure sized to the tokens) and saves to ``path`` if given.
+    Whitespace tokens are labelled "␣".
+    """
+    from matplotlib.figure import Figure
+
+    weights = np.asarray(weights.detach().cpu().float() if isinstance(weights, torch.Tensor) else weights)
+    expected = (len(target_tokens), len(source_tokens))
+    if weights.ndim != 2 or weights.shape != expected:
+        raise ValueError(
+            f"`weights` must have shape [len(target_tokens), len(source_tokens)] = {list(expected)}, got "
+            f"{list(weights.shape)}."
+        )
+    if ax is None:
+        figure = Figure(figsize=(1.5 + 0.3 * expected[1], 1.2 + 0.3 * expected[0]), layout="constrained")
+        ax = figure.add_subplot()
+    figure = ax.get_figure()
+    ax.imshow(weights, cmap="gray", vmin=0.0, vmax=1.0, interpolation="nearest", aspect="equal")
+    ax.set_xticks(range(expected[1]), [_label(token) for token in source_tokens], rotation=90)
+    ax.set_yticks(range(expected[0]), [_label(token) for token in target_tokens])
+    ax.xaxis.tick_top()
+    ax.tick_params(length=0)
+    if title is not None:
+        ax.set_title(title)
+    if path is not None:
+        figure.savefig(path, dpi=150)
+    return figure
