@@ -1,0 +1,38 @@
+"""`evaluate` metrics that also work offline.
+
+    from training.metrics import load_metric
+    bleu = load_metric("sacrebleu")          # evaluate.EvaluationModule
+    bleu.compute(predictions=["2015-03-03"], references=[["2015-03-03"]])["score"]
+
+``load_metric(name)`` prefers the Hub module ``evaluate.load(name)`` when the Hub is allowed
+(``HF_HUB_OFFLINE`` / ``HF_EVALUATE_OFFLINE`` unset) and reachable, and otherwise loads the local
+module ``training/metrics/<name>/<name>.py``: an ``evaluate.Metric`` with the same inputs and outputs
+whose scoring is done by the same library (sacrebleu, seqeval, scikit-learn).
+"""
+
+import logging
+from pathlib import Path
+
+import evaluate
+from huggingface_hub import constants
+
+logger = logging.getLogger(__name__)
+
+METRICS_DIR = Path(__file__).resolve().parent
+LOCAL_METRICS = tuple(sorted(path.name for path in METRICS_DIR.iterdir() if (path / f"{path.name}.py").is_file()))
+
+
+def _offline() -> bool:
+    return constants.HF_HUB_OFFLINE or evaluate.config.HF_EVALUATE_OFFLINE
+
+
+def load_metric(name: str, **kwargs) -> evaluate.EvaluationModule:
+    """``evaluate.load(name, **kwargs)`` from the Hub when online, else the bundled module of the same name."""
+    if name not in LOCAL_METRICS:
+        raise ValueError(f"`name` must be one of the bundled metrics {list(LOCAL_METRICS)}, got {name!r}.")
+    if not _offline():
+        try:
+            return evaluate.load(name, **kwargs)
+        except (OSError, ConnectionError) as error:  # FileNotFoundError when the Hub cannot be reached
+            logger.info("metric %r not loadable from the Hub (%s); using the bundled module", name, error)
+    return evaluate.load(str(METRICS_DIR / name / f"{name}.py"), **kwargs)
