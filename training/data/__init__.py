@@ -1,0 +1,1 @@
+"""Bundled generated datasets and the scripts that generate them (deterministic, seeded)."""
