@@ -6,7 +6,7 @@ import json
 import pytest
 
 from training.data.make_dates import (
-    DEFAULT_OUTPUT_DIR, FIELDS, FORMATS, SPLIT_SIZES, generate_splits, jsonl_lines, read_field, render,
+    DEFAULT_OUTPUT_DIR, FIELDS, FORMATS, SPLIT_SIZES, TARGET_SPANS, generate_splits, jsonl_lines, read_field, render,
 )
 
 
@@ -32,10 +32,12 @@ def test_every_span_states_its_field_and_the_target_is_a_real_iso_date(split):
     for row in rows:
         date = datetime.date.fromisoformat(row["target"])
         assert row["target"] == f"{date.year:04d}-{date.month:02d}-{date.day:02d}"
-        assert list(row["spans"]) == list(FIELDS)
-        for field, (start, end) in row["spans"].items():
+        assert list(row["source_spans"]) == list(FIELDS) and row["target_spans"] == TARGET_SPANS
+        for field, (start, end) in row["source_spans"].items():
             assert 0 <= start < end <= len(row["source"])
             assert read_field(field, row["source"][start:end]) == getattr(date, field), (row, field)
+            target_start, target_end = row["target_spans"][field]
+            assert int(row["target"][target_start:target_end]) == getattr(date, field)
 
 
 def test_spans_by_hand():

@@ -5,10 +5,12 @@
 Each line is one example::
 
     {"source": "mardi 3 mars 2015", "target": "2015-03-03", "language": "fr", "format": "weekday d month yyyy",
-     "spans": {"year": [13, 17], "month": [8, 12], "day": [6, 7]}}
+     "source_spans": {"year": [13, 17], "month": [8, 12], "day": [6, 7]},
+     "target_spans": {"year": [0, 4], "month": [5, 7], "day": [8, 10]}}
 
-``spans[field] = [start, end]`` is the character span of the source that states the field (``source[start:end]``;
-``read_field`` turns it back into the number), the ground truth for the alignment error rate. Dates are drawn
+``source_spans[field] = [start, end]`` is the character span of the source that states the field
+(``source[start:end]``; ``read_field`` turns it back into the number), and ``target_spans[field]`` the span of the
+target that writes it: the ground truth for the alignment error rate. Dates are drawn
 uniformly from 1950-01-01 … 2049-12-31; two-digit years mean 1950–1999 for 50–99 and 2000–2049 for 00–49. The
 numeric formats are unambiguous: "/" with a two-digit year is the US order M/D/YY, with a four-digit year the
 European DD/MM/YYYY; "." is DD.MM.YYYY; a leading four-digit year is YYYY/M/D. Weekdays are the real ones. The same
@@ -23,6 +25,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 FIELDS = ("year", "month", "day")
+TARGET_SPANS = {"year": [0, 4], "month": [5, 7], "day": [8, 10]}  # in "YYYY-MM-DD"
 FIRST_DAY, LAST_DAY = datetime.date(1950, 1, 1), datetime.date(2049, 12, 31)
 SPLIT_SIZES = {"train": 12000, "validation": 1000, "test": 1000}
 DEFAULT_OUTPUT_DIR = Path(__file__).resolve().parent / "dates"
@@ -136,7 +139,8 @@ def example(rng: random.Random) -> dict:
     date = FIRST_DAY + datetime.timedelta(days=rng.randrange((LAST_DAY - FIRST_DAY).days + 1))
     language, name = rng.choice(FORMAT_CHOICES)
     source, spans = render(FORMATS[language][name](date))
-    return {"source": source, "target": date.isoformat(), "language": language, "format": name, "spans": spans}
+    return {"source": source, "target": date.isoformat(), "language": language, "format": name,
+            "source_spans": spans, "target_spans": TARGET_SPANS}
 
 
 def generate_splits(seed: int = 0, sizes: dict[str, int] = SPLIT_SIZES) -> dict[str, list[dict]]:
