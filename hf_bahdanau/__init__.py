@@ -5,24 +5,41 @@ class for ``register_for_auto_class`` so ``save_pretrained`` writes the code nex
 (loadable with ``trust_remote_code=True`` where hf_bahdanau is not installed).
 """
 
-from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
+from transformers import (
+    AutoConfig,
+    AutoModel,
+    AutoModelForSeq2SeqLM,
+    AutoModelForSequenceClassification,
+    AutoModelForTokenClassification,
+)
 
 from . import attention
 from .configuration_bahdanau import PRESETS, BahdanauConfig
 from .modeling_bahdanau import BahdanauForConditionalGeneration, BahdanauModel, BahdanauPreTrainedModel
+from .modeling_encoder_only import BahdanauEncoderModel
+from .modeling_sequence_classification import BahdanauForSequenceClassification
+from .modeling_token_classification import BahdanauForTokenClassification
 
 __version__ = "0.1.0"
 
 AutoConfig.register(BahdanauConfig.model_type, BahdanauConfig, exist_ok=True)
 BahdanauConfig.register_for_auto_class()
-for auto_class, model_class in ((AutoModel, BahdanauModel), (AutoModelForSeq2SeqLM, BahdanauForConditionalGeneration)):
+for auto_class, model_class in (
+    (AutoModel, BahdanauModel),
+    (AutoModelForSeq2SeqLM, BahdanauForConditionalGeneration),
+    (AutoModelForTokenClassification, BahdanauForTokenClassification),
+    (AutoModelForSequenceClassification, BahdanauForSequenceClassification),
+):
     auto_class.register(BahdanauConfig, model_class, exist_ok=True)
     model_class.register_for_auto_class(auto_class.__name__)
 
 __all__ = [
     "PRESETS",
     "BahdanauConfig",
+    "BahdanauEncoderModel",
     "BahdanauForConditionalGeneration",
+    "BahdanauForSequenceClassification",
+    "BahdanauForTokenClassification",
     "BahdanauModel",
     "BahdanauPreTrainedModel",
     "attention",

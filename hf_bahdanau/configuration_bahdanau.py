@@ -5,10 +5,14 @@ bridge, deep output); each is validated once, in ``__post_init__``. The classic 
 the seeds are named presets: plain data, never subclasses.
 """
 
+import os
+import shutil
+from pathlib import Path
 from typing import Any
 
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
+from transformers.dynamic_module_utils import get_relative_import_files
 
 RNN_TYPES = ("gru", "lstm", "rnn")
 ATTENTION_TYPES = (
@@ -27,11 +31,15 @@ DECODER_STYLES = ("bahdanau", "luong")
 CONTEXT_MODES = ("cho", "sutskever")
 BRIDGES = ("zero", "last", "tanh", "mean")
 DEEP_OUTPUTS = ("none", "tanh", "maxout")
+# the tagger: "sentence" = the seed's one distribution over the sentence; else e_tj = score(h_t, h_j)
+TOKEN_ATTENTION_TYPES = ("sentence", *(name for name in ATTENTION_TYPES if name != "none"))
 
 AUTO_MAP = {
     "AutoConfig": "configuration_bahdanau.BahdanauConfig",
     "AutoModel": "modeling_bahdanau.BahdanauModel",
     "AutoModelForSeq2SeqLM": "modeling_bahdanau.BahdanauForConditionalGeneration",
+    "AutoModelForTokenClassification": "modeling_token_classification.BahdanauForTokenClassification",
+    "AutoModelForSequenceClassification": "modeling_sequence_classification.BahdanauForSequenceClassification",
 }
 
 PRESETS: dict[str, dict[str, Any]] = {
@@ -62,6 +70,17 @@ PRESETS["luong-concat"] = {**PRESETS["luong-dot"], "attention_type": "concat"}
 PRESETS["luong-location"] = {**PRESETS["luong-dot"], "attention_type": "location"}
 
 
+def copy_auto_map_code(auto_map: dict[str, Any], folder: str | os.PathLike) -> None:
+    """Copy the module of every class named in ``auto_map`` (and what it imports) from this file's folder."""
+    package, folder = Path(__file__).resolve().parent, Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    modules = {reference.split("--")[-1].split(".")[0] for reference in auto_map.values() if isinstance(reference, str)}
+    for source in (package / f"{module}.py" for module in sorted(modules)):
+        if source.is_file():  # a remote-code cache holds only the modules fetched so far
+            for path in (source, *map(Path, get_relative_import_files(source))):
+                shutil.copyfile(path, folder / path.name)
+
+
 def _require_choice(field: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise ValueError(f"`{field}` must be one of {list(allowed)}, got {value!r}.")
@@ -86,6 +105,13 @@ class BahdanauConfig(PreTrainedConfig):
     ``decoder_style`` {bahdanau: attend with s_{i-1} then update; luong: update then attend};
     ``input_feeding`` (luong only); ``context_mode`` {cho, sutskever} for ``attention_type="none"``;
     ``bridge`` {zero, last, tanh, mean}; ``deep_output`` {none, tanh, maxout}.
+
+    Tagging and classification heads (encoder only; they load a seq2seq checkpoint's encoder):
+    ``token_attention_type`` {sentence: the seed's α_j = softmax_j(v_aᵀ tanh(U_a h_j + b)) re-weighting each
+    h_j; or any score function above: token t attends e_tj = score(h_t, h_j)}; ``classifier_attention_size``
+    d_a of u_j = tanh(W h_j + b) (default: annotation size / 2); ``classifier_dropout`` (default ``dropout``);
+    ``hierarchical`` (HAN: word-level encoder + attention per sentence, sentence-level encoder + attention);
+    ``sentence_separator_token_id`` splits [batch, tokens] input into sentences in hierarchical mode.
 
     Use ``BahdanauConfig.from_preset(name, **overrides)`` for the classic systems (``PRESETS``).
     """
@@ -123,6 +149,11 @@ class BahdanauConfig(PreTrainedConfig):
     bos_token_id: int | None = 1
     eos_token_id: int | list[int] | None = 2
     decoder_start_token_id: int | None = 1
+    token_attention_type: str = "sentence"
+    classifier_attention_size: int | None = None
+    classifier_dropout: float | int | None = None
+    hierarchical: bool = False
+    sentence_separator_token_id: int | None = None
 
     def __post_init__(self, **kwargs):
         if self.encoder_hidden_size is None:
@@ -131,6 +162,8 @@ class BahdanauConfig(PreTrainedConfig):
             self.attention_size = self.hidden_size
         if self.output_size is None:
             self.output_size = self.embedding_size
+        if self.classifier_attention_size is None:
+            self.classifier_attention_size = max(1, self.encoder_output_size // 2)
         if getattr(self, "auto_map", None) is None:
             self.auto_map = dict(AUTO_MAP)
         super().__post_init__(**kwargs)
@@ -147,10 +180,18 @@ class BahdanauConfig(PreTrainedConfig):
         _require_choice("preset", name, tuple(PRESETS))
         return cls(**{**PRESETS[name], **overrides})
 
+    def save_pretrained(self, save_directory: str | os.PathLike, push_to_hub: bool = False, **kwargs: Any) -> None:
+        """``PreTrainedConfig.save_pretrained``; when the code is saved too (``register_for_auto_class``), every
+        class in ``auto_map`` gets its code into the folder, not only the model being saved, so each head
+        (seq2seq, tagger, classifier) loads from any checkpoint with ``trust_remote_code=True``."""
+        if self._auto_class is not None:
+            copy_auto_map_code(self.auto_map, save_directory)
+        super().save_pretrained(save_directory, push_to_hub=push_to_hub, **kwargs)
+
     def _check_architecture(self) -> None:
         for field in ("vocab_size", "embedding_size", "hidden_size", "encoder_hidden_size", "encoder_layers",
                       "decoder_layers", "attention_size", "num_attention_heads", "max_source_positions",
-                      "output_size"):
+                      "output_size", "classifier_attention_size"):
             _require_positive(field, getattr(self, field))
         _require_choice("rnn_type", self.rnn_type, RNN_TYPES)
         _require_choice("attention_type", self.attention_type, ATTENTION_TYPES)
@@ -158,8 +199,16 @@ class BahdanauConfig(PreTrainedConfig):
         _require_choice("context_mode", self.context_mode, CONTEXT_MODES)
         _require_choice("bridge", self.bridge, BRIDGES)
         _require_choice("deep_output", self.deep_output, DEEP_OUTPUTS)
-        if not 0 <= self.dropout < 1:
-            raise ValueError(f"`dropout` must be in [0, 1), got {self.dropout}.")
+        _require_choice("token_attention_type", self.token_attention_type, TOKEN_ATTENTION_TYPES)
+        for field in ("dropout", "classifier_dropout"):
+            value = getattr(self, field)
+            if value is not None and not 0 <= value < 1:
+                raise ValueError(f"`{field}` must be in [0, 1), got {value}.")
+        if self.sentence_separator_token_id is not None and not 0 <= self.sentence_separator_token_id < self.vocab_size:
+            raise ValueError(
+                f"`sentence_separator_token_id` must be a token id in [0, vocab_size={self.vocab_size}), "
+                f"got {self.sentence_separator_token_id}."
+            )
         if self.gaussian_kernel_width <= 0:
             raise ValueError(f"`gaussian_kernel_width` must be positive, got {self.gaussian_kernel_width}.")
         if self.attention_type in SAME_SIZE_ATTENTION and self.encoder_output_size != self.hidden_size:

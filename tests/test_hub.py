@@ -117,6 +117,8 @@ def test_saved_folder_contents(preset, tie, tmp_path):
         "AutoConfig": "configuration_bahdanau.BahdanauConfig",
         "AutoModel": "modeling_bahdanau.BahdanauModel",
         "AutoModelForSeq2SeqLM": "modeling_bahdanau.BahdanauForConditionalGeneration",
+        "AutoModelForTokenClassification": "modeling_token_classification.BahdanauForTokenClassification",
+        "AutoModelForSequenceClassification": "modeling_sequence_classification.BahdanauForSequenceClassification",
     }
     assert config["auto_map"] == AUTO_MAP
     assert config["architectures"] == ["BahdanauForConditionalGeneration"]

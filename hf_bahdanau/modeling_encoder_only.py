@@ -1,0 +1,60 @@
+"""The encoder half of the seq2seq model, as the base of the tagging and classification heads.
+
+``BahdanauEncoderModel`` keeps the seq2seq model's weight names (``encoder.embed_tokens``,
+``encoder.rnn``), and the heads keep it under ``model`` like ``BahdanauForConditionalGeneration`` does,
+so a head loads a seq2seq checkpoint's source embedding and encoder (``model.encoder.*``) as they are;
+only the head's own weights are new.
+"""
+
+from torch import Tensor, nn
+from transformers import PreTrainedModel
+from transformers.utils import can_return_tuple
+
+from .configuration_bahdanau import BahdanauConfig
+from .encoder import BahdanauEncoder, BahdanauEncoderOutput
+from .modeling_bahdanau import BahdanauPreTrainedModel
+
+__all__ = ["BahdanauEncoderModel", "BahdanauEncoderPreTrainedModel"]
+
+
+class BahdanauEncoderPreTrainedModel(BahdanauPreTrainedModel):
+    """Models without a decoder: weight initialisation as the seq2seq models; resizing touches the source
+    embedding only."""
+
+    _no_split_modules = ["BahdanauEncoder"]
+
+    def _resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of=None, mean_resizing=True):
+        return PreTrainedModel._resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of, mean_resizing)
+
+
+class BahdanauEncoderModel(BahdanauEncoderPreTrainedModel):
+    """Embeddings -> (Bi)RNN: annotations h_j [B, S, encoder_output_size], 0 on padding."""
+
+    def __init__(self, config: BahdanauConfig):
+        super().__init__(config)
+        self.encoder = BahdanauEncoder(
+            config, nn.Embedding(config.vocab_size, config.embedding_size, padding_idx=config.pad_token_id)
+        )
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.encoder.embed_tokens
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.encoder.embed_tokens = value
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: Tensor | None = None,
+        attention_mask: Tensor | None = None,
+        inputs_embeds: Tensor | None = None,
+        output_hidden_states: bool | None = None,
+    ) -> BahdanauEncoderOutput:
+        """input_ids [B, S] (or inputs_embeds [B, S, E]); attention_mask [B, S], 1 = real token."""
+        if output_hidden_states is None:
+            output_hidden_states = self.config.output_hidden_states
+        return self.encoder(
+            input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
+            output_hidden_states=output_hidden_states, return_dict=True,
+        )

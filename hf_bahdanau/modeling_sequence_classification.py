@@ -1,0 +1,226 @@
+"""Attention-pooled text classification, flat or hierarchical (HAN, Yang et al. 2016; seed 004).
+
+Flat (``config.hierarchical=False``):
+    h_j = BiRNN(x)_j,  α = softmax_j(u_wᵀ tanh(W h_j + b)),  v = Σ_j α_j h_j,  logits = W_o v + b_o
+
+Hierarchical: a document is sentences of words, given as input_ids [B, N, W] or as [B, S] split at
+``config.sentence_separator_token_id`` (and at the end-of-sequence token) by ``split_sentences``:
+    word level, per sentence i:  h_ij = BiRNN_w(x_i)_j,  α_ij = softmax_j(u_wᵀ tanh(W_w h_ij + b_w)),
+                                 s_i = Σ_j α_ij h_ij
+    sentence level:              h_i = BiRNN_s(s)_i,  β_i = softmax_i(u_sᵀ tanh(W_s h_i + b_s)),  v = Σ_i β_i h_i
+    logits = W_o v + b_o
+
+The word-level BiRNN and embeddings are the seq2seq model's encoder (``model.encoder``); the
+sentence-level BiRNN has the same shape over sentence vectors. ``problem_type`` (regression,
+single-label, multi-label) and its loss follow transformers' sequence classification heads.
+"""
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import torch
+from torch import Tensor, nn
+from transformers.modeling_outputs import SequenceClassifierOutput
+from transformers.utils import can_return_tuple
+
+from .configuration_bahdanau import BahdanauConfig
+from .encoder import BahdanauEncoder
+from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel
+from .pooling import ContextVectorAttention
+
+__all__ = ["BahdanauForSequenceClassification", "BahdanauSequenceClassifierOutput", "split_sentences"]
+
+
+@dataclass
+class BahdanauSequenceClassifierOutput(SequenceClassifierOutput):
+    """``SequenceClassifierOutput`` with the pooling weights (when ``output_attentions``).
+
+    word_attentions: α [B, S] (flat) or [B, N, W] (hierarchical: over the words of each sentence).
+    sentence_attentions: β [B, N] over the sentences (hierarchical only).
+    hidden_states (``output_hidden_states``): flat, the encoder's (embeddings, each layer); hierarchical,
+    (word annotations [B, N, W, D], sentence annotations [B, N, D]).
+    """
+
+    word_attentions: Tensor | None = None
+    sentence_attentions: Tensor | None = None
+
+
+def split_sentences(
+    input_ids: Tensor, attention_mask: Tensor, delimiter_ids: Tensor, pad_token_id: int = 0
+) -> tuple[Tensor, Tensor]:
+    """[B, S] token ids -> [B, N, W] sentences of words, and their mask.
+
+    A delimiter (e.g. the separator "." or the end-of-sequence token) closes the sentence it follows and is
+    not a word of it; empty sentences are dropped; N and W are the largest counts in the batch.
+    """
+    is_delimiter = torch.isin(input_ids, delimiter_ids)
+    is_word = attention_mask.bool() & ~is_delimiter
+    words_seen = is_word.long().cumsum(1)  # words up to and including each position
+    words_before_sentence = torch.where(is_delimiter, words_seen, 0).cummax(1).values
+    position = words_seen - words_before_sentence - 1  # index of a word within its sentence
+    sentence = (is_word & (position == 0)).long().cumsum(1) - 1  # index of its (non-empty) sentence
+    rows, columns = is_word.nonzero(as_tuple=True)
+    sentence, position = sentence[rows, columns], position[rows, columns]
+    num_sentences = int(sentence.max()) + 1 if len(rows) else 1
+    num_words = int(position.max()) + 1 if len(rows) else 1
+    batch_size = input_ids.shape[0]
+    sentences = input_ids.new_full((batch_size, num_sentences, num_words), pad_token_id)
+    sentences[rows, sentence, position] = input_ids[rows, columns]
+    mask = attention_mask.new_zeros((batch_size, num_sentences, num_words))
+    mask[rows, sentence, position] = 1
+    return sentences, mask
+
+
+def _sentence_level_encoder(config: BahdanauConfig) -> BahdanauEncoder:
+    """The word-level encoder's RNN over sentence vectors (input size = annotation size, no embedding)."""
+    sizes = SimpleNamespace(
+        rnn_type=config.rnn_type, embedding_size=config.encoder_output_size,
+        encoder_hidden_size=config.encoder_hidden_size, encoder_layers=config.encoder_layers,
+        bidirectional=config.bidirectional, dropout=config.dropout, reverse_source=False,
+    )
+    return BahdanauEncoder(sizes, embed_tokens=None)
+
+
+def sequence_classification_loss(logits: Tensor, labels: Tensor, config: BahdanauConfig) -> Tensor:
+    """MSE (regression), cross-entropy (single-label) or BCE with logits (multi-label), inferring
+    ``config.problem_type`` from num_labels and the labels' dtype when unset, as transformers does."""
+    if config.problem_type is None:
+        if config.num_labels == 1:
+            config.problem_type = "regression"
+        elif labels.dtype in (torch.long, torch.int):
+            config.problem_type = "single_label_classification"
+        else:
+            config.problem_type = "multi_label_classification"
+    if config.problem_type == "regression":
+        if config.num_labels == 1:
+            return nn.functional.mse_loss(logits.squeeze(-1), labels.view(-1).to(logits.dtype))
+        return nn.functional.mse_loss(logits, labels.to(logits.dtype))
+    if config.problem_type == "single_label_classification":
+        return nn.functional.cross_entropy(logits.view(-1, config.num_labels), labels.view(-1))
+    return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
+
+
+class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
+    """A label (or labels, or a score) per text, from attention pooling over the encoder states: flat, or
+    hierarchical over words and then sentences (``config.hierarchical``)."""
+
+    accepts_loss_kwargs = False  # the loss is a batch mean; Trainer scales it for gradient accumulation
+
+    def __init__(self, config: BahdanauConfig):
+        super().__init__(config)
+        self.num_labels = config.num_labels
+        size = config.encoder_output_size
+        self.model = BahdanauEncoderModel(config)
+        self.word_attention = ContextVectorAttention(size, config.classifier_attention_size)
+        if config.hierarchical:
+            self.sentence_encoder = _sentence_level_encoder(config)
+            self.sentence_attention = ContextVectorAttention(size, config.classifier_attention_size)
+        dropout = config.dropout if config.classifier_dropout is None else config.classifier_dropout
+        self.dropout = nn.Dropout(dropout)
+        self.classifier = nn.Linear(size, config.num_labels)
+        self.post_init()
+
+    def split_sentences(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
+        """[B, S] -> sentences [B, N, W] and their mask, split at the separator and end-of-sequence tokens."""
+        if self.config.sentence_separator_token_id is None:
+            raise ValueError(
+                "`config.sentence_separator_token_id` is None: set it to split [batch, tokens] input_ids into "
+                "sentences, or pass input_ids of shape [batch, sentences, words]."
+            )
+        eos = self.config.eos_token_id
+        delimiters = [self.config.sentence_separator_token_id, *([] if eos is None else [eos] if isinstance(eos, int)
+                                                                 else eos)]
+        if attention_mask is None:
+            attention_mask = torch.ones_like(input_ids)
+        return split_sentences(input_ids, attention_mask, torch.tensor(delimiters, device=input_ids.device),
+                               self.config.pad_token_id or 0)
+
+    @can_return_tuple
+    def forward(
+        self,
+        input_ids: Tensor | None = None,
+        attention_mask: Tensor | None = None,
+        inputs_embeds: Tensor | None = None,
+        labels: Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+    ) -> BahdanauSequenceClassifierOutput:
+        """Flat: input_ids / attention_mask [B, S] (or inputs_embeds [B, S, E]). Hierarchical: [B, N, W]
+        (or inputs_embeds [B, N, W, E]), or [B, S] split into sentences. labels: [B] class ids
+        (single-label), [B, num_labels] floats (multi-label) or [B] / [B, num_labels] values (regression).
+        logits [B, num_labels]."""
+        if output_attentions is None:
+            output_attentions = self.config.output_attentions
+        if output_hidden_states is None:
+            output_hidden_states = self.config.output_hidden_states
+        if self.config.hierarchical:
+            document, word_weights, sentence_weights, hidden_states = self._encode_document(
+                input_ids, attention_mask, inputs_embeds, output_hidden_states
+            )
+        else:
+            encoded = self.model(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
+                                 output_hidden_states=output_hidden_states)
+            annotations = encoded.last_hidden_state
+            mask = (torch.ones(annotations.shape[:2], dtype=torch.bool, device=annotations.device)
+                    if attention_mask is None else attention_mask.bool())
+            document, word_weights = self.word_attention(annotations, mask)
+            sentence_weights, hidden_states = None, encoded.hidden_states
+        logits = self.classifier(self.dropout(document))
+        loss = None if labels is None else sequence_classification_loss(logits, labels, self.config)
+        return BahdanauSequenceClassifierOutput(
+            loss=loss,
+            logits=logits,
+            hidden_states=hidden_states,
+            word_attentions=word_weights if output_attentions else None,
+            sentence_attentions=sentence_weights if output_attentions else None,
+        )
+
+    def _encode_document(
+        self, input_ids: Tensor | None, attention_mask: Tensor | None, inputs_embeds: Tensor | None,
+        output_hidden_states: bool,
+    ) -> tuple[Tensor, Tensor, Tensor, tuple[Tensor, Tensor] | None]:
+        """Words -> sentence vectors s_i -> document vector v [B, D]; α [B, N, W]; β [B, N]."""
+        words = input_ids if inputs_embeds is None else inputs_embeds
+        if words is None:
+            raise ValueError("Pass `input_ids` or `inputs_embeds`.")
+        sentence_dims = 3 if inputs_embeds is None else 4
+        if words.dim() == sentence_dims - 1:
+            if inputs_embeds is not None:
+                raise ValueError("hierarchical `inputs_embeds` must be [batch, sentences, words, embedding_size].")
+            words, attention_mask = self.split_sentences(input_ids, attention_mask)
+        elif words.dim() != sentence_dims:
+            raise ValueError(
+                f"hierarchical input_ids must be [batch, tokens] or [batch, sentences, words], got shape "
+                f"{tuple(words.shape)}."
+            )
+        batch_size, num_sentences, num_words = words.shape[:3]
+        if attention_mask is None:
+            attention_mask = torch.ones(words.shape[:3], dtype=torch.long, device=words.device)
+        word_mask = attention_mask.bool()
+        sentence_mask = word_mask.any(-1)  # [B, N]
+        real = sentence_mask.flatten()  # only non-empty sentences go through the word-level encoder
+
+        size = self.config.encoder_output_size
+        sentence_vectors = words.new_zeros((batch_size * num_sentences, size), dtype=self.dtype)
+        word_weights = words.new_zeros((batch_size * num_sentences, num_words), dtype=self.dtype)
+        word_annotations = words.new_zeros((batch_size * num_sentences, num_words, size), dtype=self.dtype)
+        if real.any():
+            flat_words, flat_mask = words.flatten(0, 1)[real], attention_mask.flatten(0, 1)[real]
+            encoded = self.model(
+                input_ids=None if inputs_embeds is not None else flat_words,
+                inputs_embeds=flat_words if inputs_embeds is not None else None,
+                attention_mask=flat_mask,
+            )
+            word_annotations[real] = encoded.last_hidden_state
+            sentence_vectors[real], word_weights[real] = self.word_attention(
+                encoded.last_hidden_state, flat_mask.bool()
+            )
+        sentence_annotations = self.sentence_encoder(
+            inputs_embeds=sentence_vectors.view(batch_size, num_sentences, size),
+            attention_mask=sentence_mask.long(), return_dict=True,
+        ).last_hidden_state
+        document, sentence_weights = self.sentence_attention(sentence_annotations, sentence_mask)
+        hidden_states = None
+        if output_hidden_states:
+            hidden_states = (word_annotations.view(batch_size, num_sentences, num_words, size), sentence_annotations)
+        return document, word_weights.view(batch_size, num_sentences, num_words), sentence_weights, hidden_states
