@@ -1,0 +1,240 @@
+"""Attention-pooled and hierarchical (HAN) classification: sentence splitting against a plain-Python reference,
+the hierarchy against a sentence-by-sentence composition, masks, the three problem types' losses by hand,
+save/load and loading a seq2seq checkpoint's encoder."""
+
+import pytest
+import torch
+from torch.testing import assert_close
+from transformers import AutoModelForSequenceClassification
+
+from conftest import EOS, PAD, VOCAB, padded_batch, tiny_config, tiny_model
+from hf_bahdanau import BahdanauConfig, BahdanauForSequenceClassification
+from hf_bahdanau.modeling_sequence_classification import BahdanauSequenceClassifierOutput, split_sentences
+
+SEP = 5  # the sentence separator token id in these tests
+LENGTHS = (9, 6, 3)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def classifier(hierarchical: bool = True, num_labels: int = 3, seed: int = 0, **overrides):
+    torch.manual_seed(seed)
+    config = tiny_config(**{"num_labels": num_labels, "hierarchical": hierarchical,
+                            "sentence_separator_token_id": SEP, **overrides})
+    return BahdanauForSequenceClassification(config).eval()
+
+
+def documents() -> tuple[torch.Tensor, torch.Tensor]:
+    """Three padded documents: "a b . c d e . f </s>", ". . g h </s>" (empty sentences), "i . j"."""
+    rows = [[11, 12, SEP, 13, 14, 15, SEP, 16, EOS], [SEP, SEP, 17, 18, EOS], [19, SEP, 20]]
+    input_ids = torch.full((3, 9), PAD)
+    attention_mask = torch.zeros(3, 9, dtype=torch.long)
+    for row, tokens in enumerate(rows):
+        input_ids[row, :len(tokens)] = torch.tensor(tokens)
+        attention_mask[row, :len(tokens)] = 1
+    return input_ids, attention_mask
+
+
+def reference_split(tokens: list[int], delimiters: set[int]) -> list[list[int]]:
+    sentences, current = [], []
+    for token in tokens:
+        if token in delimiters:
+            if current:
+                sentences.append(current)
+            current = []
+        else:
+            current.append(token)
+    return sentences + ([current] if current else [])
+
+
+# 1. splitting documents into sentences ------------------------------------------------------------------
+
+
+def test_split_sentences_of_hand_written_documents():
+    input_ids, attention_mask = documents()
+    sentences, mask = split_sentences(input_ids, attention_mask, torch.tensor([SEP, EOS]))
+    assert sentences.shape == mask.shape == (3, 3, 3)
+    assert sentences.tolist() == [
+        [[11, 12, PAD], [13, 14, 15], [16, PAD, PAD]],
+        [[17, 18, PAD], [PAD] * 3, [PAD] * 3],
+        [[19, PAD, PAD], [20, PAD, PAD], [PAD] * 3],
+    ]
+    assert torch.equal(mask.bool(), sentences != PAD)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_split_sentences_matches_a_python_reference(seed):
+    generator = torch.Generator().manual_seed(seed)
+    lengths = torch.randint(0, 16, (6,), generator=generator)
+    input_ids = torch.randint(3, 9, (6, 16), generator=generator)  # ids 5 (SEP) are frequent, runs included
+    attention_mask = (torch.arange(16)[None] < lengths[:, None]).long()
+    input_ids[attention_mask == 0] = SEP  # padding is never a word or a delimiter, whatever its id
+    sentences, mask = split_sentences(input_ids, attention_mask, torch.tensor([SEP]))
+    for row in range(6):
+        expected = reference_split(input_ids[row, :lengths[row]].tolist(), {SEP})
+        got = [sentence[m.bool()].tolist() for sentence, m in zip(sentences[row], mask[row]) if m.any()]
+        assert got == expected
+        assert not mask[row, len(expected):].any()  # the non-empty sentences come first
+    assert sentences.shape[1] == max(1, max(len(reference_split(input_ids[r, :lengths[r]].tolist(), {SEP}))
+                                            for r in range(6)))
+
+
+# 2. the hierarchy --------------------------------------------------------------------------------------
+
+
+def test_hierarchical_forward_is_the_composition_of_sentence_by_sentence_steps():
+    model = classifier()
+    input_ids, attention_mask = documents()
+    with torch.no_grad():
+        out = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+        sentences, mask = model.split_sentences(input_ids, attention_mask)
+        for row in range(3):
+            vectors, word_weights = [], []
+            for words, word_mask in zip(sentences[row], mask[row]):
+                if not word_mask.any():
+                    continue
+                real_words = words[word_mask.bool()][None]  # each sentence encoded alone, no padding
+                annotations = model.model(input_ids=real_words).last_hidden_state
+                vector, alpha = model.word_attention(annotations, torch.ones(1, real_words.shape[1], dtype=torch.bool))
+                vectors.append(vector)
+                word_weights.append(alpha[0])
+            sentence_annotations = model.sentence_encoder(inputs_embeds=torch.stack(vectors, 1)).last_hidden_state
+            document, beta = model.sentence_attention(sentence_annotations,
+                                                      torch.ones(1, len(vectors), dtype=torch.bool))
+            assert_close(out.logits[row], model.classifier(document)[0], atol=1e-5, rtol=0)
+            assert_close(out.sentence_attentions[row, :len(vectors)], beta[0], atol=1e-6, rtol=0)
+            assert torch.equal(out.sentence_attentions[row, len(vectors):], torch.zeros(3 - len(vectors)))
+            for index, alpha in enumerate(word_weights):
+                assert_close(out.word_attentions[row, index, :len(alpha)], alpha, atol=1e-6, rtol=0)
+                assert torch.equal(out.word_attentions[row, index, len(alpha):], torch.zeros(3 - len(alpha)))
+
+
+def test_hierarchical_accepts_sentences_and_reports_masks():
+    model = classifier()
+    input_ids, attention_mask = documents()
+    sentences, mask = model.split_sentences(input_ids, attention_mask)
+    sentences, mask = torch.cat([sentences, torch.full((1, 3, 3), PAD)]), torch.cat([mask, torch.zeros(1, 3, 3,
+                                                                                                          dtype=torch.long)])
+    with torch.no_grad():
+        flat_input = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+        out = model(input_ids=sentences, attention_mask=mask, output_attentions=True, output_hidden_states=True)
+    assert isinstance(out, BahdanauSequenceClassifierOutput)
+    assert torch.equal(out.logits[:3], flat_input.logits)
+    assert out.word_attentions.shape == (4, 3, 3) and out.sentence_attentions.shape == (4, 3)
+    word_annotations, sentence_annotations = out.hidden_states
+    assert word_annotations.shape == (4, 3, 3, 16) and sentence_annotations.shape == (4, 3, 16)
+    assert torch.isfinite(out.logits).all() and torch.isfinite(out.word_attentions).all()
+    assert torch.equal(out.word_attentions[~mask.bool()], torch.zeros(int((~mask.bool()).sum())))  # exactly 0
+    real_sentences = mask.bool().any(-1)
+    assert_close(out.word_attentions.sum(-1)[real_sentences], torch.ones(int(real_sentences.sum())), atol=1e-6,
+                 rtol=0)
+    assert torch.equal(out.sentence_attentions[~real_sentences], torch.zeros(int((~real_sentences).sum())))
+    assert_close(out.sentence_attentions.sum(-1)[:3], torch.ones(3), atol=1e-6, rtol=0)
+    # an empty document: zero weights, zero document vector, logits = the classifier's bias
+    assert torch.equal(out.sentence_attentions[3], torch.zeros(3))
+    assert torch.equal(out.logits[3], model.classifier.bias)
+
+
+def test_hierarchical_input_errors():
+    model = classifier(sentence_separator_token_id=None)
+    input_ids, attention_mask = documents()
+    with pytest.raises(ValueError, match="sentence_separator_token_id"):
+        model(input_ids=input_ids, attention_mask=attention_mask)
+    with pytest.raises(ValueError, match=r"\[batch, tokens\] or \[batch, sentences, words\]"):
+        model(input_ids=input_ids[:, None, None])
+    with pytest.raises(ValueError, match="sentence_separator_token_id.*vocab_size"):
+        BahdanauConfig(vocab_size=10, sentence_separator_token_id=10)
+
+
+def test_flat_pooling_and_gradients():
+    model = classifier(hierarchical=False)
+    input_ids, attention_mask = padded_batch(LENGTHS)
+    with torch.no_grad():
+        out = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+        annotations = model.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        document, alpha = model.word_attention(annotations, attention_mask.bool())
+    assert out.sentence_attentions is None and out.word_attentions.shape == input_ids.shape
+    assert torch.equal(out.word_attentions, alpha)
+    assert torch.equal(out.word_attentions[attention_mask == 0], torch.zeros(int((attention_mask == 0).sum())))
+    assert_close(out.logits, model.classifier(document), atol=0, rtol=0)
+    with torch.no_grad():  # the weights are only returned on request (Trainer collects every returned tensor)
+        assert model(input_ids=input_ids, attention_mask=attention_mask).word_attentions is None
+
+    hierarchical = classifier().train()
+    input_ids, attention_mask = documents()
+    hierarchical(input_ids=input_ids, attention_mask=attention_mask, labels=torch.tensor([0, 1, 2])).loss.backward()
+    for name, parameter in hierarchical.named_parameters():
+        assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+
+
+# 3. problem types --------------------------------------------------------------------------------------
+
+
+def test_single_label_loss_and_problem_type():
+    model = classifier()
+    input_ids, attention_mask = documents()
+    labels = torch.tensor([2, 0, 1])
+    with torch.no_grad():
+        out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+    assert model.config.problem_type == "single_label_classification"
+    log_probs = out.logits.log_softmax(-1)
+    assert_close(out.loss, -(log_probs[0, 2] + log_probs[1, 0] + log_probs[2, 1]) / 3, atol=1e-6, rtol=1e-6)
+
+
+def test_multi_label_loss_and_problem_type():
+    model = classifier()
+    input_ids, attention_mask = documents()
+    labels = torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 0.0], [1.0, 1.0, 0.0]])
+    with torch.no_grad():
+        out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+    assert model.config.problem_type == "multi_label_classification"
+    p = torch.sigmoid(out.logits)
+    expected = -(labels * p.log() + (1 - labels) * (1 - p).log()).mean()
+    assert_close(out.loss, expected, atol=1e-6, rtol=1e-6)
+
+
+@pytest.mark.parametrize("num_labels", [1, 2])
+def test_regression_loss_and_problem_type(num_labels):
+    model = classifier(num_labels=num_labels, problem_type="regression" if num_labels > 1 else None)
+    input_ids, attention_mask = documents()
+    labels = torch.tensor([0.5, -1.0, 2.0]) if num_labels == 1 else torch.tensor([[0.5, 1.0], [0.0, -1.0],
+                                                                                   [2.0, 3.0]])
+    with torch.no_grad():
+        out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+    assert model.config.problem_type == "regression"
+    assert out.logits.shape == (3, num_labels)
+    assert_close(out.loss, ((out.logits - labels.view(3, num_labels)) ** 2).mean(), atol=1e-6, rtol=1e-6)
+
+
+# 4. save/load and the seq2seq checkpoint ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("hierarchical", [False, True], ids=["flat", "han"])
+def test_save_and_load_round_trip(hierarchical, tmp_path):
+    model = classifier(hierarchical)
+    model.save_pretrained(tmp_path)
+    input_ids, attention_mask = documents()
+    with torch.no_grad():
+        expected = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+    loaded = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()
+    assert type(loaded) is BahdanauForSequenceClassification and loaded.config.hierarchical is hierarchical
+    with torch.no_grad():
+        out = loaded(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+    assert torch.equal(out.logits, expected.logits)
+    assert torch.equal(out.word_attentions, expected.word_attentions)
+
+
+@pytest.mark.parametrize("hierarchical", [False, True], ids=["flat", "han"])
+def test_loads_the_encoder_of_a_seq2seq_checkpoint(hierarchical, tmp_path):
+    seq2seq = tiny_model("rnnsearch")
+    seq2seq.save_pretrained(tmp_path)
+    model, info = BahdanauForSequenceClassification.from_pretrained(
+        tmp_path, num_labels=4, hierarchical=hierarchical, sentence_separator_token_id=SEP, output_loading_info=True
+    )
+    head = {name for name in model.state_dict() if not name.startswith("model.")}
+    assert info["missing_keys"] == head
+    assert any(name.startswith("sentence_encoder.") for name in head) is hierarchical
+    encoder, seq2seq_encoder = model.model.encoder.state_dict(), seq2seq.model.encoder.state_dict()
+    assert encoder.keys() == seq2seq_encoder.keys()
+    assert all(torch.equal(encoder[key], seq2seq_encoder[key]) for key in encoder)
+    assert model.config.vocab_size == VOCAB and model.config.num_labels == 4

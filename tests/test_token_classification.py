@@ -1,0 +1,232 @@
+"""The tagger (seed 000): the context-vector energy against hand-computed values, shapes and masks for every
+attention, the -100 loss, padding invariance, save/load and loading a seq2seq checkpoint's encoder."""
+
+import math
+
+import pytest
+import torch
+from torch.testing import assert_close
+from transformers import AutoConfig, AutoModelForTokenClassification
+
+from conftest import VOCAB, padded_batch, tiny_config, tiny_model
+from hf_bahdanau import BahdanauConfig, BahdanauForTokenClassification
+from hf_bahdanau.configuration_bahdanau import TOKEN_ATTENTION_TYPES
+from hf_bahdanau.modeling_token_classification import QueryTokenAttention, SentenceTokenAttention
+from hf_bahdanau.pooling import ContextVectorAttention
+
+LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+LENGTHS = (7, 5, 2)
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def tagger(token_attention_type: str = "sentence", seed: int = 0, **overrides) -> BahdanauForTokenClassification:
+    torch.manual_seed(seed)
+    config = tiny_config(token_attention_type=token_attention_type, num_labels=len(LABELS),
+                         id2label=dict(enumerate(LABELS)), label2id={label: i for i, label in enumerate(LABELS)},
+                         **overrides)
+    return BahdanauForTokenClassification(config).eval()
+
+
+# 1. the seed's energy e_j = v_aᵀ tanh(U_a h_j + b), by hand ---------------------------------------------
+
+
+def fixed_context_attention() -> ContextVectorAttention:
+    """U_a = [[1, 0], [0, 1], [1, 1]], b = [0, 0.5, 0], v_a = [1, -1, 0.5]."""
+    attention = ContextVectorAttention(input_size=2, attention_size=3)
+    with torch.no_grad():
+        attention.key_proj.weight.copy_(torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]]))
+        attention.key_proj.bias.copy_(torch.tensor([0.0, 0.5, 0.0]))
+        attention.context_vector.weight.copy_(torch.tensor([[1.0, -1.0, 0.5]]))
+    return attention
+
+
+STATES = [[0.0, 0.0], [1.0, 0.0], [0.0, 2.0], [-1.0, 1.0]]
+
+
+def hand_energy(h: list[float]) -> float:
+    u = [math.tanh(h[0]), math.tanh(h[1] + 0.5), math.tanh(h[0] + h[1])]
+    return u[0] - u[1] + 0.5 * u[2]
+
+
+def test_context_vector_energy_golden_values():
+    attention = fixed_context_attention()
+    states = torch.tensor([STATES])
+    expected = [hand_energy(h) for h in STATES]
+    # e = [-tanh .5, tanh 1 - tanh .5 + tanh(1)/2, -tanh 2.5 + tanh(2)/2, -tanh(-1) - tanh 1.5 + 0]
+    assert_close(attention.energies(states), torch.tensor([expected]), atol=1e-6, rtol=0)
+    assert expected[0] == pytest.approx(-0.46211716, abs=1e-7)
+    mask = torch.tensor([[True, True, True, False]])
+    pooled, weights = attention(states, mask)
+    exps = [math.exp(e) for e in expected[:3]]
+    alpha = [e / sum(exps) for e in exps] + [0.0]
+    assert_close(weights, torch.tensor([alpha]), atol=1e-6, rtol=0)
+    assert weights[0, 3].item() == 0.0  # padding: exactly zero
+    assert_close(pooled, torch.tensor([[sum(a * h[k] for a, h in zip(alpha, STATES)) for k in range(2)]]),
+                 atol=1e-6, rtol=0)
+
+
+def test_seed_attention_reweights_each_annotation():
+    config = tiny_config(encoder_hidden_size=1, num_labels=3)  # annotations of size 2 (two directions)
+    seed = SentenceTokenAttention(config)
+    seed.attention = fixed_context_attention()
+    states = torch.tensor([STATES, STATES])
+    mask = torch.tensor([[True, True, True, True], [True, True, False, False]])
+    features, weights = seed(states, mask)
+    for row, length in enumerate((4, 2)):
+        exps = [math.exp(hand_energy(h)) for h in STATES[:length]]
+        alpha = torch.tensor([e / sum(exps) for e in exps] + [0.0] * (4 - length))
+        assert_close(features[row], alpha[:, None] * torch.tensor(STATES), atol=1e-6, rtol=0)  # f_j = α_j h_j
+        assert_close(weights[row, :length], alpha.expand(length, 4), atol=1e-6, rtol=0)  # one α for every token
+        assert torch.equal(weights[row, length:], torch.zeros(4 - length, 4))  # padded tokens attend nowhere
+
+
+def test_query_attention_is_the_score_function_over_the_sentence():
+    config = tiny_config(token_attention_type="dot", encoder_hidden_size=1, num_labels=3)
+    query = QueryTokenAttention(config)
+    states = torch.tensor([STATES])
+    mask = torch.tensor([[True, True, True, False]])
+    features, weights = query(states, mask)
+    # e_tj = h_t · h_j over the three real tokens
+    h = torch.tensor(STATES)
+    alpha = torch.softmax(h[:3] @ h[:3].T, dim=-1)
+    assert_close(weights[0, :3, :3], alpha, atol=1e-6, rtol=0)
+    assert torch.equal(weights[0, :, 3], torch.zeros(4)) and torch.equal(weights[0, 3], torch.zeros(4))
+    assert_close(features[0, :3], torch.cat([h[:3], alpha @ h[:3]], dim=-1), atol=1e-6, rtol=0)
+
+
+# 2. shapes and masks, every attention -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("token_attention_type", TOKEN_ATTENTION_TYPES)
+def test_shapes_and_masks(token_attention_type):
+    model = tagger(token_attention_type)
+    input_ids, attention_mask = padded_batch(LENGTHS + (0,))  # the last row is all padding
+    with torch.no_grad():
+        out = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True,
+                    output_hidden_states=True)
+    batch, length = input_ids.shape
+    assert out.logits.shape == (batch, length, len(LABELS))
+    assert out.hidden_states[-1].shape == (batch, length, model.config.encoder_output_size)
+    (weights,) = out.attentions
+    assert weights.shape == (batch, 1, length, length)
+    assert torch.isfinite(out.logits).all() and torch.isfinite(weights).all()
+    real = attention_mask.bool()
+    pair_is_real = real[:, None, :, None] & real[:, None, None, :]
+    assert torch.equal(weights[~pair_is_real], torch.zeros(int((~pair_is_real).sum())))  # exactly 0
+    row_sums = weights.sum(-1)[:, 0]
+    assert_close(row_sums[real], torch.ones(int(real.sum())), atol=1e-5, rtol=0)
+    assert torch.equal(weights[-1], torch.zeros(1, length, length))  # an empty row: zeros, not NaN
+
+
+@pytest.mark.parametrize("token_attention_type", ["sentence", "additive", "general"])
+def test_padded_batch_equals_each_sentence_alone(token_attention_type):
+    model = tagger(token_attention_type)
+    input_ids, attention_mask = padded_batch(LENGTHS)
+    with torch.no_grad():
+        batched = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+        for row, length in enumerate(LENGTHS):
+            alone = model(input_ids=input_ids[row:row + 1, :length], output_attentions=True)
+            assert_close(batched.logits[row, :length], alone.logits[0], atol=1e-5, rtol=0)
+            assert_close(batched.attentions[0][row, 0, :length, :length], alone.attentions[0][0, 0],
+                         atol=1e-6, rtol=0)
+
+
+def test_gradients_reach_every_parameter_and_skip_padding_embeddings():
+    model = tagger("additive").train()
+    input_ids, attention_mask = padded_batch(LENGTHS)
+    labels = torch.randint(0, len(LABELS), input_ids.shape).masked_fill(attention_mask == 0, -100)
+    model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss.backward()
+    for name, parameter in model.named_parameters():
+        assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+    embedding_grad = model.get_input_embeddings().weight.grad
+    assert torch.equal(embedding_grad[0], torch.zeros_like(embedding_grad[0]))  # the pad id never enters
+
+
+# 3. the loss with -100 ---------------------------------------------------------------------------------
+
+
+def test_loss_ignores_minus_100_against_hand_computed_cross_entropy():
+    model = tagger()
+    input_ids, attention_mask = padded_batch(LENGTHS)
+    labels = torch.tensor([[1, 2, 0, -100, 3, 4, 0], [0, 0, 3, -100, 0, -100, -100], [4, 0, -100, -100, -100,
+                                                                                        -100, -100]])
+    with torch.no_grad():
+        out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+        summed = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, num_items_in_batch=4)
+    log_probs = out.logits.log_softmax(-1)
+    terms = [-log_probs[b, t, labels[b, t]] for b in range(3) for t in range(7) if labels[b, t] != -100]
+    assert len(terms) == 12
+    assert_close(out.loss, sum(terms) / 12, atol=1e-6, rtol=1e-6)
+    assert_close(summed.loss, sum(terms) / 4, atol=1e-6, rtol=1e-6)  # Trainer's count across accumulation
+
+
+def test_return_dict_false_and_config_validation():
+    model = tagger()
+    input_ids, attention_mask = padded_batch(LENGTHS)
+    labels = torch.zeros_like(input_ids)
+    with torch.no_grad():
+        as_dict = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+        as_tuple = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, return_dict=False)
+    assert isinstance(as_tuple, tuple) and len(as_tuple) == 2
+    assert torch.equal(as_tuple[0], as_dict.loss) and torch.equal(as_tuple[1], as_dict.logits)
+    with pytest.raises(ValueError, match="token_attention_type.*'sentence'.*'additive'"):
+        BahdanauConfig(token_attention_type="none")
+    with pytest.raises(ValueError, match="classifier_attention_size"):
+        BahdanauConfig(classifier_attention_size=0)
+    with pytest.raises(ValueError, match="classifier_dropout"):
+        BahdanauConfig(classifier_dropout=1.0)
+    assert BahdanauConfig(hidden_size=64).classifier_attention_size == 32  # d_a = h / 2
+
+
+# 4. save/load and the seq2seq checkpoint ---------------------------------------------------------------
+
+
+def test_save_and_load_round_trip(tmp_path):
+    model = tagger("general")
+    model.save_pretrained(tmp_path)
+    config = AutoConfig.from_pretrained(tmp_path)
+    assert config.id2label == dict(enumerate(LABELS)) and config.token_attention_type == "general"
+    input_ids, attention_mask = padded_batch(LENGTHS)
+    with torch.no_grad():
+        expected = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+    for loader in (BahdanauForTokenClassification, AutoModelForTokenClassification):
+        loaded = loader.from_pretrained(tmp_path).eval()
+        assert type(loaded) is BahdanauForTokenClassification
+        with torch.no_grad():
+            out = loaded(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+        assert torch.equal(out.logits, expected.logits)
+        assert torch.equal(out.attentions[0], expected.attentions[0])
+
+
+@pytest.mark.parametrize("preset", ["rnnsearch", "luong-general"])
+def test_loads_the_encoder_of_a_seq2seq_checkpoint(preset, tmp_path):
+    seq2seq = tiny_model(preset)
+    seq2seq.save_pretrained(tmp_path)
+    model, info = AutoModelForTokenClassification.from_pretrained(
+        tmp_path, num_labels=len(LABELS), output_loading_info=True
+    )
+    assert type(model) is BahdanauForTokenClassification
+    head = {name for name in model.state_dict() if not name.startswith("model.")}
+    assert info["missing_keys"] == head  # only the head is new
+    assert all(key.startswith(("model.decoder.", "lm_head.")) for key in info["unexpected_keys"])
+    encoder, seq2seq_encoder = model.model.encoder.state_dict(), seq2seq.model.encoder.state_dict()
+    assert encoder.keys() == seq2seq_encoder.keys() and len(encoder) > 2
+    assert all(torch.equal(encoder[key], seq2seq_encoder[key]) for key in encoder)
+    input_ids, attention_mask = padded_batch(LENGTHS)
+    with torch.no_grad():
+        annotations = model.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        expected = seq2seq.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    assert torch.equal(annotations, expected)
+
+
+def test_resize_token_embeddings_resizes_only_the_source_embedding():
+    model = tagger()
+    before = model.get_input_embeddings().weight.detach().clone()
+    model.resize_token_embeddings(VOCAB + 5)
+    assert model.config.vocab_size == VOCAB + 5
+    assert model.model.encoder.embed_tokens.weight.shape == (VOCAB + 5, 12)
+    assert torch.equal(model.model.encoder.embed_tokens.weight[:VOCAB], before)
+    assert not hasattr(model.model, "embed_tokens")
+    with torch.no_grad():
+        assert model(input_ids=torch.tensor([[VOCAB + 4, 5]])).logits.shape == (1, 2, len(LABELS))
