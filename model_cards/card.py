@@ -1,0 +1,298 @@
+"""Model cards for saved hf_bahdanau models, written with ``huggingface_hub.ModelCard``.
+
+    write_model_card("outputs/dates", task="translation", dataset_name="dates",
+                     dataset_description="Generated multilingual dates -> ISO 8601", training_args=args.to_dict())
+
+The metadata (``ModelCardData``) carries the license, language, tags, datasets, metrics, pipeline tag and a
+``model-index`` of ``EvalResult`` entries; the text describes the architecture, results, alignment pictures,
+usage with and without the hf_bahdanau package, training data, hyper-parameters and limitations.
+"""
+
+import json
+import re
+import textwrap
+from collections.abc import Sequence
+from importlib import metadata
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+
+from .architecture import describe
+from .folder import parameter_count, pictures, read_json, split_metrics, training_arguments
+
+TEMPLATE = Path(__file__).parent / "templates" / "model_card.md"
+TASKS = {  # task -> (Auto class of its head, how the task reads in words)
+    "translation": ("AutoModelForSeq2SeqLM", "Translation"),
+    "token-classification": ("AutoModelForTokenClassification", "Token Classification"),
+    "text-classification": ("AutoModelForSequenceClassification", "Text Classification"),
+}
+METRIC_NAMES = {
+    "bleu": "BLEU", "sacrebleu": "BLEU", "chrf": "chrF", "exact_match": "Exact match", "loss": "Loss",
+    "aer": "Alignment error rate", "alignment_error_rate": "Alignment error rate", "accuracy": "Accuracy",
+    "f1": "F1", "precision": "Precision", "recall": "Recall", "gen_len": "Mean generated length",
+}
+NOT_IN_MODEL_INDEX = ("loss", "gen_len")  # reported in the table, not quality metrics
+HYPERPARAMETERS = (
+    "learning_rate", "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
+    "num_train_epochs", "max_steps", "optim", "lr_scheduler_type", "warmup_steps", "warmup_ratio", "weight_decay",
+    "max_grad_norm", "label_smoothing_factor", "seed", "generation_num_beams", "generation_max_length",
+)
+LOG_ROWS = 12
+MODEL_ID_LINE = re.compile(r'^model_id = ".*"$', re.MULTILINE)
+
+
+def write_model_card(
+    model_dir: str | PathLike,
+    *,
+    task: str = "translation",
+    results: dict[str, Any] | None = None,
+    dataset_name: str | None = None,
+    dataset_description: str | None = None,
+    training_args: dict[str, Any] | None = None,
+    language: str | list[str] | None = None,
+    license: str = "apache-2.0",
+    base_model: str | None = None,
+    model_id: str | None = None,
+    example_inputs: Sequence[str] | None = None,
+) -> Path:
+    """Write ``model_dir/README.md`` for the model saved there and return its path.
+
+    results: flat metrics as Trainer writes them (``{"eval_bleu": …, "predict_exact_match": …}``; the prefix names
+    the split); default: ``all_results.json`` of the folder. training_args: ``TrainingArguments.to_dict()``; default:
+    the folder's ``training_args.bin``. model_id: the name the usage code loads (default: ``hub_model_id`` of the
+    training arguments, else the folder path). example_inputs: texts the usage code runs on.
+    """
+    model_dir = Path(model_dir)
+    card = build_model_card(
+        model_dir, task=task, results=results, dataset_name=dataset_name, dataset_description=dataset_description,
+        training_args=training_args, language=language, license=license, base_model=base_model, model_id=model_id,
+        example_inputs=example_inputs,
+    )
+    path = model_dir / "README.md"
+    card.save(path)
+    return path
+
+
+def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | None, dataset_name: str | None,
+                     dataset_description: str | None, training_args: dict[str, Any] | None,
+                     language: str | list[str] | None, license: str, base_model: str | None, model_id: str | None,
+                     example_inputs: Sequence[str] | None) -> ModelCard:
+    if task not in TASKS:
+        raise ValueError(f"`task` must be one of {list(TASKS)}, got {task!r}.")
+    config = read_json(model_dir / "config.json")
+    if config is None or config.get("model_type") != "bahdanau":
+        raise ValueError(f"`model_dir` ({model_dir}) must hold a saved hf_bahdanau model (config.json of model_type "
+                         "'bahdanau').")
+    auto_class, task_name = TASKS[task]
+    if auto_class not in config.get("auto_map", {}):
+        raise ValueError(f"`task={task!r}` loads with {auto_class}, which the config's auto_map lacks "
+                         f"({sorted(config.get('auto_map', {}))}): save a model with that head.")
+    if results is None:
+        results = read_json(model_dir / "all_results.json") or {}
+    if training_args is None:
+        training_args = training_arguments(model_dir) or {}
+    model_id = model_id or training_args.get("hub_model_id") or str(model_dir)
+    model_name = model_id.rstrip("/").split("/")[-1]
+    splits = split_metrics(results)
+    dataset_type = dataset_name or "custom"
+
+    eval_results = [
+        EvalResult(task_type=task, task_name=task_name, dataset_type=dataset_type,
+                   dataset_name=dataset_name or "custom data", dataset_split=split, metric_type=name,
+                   metric_name=METRIC_NAMES.get(name, name), metric_value=value)
+        for split, metrics in splits.items() if split != "train"
+        for name, value in metrics.items() if name not in NOT_IN_MODEL_INDEX
+    ]
+    architecture = describe(config, with_decoder=task == "translation")
+    tags = ["hf_bahdanau", "rnn", "attention" if config.get("attention_type") != "none" else "no-attention",
+            config["rnn_type"], task, "custom_code"]
+    if architecture.preset:
+        tags.insert(1, architecture.preset)
+    card_data = ModelCardData(
+        model_name=model_name, library_name="transformers", license=license, language=language, tags=tags,
+        datasets=[dataset_name] if dataset_name else None, base_model=base_model, pipeline_tag=task,
+        metrics=sorted({result.metric_type for result in eval_results}) or None,
+        eval_results=eval_results or None,
+    )
+    figures = pictures(model_dir)
+    generation = read_json(model_dir / "generation_config.json") or {}
+    examples = list(example_inputs or ["An example input."])
+    state = read_json(model_dir / "trainer_state.json")
+    log_headers, log_rows = training_log(state)
+    return ModelCard.from_template(
+        card_data, template_path=TEMPLATE,
+        model_name=model_name,
+        summary=summary(task, architecture.title, dataset_name),
+        architecture=architecture,
+        parameters=parameter_count(model_dir),
+        task_description=task_description(task, config),
+        results=[(split, METRIC_NAMES.get(name, name), format_value(value))
+                 for split, metrics in splits.items() if split != "train" for name, value in metrics.items()],
+        alignment_pictures=[path for path in figures if "align" in Path(path).name],
+        other_pictures=[path for path in figures if "align" not in Path(path).name],
+        usage_plugin=usage(task, auto_class, model_id, examples, generation, config, remote=False),
+        usage_remote=usage(task, auto_class, model_id, examples, generation, config, remote=True),
+        usage_pipeline=pipeline_usage(model_id, examples, generation) if has_custom_pipeline(config, task) else "",
+        dataset_text=dataset_text(dataset_name, dataset_description),
+        hyperparameters=hyperparameters(training_args, state, splits.get("train", {})),
+        log_headers=log_headers, log_rows=log_rows,
+        versions=framework_versions(),
+        limitations=limitations(task, config),
+    )
+
+
+def set_model_id(card_path: str | PathLike, model_id: str) -> None:
+    """Point the usage code of a written card at ``model_id`` (e.g. the Hub repository it is pushed to)."""
+    path = Path(card_path)
+    path.write_text(MODEL_ID_LINE.sub(f"model_id = {json.dumps(model_id)}", path.read_text()))
+
+
+def summary(task: str, title: str, dataset_name: str | None) -> str:
+    trained = f" trained on {dataset_name}" if dataset_name else ""
+    return (f"An RNN encoder–decoder, {title}, for {TASKS[task][1].lower()}{trained}; built with hf_bahdanau, "
+            "which makes the classic RNN encoder–attention–decoder models first-class transformers models.")
+
+
+def task_description(task: str, config: dict[str, Any]) -> str:
+    if task == "translation":
+        return ("It reads the source into annotations h_1..h_S and generates the output token by token with "
+                "`generate()` (greedy or beam search); with attention, every step's soft alignment is returned as "
+                "`cross_attentions` when `output_attentions=True`.")
+    labels = config.get("id2label") or {}
+    names = ", ".join(str(labels[key]) for key in sorted(labels, key=int)) if labels else "see config.json"
+    unit = "each token" if task == "token-classification" else "the whole text"
+    return f"A classification head labels {unit} with one of {len(labels)} labels: {names}."
+
+
+def format_value(value: float) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+def has_custom_pipeline(config: dict[str, Any], task: str) -> bool:
+    return task == "translation" and bool(config.get("custom_pipelines"))
+
+
+def usage(task: str, auto_class: str, model_id: str, examples: list[str], generation: dict[str, Any],
+          config: dict[str, Any], remote: bool) -> str:
+    """Python code that loads the model and runs it on ``examples``, with the plugin or with remote code only."""
+    trust = ", trust_remote_code=True" if remote else ""
+    header = "" if remote else "import hf_bahdanau  # noqa: F401  (registers the bahdanau model type)\n"
+    if task != "translation":
+        return header + textwrap.dedent(f"""\
+            from transformers import pipeline
+
+            model_id = {json.dumps(model_id)}
+            classifier = pipeline({json.dumps(task)}, model=model_id{trust})
+            print(classifier({json.dumps(examples)}))""")
+    code = header + textwrap.dedent(f"""\
+        from transformers import {auto_class}, AutoTokenizer
+
+        model_id = {json.dumps(model_id)}
+        tokenizer = AutoTokenizer.from_pretrained(model_id{trust})
+        model = {auto_class}.from_pretrained(model_id{trust})
+        inputs = tokenizer({json.dumps(examples)}, return_tensors="pt", padding=True)
+        outputs = model.generate(**inputs, {generate_kwargs(generation)})
+        print(tokenizer.batch_decode(outputs, skip_special_tokens=True))""")
+    if remote or config.get("attention_type") == "none":
+        return code
+    return code + "\n\n" + textwrap.dedent(f"""\
+        # the soft alignment of the first example as a heat map (needs matplotlib)
+        from hf_bahdanau.plotting import alignments_from_generate, plot_alignment
+
+        out = model.generate(**inputs, {generate_kwargs(generation)}, output_attentions=True,
+                             return_dict_in_generate=True)
+        weights = alignments_from_generate(out, index=0, eos_token_id=tokenizer.eos_token_id)
+        source = tokenizer.convert_ids_to_tokens(inputs["input_ids"][0][inputs["attention_mask"][0].bool()])
+        target = tokenizer.convert_ids_to_tokens(out.sequences[0, 1:1 + len(weights)])
+        plot_alignment(weights[:, :len(source)], source, target, path="alignment.png")""")
+
+
+def generate_kwargs(generation: dict[str, Any]) -> str:
+    num_beams = generation.get("num_beams", 1)
+    max_new_tokens = generation.get("max_new_tokens") or 64
+    return f"num_beams={num_beams}, max_new_tokens={max_new_tokens}"
+
+
+def pipeline_usage(model_id: str, examples: list[str], generation: dict[str, Any]) -> str:
+    return textwrap.dedent(f"""\
+        from transformers import pipeline
+
+        model_id = {json.dumps(model_id)}
+        translator = pipeline(model=model_id, trust_remote_code=True)
+        print(translator({json.dumps(examples)}, {generate_kwargs(generation)}))""")
+
+
+def dataset_text(dataset_name: str | None, dataset_description: str | None) -> str:
+    if dataset_name is None and dataset_description is None:
+        return "Not recorded."
+    return " ".join(part for part in (f"**{dataset_name}**." if dataset_name else None, dataset_description) if part)
+
+
+def hyperparameters(training_args: dict[str, Any], state: dict[str, Any] | None,
+                    train_metrics: dict[str, float]) -> list[tuple[str, Any]]:
+    """(name, value) for the recorded training choices: TrainingArguments, then what trainer_state.json adds."""
+    rows = [(name, training_args[name]) for name in HYPERPARAMETERS
+            if training_args.get(name) not in (None, "", -1) and not (name == "max_steps" and training_args[name] <= 0)]
+    if state:
+        rows += [(name, state[key]) for name, key in (("total train batch size", "train_batch_size"),
+                                                      ("optimisation steps", "global_step"),
+                                                      ("epochs trained", "epoch")) if state.get(key) is not None]
+    rows += [(f"final training {name}", format_value(value)) for name, value in train_metrics.items()]
+    return rows
+
+
+def training_log(state: dict[str, Any] | None) -> tuple[list[str], list[list[str]]]:
+    """A table of trainer_state.json's log: the evaluation rows (with the last training loss before each), or the
+    training-loss rows when there was no evaluation; at most LOG_ROWS rows, evenly spaced, the last one kept."""
+    if not state or not state.get("log_history"):
+        return [], []
+    history = state["log_history"]
+    evaluations = [entry for entry in history if "eval_loss" in entry]
+    if evaluations:
+        metrics = [key for key in evaluations[-1] if key.startswith("eval_") and not key.endswith(
+            ("runtime", "samples_per_second", "steps_per_second"))]
+        headers = ["Step", "Epoch", "Training loss", *(METRIC_NAMES.get(key[5:], key[5:]) for key in metrics)]
+        rows = []
+        for entry in evaluations:
+            losses = [item["loss"] for item in history if "loss" in item and item["step"] <= entry["step"]]
+            rows.append([str(entry["step"]), format_value(entry.get("epoch", "")),
+                         format_value(losses[-1]) if losses else "—",
+                         *(format_value(entry[key]) if key in entry else "—" for key in metrics)])
+    else:
+        headers = ["Step", "Epoch", "Training loss", "Learning rate"]
+        rows = [[str(entry["step"]), format_value(entry.get("epoch", "")), format_value(entry["loss"]),
+                 format_value(entry.get("learning_rate", ""))] for entry in history if "loss" in entry]
+    if len(rows) > LOG_ROWS:
+        stride = len(rows) / LOG_ROWS
+        rows = [rows[int(i * stride)] for i in range(LOG_ROWS - 1)] + [rows[-1]]
+    return headers, rows
+
+
+def framework_versions() -> list[tuple[str, str]]:
+    versions = []
+    for name in ("hf_bahdanau", "transformers", "torch", "tokenizers", "datasets"):
+        try:
+            versions.append((name, metadata.version(name)))
+        except metadata.PackageNotFoundError:
+            continue
+    return versions
+
+
+def limitations(task: str, config: dict[str, Any]) -> list[str]:
+    lines = [
+        "Recurrent encoder and decoder: each sequence is read token by token, so long inputs are slower than with a "
+        "Transformer of the same size, and generation cannot be parallelised over time steps.",
+        "Closed vocabulary: tokens absent from the tokenizer's training data become `<unk>`.",
+        "The model knows only its training distribution; check it on your own data before relying on it.",
+    ]
+    if task == "translation" and config.get("attention_type") == "none":
+        lines.insert(0, "No attention: the whole source passes through a fixed-size vector, so quality drops on long "
+                        "inputs (Cho et al., 2014; Bahdanau et al., 2015, figure 2).")
+    elif task == "translation":
+        lines.insert(0, "Attention weights are soft alignments learned without supervision: they usually, not "
+                        "always, point at the source tokens a human would align.")
+    if config.get("attention_type") == "location":
+        lines.append(f"Location attention scores at most {config['max_source_positions']} source positions.")
+    return lines
