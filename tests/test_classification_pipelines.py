@@ -1,0 +1,173 @@
+"""``pipeline("token-classification")`` (every aggregation strategy) and ``pipeline("text-classification")``
+with the tagger and the HAN classifier and a word-level fast tokenizer: their outputs against the models'
+logits, in this process and from saved folders in a fresh ``python -I`` process without hf_bahdanau
+(``trust_remote_code=True``)."""
+
+import json
+
+import pytest
+import torch
+from torch.testing import assert_close
+from transformers import pipeline
+
+from child_process import run_child
+from hf_bahdanau import BahdanauConfig, BahdanauForSequenceClassification, BahdanauForTokenClassification
+from training.tokenization import train_tokenizer
+
+TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+CLASSES = ["sports", "weather", "politics"]
+TEXTS = ["Alice Smith moved from Paris to New York .", "Bob works at the bakery in Lyon . He likes it ."]
+CORPUS = TEXTS + ["Carol visited Rome and Berlin last year .", "It will rain in London tomorrow ."]
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def decisive(model):
+    """Weights redrawn from N(0, 1): predictions differ from token to token and are far from ties."""
+    generator = torch.Generator().manual_seed(7)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.copy_(torch.randn(parameter.shape, generator=generator))
+    return model.eval()
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_tokenizer(CORPUS, kind="word")
+
+
+@pytest.fixture(scope="module")
+def tagger(tokenizer):
+    config = BahdanauConfig(vocab_size=len(tokenizer), embedding_size=12, hidden_size=16, token_attention_type="general",
+                            id2label=dict(enumerate(TAGS)), label2id={tag: i for i, tag in enumerate(TAGS)})
+    return decisive(BahdanauForTokenClassification(config))
+
+
+def han(tokenizer, problem_type: str | None = None):
+    config = BahdanauConfig(vocab_size=len(tokenizer), embedding_size=12, hidden_size=16, hierarchical=True,
+                            sentence_separator_token_id=tokenizer.convert_tokens_to_ids("."), problem_type=problem_type,
+                            id2label=dict(enumerate(CLASSES)), label2id={name: i for i, name in enumerate(CLASSES)})
+    return decisive(BahdanauForSequenceClassification(config))
+
+
+def token_predictions(model, tokenizer, text: str) -> list[dict]:
+    """Per word token (special tokens skipped): the argmax tag, its probability and its characters."""
+    encoding = tokenizer(text, return_offsets_mapping=True, return_special_tokens_mask=True, return_tensors="pt")
+    with torch.no_grad():
+        probs = model(input_ids=encoding["input_ids"], attention_mask=encoding["attention_mask"]).logits[0].softmax(-1)
+    rows = []
+    for index, ((start, end), special) in enumerate(zip(encoding["offset_mapping"][0].tolist(),
+                                                        encoding["special_tokens_mask"][0].tolist())):
+        if not special:
+            tag = int(probs[index].argmax())
+            rows.append(dict(index=index, entity=TAGS[tag], score=float(probs[index, tag]), word=text[start:end],
+                             start=start, end=end))
+    return rows
+
+
+def bio_groups(rows: list[dict]) -> list[dict]:
+    """Adjacent tokens of one type form an entity; B- starts a new one (transformers' "simple" grouping)."""
+    groups = []
+    for row in rows:
+        prefix, kind = row["entity"].split("-") if "-" in row["entity"] else ("I", row["entity"])
+        if groups and groups[-1]["entity_group"] == kind and prefix != "B":
+            groups[-1]["rows"].append(row)
+        else:
+            groups.append(dict(entity_group=kind, rows=[row]))
+    return [dict(entity_group=group["entity_group"], score=sum(r["score"] for r in group["rows"]) / len(group["rows"]),
+                 start=group["rows"][0]["start"], end=group["rows"][-1]["end"])
+            for group in groups if group["entity_group"] != "O"]
+
+
+def as_plain(entities: list[dict]) -> list[dict]:
+    return [{key: float(value) if key == "score" else value for key, value in entity.items()} for entity in entities]
+
+
+# 1. in this process -------------------------------------------------------------------------------------
+
+
+def test_token_classification_pipeline_without_aggregation(tagger, tokenizer):
+    tag = pipeline("token-classification", model=tagger, tokenizer=tokenizer)
+    for text in TEXTS:
+        expected = [row for row in token_predictions(tagger, tokenizer, text) if row["entity"] != "O"]
+        assert len(expected) >= 2  # the comparison is not vacuous
+        got = tag(text)
+        assert [{key: entity[key] for key in ("entity", "index", "word", "start", "end")} for entity in got] == [
+            {key: row[key] for key in ("entity", "index", "word", "start", "end")} for row in expected]
+        assert_close(torch.tensor([float(entity["score"]) for entity in got]),
+                     torch.tensor([row["score"] for row in expected]), atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("strategy", ["simple", "first", "average", "max"])
+def test_token_classification_pipeline_aggregation(tagger, tokenizer, strategy):
+    tag = pipeline("token-classification", model=tagger, tokenizer=tokenizer, aggregation_strategy=strategy)
+    for text in TEXTS:
+        expected = bio_groups(token_predictions(tagger, tokenizer, text))
+        got = tag(text)
+        assert [(e["entity_group"], e["start"], e["end"], e["word"]) for e in got] == [
+            (e["entity_group"], e["start"], e["end"], text[e["start"]:e["end"]]) for e in expected]
+        assert_close(torch.tensor([float(e["score"]) for e in got]), torch.tensor([e["score"] for e in expected]),
+                     atol=1e-6, rtol=0)
+
+
+@pytest.mark.parametrize("problem_type", ["single_label_classification", "multi_label_classification"])
+def test_text_classification_pipeline(tokenizer, problem_type):
+    model = han(tokenizer, problem_type)
+    classify = pipeline("text-classification", model=model, tokenizer=tokenizer)
+    encoding = tokenizer(TEXTS, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        logits = model(**encoding).logits
+    probs = logits.softmax(-1) if problem_type == "single_label_classification" else logits.sigmoid()
+    results = classify(TEXTS, top_k=None)
+    for row, result in enumerate(results):
+        order = probs[row].argsort(descending=True).tolist()
+        assert [entry["label"] for entry in result] == [CLASSES[index] for index in order]
+        assert_close(torch.tensor([entry["score"] for entry in result]), probs[row, order], atol=1e-6, rtol=0)
+    assert classify(TEXTS[0])[0]["label"] == CLASSES[int(probs[0].argmax())]
+
+
+# 2. from saved folders, in a fresh process without hf_bahdanau -------------------------------------------
+
+PIPELINES_CHILD = """
+    import json
+    import sys
+
+    import torch
+    from transformers import pipeline
+
+    torch.set_num_threads(1)
+    tagger_folder, han_folder, texts = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    tag = pipeline("token-classification", model=tagger_folder, trust_remote_code=True, aggregation_strategy="simple")
+    classify = pipeline("text-classification", model=han_folder, trust_remote_code=True)
+
+    def plain(entities):
+        return [{key: float(value) if key == "score" else value for key, value in entity.items()} for entity in entities]
+
+    print(json.dumps(dict(
+        entities=[plain(tag(text)) for text in texts],
+        classes=classify(texts, top_k=None),
+        model_modules=[type(tag.model).__module__, type(classify.model).__module__],
+    )))
+"""
+
+
+def test_pipelines_load_saved_folders_in_a_fresh_process(tagger, tokenizer, tmp_path):
+    model = han(tokenizer)
+    for folder, saved in (("tagger", tagger), ("han", model)):
+        saved.save_pretrained(tmp_path / folder)
+        tokenizer.save_pretrained(tmp_path / folder)
+    child = run_child(PIPELINES_CHILD, tmp_path, str(tmp_path / "tagger"), str(tmp_path / "han"), json.dumps(TEXTS),
+                      isolated=True, hide_package=True)
+    assert all(module.startswith("transformers_modules.") for module in child["model_modules"])
+    tag = pipeline("token-classification", model=tagger, tokenizer=tokenizer, aggregation_strategy="simple")
+    classify = pipeline("text-classification", model=model, tokenizer=tokenizer)
+    for text, entities in zip(TEXTS, child["entities"]):
+        expected = as_plain(tag(text))
+        assert expected and [{k: v for k, v in e.items() if k != "score"} for e in entities] == [
+            {k: v for k, v in e.items() if k != "score"} for e in expected]
+        assert_close(torch.tensor([e["score"] for e in entities]), torch.tensor([e["score"] for e in expected]),
+                     atol=1e-5, rtol=0)
+    for result, expected in zip(child["classes"], classify(TEXTS, top_k=None)):
+        assert [entry["label"] for entry in result] == [entry["label"] for entry in expected]
+        assert_close(torch.tensor([entry["score"] for entry in result]),
+                     torch.tensor([entry["score"] for entry in expected]), atol=1e-5, rtol=0)
