@@ -11,6 +11,8 @@ from .attention import GaussianKernelAttention
 from .configuration_bahdanau import BahdanauConfig
 from .decoder import DecoderOutput, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput
+from .pipeline_bahdanau import CUSTOM_PIPELINES
+from .linear_cross_entropy import linear_cross_entropy
 from .state import RecurrentDecoderCache
 
 
@@ -151,6 +153,8 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, GenerationMixin)
         self.model = BahdanauModel(config)
         self.output_dropout = nn.Dropout(config.dropout)
         self.lm_head = nn.Linear(config.output_size, config.vocab_size)
+        if not getattr(config, "custom_pipelines", None):  # saved with the model: pipeline(model=..., trust_remote_code=True)
+            config.custom_pipelines = CUSTOM_PIPELINES
         self.post_init()
 
     def get_output_embeddings(self) -> nn.Linear:
@@ -180,7 +184,9 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, GenerationMixin)
         **kwargs,
     ) -> Seq2SeqLMOutput:
         """labels [B, T]: target ids, -100 where ignored; the loss is their summed cross-entropy divided by
-        ``num_items_in_batch`` (given by Trainer across gradient-accumulation steps) or by their count."""
+        ``num_items_in_batch`` (given by Trainer across gradient-accumulation steps) or by their count.
+        In training mode with labels the loss is fused with the vocabulary projection and ``logits`` is
+        None (``model.eval()``, or calling without labels, gives the logits)."""
         if labels is not None:
             use_cache = False
             if decoder_input_ids is None:
@@ -191,8 +197,16 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, GenerationMixin)
             past_key_values=past_key_values, inputs_embeds=inputs_embeds, use_cache=use_cache,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )
-        logits = self.lm_head(self.output_dropout(outputs.last_hidden_state))
-        loss = None if labels is None else self.loss(logits, labels, num_items_in_batch)
+        pre_output = self.output_dropout(outputs.last_hidden_state)
+        if labels is not None and self.training and torch.is_grad_enabled():
+            # Training needs only the loss: fused with the projection, no [B, T, V] logits (logits is None).
+            total = linear_cross_entropy(
+                pre_output, self.lm_head.weight, self.lm_head.bias, labels.to(pre_output.device)
+            )
+            logits, loss = None, self.normalize_loss(total, labels, num_items_in_batch)
+        else:
+            logits = self.lm_head(pre_output)
+            loss = None if labels is None else self.loss(logits, labels, num_items_in_batch)
         return Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
@@ -209,6 +223,11 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, GenerationMixin)
         total = nn.functional.cross_entropy(
             logits.float().flatten(0, 1), labels.flatten().to(logits.device), ignore_index=-100, reduction="sum"
         )
+        return BahdanauForConditionalGeneration.normalize_loss(total, labels, num_items_in_batch)
+
+    @staticmethod
+    def normalize_loss(total: Tensor, labels: Tensor, num_items_in_batch: int | Tensor | None = None) -> Tensor:
+        """total / num_items_in_batch (Trainer's count across gradient accumulation), else / the labels != -100."""
         if num_items_in_batch is None:
             num_items_in_batch = (labels != -100).sum().clamp(min=1)
         if isinstance(num_items_in_batch, Tensor):

@@ -1,0 +1,78 @@
+"""The vocabulary projection and the cross-entropy in one pass, without a [N, V] logits tensor.
+
+    z_n = W_o t_n + b_o,   loss = Σ_n (log Σ_v exp z_nv − z_n,y_n),   ∂loss/∂z_n = softmax(z_n) − onehot(y_n)
+
+Training needs only the loss and its gradients. They are computed here chunk by chunk over the
+rows: each chunk's logits are made, turned into softmax − onehot in place, and multiplied back into
+∂/∂t and ∂/∂W_o straight away. The same three products as ``F.linear`` + ``F.cross_entropy`` are
+done, but the [N, V] logits, their log-softmax and their gradient never exist at full size. That
+saves memory, and the chunks stay in cache. The gradients are computed in the forward pass, and
+the backward pass only scales them by the incoming gradient.
+"""
+
+import torch
+from torch import Tensor
+
+
+class _LinearCrossEntropy(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, hidden: Tensor, weight: Tensor, bias: Tensor | None, targets: Tensor, chunk_size: int) -> Tensor:
+        compute_dtype = torch.promote_types(weight.dtype, torch.float32)
+        hidden_c, weight_c = hidden.to(compute_dtype), weight.to(compute_dtype)
+        bias_c = None if bias is None else bias.to(compute_dtype)
+        grad_hidden = torch.empty_like(hidden_c)
+        grad_weight = torch.zeros_like(weight_c)
+        grad_bias = None if bias is None else torch.zeros_like(bias_c)
+        total = hidden_c.new_zeros(())
+        for start in range(0, hidden.shape[0], chunk_size):
+            rows = slice(start, start + chunk_size)
+            chunk, chunk_targets = hidden_c[rows], targets[rows]
+            logits = chunk @ weight_c.t() if bias_c is None else torch.addmm(bias_c, chunk, weight_c.t())
+            log_normalizer = torch.logsumexp(logits, dim=-1)
+            positions = torch.arange(chunk.shape[0], device=chunk.device)
+            total += (log_normalizer - logits[positions, chunk_targets]).sum()
+            grad_logits = logits.sub_(log_normalizer[:, None]).exp_()  # softmax, in place
+            grad_logits[positions, chunk_targets] -= 1
+            torch.mm(grad_logits, weight_c, out=grad_hidden[rows])
+            grad_weight.addmm_(grad_logits.t(), chunk)
+            if grad_bias is not None:
+                grad_bias += grad_logits.sum(0)
+        ctx.save_for_backward(grad_hidden, grad_weight, grad_bias)
+        ctx.dtypes = hidden.dtype, weight.dtype, None if bias is None else bias.dtype
+        return total
+
+    @staticmethod
+    def backward(ctx, grad_total: Tensor):
+        grad_hidden, grad_weight, grad_bias = ctx.saved_tensors
+        hidden_dtype, weight_dtype, bias_dtype = ctx.dtypes
+        return (
+            (grad_hidden * grad_total).to(hidden_dtype),
+            (grad_weight * grad_total).to(weight_dtype),
+            None if grad_bias is None else (grad_bias * grad_total).to(bias_dtype),
+            None,
+            None,
+        )
+
+
+def linear_cross_entropy(
+    hidden: Tensor, weight: Tensor, bias: Tensor | None, labels: Tensor, ignore_index: int = -100,
+    chunk_size: int = 1024,
+) -> Tensor:
+    """Σ_n CE(W hidden_n + b, labels_n) over labels != ignore_index, as ``F.cross_entropy(F.linear(hidden,
+    weight, bias), labels, reduction="sum")`` computes it, in float32 at least.
+
+    hidden [..., D]; weight [V, D]; bias [V] or None; labels [...] (same leading shape) -> scalar.
+    Rows with ``ignore_index`` are dropped before the projection, so padding costs nothing.
+    """
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be a positive number of rows, got {chunk_size}")
+    if hidden.shape[:-1] != labels.shape:
+        raise ValueError(
+            f"labels must have hidden's leading shape {tuple(hidden.shape[:-1])}, got {tuple(labels.shape)}"
+        )
+    keep = labels.reshape(-1) != ignore_index
+    targets = labels.reshape(-1)[keep]
+    if targets.numel() and (targets.min() < 0 or targets.max() >= weight.shape[0]):
+        raise ValueError(f"labels must be in [0, {weight.shape[0]}) or {ignore_index}")
+    rows = hidden.reshape(-1, hidden.shape[-1])[keep]
+    return _LinearCrossEntropy.apply(rows, weight, bias, targets, chunk_size)

@@ -1,0 +1,87 @@
+"""The fused vocabulary projection + cross-entropy equals F.linear + F.cross_entropy, values and gradients."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from conftest import padded_batch, random_labels, tiny_model
+from hf_bahdanau.linear_cross_entropy import linear_cross_entropy
+
+
+def _reference_and_fused(chunk_size: int, with_bias: bool = True, dtype=torch.float64):
+    generator = torch.Generator().manual_seed(0)
+    hidden = torch.randn(4, 7, 6, generator=generator, dtype=dtype, requires_grad=True)
+    weight = torch.randn(11, 6, generator=generator, dtype=dtype, requires_grad=True)
+    bias = torch.randn(11, generator=generator, dtype=dtype, requires_grad=True) if with_bias else None
+    labels = torch.randint(0, 11, (4, 7), generator=generator)
+    labels[0, 5:] = -100
+    labels[3, :] = -100
+    leaves = [t for t in (hidden, weight, bias) if t is not None]
+
+    reference = F.cross_entropy(F.linear(hidden, weight, bias).flatten(0, 1), labels.flatten(), reduction="sum")
+    expected_grads = torch.autograd.grad(reference * 0.5, leaves)
+    fused = linear_cross_entropy(hidden, weight, bias, labels, chunk_size=chunk_size)
+    grads = torch.autograd.grad(fused * 0.5, leaves)  # a non-unit upstream gradient is applied in backward
+    return reference, fused, expected_grads, grads
+
+
+@pytest.mark.parametrize("chunk_size", [1, 5, 16, 1024])  # chunks that split rows unevenly, and one chunk
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_matches_linear_then_cross_entropy(chunk_size, with_bias):
+    reference, fused, expected_grads, grads = _reference_and_fused(chunk_size, with_bias)
+    torch.testing.assert_close(fused, reference, rtol=1e-12, atol=1e-12)
+    for expected, got in zip(expected_grads, grads):
+        torch.testing.assert_close(got, expected, rtol=1e-10, atol=1e-12)
+
+
+def test_ignored_rows_get_zero_gradient_and_all_ignored_is_zero_loss():
+    _, _, _, (grad_hidden, _, _) = _reference_and_fused(5)
+    assert (grad_hidden[3] == 0).all() and (grad_hidden[0, 5:] == 0).all()
+    hidden = torch.randn(2, 3, 4, requires_grad=True)
+    weight = torch.randn(5, 4, requires_grad=True)
+    loss = linear_cross_entropy(hidden, weight, None, torch.full((2, 3), -100))
+    loss.backward()
+    assert loss.item() == 0.0 and (hidden.grad == 0).all() and (weight.grad == 0).all()
+
+
+def test_bfloat16_hidden_is_scored_in_float32():
+    generator = torch.Generator().manual_seed(1)
+    hidden = torch.randn(3, 8, generator=generator).to(torch.bfloat16).requires_grad_()
+    weight = torch.randn(9, 8, generator=generator, requires_grad=True)
+    labels = torch.randint(0, 9, (3,), generator=generator)
+    loss = linear_cross_entropy(hidden, weight, None, labels)
+    expected = F.cross_entropy(hidden.float() @ weight.t(), labels, reduction="sum")
+    torch.testing.assert_close(loss, expected)
+    loss.backward()
+    assert hidden.grad.dtype == torch.bfloat16 and weight.grad.dtype == torch.float32
+
+
+def test_bad_labels_and_chunk_size_are_clear_errors():
+    hidden, weight = torch.randn(2, 4), torch.randn(5, 4)
+    with pytest.raises(ValueError, match=r"labels must be in \[0, 5\)"):
+        linear_cross_entropy(hidden, weight, None, torch.tensor([1, 5]))
+    with pytest.raises(ValueError, match="leading shape"):
+        linear_cross_entropy(hidden, weight, None, torch.tensor([1, 2, 3]))
+    with pytest.raises(ValueError, match="chunk_size"):
+        linear_cross_entropy(hidden, weight, None, torch.tensor([1, 2]), chunk_size=0)
+
+
+@pytest.mark.parametrize("preset", ["rnnsearch", "luong-general"])
+def test_model_training_loss_and_gradients_equal_the_plain_computation(preset):
+    """model.train() (fused, no logits) and model.eval() (logits + cross-entropy) agree without dropout."""
+    model = tiny_model(preset, dropout=0.0)
+    input_ids, mask = padded_batch()
+    labels = random_labels(3, 6)
+    labels[1, 4:] = -100
+    plain = model(input_ids=input_ids, attention_mask=mask, labels=labels, num_items_in_batch=torch.tensor(20))
+    with torch.enable_grad():
+        plain.loss.backward()
+    expected = {name: p.grad.clone() for name, p in model.named_parameters()}
+    model.zero_grad()
+    fused = model.train()(input_ids=input_ids, attention_mask=mask, labels=labels,
+                          num_items_in_batch=torch.tensor(20))
+    fused.loss.backward()
+    assert fused.logits is None and plain.logits.shape == (3, 6, model.config.vocab_size)
+    torch.testing.assert_close(fused.loss, plain.loss)
+    for name, p in model.named_parameters():
+        torch.testing.assert_close(p.grad, expected[name], rtol=1e-5, atol=1e-6, msg=name)
