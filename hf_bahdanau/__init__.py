@@ -12,6 +12,7 @@ from transformers import (
     AutoModelForSequenceClassification,
     AutoModelForTokenClassification,
 )
+from transformers.pipelines import PIPELINE_REGISTRY
 
 from . import attention
 from .configuration_bahdanau import PRESETS, BahdanauConfig
@@ -19,6 +20,8 @@ from .modeling_bahdanau import BahdanauForConditionalGeneration, BahdanauModel, 
 from .modeling_encoder_only import BahdanauEncoderModel
 from .modeling_sequence_classification import BahdanauForSequenceClassification
 from .modeling_token_classification import BahdanauForTokenClassification
+from .pipeline_bahdanau import TASK as PIPELINE_TASK
+from .pipeline_bahdanau import BahdanauTranslationPipeline
 
 __version__ = "0.1.0"
 
@@ -32,6 +35,9 @@ for auto_class, model_class in (
 ):
     auto_class.register(BahdanauConfig, model_class, exist_ok=True)
     model_class.register_for_auto_class(auto_class.__name__)
+PIPELINE_REGISTRY.register_pipeline(
+    PIPELINE_TASK, pipeline_class=BahdanauTranslationPipeline, pt_model=AutoModelForSeq2SeqLM, type="text"
+)
 
 __all__ = [
     "PRESETS",
@@ -42,5 +48,6 @@ __all__ = [
     "BahdanauForTokenClassification",
     "BahdanauModel",
     "BahdanauPreTrainedModel",
+    "BahdanauTranslationPipeline",
     "attention",
 ]

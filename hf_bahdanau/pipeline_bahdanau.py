@@ -1,0 +1,99 @@
+"""A ``translation`` pipeline for the seq2seq head: texts in, generated texts (and optionally alignments) out.
+
+transformers 5 removed its ``translation`` and ``text2text-generation`` pipelines. This one is saved with every
+seq2seq model as a custom pipeline (``custom_pipelines`` in ``config.json``, this file next to the weights), so
+
+    translator = pipeline(model="path/or/repo", trust_remote_code=True)
+    translator(["3. März 2015", "le 3 mars 2015"], num_beams=4, max_new_tokens=16, batch_size=2)
+    # [{"translation_text": "2015-03-03"}, {"translation_text": "2015-03-03"}]
+    translator("3. März 2015", return_alignments=True)
+    # [{"translation_text": …, "alignment": {"source_tokens": […], "target_tokens": […], "weights": [[…]]}}]
+
+Keyword arguments that ``generate()`` knows (``num_beams``, ``max_new_tokens``, ``num_return_sequences``, …) are
+passed to it, at construction or per call. ``return_alignments=True`` adds the soft alignment α [T, S] of every
+output (one row per generated token, EOS included; one column per real source token).
+"""
+
+import torch
+from transformers import GenerationConfig, Pipeline
+
+from .plotting import alignments_from_generate
+
+TASK = "translation"
+# what config.json's ``custom_pipelines`` holds for a seq2seq model (classes by name: transformers resolves them)
+CUSTOM_PIPELINES = {TASK: {"impl": "pipeline_bahdanau.BahdanauTranslationPipeline", "pt": ["AutoModelForSeq2SeqLM"],
+                           "type": "text"}}
+
+
+class BahdanauTranslationPipeline(Pipeline):
+    """Source texts -> ``[{"translation_text": …}]`` per text (``num_return_sequences`` records each)."""
+
+    _pipeline_calls_generate = True
+    _load_processor = False
+    _load_image_processor = False
+    _load_feature_extractor = False
+    _load_tokenizer = True
+    _default_generation_config = GenerationConfig(max_new_tokens=128)
+
+    def _sanitize_parameters(self, return_alignments: bool | None = None, clean_up_tokenization_spaces=None,
+                             **generate_kwargs):
+        postprocess = {}
+        if return_alignments is not None:
+            postprocess["return_alignments"] = return_alignments
+        if clean_up_tokenization_spaces is not None:
+            postprocess["clean_up_tokenization_spaces"] = clean_up_tokenization_spaces
+        forward = dict(generate_kwargs)
+        if return_alignments:
+            forward["return_alignments"] = True
+        return {}, forward, postprocess
+
+    def __call__(self, inputs: str | list[str], **kwargs):
+        """One text -> a list of records; a list of texts -> one record per text (a list of records per text when
+        ``num_return_sequences`` > 1)."""
+        if not isinstance(inputs, str) and not (isinstance(inputs, list) and all(isinstance(x, str) for x in inputs)):
+            raise ValueError(f"`inputs` must be a string or a list of strings, got {type(inputs).__name__}.")
+        result = super().__call__(inputs, **kwargs)
+        if isinstance(inputs, list) and all(len(records) == 1 for records in result):
+            return [records[0] for records in result]
+        return result
+
+    def preprocess(self, text: str) -> dict[str, torch.Tensor]:
+        encoded = self.tokenizer(text, return_tensors="pt")
+        return {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}
+
+    def _forward(self, model_inputs: dict[str, torch.Tensor], return_alignments: bool = False, **generate_kwargs):
+        """generate() on a batch; outputs reshaped to [batch, num_return_sequences, …] so the pipeline can split them
+        per input."""
+        overrides = dict(output_attentions=True, return_dict_in_generate=True) if return_alignments else {}
+        generated = self.model.generate(**model_inputs, **self._prepare_generate_kwargs(generate_kwargs, **overrides))
+        sequences = generated.sequences if return_alignments else generated
+        batch = model_inputs["input_ids"].shape[0]
+        outputs = dict(model_inputs, output_ids=sequences.reshape(batch, -1, sequences.shape[-1]))
+        if return_alignments:
+            rows = [alignments_from_generate(generated, index=row, eos_token_id=self.model.generation_config.eos_token_id)
+                    for row in range(sequences.shape[0])]
+            lengths = torch.tensor([len(row) for row in rows])
+            weights = torch.zeros(len(rows), int(lengths.max()), rows[0].shape[-1])
+            for index, row in enumerate(rows):
+                weights[index, :len(row)] = row
+            outputs.update(alignments=weights.reshape(batch, -1, *weights.shape[1:]),
+                           alignment_lengths=lengths.reshape(batch, -1))
+        return outputs
+
+    def postprocess(self, model_outputs, return_alignments: bool = False, clean_up_tokenization_spaces: bool = False):
+        records = []
+        real_source = model_outputs["attention_mask"][0].bool()
+        source_tokens = self.tokenizer.convert_ids_to_tokens(model_outputs["input_ids"][0][real_source].tolist())
+        for index, output_ids in enumerate(model_outputs["output_ids"][0]):
+            record = {"translation_text": self.tokenizer.decode(
+                output_ids, skip_special_tokens=True, clean_up_tokenization_spaces=clean_up_tokenization_spaces)}
+            if return_alignments:
+                length = int(model_outputs["alignment_lengths"][0, index])
+                weights = model_outputs["alignments"][0, index, :length][:, real_source]
+                record["alignment"] = {
+                    "source_tokens": source_tokens,
+                    "target_tokens": self.tokenizer.convert_ids_to_tokens(output_ids[1:1 + length].tolist()),
+                    "weights": weights.tolist(),
+                }
+            records.append(record)
+        return records
