@@ -45,15 +45,17 @@ def build() -> Peer:
     model.loss_function = ("crossentropy", 0.0)
 
     def prepare(batch: dict) -> Batch:
-        """Joey's Batch takes trg = (<s>, y_1 .. y_{n-1}, </s>): its loss covers y_1 .. y_{n-1}, </s>, n tokens
-        as in our labels (the last target token becomes </s>), and it cuts trg_input = (<s>, y_1 .. y_{n-1})."""
+        """Joey's Batch cuts trg_input = (<s>, y_1 .. y_{n-1}) from trg = (<s>, y_1 .. y_{n-1}, </s>); its loss
+        targets are then set back to our (y_1 .. y_n), so that no implementation learns </s> (which would make
+        its decoding stop early) and every one is trained on the same tokens."""
         tokens = to_tokens(batch, pad=symbols.pad_index, bos=symbols.bos_index, first_symbol=len(symbols.specials))
         lengths = (tokens.target_output != symbols.pad_index).sum(1)
-        target = tokens.target_output.scatter(1, (lengths - 1)[:, None], symbols.eos_index)
-        trg = torch.cat([torch.full_like(target[:, :1], symbols.bos_index), target], dim=1)
+        with_eos = tokens.target_output.scatter(1, (lengths - 1)[:, None], symbols.eos_index)
+        trg = torch.cat([torch.full_like(with_eos[:, :1], symbols.bos_index), with_eos], dim=1)
         joey = Batch(src=tokens.source, src_length=tokens.source_lengths, src_prompt_mask=None, trg=trg,
                      trg_prompt_mask=None, indices=torch.arange(len(trg)), device=torch.device("cpu"),
                      pad_index=symbols.pad_index, eos_index=symbols.eos_index)
+        joey.trg = tokens.target_output
         joey.sort_by_src_length()
         return joey
 
@@ -69,7 +71,7 @@ def build() -> Peer:
 
     return Peer(name="joeynmt", version=joeynmt.__version__, options=MODEL, model=model, prepare=prepare,
                 loss=loss, decode=decode,
-                notes=["the last target token of each sentence is </s>, as Joey's Batch requires (same count)",
+                notes=["Batch built with a final </s>, loss targets then set to ours (no </s>)",
                        "init_hidden: last (Joey's default is a bridge Linear)"])
 
 
