@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-__all__ = ["alignments_from_generate", "plot_alignment"]
+__all__ = ["alignments_from_generate", "plot_alignment", "plot_document_attention", "plot_token_attention"]
 
 BLANK = "␣"  # how a whitespace token is labelled
 
@@ -89,6 +89,86 @@ def plot_alignment(
     ax.set_yticks(range(expected[0]), [_label(token) for token in target_tokens])
     ax.xaxis.tick_top()
     ax.tick_params(length=0)
+    if title is not None:
+        ax.set_title(title)
+    if path is not None:
+        figure.savefig(path, dpi=150)
+    return figure
+
+
+def _as_array(weights: torch.Tensor | np.ndarray) -> np.ndarray:
+    return np.asarray(weights.detach().cpu().float() if isinstance(weights, torch.Tensor) else weights)
+
+
+def plot_token_attention(
+    weights: torch.Tensor | np.ndarray,
+    tokens: Sequence[str],
+    tags: Sequence[str] | None = None,
+    path: str | PathLike | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Figure:
+    """The tagger's attention over the words of a sentence.
+
+    weights: α [S] (the seed's one distribution over the sentence: a single row) or [S, S] (row t = what token
+    t attended to, e.g. ``outputs.attentions[0][b, 0]`` cut to the real tokens); tokens: the S words; tags: the
+    predicted tag of each word, written under it. Drawn like ``plot_alignment``, saved to ``path`` if given.
+    """
+    weights = _as_array(weights)
+    if weights.ndim not in (1, 2) or weights.shape[-1] != len(tokens) or (weights.ndim == 2 and
+                                                                          weights.shape[0] != len(tokens)):
+        raise ValueError(
+            f"`weights` must have shape [len(tokens)] or [len(tokens), len(tokens)] with len(tokens) = {len(tokens)}, "
+            f"got {list(weights.shape)}."
+        )
+    if tags is not None and len(tags) != len(tokens):
+        raise ValueError(f"`tags` must have one tag per token ({len(tokens)}), got {len(tags)}.")
+    columns = list(tokens) if tags is None else [f"{token} · {tag}" for token, tag in zip(tokens, tags)]
+    rows = ["α"] if weights.ndim == 1 else list(tokens)
+    return plot_alignment(weights.reshape(len(rows), len(tokens)), columns, rows, path=path, ax=ax, title=title)
+
+
+def plot_document_attention(
+    word_weights: torch.Tensor | np.ndarray,
+    sentence_weights: torch.Tensor | np.ndarray,
+    sentences: Sequence[Sequence[str]],
+    path: str | PathLike | None = None,
+    title: str | None = None,
+) -> Figure:
+    """HAN's two levels of attention over a document, as in Yang et al. (2016), figure 5: one line per sentence,
+    its weight β_i as a red bar on the left, each word shaded blue by its weight α_ij within the sentence.
+
+    word_weights [N, W] and sentence_weights [N] (``word_attentions[b]`` and ``sentence_attentions[b]`` of
+    ``BahdanauForSequenceClassification`` with ``output_attentions=True``); sentences: the N sentences' words
+    (``sentences[i]`` has at most W words; the rest of row i is padding). Saved to ``path`` if given.
+    """
+    from matplotlib import colormaps
+    from matplotlib.figure import Figure
+
+    word_weights, sentence_weights = _as_array(word_weights), _as_array(sentence_weights)
+    if word_weights.ndim != 2 or sentence_weights.shape != (word_weights.shape[0],) or len(sentences) > len(
+            sentence_weights) or any(len(words) > word_weights.shape[1] for words in sentences):
+        raise ValueError(
+            f"`word_weights` must be [N, W] and `sentence_weights` [N], with at most N sentences of at most W words; "
+            f"got {list(word_weights.shape)}, {list(sentence_weights.shape)} and {len(sentences)} sentences of up "
+            f"to {max((len(words) for words in sentences), default=0)} words."
+        )
+    character = 0.11  # inches per character of the monospaced text
+    width = max((sum(len(word) + 1 for word in words) for words in sentences), default=1) * character
+    figure = Figure(figsize=(1.0 + width, 0.6 + 0.32 * len(sentences)), layout="constrained")
+    ax = figure.add_subplot()
+    blues, reds = colormaps["Blues"], colormaps["Reds"]
+    for row, words in enumerate(sentences):
+        ax.text(0.0, -row, f"{sentence_weights[row]:.2f}", family="monospace", va="center", ha="left",
+                bbox=dict(facecolor=reds(float(sentence_weights[row])), edgecolor="none", pad=1.5))
+        column = 6
+        for word, weight in zip(words, word_weights[row]):
+            ax.text(column, -row, word, family="monospace", va="center", ha="left",
+                    bbox=dict(facecolor=blues(float(weight)), edgecolor="none", pad=1.5))
+            column += len(word) + 1
+    ax.set_xlim(-0.5, 6 + width / character)
+    ax.set_ylim(-len(sentences) + 0.5, 0.5)
+    ax.set_axis_off()
     if title is not None:
         ax.set_title(title)
     if path is not None:
