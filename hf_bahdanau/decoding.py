@@ -1,0 +1,81 @@
+"""Batched text-to-text decoding with the alignment of every output: what the CLI and the training scripts print and plot.
+
+    results = translate(model, tokenizer, ["le 3 mars 2015"], num_beams=5, output_alignments=True)
+    results[0].translation, results[0].alignment  # "2015-03-03", α [T, S] over results[0].source_tokens
+"""
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+
+from .plotting import alignments_from_generate
+
+__all__ = ["Translation", "translate"]
+
+
+@dataclass
+class Translation:
+    """One decoded sentence. ``alignment`` is α [len(target_tokens), len(source_tokens)] (None when not asked for):
+    row t is the attention that produced ``target_tokens[t]``, over the source tokens (EOS included, padding not)."""
+
+    source: str
+    translation: str
+    source_tokens: list[str]
+    target_tokens: list[str]
+    alignment: torch.Tensor | None = None
+
+
+def _generated_ids(sequence: torch.Tensor, eos_token_id: int | None) -> list[int]:
+    """The tokens after the decoder start, up to and including the first EOS."""
+    ids = sequence[1:].tolist()
+    return ids[: ids.index(eos_token_id) + 1] if eos_token_id in ids else ids
+
+
+@torch.no_grad()
+def translate(
+    model,
+    tokenizer,
+    texts: Sequence[str],
+    *,
+    num_beams: int = 1,
+    max_new_tokens: int | None = None,
+    batch_size: int = 32,
+    output_alignments: bool = False,
+) -> list[Translation]:
+    """Decode ``texts`` in batches of ``batch_size`` with greedy (``num_beams=1``) or beam search.
+
+    max_new_tokens: None keeps ``model.generation_config``'s limit. output_alignments needs a model with attention.
+    """
+    if num_beams < 1:
+        raise ValueError(f"`num_beams` must be a positive integer, got {num_beams}.")
+    if batch_size < 1:
+        raise ValueError(f"`batch_size` must be a positive integer, got {batch_size}.")
+    if output_alignments and model.config.attention_type == "none":
+        raise ValueError("`output_alignments=True` needs a model with attention; this one has attention_type='none'.")
+    model.eval()
+    eos_token_id = model.generation_config.eos_token_id
+    if isinstance(eos_token_id, list):  # several stop tokens: the first is the one the tokenizer appends
+        eos_token_id = eos_token_id[0]
+    results = []
+    for start in range(0, len(texts), batch_size):
+        batch_texts = list(texts[start:start + batch_size])
+        batch = tokenizer(batch_texts, padding=True, return_tensors="pt").to(model.device)
+        limits = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
+        out = model.generate(**batch, num_beams=num_beams, output_attentions=output_alignments,
+                             return_dict_in_generate=True, **limits)
+        for row, text in enumerate(batch_texts):
+            source_positions = batch["attention_mask"][row].bool()
+            output_ids = _generated_ids(out.sequences[row], eos_token_id)
+            alignment = None
+            if output_alignments:
+                alignment = alignments_from_generate(out, index=row, eos_token_id=eos_token_id)
+                alignment = alignment[:, source_positions].cpu()
+            results.append(Translation(
+                source=text,
+                translation=tokenizer.decode(output_ids, skip_special_tokens=True),
+                source_tokens=tokenizer.convert_ids_to_tokens(batch["input_ids"][row][source_positions].tolist()),
+                target_tokens=tokenizer.convert_ids_to_tokens(output_ids),
+                alignment=alignment,
+            ))
+    return results

@@ -1,0 +1,52 @@
+"""hf-bahdanau-translate: the console script decodes arguments or stdin and saves alignment pictures."""
+
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import tiny_model
+from hf_bahdanau.decoding import translate
+from training.tokenization import train_tokenizer
+
+SENTENCES = ["le 3 mars 2015", "3/14/15", "Tuesday, 3 March 2015"]
+
+
+@pytest.fixture(scope="module")
+def saved_model(tmp_path_factory):
+    tokenizer = train_tokenizer(SENTENCES + ["2015-03-03"], kind="char")
+    model = tiny_model("rnnsearch", vocab_size=len(tokenizer))
+    model.generation_config.max_new_tokens = 6
+    folder = tmp_path_factory.mktemp("model")
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder, model, tokenizer
+
+
+def run_cli(*args: str, stdin: str | None = None) -> list[str]:
+    executable = shutil.which("hf-bahdanau-translate") or sys.executable
+    prefix = [] if executable.endswith("hf-bahdanau-translate") else ["-m", "hf_bahdanau.cli"]
+    done = subprocess.run([executable, *prefix, *args], input=stdin, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_translations_of_arguments_and_stdin_equal_in_process_decoding(saved_model):
+    folder, model, tokenizer = saved_model
+    expected = [result.translation for result in translate(model, tokenizer, SENTENCES, num_beams=3)]
+    assert run_cli(str(folder), *SENTENCES, "--num_beams", "3", "--batch_size", "2") == expected
+    greedy = [result.translation for result in translate(model, tokenizer, SENTENCES)]
+    assert run_cli(str(folder), stdin="\n".join(SENTENCES) + "\n\n") == greedy
+
+
+def test_alignment_pictures_are_saved_and_their_paths_printed(saved_model, tmp_path):
+    folder, model, tokenizer = saved_model
+    lines = run_cli(str(folder), *SENTENCES[:2], "--alignments_dir", str(tmp_path / "pictures"))
+    expected = [result.translation for result in translate(model, tokenizer, SENTENCES[:2])]
+    assert [line.split("\t")[0] for line in lines] == expected
+    paths = [line.split("\t")[1] for line in lines]
+    assert paths == [str(tmp_path / "pictures" / f"alignment_{n}.png") for n in range(2)]
+    for path in paths:
+        with open(path, "rb") as picture:
+            assert picture.read(8) == b"\x89PNG\r\n\x1a\n"
