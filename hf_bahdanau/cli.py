@@ -4,6 +4,7 @@
     cat sentences.txt | hf-bahdanau-translate outputs/dates --alignments_dir pictures
 
 Prints one line per input: the translation, and with ``--alignments_dir`` a tab and the path of its heat map.
+Loading goes through the Auto classes, which the package registered when this module was imported.
 """
 
 import argparse
@@ -12,7 +13,6 @@ from pathlib import Path
 
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-from . import BahdanauConfig  # noqa: F401  (importing the package registers the Auto classes)
 from .decoding import translate
 from .plotting import plot_alignment
 
