@@ -1,5 +1,8 @@
 """transformers models of the RNN encoder–attention–decoder family."""
 
+import shutil
+from pathlib import Path
+
 import torch
 from torch import Tensor, nn
 from transformers import GenerationMixin, PreTrainedModel
@@ -54,6 +57,15 @@ class BahdanauPreTrainedModel(PreTrainedModel):
                     init.zeros_(param)
         elif isinstance(module, GaussianKernelAttention):
             init.constant_(module.width, self.config.gaussian_kernel_width)
+
+    def _upload_modified_files(self, working_dir, repo_id, files_timestamps, **kwargs):
+        """``push_to_hub``'s upload step. A model loaded from a folder with a model card (``README.md``, e.g. from
+        ``python -m model_cards``) ships that card and its ``*.png`` pictures instead of transformers' template."""
+        source = Path(self.name_or_path)
+        if self.name_or_path and (source / "README.md").is_file():
+            for path in (source / "README.md", *source.glob("*.png")):
+                shutil.copyfile(path, Path(working_dir) / path.name)
+        return super()._upload_modified_files(working_dir, repo_id, files_timestamps, **kwargs)
 
     def _resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of=None, mean_resizing=True):
         """Source and target embeddings are separate matrices over one vocabulary: resize both."""
@@ -165,6 +177,24 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, GenerationMixin)
 
     def prepare_decoder_input_ids_from_labels(self, labels: Tensor) -> Tensor:
         return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
+
+    def prepare_inputs_for_generation(
+        self,
+        decoder_input_ids: Tensor,
+        next_sequence_length: int | None = None,
+        past_key_values: RecurrentDecoderCache | None = None,
+        is_first_iteration: bool | None = None,
+        **model_kwargs,
+    ) -> dict:
+        """One generate() step reads the new decoder tokens, the cache and the encoder outputs; nothing else.
+
+        The generic version also builds position ids and 4-D masks and inspects ``forward``'s signature at
+        every step, which costs more than a decoder step at batch size 1.
+        """
+        if next_sequence_length is not None:
+            decoder_input_ids = decoder_input_ids[:, -next_sequence_length:]
+        model_kwargs.pop("labels", None)
+        return dict(model_kwargs, decoder_input_ids=decoder_input_ids, past_key_values=past_key_values)
 
     @can_return_tuple
     def forward(

@@ -72,7 +72,5 @@ def training_arguments(model_dir: Path) -> dict[str, Any] | None:
 
 
 def pictures(model_dir: Path) -> list[str]:
-    """PNG files in the folder (top level and one level down), as paths relative to it, sorted."""
-    found = [*model_dir.glob("*.png"), *model_dir.glob("*/*.png")]
-    return sorted(path.relative_to(model_dir).as_posix() for path in found
-                  if not path.relative_to(model_dir).parts[0].startswith(("checkpoint-", "runs")))
+    """The PNG files at the top of the folder (what ``push_to_hub`` ships with the card), by name."""
+    return sorted(path.name for path in model_dir.glob("*.png"))

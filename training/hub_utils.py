@@ -1,0 +1,68 @@
+"""Hub sharing for the training scripts: every push uploads a repository that loads without hf_bahdanau.
+
+Trainer's checkpoint pushes (``--push_to_hub --hub_strategy every_save|checkpoint``) copy only the weights,
+configs and tokenizer into ``output_dir`` before uploading it, so the model code (``trust_remote_code``) would be
+missing; and ``trainer.push_to_hub()`` rewrites ``README.md`` with Trainer's own card. The scripts therefore call:
+
+    trainer = Seq2SeqTrainer(..., callbacks=[CodeFilesCallback()])  # checkpoint pushes carry the code files
+    trainer.train()
+    trainer.save_model()                                             # weights, config, code, tokenizer
+    write_model_card(output_dir, ...)                                # model_cards: README.md (+ PNGs in the folder)
+    if training_args.push_to_hub:                                    # instead of trainer.push_to_hub()
+        push_output_dir(output_dir, training_args.hub_model_id or Path(output_dir).name,
+                        token=training_args.hub_token, private=training_args.hub_private_repo,
+                        revision=training_args.hub_revision)
+
+``push_output_dir`` queues its upload behind Trainer's pending checkpoint uploads (one shared ``HfApi`` worker),
+so a late checkpoint push cannot overwrite the final model. (With ``push_to_hub``, ``trainer.save_model()`` itself
+pushes once, "Model save", with Trainer's card; the final push replaces that card with the real one.)
+"""
+
+import os
+from pathlib import Path
+
+from huggingface_hub import CommitInfo
+from transformers import TrainerCallback
+from transformers.utils.hub import hf_api
+
+from hf_bahdanau.configuration_bahdanau import copy_auto_map_code
+from model_cards import set_model_id
+
+IGNORE_PATTERNS = ["_*", "checkpoint-*"]  # what Trainer.push_to_hub leaves out too
+
+
+def save_code_files(config, folder: str | os.PathLike) -> None:
+    """Copy the hf_bahdanau modules that every class of ``config.auto_map`` needs (imports included) into folder."""
+    copy_auto_map_code(config.auto_map, folder)
+
+
+class CodeFilesCallback(TrainerCallback):
+    """Before each checkpoint push, put the model code next to the weights that Trainer copied to output_dir."""
+
+    def on_push_begin(self, args, state, control, model=None, **kwargs):
+        save_code_files(model.config, args.output_dir)
+
+
+def push_output_dir(
+    output_dir: str | os.PathLike,
+    repo_id: str,
+    *,
+    token: str | None = None,
+    private: bool | None = None,
+    revision: str | None = None,
+    commit_message: str = "End of training",
+) -> CommitInfo:
+    """Upload the finished ``output_dir`` (weights, config with auto_map, code, tokenizer, generation config, model
+    card, pictures, results) to ``repo_id``, after any checkpoint uploads still in flight. The card's usage code is
+    pointed at ``repo_id`` first."""
+    output_dir = Path(output_dir)
+    card = output_dir / "README.md"
+    if not card.is_file():
+        raise ValueError(f"`output_dir` ({output_dir}) has no README.md: write the card first "
+                         "(model_cards.write_model_card or `python -m model_cards`).")
+    api = hf_api()
+    repo_id = api.create_repo(repo_id, token=token, private=private, exist_ok=True).repo_id
+    set_model_id(card, repo_id)
+    upload = api.upload_folder(repo_id=repo_id, folder_path=output_dir, commit_message=commit_message, token=token,
+                               revision=revision, ignore_patterns=list(IGNORE_PATTERNS), run_as_future=True)
+    return upload.result()
