@@ -107,8 +107,9 @@ class BahdanauConfig(PreTrainedConfig):
     ``bridge`` {zero, last, tanh, mean}; ``deep_output`` {none, tanh, maxout}.
 
     Tagging and classification heads (encoder only; they load a seq2seq checkpoint's encoder):
-    ``token_attention_type`` {sentence: the seed's α_j = softmax_j(v_aᵀ tanh(U_a h_j + b)) re-weighting each
-    h_j; or any score function above: token t attends e_tj = score(h_t, h_j)}; ``classifier_attention_size``
+    ``token_attention_type`` {any score function above (default additive): token t attends e_tj = score(h_t,
+    h_j); sentence: seed 000's one α_j = softmax_j(v_aᵀ tanh(U_a h_j + b)) re-weighting each h_j};
+    ``classifier_attention_size``
     d_a of u_j = tanh(W h_j + b) (default: annotation size / 2); ``classifier_dropout`` (default ``dropout``);
     ``hierarchical`` (HAN: word-level encoder + attention per sentence, sentence-level encoder + attention);
     ``sentence_separator_token_id`` splits [batch, tokens] input into sentences in hierarchical mode.
@@ -149,7 +150,7 @@ class BahdanauConfig(PreTrainedConfig):
     bos_token_id: int | None = 1
     eos_token_id: int | list[int] | None = 2
     decoder_start_token_id: int | None = 1
-    token_attention_type: str = "sentence"
+    token_attention_type: str = "additive"
     classifier_attention_size: int | None = None
     classifier_dropout: float | int | None = None
     hierarchical: bool = False

@@ -125,6 +125,12 @@ def plot_token_attention(
         raise ValueError(f"`tags` must have one tag per token ({len(tokens)}), got {len(tags)}.")
     columns = list(tokens) if tags is None else [f"{token} · {tag}" for token, tag in zip(tokens, tags)]
     rows = ["α"] if weights.ndim == 1 else list(tokens)
+    if ax is None:  # room for the rotated "word · tag" labels above a single row
+        from matplotlib.figure import Figure
+
+        label_height = 0.1 * max(len(column) for column in columns)
+        figure = Figure(figsize=(1.5 + 0.3 * len(columns), 1.2 + 0.3 * len(rows) + label_height), layout="constrained")
+        ax = figure.add_subplot()
     return plot_alignment(weights.reshape(len(rows), len(tokens)), columns, rows, path=path, ax=ax, title=title)
 
 

@@ -1,0 +1,246 @@
+#!/usr/bin/env python
+"""Train and evaluate an attention tagger (seed 000's encode–attend–classify NER model), like transformers'
+run_ner.py.
+
+    python training/run_ner.py training/configs/ner_tagger.json                # the bundled data, about a minute
+    python training/run_ner.py training/configs/ner_tagger.json --config_overrides "token_attention_type=general"
+    python training/run_ner.py --model_name_or_path outputs/dates-rnnsearch ...  # reuse a seq2seq encoder
+    python training/run_ner.py --train_file train.json --validation_file dev.json --text_column_name words \\
+        --label_column_name tags --do_train --do_eval --output_dir outputs/my-tagger
+
+Data: --dataset_name (Hub, e.g. conll2003) or .json/.jsonl/.csv files with a column of word lists and a column
+of tag lists (strings, or class ids with a ClassLabel feature); without any, the bundled generated data
+(training/data/ner, see make_ner.py). The label list is read from the data. Words are tokenized with
+``is_split_into_words``; the first token of a word carries its tag (all tokens with --label_all_tokens, B- turned
+into I- after the first), special tokens get -100. Metrics: seqeval's entity-level precision, recall, F1 and
+token accuracy, through `evaluate` (the bundled module when offline).
+
+The output folder gets the model (code included, loadable with trust_remote_code=True), the tokenizer,
+all_results.json, the training curve, attention pictures of the first test sentences, predictions.txt and the
+model card; --push_to_hub uploads it all.
+"""
+
+import logging
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # `python training/run_ner.py` puts training/ first, not the repository
+    sys.path.insert(0, str(REPO_ROOT))
+
+import datasets  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+from transformers import (  # noqa: E402
+    AutoModelForTokenClassification,
+    DataCollatorForTokenClassification,
+    Trainer,
+    TrainingArguments,
+    set_seed,
+)
+
+from hf_bahdanau import BahdanauForTokenClassification  # noqa: E402
+from hf_bahdanau.plotting import plot_token_attention  # noqa: E402
+from training.encoder_heads import (  # noqa: E402
+    HeadModelArguments,
+    check_data_files,
+    finish_run,
+    load_head,
+    load_splits,
+    load_tokenizer,
+    order_labels,
+    parse_arguments,
+    setup_logging,
+)
+from training.hub_utils import CodeFilesCallback  # noqa: E402
+from training.metrics import load_metric  # noqa: E402
+
+logger = logging.getLogger(__name__)
+
+BUNDLED_DATA = REPO_ROOT / "training" / "data" / "ner"
+ATTENTION_PICTURE = "attention_{}.png"
+
+
+@dataclass
+class NerDataArguments:
+    """Which data, which columns, and what to report."""
+
+    dataset_name: str | None = field(default=None, metadata={"help": "A dataset on the Hub (needs network)."})
+    dataset_config_name: str | None = field(default=None, metadata={"help": "Its configuration name."})
+    train_file: str | None = field(default=None, metadata={"help": "Training data: .json, .jsonl or .csv."})
+    validation_file: str | None = field(default=None, metadata={"help": "Evaluation data (--do_eval)."})
+    test_file: str | None = field(default=None, metadata={"help": "Test data (--do_predict)."})
+    text_column_name: str = field(default="tokens", metadata={"help": "Column with the list of words."})
+    label_column_name: str = field(default="ner_tags", metadata={"help": "Column with the list of tags."})
+    max_seq_length: int | None = field(
+        default=None, metadata={"help": "Longest input in tokens; longer ones are truncated (their tail words "
+                                        "untagged) and counted in a warning. Default: no limit."})
+    label_all_tokens: bool = field(
+        default=False, metadata={"help": "Tag every token of a word (subword tokenizers), not only the first."})
+    return_entity_level_metrics: bool = field(
+        default=False, metadata={"help": "Report precision/recall/F1 per entity type too."})
+    max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training rows."})
+    max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N evaluation rows."})
+    max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test rows."})
+    preprocessing_num_workers: int | None = field(default=None, metadata={"help": "Processes for tokenisation."})
+    num_attention_pictures: int = field(
+        default=3, metadata={"help": "Save attention pictures of the first N test (else validation) sentences."})
+    language: list[str] | None = field(default=None, metadata={"help": "Languages of the data, for the model card."})
+    dataset_description: str | None = field(default=None, metadata={"help": "One line on the data for the card."})
+
+    def __post_init__(self):
+        if self.dataset_name is None and not (self.train_file or self.validation_file or self.test_file):
+            self.train_file, self.validation_file, self.test_file = (
+                str(BUNDLED_DATA / f"{split}.jsonl") for split in ("train", "validation", "test"))
+            self.dataset_description = self.dataset_description or "generated English-like NER sentences " \
+                                                                   "(PER/LOC/ORG/MISC, context-dependent types)"
+        check_data_files(self)
+        if self.max_seq_length is not None and self.max_seq_length < 2:
+            raise ValueError(f"`--max_seq_length` must be at least 2, got {self.max_seq_length}.")
+
+
+def label_list(splits: dict[str, datasets.Dataset], column: str) -> list[str]:
+    """Tag names: the ClassLabel names of the data, else every tag seen in any split, sorted."""
+    feature = next(iter(splits.values())).features[column]
+    if isinstance(getattr(feature, "feature", None), datasets.ClassLabel):
+        return list(feature.feature.names)
+    return sorted({tag for dataset in splits.values() for tags in dataset[column] for tag in tags})
+
+
+def tokenize_and_align(dataset: datasets.Dataset, name: str, tokenizer, labels: list[str],
+                       data_args: NerDataArguments, main_process_first) -> datasets.Dataset:
+    """input_ids / attention_mask / labels (tag ids on the first token of each word, -100 elsewhere)."""
+    label_to_id = {label: index for index, label in enumerate(labels)}
+    inside = [label_to_id.get("I-" + label[2:], index) if label.startswith("B-") else index
+              for index, label in enumerate(labels)]  # the tag of a word's later tokens with --label_all_tokens
+
+    def tokenize(batch):
+        encoding = tokenizer(batch[data_args.text_column_name], is_split_into_words=True,
+                             truncation=data_args.max_seq_length is not None, max_length=data_args.max_seq_length)
+        all_labels, truncated = [], []
+        for row, tags in enumerate(batch[data_args.label_column_name]):
+            tag_ids = [tag if isinstance(tag, int) else label_to_id[tag] for tag in tags]
+            word_ids, previous, aligned = encoding.word_ids(row), None, []
+            for word in word_ids:
+                if word is None:
+                    aligned.append(-100)
+                elif word != previous:
+                    aligned.append(tag_ids[word])
+                else:
+                    aligned.append(inside[tag_ids[word]] if data_args.label_all_tokens else -100)
+                previous = word
+            all_labels.append(aligned)
+            truncated.append(len({word for word in word_ids if word is not None}) < len(tags))
+        return {**encoding, "labels": all_labels, "truncated": truncated}
+
+    with main_process_first(desc=f"{name} dataset tokenisation"):
+        tokenized = dataset.map(tokenize, batched=True, remove_columns=dataset.column_names,
+                                num_proc=data_args.preprocessing_num_workers, desc=f"Tokenising {name}")
+    if sum(tokenized["truncated"]):
+        logger.warning("%d of %d %s sentences were truncated to --max_seq_length=%s tokens: their last words are "
+                       "not tagged.", sum(tokenized["truncated"]), len(tokenized), name, data_args.max_seq_length)
+    return tokenized.remove_columns("truncated")
+
+
+def tag_sequences(predictions: np.ndarray, label_ids: np.ndarray, labels: list[str]) -> tuple[list, list]:
+    """Predicted and reference tag names at the positions that carry a label (label id != -100)."""
+    predicted, reference = [], []
+    for prediction_row, label_row in zip(predictions, label_ids):
+        kept = label_row != -100
+        predicted.append([labels[index] for index in prediction_row[kept]])
+        reference.append([labels[index] for index in label_row[kept]])
+    return predicted, reference
+
+
+def metrics_function(labels: list[str], entity_level: bool):
+    seqeval = load_metric("seqeval")
+
+    def compute_metrics(eval_prediction) -> dict[str, float]:
+        predicted, reference = tag_sequences(eval_prediction.predictions.argmax(-1), eval_prediction.label_ids, labels)
+        scores = seqeval.compute(predictions=predicted, references=reference, zero_division=0)
+        metrics = {name: scores[f"overall_{name}"] for name in ("precision", "recall", "f1", "accuracy")}
+        if entity_level:
+            metrics.update({f"{entity}_{name}": value for entity, values in scores.items()
+                            if isinstance(values, dict) for name, value in values.items()})
+        return metrics
+
+    return compute_metrics
+
+
+def save_attention_pictures(model, tokenizer, sentences: list[list[str]], output_dir: Path) -> None:
+    """One picture per sentence: the attention over its words and the predicted tags."""
+    model.eval()
+    for number, words in enumerate(sentences):
+        encoding = tokenizer(words, is_split_into_words=True, return_tensors="pt").to(model.device)
+        with torch.no_grad():
+            outputs = model(**encoding, output_attentions=True)
+        tokens = tokenizer.convert_ids_to_tokens(encoding["input_ids"][0])
+        tags = [model.config.id2label[int(index)] for index in outputs.logits[0].argmax(-1)]
+        weights = outputs.attentions[0][0, 0]  # [S, S]
+        if model.config.token_attention_type == "sentence":
+            weights = weights[0]  # the seed's one distribution over the sentence
+        plot_token_attention(weights, tokens, tags, path=output_dir / ATTENTION_PICTURE.format(number),
+                             title=" ".join(words))
+
+
+def main(argv: list[str] | None = None) -> None:
+    model_args, data_args, training_args = parse_arguments(
+        (HeadModelArguments, NerDataArguments, TrainingArguments), sys.argv[1:] if argv is None else argv)
+    setup_logging(training_args)
+    set_seed(training_args.seed)
+
+    columns = (data_args.text_column_name, data_args.label_column_name)
+    splits = load_splits(data_args, model_args, training_args, columns)
+    labels = order_labels(model_args, label_list(splits, data_args.label_column_name))
+    train_words = splits["train"][data_args.text_column_name] if "train" in splits else None
+    tokenizer = load_tokenizer(model_args, None if train_words is None else (" ".join(words) for words in train_words))
+    model = load_head(AutoModelForTokenClassification, BahdanauForTokenClassification, model_args, tokenizer, labels)
+    tokenized = {name: tokenize_and_align(split, name, tokenizer, labels, data_args, training_args.main_process_first)
+                 for name, split in splits.items()}
+
+    trainer = Trainer(
+        model=model,
+        args=training_args,
+        train_dataset=tokenized.get("train"),
+        eval_dataset=tokenized.get("eval"),
+        processing_class=tokenizer,
+        data_collator=DataCollatorForTokenClassification(tokenizer),
+        compute_metrics=metrics_function(labels, data_args.return_entity_level_metrics),
+        callbacks=[CodeFilesCallback()],
+    )
+    output_dir = Path(training_args.output_dir)
+    if training_args.do_train:
+        result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+        trainer.save_model()
+        metrics = {**result.metrics, "train_samples": len(tokenized["train"])}
+        trainer.log_metrics("train", metrics)
+        trainer.save_metrics("train", metrics)
+        trainer.save_state()
+    if "eval" in tokenized:
+        metrics = {**trainer.evaluate(), "eval_samples": len(tokenized["eval"])}
+        trainer.log_metrics("eval", metrics)
+        trainer.save_metrics("eval", metrics)
+    if "predict" in tokenized:
+        prediction = trainer.predict(tokenized["predict"], metric_key_prefix="predict")
+        metrics = {**prediction.metrics, "predict_samples": len(tokenized["predict"])}
+        trainer.log_metrics("predict", metrics)
+        trainer.save_metrics("predict", metrics)
+        if trainer.is_world_process_zero():
+            predicted, _ = tag_sequences(prediction.predictions.argmax(-1), prediction.label_ids, labels)
+            (output_dir / "predictions.txt").write_text("".join(" ".join(tags) + "\n" for tags in predicted))
+
+    if not trainer.is_world_process_zero():
+        return
+    pictured = splits.get("predict", splits.get("eval"))
+    if pictured is not None and data_args.num_attention_pictures:
+        save_attention_pictures(trainer.model, tokenizer,
+                                pictured[data_args.text_column_name][: data_args.num_attention_pictures], output_dir)
+    if training_args.do_train:
+        examples = [" ".join(words) for words in (pictured or splits["train"])[data_args.text_column_name][:2]]
+        finish_run(trainer, training_args, data_args, task="token-classification", metric="eval_f1",
+                   example_inputs=examples)
+
+
+if __name__ == "__main__":
+    main()
