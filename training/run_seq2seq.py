@@ -47,6 +47,7 @@ from hf_bahdanau import PRESETS, BahdanauConfig, BahdanauForConditionalGeneratio
 from model_cards import write_model_card  # noqa: E402
 from training.alignment_error import alignment_error_rate  # noqa: E402
 from training.figures import TRAINING_CURVE, plot_training_curve, save_alignment_pictures  # noqa: E402
+from training.hub_utils import CodeFilesCallback, push_output_dir  # noqa: E402
 from training.metrics import load_metric  # noqa: E402
 from training.tokenization import TOKENIZER_KINDS, train_tokenizer  # noqa: E402
 
@@ -380,6 +381,7 @@ def main(argv: list[str] | None = None) -> None:
         processing_class=tokenizer,
         data_collator=DataCollatorForSeq2Seq(tokenizer, model=model),
         compute_metrics=metrics_function(tokenizer) if training_args.predict_with_generate else None,
+        callbacks=[CodeFilesCallback()],  # checkpoint pushes carry the model code too
     )
     output_dir = Path(training_args.output_dir)
 
@@ -410,6 +412,9 @@ def main(argv: list[str] | None = None) -> None:
                          dataset_description=data_args.dataset_description, training_args=training_args.to_dict(),
                          language=data_args.language, example_inputs=(pictured or raw_splits["train"])[
                              data_args.source_column][:2])
+    if training_args.push_to_hub:  # the finished folder, real card included (instead of trainer.push_to_hub)
+        push_output_dir(output_dir, training_args.hub_model_id or output_dir.name, token=training_args.hub_token,
+                        private=training_args.hub_private_repo, revision=training_args.hub_revision)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,137 @@
+"""training/run_seq2seq.py, the parts that need no training: arguments, data files, tokenisation, metrics."""
+
+import json
+import logging
+
+import numpy as np
+import pytest
+from transformers import EvalPrediction
+
+from training.run_seq2seq import (
+    DataTrainingArguments, ModelArguments, clip, load_model, load_raw_datasets, metrics_function,
+    parse_arguments, parse_config_overrides, tokenize_split,
+)
+from training.tokenization import train_tokenizer
+
+ROWS = [{"source": "le 3 mars 2015", "target": "2015-03-03"}, {"source": "3/14/15", "target": "2015-03-14"}]
+
+
+def test_config_overrides_are_typed_and_checked():
+    assert parse_config_overrides("hidden_size=256, attention_type=general,bidirectional=false,dropout=0.2,"
+                                  "encoder_hidden_size=None") == dict(
+        hidden_size=256, attention_type="general", bidirectional=False, dropout=0.2, encoder_hidden_size=None)
+    assert parse_config_overrides(None) == {}
+    with pytest.raises(ValueError, match="BahdanauConfig fields .* got 'hiden_size=3'"):
+        parse_config_overrides("hiden_size=3")
+    with pytest.raises(ValueError, match="got 'hidden_size'"):
+        parse_config_overrides("hidden_size")
+
+
+def test_overrides_reach_the_new_model_and_the_tokenizer_sets_the_vocabulary():
+    tokenizer = train_tokenizer([row["source"] for row in ROWS], kind="char")
+    model = load_model(ModelArguments(preset="luong-general", config_overrides="encoder_layers=1,decoder_layers=1,"
+                                      "hidden_size=24,embedding_size=8,rnn_type=gru"), tokenizer)
+    config = model.config
+    assert (config.vocab_size, config.hidden_size, config.encoder_layers, config.rnn_type) == (len(tokenizer), 24, 1,
+                                                                                                "gru")
+    assert (config.attention_type, config.decoder_style) == ("general", "luong")  # from the preset
+    assert (config.pad_token_id, config.eos_token_id, config.decoder_start_token_id) == (0, 2, 1)
+
+
+def test_model_arguments_reject_bad_combinations():
+    with pytest.raises(ValueError, match="exactly one of `--model_name_or_path`"):
+        ModelArguments()
+    with pytest.raises(ValueError, match="exactly one of"):
+        ModelArguments(preset="rnnsearch", model_name_or_path="x")
+    with pytest.raises(ValueError, match="`--preset` must be one of"):
+        ModelArguments(preset="transformer")
+    with pytest.raises(ValueError, match="use it with `--preset`"):
+        ModelArguments(model_name_or_path="x", config_overrides="hidden_size=3")
+    with pytest.raises(ValueError, match="`--tokenizer_type` must be one of \\['char', 'word', 'bpe', 'unigram'\\]"):
+        ModelArguments(preset="rnnsearch", tokenizer_type="bytes")
+
+
+def test_data_arguments_reject_bad_files_and_lengths():
+    with pytest.raises(ValueError, match="`--dataset_name` or at least one of"):
+        DataTrainingArguments()
+    with pytest.raises(ValueError, match="`--train_file` must end in one of \\['.csv', '.tsv', '.json', '.jsonl'\\]"):
+        DataTrainingArguments(train_file="data.parquet")
+    with pytest.raises(ValueError, match="`--max_source_length` must be a positive integer"):
+        DataTrainingArguments(train_file="a.csv", max_source_length=1)
+
+
+def test_a_json_file_of_arguments_with_flags_overriding_it(tmp_path):
+    arguments = {"preset": "rnnsearch", "train_file": "t.jsonl", "do_train": True, "output_dir": "out",
+                 "max_steps": 50, "language": ["en", "de"], "lr_scheduler_kwargs": {"power": 2.0}}
+    path = tmp_path / "args.json"
+    path.write_text(json.dumps(arguments))
+    model_args, data_args, training_args = parse_arguments([str(path), "--max_steps", "7", "--do_train", "false"])
+    assert (model_args.preset, data_args.train_file, data_args.language) == ("rnnsearch", "t.jsonl", ["en", "de"])
+    assert (training_args.max_steps, training_args.do_train, training_args.output_dir) == (7, False, "out")
+    assert training_args.lr_scheduler_kwargs == {"power": 2.0}
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".tsv", ".json", ".jsonl"])
+def test_local_files_in_every_format_keep_text_as_text(suffix, tmp_path):
+    path = tmp_path / f"train{suffix}"
+    if suffix in (".csv", ".tsv"):
+        separator = "," if suffix == ".csv" else "\t"
+        path.write_text("\n".join([f"source{separator}target"] + [
+            f'"{row["source"]}"{separator}{row["target"]}' for row in ROWS]) + "\n")
+    elif suffix == ".json":
+        path.write_text(json.dumps(ROWS))
+    else:
+        path.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
+    raw = load_raw_datasets(DataTrainingArguments(train_file=str(path), test_file=str(path)), ModelArguments(
+        preset="rnnsearch"))
+    assert set(raw) == {"train", "test"}
+    assert raw["train"]["source"] == [row["source"] for row in ROWS]
+    assert raw["train"]["target"] == ["2015-03-03", "2015-03-14"]  # strings, not dates
+
+
+def test_missing_columns_are_named(tmp_path):
+    path = tmp_path / "train.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
+    with pytest.raises(ValueError, match="`--source_column` 'de' is not a column of the train data; its columns are "
+                                         "\\['source', 'target'\\]"):
+        load_raw_datasets(DataTrainingArguments(train_file=str(path), source_column="de"),
+                          ModelArguments(preset="rnnsearch"))
+
+
+def test_clip_keeps_the_end_token():
+    assert clip([5, 6, 7, 8, 2], 3) == [5, 6, 2]
+    assert clip([5, 6, 2], 3) == [5, 6, 2] and clip([5, 6, 2], None) == [5, 6, 2]
+
+
+def test_tokenisation_truncates_only_when_asked_and_says_how_often(caplog):
+    from contextlib import nullcontext
+
+    from datasets import Dataset
+
+    tokenizer = train_tokenizer([row["source"] for row in ROWS] + [row["target"] for row in ROWS], kind="char")
+    dataset = Dataset.from_list(ROWS)
+    full = tokenize_split(dataset, "train", tokenizer, DataTrainingArguments(train_file="a.csv"),
+                          lambda desc: nullcontext())
+    assert full.column_names == ["input_ids", "attention_mask", "labels"]
+    assert [len(ids) for ids in full["input_ids"]] == [15, 8] and [len(ids) for ids in full["labels"]] == [11, 11]
+    assert full["labels"][0] == tokenizer(text_target="2015-03-03")["input_ids"]
+    with caplog.at_level(logging.WARNING):
+        clipped = tokenize_split(dataset, "train", tokenizer, DataTrainingArguments(
+            train_file="a.csv", max_source_length=10, overwrite_cache=True), lambda desc: nullcontext())
+    assert [len(ids) for ids in clipped["input_ids"]] == [10, 8]
+    assert clipped["input_ids"][0][-1] == tokenizer.eos_token_id and clipped["attention_mask"][0] == [1] * 10
+    assert "1 of 2 train examples were truncated to --max_source_length=10" in caplog.text
+
+
+def test_metrics_decode_generations_and_score_them_in_percent(monkeypatch):
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+    texts = ["2015-03-03", "2015-03-14", "1999-12-31"]
+    tokenizer = train_tokenizer(texts, kind="char")
+    labels = tokenizer(text_target=texts, padding=True, return_tensors="np")["input_ids"]
+    labels = np.where(labels == tokenizer.pad_token_id, -100, labels)
+    predictions = tokenizer(["2015-03-03", "2015-03-41", "1999-12-31"], return_tensors="np")["input_ids"]
+    predictions = np.concatenate([np.full((3, 1), tokenizer.bos_token_id), predictions], axis=1)
+    metrics = metrics_function(tokenizer)(EvalPrediction(predictions=predictions, label_ids=labels))
+    assert metrics["exact_match"] == pytest.approx(200 / 3)
+    assert 0 < metrics["chrf"] < 100 and 0 < metrics["bleu"] <= 100
+    assert metrics["gen_len"] == 12  # <s> + 10 characters + </s>
