@@ -158,7 +158,7 @@ class AdditiveAttention(AttentionMechanism):
 
     def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
         # [B, T, 1, A] + [B, 1, S, A] -> [B, T, S, A] -> [B, T, S]
-        hidden = torch.tanh(self.query_proj(query).unsqueeze(2) + projected_keys.unsqueeze(1))
+        hidden = (self.query_proj(query).unsqueeze(2) + projected_keys.unsqueeze(1)).tanh_()
         return self.energy_proj(hidden).squeeze(-1)
 
     @classmethod

@@ -70,7 +70,9 @@ class RecurrentDecoder(nn.Module):
         """Hoisted out of the step loop: W_iy E y_t + b_ih for every step at once, split into per-step
         [B, gates * H] tensors, and W_ixᵀ, the part of W_ih that the loop applies to its extra input x_t."""
         embedding_weight, extra_weight_t, bias = self.rnn.first_layer_input_weights(self.embedding_size)
-        return nn.functional.linear(embedded, embedding_weight, bias).unbind(1), extra_weight_t
+        # 2-D addmm: F.linear on a 3-D input with this column slice of W_ih takes a slow copying path.
+        gates = torch.addmm(bias, embedded.flatten(0, 1), embedding_weight.t())
+        return gates.view(*embedded.shape[:2], -1).unbind(1), extra_weight_t
 
     def attend(self, query: Tensor, memory: EncoderMemory) -> tuple[Tensor, Tensor]:
         """query [B, H] or [B, T, H] -> context [.., D], weights [.., S]."""

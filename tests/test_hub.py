@@ -24,7 +24,8 @@ from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, Bahdan
 from hf_bahdanau.configuration_bahdanau import AUTO_MAP
 
 PACKAGE_DIR = Path(hf_bahdanau.__file__).parent
-CODE_FILES = sorted(path.name for path in PACKAGE_DIR.glob("*.py") if path.name != "__init__.py")
+NOT_MODEL_CODE = {"__init__.py", "cli.py", "decoding.py"}  # the package entry point and the command-line tool
+CODE_FILES = sorted(path.name for path in PACKAGE_DIR.glob("*.py") if path.name not in NOT_MODEL_CODE)
 LENGTHS = (7, 5, 2)
 TARGET_LENGTH = 5
 MAX_NEW = 6
