@@ -28,10 +28,11 @@ class _LinearCrossEntropy(torch.autograd.Function):
             rows = slice(start, start + chunk_size)
             chunk, chunk_targets = hidden_c[rows], targets[rows]
             logits = chunk @ weight_c.t() if bias_c is None else torch.addmm(bias_c, chunk, weight_c.t())
-            log_normalizer = torch.logsumexp(logits, dim=-1)
+            log_probs = torch.log_softmax(logits, dim=-1)
+            del logits
             positions = torch.arange(chunk.shape[0], device=chunk.device)
-            total += (log_normalizer - logits[positions, chunk_targets]).sum()
-            grad_logits = logits.sub_(log_normalizer[:, None]).exp_()  # softmax, in place
+            total -= log_probs[positions, chunk_targets].sum()
+            grad_logits = log_probs.exp_()  # softmax, in place
             grad_logits[positions, chunk_targets] -= 1
             torch.mm(grad_logits, weight_c, out=grad_hidden[rows])
             grad_weight.addmm_(grad_logits.t(), chunk)
