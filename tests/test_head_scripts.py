@@ -1,0 +1,141 @@
+"""training/run_ner.py and training/run_classification.py on small slices: what the output folder holds, labels read
+from the data (tags, classes, label lists, numbers), metrics and predictions, and heads built on a seq2seq
+checkpoint's encoder."""
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from transformers import AutoModelForSequenceClassification, AutoModelForTokenClassification, pipeline
+
+from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, BahdanauForTokenClassification
+from training import run_classification, run_ner
+from training.encoder_heads import HeadModelArguments, load_head, order_labels
+from training.tokenization import train_tokenizer
+
+REPO = Path(__file__).resolve().parents[1]
+NER_DATA, HAN_DATA = REPO / "training" / "data" / "ner", REPO / "training" / "data" / "han"
+TINY = "embedding_size=8,hidden_size=16"
+SMALL_RUN = ["--max_train_samples", "64", "--max_eval_samples", "16", "--max_predict_samples", "16",
+             "--num_train_epochs", "1", "--num_attention_pictures", "1", "--logging_steps", "1"]
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_run_ner_small_run(tmp_path):
+    run_ner.main([str(REPO / "training/configs/ner_tagger.json"), "--output_dir", str(tmp_path),
+                  "--config_overrides", TINY, *SMALL_RUN])
+    files = {path.name for path in tmp_path.iterdir()}
+    assert {"model.safetensors", "config.json", "tokenizer.json", "all_results.json", "predictions.txt",
+            "attention_0.png", "training_curve.png", "README.md", "modeling_token_classification.py"} <= files
+    config = json.loads((tmp_path / "config.json").read_text())
+    tags = sorted({tag for split in ("train", "validation", "test") for row in read_jsonl(NER_DATA / f"{split}.jsonl")
+                   for tag in row["ner_tags"]})
+    assert tags == ["B-LOC", "B-MISC", "B-ORG", "B-PER", "I-LOC", "I-MISC", "I-ORG", "I-PER", "O"]
+    assert [config["id2label"][str(i)] for i in range(len(tags))] == tags  # the label list comes from the data
+    results = json.loads((tmp_path / "all_results.json").read_text())
+    for key in ("eval_f1", "eval_precision", "eval_recall", "eval_accuracy", "eval_PER_f1", "predict_f1"):
+        assert 0.0 <= results[key] <= 1.0, key
+    assert results["predict_samples"] == 16
+    predictions = (tmp_path / "predictions.txt").read_text().splitlines()
+    test_rows = read_jsonl(NER_DATA / "test.jsonl")[:16]
+    assert [len(line.split()) for line in predictions] == [len(row["tokens"]) for row in test_rows]
+    assert "token-classification" in (tmp_path / "README.md").read_text()
+
+    tagger = pipeline("token-classification", model=str(tmp_path))
+    assert type(tagger.model).__name__ == "BahdanauForTokenClassification"
+    assert all(entity["entity"] in tags for entity in tagger(" ".join(test_rows[0]["tokens"])))
+
+
+@pytest.mark.parametrize("hierarchical", ["true", "false"])
+def test_run_classification_small_run(hierarchical, tmp_path):
+    run_classification.main([str(REPO / "training/configs/han_classifier.json"), "--output_dir", str(tmp_path),
+                             "--config_overrides", TINY, "--hierarchical", hierarchical, *SMALL_RUN])
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["hierarchical"] is (hierarchical == "true")
+    assert config["problem_type"] == "single_label_classification"
+    assert sorted(config["label2id"]) == ["business", "politics", "sports", "weather"]
+    if config["hierarchical"]:
+        assert config["sentence_separator_token_id"] == json.loads((tmp_path / "tokenizer.json").read_text())[
+            "model"]["vocab"]["."]
+    results = json.loads((tmp_path / "all_results.json").read_text())
+    assert {"eval_accuracy", "eval_f1", "predict_accuracy", "predict_f1"} <= set(results)
+    predictions = (tmp_path / "predictions.txt").read_text().splitlines()
+    assert len(predictions) == 16 and set(predictions) <= set(config["label2id"])
+    assert (tmp_path / "attention_0.png").stat().st_size > 1000
+    assert "text-classification" in (tmp_path / "README.md").read_text()
+    model = AutoModelForSequenceClassification.from_pretrained(tmp_path)
+    assert model.config.hierarchical is config["hierarchical"]
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> str:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", ["multi_label", "regression"])
+def test_run_classification_multi_label_and_regression(kind, tmp_path):
+    texts = ["good food . slow service .", "great view .", "cold soup . rude staff .", "nice staff . good food ."]
+    labels = ([["food", "service"], ["view"], ["food", "service"], ["food", "service"]] if kind == "multi_label"
+              else [3.0, 5.0, 1.0, 4.5])
+    data = write_jsonl(tmp_path / "data.jsonl", [dict(text=text, label=label) for text, label in zip(texts, labels)])
+    output = tmp_path / "out"
+    run_classification.main([
+        "--train_file", data, "--validation_file", data, "--test_file", data, "--config_overrides", TINY,
+        "--do_train", "--do_eval", "--do_predict", "--num_train_epochs", "1", "--output_dir", str(output),
+        "--report_to", "none", "--num_attention_pictures", "1", "--logging_steps", "1",
+        *(["--do_regression"] if kind == "regression" else [])])
+    config = json.loads((output / "config.json").read_text())
+    results = json.loads((output / "all_results.json").read_text())
+    predictions = (output / "predictions.txt").read_text().splitlines()
+    assert len(predictions) == 4
+    if kind == "multi_label":
+        assert config["problem_type"] == "multi_label_classification"
+        assert [config["id2label"][str(i)] for i in range(3)] == ["food", "service", "view"]
+        assert {"eval_accuracy", "eval_f1"} <= set(results)
+        assert all(set(line.split()) <= {"food", "service", "view"} for line in predictions)
+    else:
+        assert config["problem_type"] == "regression" and len(config["id2label"]) == 1
+        model = AutoModelForSequenceClassification.from_pretrained(output).eval()
+        assert [float(line) for line in predictions] == pytest.approx(
+            [float(v) for v in _regression_outputs(model, output, texts)], rel=1e-4, abs=1e-5)
+        assert results["eval_mse"] == pytest.approx(
+            sum((p - t) ** 2 for p, t in zip(map(float, predictions), labels)) / 4, rel=1e-4)
+
+
+def _regression_outputs(model, folder: Path, texts: list[str]) -> list[float]:
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    with torch.no_grad():
+        return [model(**tokenizer(text, return_tensors="pt")).logits[0, 0].item() for text in texts]
+
+
+def test_heads_start_from_a_seq2seq_checkpoint_and_keep_a_trained_label_order(tmp_path):
+    rows = read_jsonl(NER_DATA / "train.jsonl")[:50]
+    tokenizer = train_tokenizer((" ".join(row["tokens"]) for row in rows), kind="word")
+    torch.manual_seed(0)
+    seq2seq = BahdanauForConditionalGeneration(BahdanauConfig(vocab_size=len(tokenizer), embedding_size=8,
+                                                              hidden_size=16))
+    seq2seq.save_pretrained(tmp_path / "seq2seq")
+    tokenizer.save_pretrained(tmp_path / "seq2seq")
+    model_args = HeadModelArguments(model_name_or_path=str(tmp_path / "seq2seq"))
+    labels = order_labels(model_args, ["B-PER", "I-PER", "O"])
+    assert labels == ["B-PER", "I-PER", "O"]  # a seq2seq checkpoint has no labels of its own
+    tagger = load_head(AutoModelForTokenClassification, BahdanauForTokenClassification, model_args, tokenizer, labels)
+    assert tagger.config.id2label == {0: "B-PER", 1: "I-PER", 2: "O"}
+    encoder, expected = tagger.model.encoder.state_dict(), seq2seq.model.encoder.state_dict()
+    assert encoder.keys() == expected.keys() and all(torch.equal(encoder[k], expected[k]) for k in encoder)
+
+    tagger.config.label2id = {"O": 0, "B-PER": 1, "I-PER": 2}  # a trained tagger with its own label order
+    tagger.config.id2label = {0: "O", 1: "B-PER", 2: "I-PER"}
+    tagger.save_pretrained(tmp_path / "tagger")
+    assert order_labels(HeadModelArguments(model_name_or_path=str(tmp_path / "tagger")),
+                        ["B-PER", "I-PER", "O"]) == ["O", "B-PER", "I-PER"]
+    assert order_labels(HeadModelArguments(model_name_or_path=str(tmp_path / "tagger")),
+                        ["B-LOC", "O"]) == ["B-LOC", "O"]  # other labels: the data's order, a new classifier
