@@ -5,11 +5,17 @@ checkpoint's encoder."""
 import json
 from pathlib import Path
 
+import huggingface_hub.repocard
 import pytest
 import torch
+import transformers.utils.hub
+from huggingface_hub import ModelCard
 from transformers import AutoModelForSequenceClassification, AutoModelForTokenClassification, pipeline
 
+from child_process import run_child
+
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, BahdanauForTokenClassification
+from test_hub_push import RecordingHfApi
 from training import run_classification, run_ner
 from training.encoder_heads import HeadModelArguments, load_head, order_labels
 from training.tokenization import train_tokenizer
@@ -139,3 +145,38 @@ def test_heads_start_from_a_seq2seq_checkpoint_and_keep_a_trained_label_order(tm
                         ["B-PER", "I-PER", "O"]) == ["O", "B-PER", "I-PER"]
     assert order_labels(HeadModelArguments(model_name_or_path=str(tmp_path / "tagger")),
                         ["B-LOC", "O"]) == ["B-LOC", "O"]  # other labels: the data's order, a new classifier
+
+
+PUSHED_TAGGER_CHILD = """
+    import json
+    import sys
+
+    from transformers import pipeline
+
+    tag = pipeline("token-classification", model=sys.argv[1], trust_remote_code=True)
+    print(json.dumps(dict(module=type(tag.model).__module__,
+                          entities=[[e["entity"], e["word"], e["start"], e["end"]] for e in tag(sys.argv[2])])))
+"""
+
+
+@pytest.mark.slow
+def test_run_ner_push_to_hub_uploads_a_loadable_repository(tmp_path, monkeypatch):
+    hub = RecordingHfApi(tmp_path / "hub")
+    monkeypatch.setattr(transformers.utils.hub, "_hf_api", hub)
+    monkeypatch.setattr(huggingface_hub.repocard, "hf_hub_download", hub.download)
+    output = tmp_path / "out"
+    run_ner.main([str(REPO / "training/configs/ner_tagger.json"), "--output_dir", str(output),
+                  "--config_overrides", TINY, *SMALL_RUN, "--push_to_hub", "--hub_model_id", "user/tiny-tagger"])
+    repo = hub.repo("user/tiny-tagger")
+    files = {path.name for path in repo.iterdir()}
+    assert {"config.json", "model.safetensors", "tokenizer.json", "README.md", "attention_0.png",
+            "modeling_token_classification.py", "pooling.py", "all_results.json"} <= files
+    card = ModelCard.load(repo / "README.md")
+    assert card.data.pipeline_tag == "token-classification" and "user/tiny-tagger" in card.text
+    assert hub.commits[-1].message == "End of training"
+
+    sentence = " ".join(read_jsonl(NER_DATA / "test.jsonl")[0]["tokens"])
+    child = run_child(PUSHED_TAGGER_CHILD, tmp_path, str(repo), sentence, isolated=True, hide_package=True)
+    assert child["module"].startswith("transformers_modules.")
+    expected = pipeline("token-classification", model=str(output))(sentence)
+    assert child["entities"] == [[e["entity"], e["word"], e["start"], e["end"]] for e in expected]
