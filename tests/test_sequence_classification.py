@@ -238,3 +238,25 @@ def test_loads_the_encoder_of_a_seq2seq_checkpoint(hierarchical, tmp_path):
     assert encoder.keys() == seq2seq_encoder.keys()
     assert all(torch.equal(encoder[key], seq2seq_encoder[key]) for key in encoder)
     assert model.config.vocab_size == VOCAB and model.config.num_labels == 4
+
+
+# 5. the picture ----------------------------------------------------------------------------------------
+
+
+def test_plot_document_attention_shades_words_and_sentences(tmp_path):
+    from matplotlib import colormaps
+
+    from hf_bahdanau.plotting import plot_document_attention
+
+    sentences = [["the", "coach", "smiled"], ["rain", "today"]]
+    word_weights = torch.tensor([[0.2, 0.7, 0.1], [0.4, 0.6, 0.0]])
+    sentence_weights = torch.tensor([0.75, 0.25])
+    figure = plot_document_attention(word_weights, sentence_weights, sentences, path=tmp_path / "doc.png", title="x")
+    texts = figure.axes[0].texts
+    assert [text.get_text() for text in texts] == ["0.75", "the", "coach", "smiled", "0.25", "rain", "today"]
+    colours = [tuple(text.get_bbox_patch().get_facecolor()) for text in texts]
+    reds, blues = colormaps["Reds"], colormaps["Blues"]
+    assert colours == [reds(0.75), blues(0.2), blues(0.7), blues(0.1), reds(0.25), blues(0.4), blues(0.6)]
+    assert (tmp_path / "doc.png").stat().st_size > 1000
+    with pytest.raises(ValueError, match="at most W words"):
+        plot_document_attention(word_weights[:, :2], sentence_weights, sentences)

@@ -230,3 +230,26 @@ def test_resize_token_embeddings_resizes_only_the_source_embedding():
     assert not hasattr(model.model, "embed_tokens")
     with torch.no_grad():
         assert model(input_ids=torch.tensor([[VOCAB + 4, 5]])).logits.shape == (1, 2, len(LABELS))
+
+
+# 5. the picture ----------------------------------------------------------------------------------------
+
+
+def test_plot_token_attention_draws_the_weights(tmp_path):
+    from hf_bahdanau.plotting import plot_token_attention
+
+    tokens, tags = ["Maria", "flew", "to", "Jordan"], ["B-PER", "O", "O", "B-LOC"]
+    alpha = torch.tensor([0.1, 0.2, 0.3, 0.4])
+    figure = plot_token_attention(alpha, tokens, tags, path=tmp_path / "seed.png")
+    ax = figure.axes[0]
+    assert_close(torch.as_tensor(ax.images[0].get_array()).float(), alpha[None])  # one row: the seed's α
+    assert [label.get_text() for label in ax.get_xticklabels()] == [f"{t} · {g}" for t, g in zip(tokens, tags)]
+    assert (tmp_path / "seed.png").stat().st_size > 1000
+    matrix = torch.softmax(torch.arange(16.0).view(4, 4), -1)
+    ax = plot_token_attention(matrix, tokens).axes[0]
+    assert_close(torch.as_tensor(ax.images[0].get_array()).float(), matrix)
+    assert [label.get_text() for label in ax.get_yticklabels()] == tokens
+    with pytest.raises(ValueError, match="len\\(tokens\\)"):
+        plot_token_attention(matrix[:3], tokens)
+    with pytest.raises(ValueError, match="one tag per token"):
+        plot_token_attention(alpha, tokens, tags[:2])
