@@ -52,6 +52,8 @@ def run_peer(name: str, batches_path: str | os.PathLike, threads: int = 2, train
     if not python.exists():
         raise ValueError(f"name={name!r}: no virtualenv python at {python}; install it with install_peers.sh "
                          f"(available: {available_peers(venv_root)})")
+    if not Path(batches_path).is_file():
+        raise ValueError(f"batches_path={str(batches_path)!r} is not a file; write it with save_batches()")
     command = [str(python), str(RUNNERS / f"{name}_runner.py"), "--batches", str(batches_path),
                "--threads", str(threads), "--train_batches", str(train_batches), "--repeats", str(repeats)]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
