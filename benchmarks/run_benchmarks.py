@@ -2,6 +2,7 @@
 
     python benchmarks/run_benchmarks.py                 # full run: table + benchmarks/results.json
     python benchmarks/run_benchmarks.py --repeats 1 --train_batches 3 --models rnnsearch   # quick look
+    python benchmarks/run_benchmarks.py --peers          # plus every installed peer toolkit (peers/README.md)
 
 Sizes (the peers' comparison in ../shared/PEERS.md): vocab 8000, embedding 256, bidirectional
 encoder 2 x 128, decoder 256, one layer each, batch 64, source 20–40 tokens, target 25–35.
@@ -24,6 +25,7 @@ import torch
 from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import peers  # noqa: E402
 from naive_bahdanau import NaiveBahdanau  # noqa: E402
 
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration  # noqa: E402
@@ -38,6 +40,10 @@ MODELS = {
     "luong-general-nofeed": dict(preset="luong-general", rnn_type="lstm", bridge="last", input_feeding=False),
 }
 LOWER_IS_BETTER = {"greedy_b1_ms_per_sentence"}
+METRICS = ("train_tokens_per_s", "greedy_b64_sentences_per_s", "beam5_b64_sentences_per_s", "greedy_b1_ms_per_sentence")
+# Each peer runs a Luong-style decoder with input feeding: compared with our model of the same architecture.
+LIKE_WITH_LIKE = {"opennmt": "luong-feed-gru-additive", "joeynmt": "luong-feed-gru-additive",
+                  "fairseq": "luong-feed-lstm-general"}
 
 
 def build_ours(name: str) -> BahdanauForConditionalGeneration:
@@ -163,8 +169,11 @@ def main() -> None:
     parser.add_argument("--train_batches", type=int, default=5)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--output", default=str(Path(__file__).parent / "results.json"))
+    parser.add_argument("--peers", nargs="*", default=None, choices=peers.PEERS,
+                        help="also measure these peer toolkits (no names: every installed one; see peers/README.md)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    peer_names = None if args.peers is None else (args.peers or peers.available_peers())
 
     batches = [synthetic_batch(seed) for seed in range(args.train_batches)]
     decode_batch = synthetic_batch(1000)
@@ -178,6 +187,10 @@ def main() -> None:
     gemm = gemm_flops_per_second()
     results = dict(gemm_flops_per_s=gemm, threads=args.threads, repeats=args.repeats, models={})
     naive_rss = peak_training_rss_mb("naive", 2)
+    peer_runs = {name: [] for name in peer_names or ()}
+    batches_file = Path(args.output).with_suffix(".batches.pt")
+    if peer_runs:
+        peers.save_batches(batches_file, batches, decode_batch)
     for name in args.models:
         ours = build_ours(name)
         measured = {key: {"ours": [], "naive": []} for key in metrics}
@@ -185,6 +198,9 @@ def main() -> None:
             for key, measure in metrics.items():  # A/B alternating, same batches
                 measured[key]["ours"].append(measure(ours))
                 measured[key]["naive"].append(measure(naive))
+            for peer in peer_runs:  # the peers in between, one run each per repeat
+                if LIKE_WITH_LIKE[peer] == name:
+                    peer_runs[peer].append(peers.run_peer(peer, batches_file, args.threads, args.train_batches, 1))
         row = {key: {side: summarize(values) for side, values in sides.items()} for key, sides in measured.items()}
         for key in row:  # speed-up over the naive reference: > 1 means ours is better
             ours_median, naive_median = row[key]["ours"]["median"], row[key]["naive"]["median"]
@@ -196,15 +212,59 @@ def main() -> None:
         row["peak_train_rss_mb"] = dict(ours=ours_rss, naive=naive_rss, ours_over_naive=ours_rss / naive_rss)
         results["models"][name] = row
         print_row(name, row)
+    if peer_runs:
+        results["peers"] = compare_with_peers(peer_runs, results["models"], gemm)
+        results["ours_over_fastest_peer"] = compare_with_fastest_peer(results["peers"], results["models"])
+        batches_file.unlink()
     Path(args.output).write_text(json.dumps(results, indent=2))
     print(f"\nfp32 GEMM {gemm / 1e9:.0f} GFLOP/s ({args.threads} threads); results in {args.output}")
+
+
+def compare_with_peers(peer_runs: dict[str, list[dict]], ours: dict, gemm: float) -> dict:
+    """Each peer's medians over its runs, and our like-with-like model's ratio to it (> 1: ours is better)."""
+    compared = {}
+    for peer, runs in peer_runs.items():
+        if not runs:
+            continue
+        row = dict(version=runs[0]["version"], options=runs[0]["options"], compared_with=LIKE_WITH_LIKE[peer],
+                   train_mflops_per_token=runs[0]["train_mflops_per_token"])
+        for key in METRICS:
+            values = [value for run in runs for value in run[key]["values"]]
+            row[key] = summarize(values)
+            if LIKE_WITH_LIKE[peer] in ours:
+                our_median, peer_median = ours[LIKE_WITH_LIKE[peer]][key]["ours"]["median"], row[key]["median"]
+                row[key]["ours_over_peer"] = (peer_median / our_median if key in LOWER_IS_BETTER
+                                              else our_median / peer_median)
+        row["gemm_peak_share"] = row["train_mflops_per_token"] * 1e6 * row["train_tokens_per_s"]["median"] / gemm
+        compared[peer] = row
+        print(f"\npeer {peer} {row['version']} (like-with-like: ours = {row['compared_with']}; "
+              f"{100 * row['gemm_peak_share']:.0f}% of GEMM peak)")
+        for key in METRICS:
+            ratio = row[key].get("ours_over_peer")
+            print(f"  {key:28s} peer {row[key]['median']:9.1f} [{row[key]['min']:.1f}–{row[key]['max']:.1f}]"
+                  + ("" if ratio is None else f"   ours/peer x{ratio:.2f}"))
+    return compared
+
+
+def compare_with_fastest_peer(compared: dict, ours: dict) -> dict:
+    """For every metric, the best peer figure and each of our models' ratio to it (> 1: ours is better)."""
+    summary = {}
+    for key in METRICS:
+        pick = min if key in LOWER_IS_BETTER else max
+        fastest = pick(compared, key=lambda peer: compared[peer][key]["median"])
+        best = compared[fastest][key]["median"]
+        summary[key] = dict(peer=fastest, peer_median=best, ours_over_peer={
+            name: best / row[key]["ours"]["median"] if key in LOWER_IS_BETTER else row[key]["ours"]["median"] / best
+            for name, row in ours.items()})
+        ratios = ", ".join(f"{name} x{ratio:.2f}" for name, ratio in summary[key]["ours_over_peer"].items())
+        print(f"  fastest peer in {key}: {fastest} {best:.1f}; ours/peer: {ratios}")
+    return summary
 
 
 def print_row(name: str, row: dict) -> None:
     print(f"\n{name}  (train {row['train_mflops_per_token']:.1f} MFLOP/token, "
           f"{100 * row['gemm_peak_share']:.0f}% of GEMM peak)")
-    for key in ("train_tokens_per_s", "greedy_b64_sentences_per_s", "beam5_b64_sentences_per_s",
-                "greedy_b1_ms_per_sentence"):
+    for key in METRICS:
         ours, naive = row[key]["ours"], row[key]["naive"]
         print(f"  {key:28s} ours {ours['median']:9.1f} [{ours['min']:.1f}–{ours['max']:.1f}]   "
               f"naive {naive['median']:9.1f} [{naive['min']:.1f}–{naive['max']:.1f}]   speed-up x{row[key]['speedup']:.2f}")
