@@ -203,7 +203,9 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         size = self.config.encoder_output_size
         sentence_vectors = words.new_zeros((batch_size * num_sentences, size), dtype=self.dtype)
         word_weights = words.new_zeros((batch_size * num_sentences, num_words), dtype=self.dtype)
-        word_annotations = words.new_zeros((batch_size * num_sentences, num_words, size), dtype=self.dtype)
+        word_annotations = None
+        if output_hidden_states:
+            word_annotations = words.new_zeros((batch_size * num_sentences, num_words, size), dtype=self.dtype)
         if real.any():
             flat_words, flat_mask = words.flatten(0, 1)[real], attention_mask.flatten(0, 1)[real]
             encoded = self.model(
@@ -211,7 +213,8 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
                 inputs_embeds=flat_words if inputs_embeds is not None else None,
                 attention_mask=flat_mask,
             )
-            word_annotations[real] = encoded.last_hidden_state
+            if output_hidden_states:
+                word_annotations[real] = encoded.last_hidden_state
             sentence_vectors[real], word_weights[real] = self.word_attention(
                 encoded.last_hidden_state, flat_mask.bool()
             )
