@@ -128,12 +128,11 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
                 "sentences, or pass input_ids of shape [batch, sentences, words]."
             )
         eos = self.config.eos_token_id
-        delimiters = [self.config.sentence_separator_token_id, *([] if eos is None else [eos] if isinstance(eos, int)
-                                                                 else eos)]
+        eos_ids = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
+        delimiters = torch.tensor([self.config.sentence_separator_token_id, *eos_ids], device=input_ids.device)
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
-        return split_sentences(input_ids, attention_mask, torch.tensor(delimiters, device=input_ids.device),
-                               self.config.pad_token_id or 0)
+        return split_sentences(input_ids, attention_mask, delimiters, self.config.pad_token_id or 0)
 
     @can_return_tuple
     def forward(
