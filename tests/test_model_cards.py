@@ -8,6 +8,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy
 import pytest
 import torch
 from huggingface_hub import ModelCard
@@ -149,7 +150,7 @@ def expected_translations(model_dir):
 
 
 def test_usage_code_runs_with_the_package(card, tmp_path, expected_translations):
-    plugin, remote = python_blocks(card.text)
+    plugin, remote, _ = python_blocks(card.text)
     assert "import hf_bahdanau" in plugin and "trust_remote_code" not in plugin
     output = run_script(plugin, tmp_path)
     assert len(output.splitlines()) == 1
@@ -158,12 +159,15 @@ def test_usage_code_runs_with_the_package(card, tmp_path, expected_translations)
 
 
 def test_usage_code_runs_without_the_package(card, tmp_path, expected_translations):
-    _, remote = python_blocks(card.text)
-    assert "hf_bahdanau" not in remote and "trust_remote_code=True" in remote
-    output = run_script(remote + "\nassert not [m for m in sys.modules if m.startswith('hf_bahdanau')]\n", tmp_path,
-                        isolated=True, hide_package=True)
-    assert "custom code" not in output  # no interactive trust prompt: every loader was given trust_remote_code
-    assert eval(output.splitlines()[0]) == expected_translations
+    _, remote, with_pipeline = python_blocks(card.text)
+    for code in (remote, with_pipeline):
+        assert "hf_bahdanau" not in code and "trust_remote_code=True" in code
+        output = run_script(code + "\nassert not [m for m in sys.modules if m.startswith('hf_bahdanau')]\n", tmp_path,
+                            isolated=True, hide_package=True)
+        assert "custom code" not in output  # no interactive trust prompt: every loader was given trust_remote_code
+        result = eval(output.splitlines()[0])
+        texts = result if code is remote else [record["translation_text"] for record in result]
+        assert texts == expected_translations
 
 
 def test_cli_and_set_model_id(model_dir, tmp_path):
@@ -183,7 +187,7 @@ def test_cli_and_set_model_id(model_dir, tmp_path):
 
     set_model_id(model_dir / "README.md", "other/name")
     blocks = python_blocks((model_dir / "README.md").read_text())
-    assert len(blocks) == 2 and all('model_id = "other/name"' in block for block in blocks)
+    assert len(blocks) == 3 and all('model_id = "other/name"' in block for block in blocks)
     assert ModelCard.load(model_dir / "README.md").data.eval_results[0].metric_value == 0.5
 
 
@@ -207,7 +211,7 @@ def test_token_classification_card_and_usage(tmp_path):
     assert 'pipeline("token-classification"' in plugin and "trust_remote_code=True" in remote
 
     output = run_script(remote, tmp_path, isolated=True, hide_package=True)
-    entities = eval(output.splitlines()[-1])[0]
+    entities = eval(output.splitlines()[-1], {"np": numpy})[0]  # scores print as np.float32(…)
     words = EXAMPLES[0].split()
     assert [entity["word"] for entity in entities if entity["entity"] != "O"] == [
         word for word, label in zip(words, predicted_labels(model, tokenizer, EXAMPLES[0])) if label != "O"]
