@@ -1,6 +1,13 @@
-"""Learning: Seq2SeqTrainer trains small models to solve a synthetic task they can only solve by attending."""
+"""Learning: Seq2SeqTrainer trains small models on tasks they can only solve by attending, and the training script
+(training/run_seq2seq.py) runs the main job, under torchrun, and resumes from a checkpoint exactly."""
 
+import json
+import os
 import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -59,3 +66,86 @@ def test_trainer_learns_to_reverse_sequences(preset, overrides, tmp_path):
     model.eval()
     held_out = [source for source in reversal_pairs(400, seed=1234) if source not in train][:300]
     assert exact_match(model, held_out) >= 0.95
+
+
+# The training script, end to end (subprocesses, as a user runs it) ------------------------------------------
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPT = REPO / "training" / "run_seq2seq.py"
+MAIN_JOB = REPO / "training" / "configs" / "dates_rnnsearch.json"
+TINY = ["--config_overrides", "embedding_size=16,hidden_size=32,attention_size=16,output_size=16,dropout=0.1"]
+ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "OMP_NUM_THREADS": "1"}
+
+
+def run_script(*args: str, launcher: tuple[str, ...] = ()) -> str:
+    done = subprocess.run([*(launcher or (sys.executable,)), str(SCRIPT), str(MAIN_JOB), *args], cwd=REPO, env=ENV,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    return done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_main_job_learns_dates_and_writes_a_complete_model_folder(tmp_path):
+    output = tmp_path / "dates"
+    run_script("--output_dir", str(output), "--max_steps", "250", "--eval_strategy", "no", "--warmup_steps", "10",
+               "--max_eval_samples", "100", "--max_predict_samples", "300", "--disable_tqdm", "true")
+    results = json.loads((output / "all_results.json").read_text())
+    assert results["predict_samples"] == 300 and results["eval_samples"] == 100
+    assert results["predict_exact_match"] >= 70, results  # 250 of the main job's 1000 steps (it reaches >= 99)
+    assert results["predict_bleu"] > 80 and results["predict_chrf"] > 85
+    assert 0 <= results["predict_alignment_error_rate"] < 0.5 and results["predict_alignment_tokens"] == 300 * 8
+    expected = {"model.safetensors", "config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
+                "README.md", "training_curve.png", "all_results.json", "generated_predictions.txt",
+                *(f"alignment_{n}.png" for n in range(4))}
+    assert expected <= {path.name for path in output.iterdir()}
+    assert len((output / "generated_predictions.txt").read_text().splitlines()) == 300
+    assert json.loads((output / "generation_config.json").read_text())["max_new_tokens"] == 17  # 1.5 x 11 tokens
+    card = (output / "README.md").read_text()
+    assert "alignment_0.png" in card and "exact_match" in card
+
+    translations = subprocess.run(
+        [sys.executable, "-m", "hf_bahdanau.cli", str(output), "Tuesday, 3 March 2015", "le 14 juillet 1989"],
+        env=ENV, capture_output=True, text=True, timeout=300, check=True).stdout.splitlines()
+    assert len(translations) == 2 and all(len(text) == 10 and text.count("-") == 2 for text in translations)
+
+
+@pytest.mark.slow
+def test_torchrun_two_processes_train_and_predict_every_row_once(tmp_path):
+    output = tmp_path / "ddp"
+    log = run_script("--output_dir", str(output), *TINY, "--max_steps", "6", "--eval_strategy", "no",
+                     "--max_train_samples", "200", "--max_eval_samples", "13", "--max_predict_samples", "13",
+                     "--per_device_eval_batch_size", "4", "--num_alignment_pictures", "1", "--disable_tqdm", "true",
+                     launcher=(sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2"))
+    assert "Process rank 1, world size 2" in log and "Process rank 0, world size 2" in log
+    results = json.loads((output / "all_results.json").read_text())
+    assert results["predict_samples"] == 13 and results["eval_samples"] == 13
+    assert len((output / "generated_predictions.txt").read_text().splitlines()) == 13
+    state = json.loads((output / "trainer_state.json").read_text())
+    assert state["global_step"] == 6 and state["train_batch_size"] == 64
+    assert (output / "model.safetensors").exists() and (output / "alignment_0.png").exists()
+
+
+@pytest.mark.slow
+def test_resuming_from_a_checkpoint_gives_the_uninterrupted_weights_and_losses(tmp_path):
+    from safetensors.torch import load_file
+
+    common = [*TINY, "--max_steps", "20", "--save_strategy", "steps", "--save_steps", "10", "--logging_steps", "5",
+              "--eval_strategy", "no", "--do_eval", "false", "--do_predict", "false", "--max_train_samples", "640",
+              "--per_device_train_batch_size", "16", "--disable_tqdm", "true"]
+    whole, resumed = tmp_path / "whole", tmp_path / "resumed"
+    run_script("--output_dir", str(whole), *common)
+    shutil.copytree(whole / "checkpoint-10", resumed / "checkpoint-10")  # the run "stopped" after step 10
+    run_script("--output_dir", str(resumed), *common, "--resume_from_checkpoint", str(resumed / "checkpoint-10"))
+
+    def losses(folder):
+        history = json.loads((folder / "trainer_state.json").read_text())["log_history"]
+        return {entry["step"]: entry["loss"] for entry in history if "loss" in entry}
+
+    assert losses(resumed)[15] == pytest.approx(losses(whole)[15], rel=1e-5)
+    assert losses(resumed)[20] == pytest.approx(losses(whole)[20], rel=1e-5)
+    expected, got = load_file(whole / "model.safetensors"), load_file(resumed / "model.safetensors")
+    assert expected.keys() == got.keys()
+    for name in expected:
+        torch.testing.assert_close(got[name], expected[name], rtol=1e-5, atol=1e-6)
+    start = load_file(whole / "checkpoint-10" / "model.safetensors")
+    assert any(not torch.equal(start[name], expected[name]) for name in expected), "steps 11-20 changed nothing"
