@@ -18,6 +18,7 @@ from torch import Tensor, nn
 from .attention import build_attention
 from .bridge import BRIDGES
 from .encoder import BahdanauEncoderOutput
+from .loop_linear import LoopLinear
 from .readout import DeepOutput
 from .recurrent import RecurrentStack
 from .state import DecoderState, EncoderMemory
@@ -66,13 +67,13 @@ class RecurrentDecoder(nn.Module):
         """E y [B, T, E] (with dropout)."""
         return self.dropout(self.embed_tokens(input_ids))
 
-    def project_embeddings(self, embedded: Tensor) -> tuple[tuple[Tensor, ...], Tensor]:
+    def project_embeddings(self, embedded: Tensor) -> tuple[tuple[Tensor, ...], LoopLinear]:
         """Hoisted out of the step loop: W_iy E y_t + b_ih for every step at once, split into per-step
-        [B, gates * H] tensors, and W_ixᵀ, the part of W_ih that the loop applies to its extra input x_t."""
-        embedding_weight, extra_weight_t, bias = self.rnn.first_layer_input_weights(self.embedding_size)
+        [B, gates * H] tensors, and x_t -> W_ix x_t, the part of W_ih that the loop applies to its extra input."""
+        embedding_weight, extra_weight, bias = self.rnn.first_layer_input_weights(self.embedding_size)
         # 2-D addmm: F.linear on a 3-D input with this column slice of W_ih takes a slow copying path.
         gates = torch.addmm(bias, embedded.flatten(0, 1), embedding_weight.t())
-        return gates.view(*embedded.shape[:2], -1).unbind(1), extra_weight_t
+        return gates.view(*embedded.shape[:2], -1).unbind(1), LoopLinear(extra_weight)
 
     def attend(self, query: Tensor, memory: EncoderMemory) -> tuple[Tensor, Tensor]:
         """query [B, H] or [B, T, H] -> context [.., D], weights [.., S]."""
@@ -91,12 +92,13 @@ class BahdanauDecoder(RecurrentDecoder):
     def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState) -> DecoderOutput:
         """input_ids [B, T] (y_0 … y_{T-1}); step t attends with the state before it."""
         embedded = self.embed(input_ids)
-        input_gates, context_weight = self.project_embeddings(embedded)
+        input_gates, project_context = self.project_embeddings(embedded)
+        step_weights = self.rnn.step_weights()
         layers = self.rnn.unbind_state(state.rnn)
         states, contexts, weights = [], [], []
         for step_gates in input_gates:
             context, alpha = self.attend(layers[-1][0], memory)
-            layers = self.rnn.step(torch.addmm(step_gates, context, context_weight), layers)
+            layers = self.rnn.step(project_context(context, step_gates), layers, step_weights)
             states.append(layers[-1][0])
             contexts.append(context)
             weights.append(alpha)
@@ -134,11 +136,12 @@ class LuongDecoder(RecurrentDecoder):
             pre_output = self.readout(torch.cat([contexts, states], dim=-1))
             return DecoderOutput(pre_output, states, weights, DecoderState(rnn_state))
 
-        input_gates, feed_weight = self.project_embeddings(embedded)
+        input_gates, project_feed = self.project_embeddings(embedded)
+        step_weights = self.rnn.step_weights()
         layers, feed = self.rnn.unbind_state(state.rnn), state.input_feed
         states, feeds, weights = [], [], []
         for step_gates in input_gates:
-            layers = self.rnn.step(torch.addmm(step_gates, feed, feed_weight), layers)
+            layers = self.rnn.step(project_feed(feed, step_gates), layers, step_weights)
             top = layers[-1][0]
             context, alpha = self.attend(top, memory)
             feed = self.readout(torch.cat([context, top], dim=-1))

@@ -11,6 +11,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence
 
+from .loop_linear import LoopLinear
+
 RNN_MODULES = {"gru": nn.GRU, "lstm": nn.LSTM, "rnn": nn.RNN}
 
 
@@ -30,35 +32,28 @@ class RecurrentState(NamedTuple):
         )
 
 
-def gru_cell(
-    input_gates: Tensor, hidden: Tensor, cell: None, weight_hh: Tensor, bias_hh: Tensor
-) -> tuple[Tensor, None]:
-    """r = σ(x_r + W_hr h + b_hr), z = σ(x_z + W_hz h + b_hz), n = tanh(x_n + r ⊙ (W_hn h + b_hn)),
-    h' = n + z ⊙ (h − n).  input_gates [B, 3H] = W_ih x + b_ih; hidden [B, H] -> (h' [B, H], None)."""
+def gru_cell(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: None) -> tuple[Tensor, None]:
+    """r = σ(x_r + h_r), z = σ(x_z + h_z), n = tanh(x_n + r ⊙ h_n), h' = n + z ⊙ (h − n), with
+    [x_r, x_z, x_n] = W_ih x + b_ih and [h_r, h_z, h_n] = W_hh h + b_hh [B, 3H]; hidden [B, H] -> (h', None)."""
     x_r, x_z, x_n = input_gates.chunk(3, dim=-1)
-    h_r, h_z, h_n = torch.addmm(bias_hh, hidden, weight_hh.t()).chunk(3, dim=-1)
+    h_r, h_z, h_n = hidden_gates.chunk(3, dim=-1)
     reset = torch.sigmoid(x_r + h_r)
     update = torch.sigmoid(x_z + h_z)
     candidate = torch.tanh(x_n + reset * h_n)
     return candidate + update * (hidden - candidate), None
 
 
-def lstm_cell(
-    input_gates: Tensor, hidden: Tensor, cell: Tensor, weight_hh: Tensor, bias_hh: Tensor
-) -> tuple[Tensor, Tensor]:
-    """[i, f, g, o] = x + W_hh h + b_hh; c' = σ(f) ⊙ c + σ(i) ⊙ tanh(g); h' = σ(o) ⊙ tanh(c').
-    input_gates [B, 4H]; hidden, cell [B, H] -> (h', c')."""
-    gates = input_gates + torch.addmm(bias_hh, hidden, weight_hh.t())
-    in_gate, forget_gate, candidate, out_gate = gates.chunk(4, dim=-1)
+def lstm_cell(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: Tensor) -> tuple[Tensor, Tensor]:
+    """[i, f, g, o] = W_ih x + b_ih + W_hh h + b_hh; c' = σ(f) ⊙ c + σ(i) ⊙ tanh(g); h' = σ(o) ⊙ tanh(c').
+    input_gates, hidden_gates [B, 4H]; hidden, cell [B, H] -> (h', c')."""
+    in_gate, forget_gate, candidate, out_gate = (input_gates + hidden_gates).chunk(4, dim=-1)
     cell = torch.sigmoid(forget_gate) * cell + torch.sigmoid(in_gate) * torch.tanh(candidate)
     return torch.sigmoid(out_gate) * torch.tanh(cell), cell
 
 
-def tanh_cell(
-    input_gates: Tensor, hidden: Tensor, cell: None, weight_hh: Tensor, bias_hh: Tensor
-) -> tuple[Tensor, None]:
-    """h' = tanh(x + W_hh h + b_hh).  input_gates [B, H]; hidden [B, H] -> (h' [B, H], None)."""
-    return torch.tanh(input_gates + torch.addmm(bias_hh, hidden, weight_hh.t())), None
+def tanh_cell(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: None) -> tuple[Tensor, None]:
+    """h' = tanh(W_ih x + b_ih + W_hh h + b_hh).  input_gates, hidden_gates [B, H] -> (h', None)."""
+    return torch.tanh(input_gates + hidden_gates), None
 
 
 CELLS = {"gru": gru_cell, "lstm": lstm_cell, "rnn": tanh_cell}
@@ -123,28 +118,36 @@ class RecurrentStack(nn.Module):
         return self.dropout(inputs)
 
     def first_layer_input_weights(self, split: int) -> tuple[Tensor, Tensor, Tensor]:
-        """The first layer's W_ih split at input column ``split``: (W_ih[:, :split], W_ih[:, split:]ᵀ, b_ih).
+        """The first layer's W_ih split at input column ``split``: (W_ih[:, :split], W_ih[:, split:], b_ih).
 
         A decoder whose input is [E y_{t-1}; x_t] projects E y for all steps at once before its loop
-        and adds x_t W_tailᵀ per step; splitting once per forward keeps the slices out of the loop.
+        and adds W_tail x_t per step; splitting once per forward keeps the slices out of the loop.
         """
         layer = self.layers[0]
-        return layer.weight_ih_l0[:, :split], layer.weight_ih_l0[:, split:].t(), layer.bias_ih_l0
+        return layer.weight_ih_l0[:, :split], layer.weight_ih_l0[:, split:], layer.bias_ih_l0
 
-    def step(self, first_input_gates: Tensor, state: list[tuple[Tensor, Tensor | None]]) -> list[tuple[Tensor, Tensor | None]]:
+    def step_weights(self) -> list[tuple[LoopLinear | None, LoopLinear]]:
+        """Per layer (W_ih x + b_ih, or None for the first layer, whose input the caller projects;
+        W_hh h + b_hh), built once per loop so their weight gradients are taken once after it."""
+        return [(None if index == 0 else LoopLinear(layer.weight_ih_l0, layer.bias_ih_l0),
+                 LoopLinear(layer.weight_hh_l0, layer.bias_hh_l0)) for index, layer in enumerate(self.layers)]
+
+    def step(
+        self, first_input_gates: Tensor, state: list[tuple[Tensor, Tensor | None]],
+        weights: list[tuple[LoopLinear | None, LoopLinear]],
+    ) -> list[tuple[Tensor, Tensor | None]]:
         """One time step of a unidirectional stack.
 
         first_input_gates [B, gates * H]: the first layer's projected input W_ih x + b_ih;
-        state: per layer (h [B, H], c [B, H] or None). Returns the new per-layer state; the top
-        layer's h is the output.
+        state: per layer (h [B, H], c [B, H] or None); weights: ``step_weights()``. Returns the new
+        per-layer state; the top layer's h is the output.
         """
         new_state = []
         input_gates = first_input_gates
-        for index, (layer, (hidden, cell)) in enumerate(zip(self.layers, state)):
+        for index, ((hidden, cell), (input_linear, hidden_linear)) in enumerate(zip(state, weights)):
             if index > 0:
-                below = self.dropout(new_state[-1][0])
-                input_gates = nn.functional.linear(below, layer.weight_ih_l0, layer.bias_ih_l0)
-            new_state.append(self.cell_step(input_gates, hidden, cell, layer.weight_hh_l0, layer.bias_hh_l0))
+                input_gates = input_linear(self.dropout(new_state[-1][0]))
+            new_state.append(self.cell_step(input_gates, hidden_linear(hidden), hidden, cell))
         return new_state
 
     @staticmethod

@@ -73,3 +73,27 @@ def test_fast_paths_equal_the_step_by_step_computation(decoder, rnn_type):
         fast = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits
         reference = step_by_step_logits(model, input_ids, mask, decoder_input_ids)
     torch.testing.assert_close(fast, reference, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("rnn_type", RNN_TYPES)
+@pytest.mark.parametrize("decoder", DECODERS, ids=lambda d: "-".join(str(v) for v in d.values()))
+def test_fast_path_gradients_equal_the_step_by_step_computation(decoder, rnn_type):
+    """The loops take each weight's gradient once, after the loop (``LoopLinear``): every parameter's
+    gradient equals the one backpropagated through the plain step-by-step decoder (float64)."""
+    model = tiny_model(rnn_type=rnn_type, encoder_layers=2, decoder_layers=2, bridge="last", deep_output="maxout",
+                       **decoder).double()
+    input_ids, mask = padded_batch()
+    decoder_input_ids = random_labels(3, 6)
+    probe = torch.randn(3, 6, model.config.vocab_size, generator=torch.Generator().manual_seed(0),
+                        dtype=torch.float64)
+
+    def gradients(logits: torch.Tensor) -> dict[str, torch.Tensor]:
+        model.zero_grad(set_to_none=True)
+        (logits * probe).sum().backward()
+        return {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
+
+    fast = gradients(model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits)
+    reference = gradients(step_by_step_logits(model, input_ids, mask, decoder_input_ids))
+    assert fast.keys() == reference.keys()
+    for name in reference:
+        torch.testing.assert_close(fast[name], reference[name], rtol=1e-9, atol=1e-11, msg=name)

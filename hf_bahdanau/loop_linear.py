@@ -1,0 +1,92 @@
+"""A linear map applied at every step of a loop, whose weight gradient is taken once, after the loop.
+
+Backpropagating through T steps of y_t = x_t Wᵀ + b makes, step by step, ∂L/∂x_t = g_t W and a
+small product g_tᵀ x_t (inner size B) that is summed into ∂L/∂W in place. Here each step's backward
+computes only g_t W and keeps g_t. After every step is done, the weight's gradient is one product
+of inner size B·T:
+
+    ∂L/∂W = Σ_t g_tᵀ x_t = [g_1; …; g_T]ᵀ [x_1; …; x_T],   ∂L/∂b = Σ_t Σ_rows g_t
+
+This is the same sum, done as one large matrix product instead of T thin ones and T additions.
+Autograd runs the gather after all the steps because every step reads the weight through it.
+"""
+
+import torch
+from torch import Tensor
+from torch.nn import functional as F
+
+
+class _Record:
+    """The inputs x_t of every step and, during backward, the gradients g_t of their outputs."""
+
+    def __init__(self):
+        self.inputs: list[Tensor] = []
+        self.output_grads: dict[int, Tensor] = {}
+
+
+class _GatherParameterGrads(torch.autograd.Function):
+    """Identity on (W[, b]) in forward; in backward, ∂L/∂W = Gᵀ X (and ∂L/∂b = Σ G) from the record."""
+
+    @staticmethod
+    def forward(ctx, record: _Record, *parameters: Tensor) -> tuple[Tensor, ...]:
+        ctx.record = record
+        ctx.set_materialize_grads(False)
+        return tuple(p.view_as(p) for p in parameters)
+
+    @staticmethod
+    def backward(ctx, *unused_grads):
+        record = ctx.record
+        steps = sorted(record.output_grads)
+        if not steps:
+            return (None,) * (1 + len(unused_grads))
+        grads = torch.cat([record.output_grads[t] for t in steps])
+        inputs = torch.cat([record.inputs[t] for t in steps])
+        record.output_grads.clear()
+        grad_weight = grads.t() @ inputs
+        return (None, grad_weight, grads.sum(0)) if len(unused_grads) == 2 else (None, grad_weight)
+
+
+class _StepLinear(torch.autograd.Function):
+    """y_t = a_t + x_t Wᵀ (+ b); backward sends g_t W to x_t and g_t to a_t, and leaves g_t in the record."""
+
+    @staticmethod
+    def forward(ctx, inputs: Tensor, addend: Tensor | None, record: _Record, weight: Tensor,
+                bias: Tensor | None = None) -> Tensor:
+        ctx.save_for_backward(weight)
+        ctx.record, ctx.step = record, len(record.inputs)
+        record.inputs.append(inputs.detach())
+        output = F.linear(inputs, weight, bias)
+        return output if addend is None else output.add_(addend)
+
+    @staticmethod
+    def backward(ctx, grad_output: Tensor):
+        (weight,) = ctx.saved_tensors
+        ctx.record.output_grads[ctx.step] = grad_output
+        grad_inputs = grad_output @ weight if ctx.needs_input_grad[0] else None
+        grad_addend = grad_output if ctx.needs_input_grad[1] else None
+        return grad_inputs, grad_addend, None, None, None
+
+
+class LoopLinear:
+    """x_t [B, in] -> a_t + x_t Wᵀ + b [B, out] at every step of one loop (build one per forward pass).
+
+    weight [out, in], bias [out] or None; the addend a_t [B, out] is optional. With autograd off
+    (inference) it is a plain ``addmm``/``F.linear``.
+    """
+
+    def __init__(self, weight: Tensor, bias: Tensor | None = None):
+        self.record = None
+        self.weight, self.bias = weight, bias
+        if torch.is_grad_enabled() and (weight.requires_grad or (bias is not None and bias.requires_grad)):
+            self.record = _Record()
+            gathered = _GatherParameterGrads.apply(self.record, *([weight] if bias is None else [weight, bias]))
+            self.weight, self.bias = gathered if bias is not None else (gathered[0], None)
+
+    def __call__(self, inputs: Tensor, addend: Tensor | None = None) -> Tensor:
+        if self.record is not None:
+            return _StepLinear.apply(inputs, addend, self.record, self.weight, self.bias)
+        if addend is None:
+            return F.linear(inputs, self.weight, self.bias)
+        if self.bias is None:
+            return torch.addmm(addend, inputs, self.weight.t())
+        return torch.addmm(addend, inputs, self.weight.t()).add_(self.bias)
