@@ -21,6 +21,7 @@ import ast
 import json
 import logging
 import math
+import os
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -168,11 +169,22 @@ def parse_config_overrides(overrides: str | None) -> dict:
     return parsed
 
 
+def launched_on_cpu_only() -> bool:
+    """Several processes (torchrun) and no accelerator: transformers runs DDP on CPU (gloo) only with use_cpu=True;
+    without it every process would train alone."""
+    accelerator = getattr(torch, "accelerator", None)
+    has_accelerator = accelerator.is_available() if accelerator is not None else torch.cuda.is_available()
+    return int(os.environ.get("WORLD_SIZE", "1")) > 1 and not has_accelerator
+
+
 def parse_arguments(argv: list[str]) -> tuple[ModelArguments, DataTrainingArguments, Seq2SeqTrainingArguments]:
-    """Flags, or a .json file of arguments followed by flags that override it."""
+    """Flags, or a .json file of arguments followed by flags that override it. Under torchrun on a machine without
+    an accelerator, ``--use_cpu true`` is implied (see `launched_on_cpu_only`)."""
     parser = HfArgumentParser((ModelArguments, DataTrainingArguments, Seq2SeqTrainingArguments))
     if argv and argv[0].endswith(".json"):
         argv = json_to_flags(json.loads(Path(argv[0]).read_text())) + argv[1:]
+    if launched_on_cpu_only() and "--use_cpu" not in argv:
+        argv = [*argv, "--use_cpu", "true"]
     return parser.parse_args_into_dataclasses(args=argv)
 
 
@@ -392,9 +404,11 @@ def main(argv: list[str] | None = None) -> None:
         trainer.log_metrics("train", metrics)
         trainer.save_metrics("train", metrics)
         trainer.save_state()
-        if trainer.is_world_process_zero():
+        if trainer.is_world_process_zero() and any("loss" in entry for entry in trainer.state.log_history):
             plot_training_curve(trainer.state.log_history, output_dir / TRAINING_CURVE,
                                 metric="eval_exact_match" if training_args.predict_with_generate else None)
+        elif trainer.is_world_process_zero():
+            logger.warning("No training curve: no loss was logged (training ran fewer than --logging_steps steps).")
 
     for name in ("eval", "predict"):
         if name in tokenized:
