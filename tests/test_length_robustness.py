@@ -8,13 +8,15 @@ import pytest
 from training.length_robustness import ExperimentArguments, LEXICON, length_bins, main, make_pairs
 
 
-def test_pairs_are_reversed_renamed_sources():
-    pairs = make_pairs(50, (5, 60), seed=3)
+@pytest.mark.parametrize("reverse", [False, True])
+def test_pairs_are_renamed_sources(reverse):
+    pairs = make_pairs(50, (5, 60), seed=3, reverse=reverse)
     assert {len(source.split()) for source, _ in pairs} <= set(range(5, 61))
     assert len({len(source.split()) for source, _ in pairs}) > 20  # a wide spread of lengths
     for source, target in pairs:
-        assert target.split() == [LEXICON[symbol] for symbol in reversed(source.split())]
-    assert make_pairs(50, (5, 60), seed=3) == pairs  # deterministic
+        symbols = source.split()[::-1] if reverse else source.split()
+        assert target.split() == [LEXICON[symbol] for symbol in symbols]
+    assert make_pairs(50, (5, 60), seed=3, reverse=reverse) == pairs  # deterministic
 
 
 def test_length_bins_cover_the_range():

@@ -1,10 +1,10 @@
 """Length robustness (Bahdanau et al., 2015, figure 2): an attention model against a no-attention model trained
 with the same budget on the same data, scored against source length.
 
-The task is generated: a source is 5–60 random symbols; its target is the source reversed with every symbol
-renamed through a fixed lexicon ("translation" with long-range reordering). Without attention the whole source
-must pass through one fixed-size vector, so long sources should suffer; with attention every output symbol can
-look up its source symbol.
+The task is generated: a source is 5–60 random symbols; its target renames every symbol through a fixed lexicon,
+in the same order (a word-for-word "translation"; ``--reverse`` reverses it too, a harder long-range reordering).
+Without attention the whole source must pass through one fixed-size vector, so long sources should suffer; with
+attention every output symbol can look up its source symbol.
 
     python training/length_robustness.py --output_dir outputs/length_robustness [--max_steps 600]
 
@@ -39,6 +39,7 @@ LEXICON = {symbol: symbol.upper() for symbol in SYMBOLS}  # each renamed: a targ
 class ExperimentArguments:
     presets: list[str] = field(default_factory=lambda: ["rnnsearch", "rnnencdec"],
                                metadata={"help": "Models to compare (an attention and a no-attention preset)."})
+    reverse: bool = field(default=False, metadata={"help": "Reverse the target as well as renaming it."})
     min_length: int = field(default=5)
     max_length: int = field(default=60)
     bin_width: int = field(default=10, metadata={"help": "Source-length bins of this width from min_length."})
@@ -64,13 +65,14 @@ class LengthTrainingArguments(Seq2SeqTrainingArguments):
     seed: int = field(default=0)
 
 
-def make_pairs(count: int, lengths: tuple[int, int], seed: int) -> list[tuple[str, str]]:
-    """(source, target) pairs: source = random symbols, target = the source reversed through LEXICON."""
+def make_pairs(count: int, lengths: tuple[int, int], seed: int, reverse: bool = False) -> list[tuple[str, str]]:
+    """(source, target) pairs: source = random symbols, target = the source through LEXICON (reversed if asked)."""
     rng = random.Random(seed)
     pairs = []
     for _ in range(count):
         source = [rng.choice(SYMBOLS) for _ in range(rng.randint(*lengths))]
-        pairs.append((" ".join(source), " ".join(LEXICON[symbol] for symbol in reversed(source))))
+        target = [LEXICON[symbol] for symbol in (reversed(source) if reverse else source)]
+        pairs.append((" ".join(source), " ".join(target)))
     return pairs
 
 
@@ -145,10 +147,11 @@ def main(argv: list[str] | None = None) -> dict:
     output_dir = Path(training_args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     lengths = (args.min_length, args.max_length)
-    train_pairs = make_pairs(args.train_examples, lengths, seed=training_args.seed)
+    train_pairs = make_pairs(args.train_examples, lengths, seed=training_args.seed, reverse=args.reverse)
     tests = {}
     for index, (low, high) in enumerate(length_bins(args)):
-        tests[(low, high)] = make_pairs(args.test_examples_per_bin, (low, high), seed=10_000 + index)
+        tests[(low, high)] = make_pairs(args.test_examples_per_bin, (low, high), seed=10_000 + index,
+                                        reverse=args.reverse)
     tokenizer = train_tokenizer([text for pair in train_pairs for text in pair], kind="word")
 
     def tokenize(batch):
@@ -159,7 +162,8 @@ def main(argv: list[str] | None = None) -> dict:
     train = Dataset.from_dict({"source": [s for s, _ in train_pairs], "target": [t for _, t in train_pairs]})
     train = train.map(tokenize, batched=True, remove_columns=["source", "target"])
 
-    results = {"task": "reverse and rename 5-60 random symbols", "arguments": asdict(args),
+    task = f"{'reverse and ' if args.reverse else ''}rename {args.min_length}-{args.max_length} random symbols"
+    results = {"task": task, "arguments": asdict(args),
                "max_steps": training_args.max_steps, "batch_size": training_args.per_device_train_batch_size,
                "models": {}}
     for preset in args.presets:
