@@ -99,7 +99,8 @@ def test_main_job_learns_dates_and_writes_a_complete_model_folder(tmp_path):
                 *(f"alignment_{n}.png" for n in range(4))}
     assert expected <= {path.name for path in output.iterdir()}
     assert len((output / "generated_predictions.txt").read_text().splitlines()) == 300
-    assert json.loads((output / "generation_config.json").read_text())["max_new_tokens"] == 17  # 1.5 x 11 tokens
+    generation = json.loads((output / "generation_config.json").read_text())
+    assert generation["max_new_tokens"] == 17 and "max_length" not in generation  # 1.5 x 11 tokens, no clash
     card = (output / "README.md").read_text()
     assert "alignment_0.png" in card and "exact_match" in card
 

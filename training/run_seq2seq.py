@@ -18,6 +18,7 @@ PNG, alignment heat maps of the first evaluated sentences, `generated_prediction
 """
 
 import ast
+import copy
 import json
 import logging
 import math
@@ -384,6 +385,9 @@ def main(argv: list[str] | None = None) -> None:
         model.generation_config.max_new_tokens = math.ceil(1.5 * max(len(ids) for ids in tokenized["train"]["labels"]))
     if data_args.num_beams is not None:
         model.generation_config.num_beams = data_args.num_beams
+    # Seq2SeqTrainer writes every default into model.generation_config when it evaluates (max_length=20 among them,
+    # which then clashes with max_new_tokens at every generate): the saved model gets the settings made here.
+    generation_config = copy.deepcopy(model.generation_config)
 
     trainer = Seq2SeqTrainer(
         model=model,
@@ -399,6 +403,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if training_args.do_train:
         train_result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
+        trainer.model.generation_config = generation_config
         trainer.save_model()  # model, generation config, tokenizer
         metrics = {**train_result.metrics, "train_samples": len(tokenized["train"])}
         trainer.log_metrics("train", metrics)
