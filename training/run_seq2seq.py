@@ -324,7 +324,8 @@ def alignment_metrics(model, tokenizer, dataset: datasets.Dataset, data_args: Da
         return {}
     rate, counted = alignment_error_rate(model, tokenizer, dataset[data_args.source_column],
                                          dataset[data_args.target_column], *(dataset[c] for c in span_columns))
-    return {f"{prefix}_alignment_error_rate": rate, f"{prefix}_alignment_tokens": counted}
+    logger.info("%s alignment error rate %.4f over %d field tokens", prefix, rate, counted)
+    return {f"{prefix}_alignment_error_rate": rate}
 
 
 def evaluate_split(trainer, name: str, raw: datasets.Dataset, tokenized: datasets.Dataset, tokenizer,
