@@ -13,6 +13,7 @@ from transformers.utils import can_return_tuple
 from .configuration_bahdanau import BahdanauConfig
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput
 from .modeling_bahdanau import BahdanauPreTrainedModel
+from .pipeline_bahdanau import CUSTOM_PIPELINES
 
 __all__ = ["BahdanauEncoderModel", "BahdanauEncoderPreTrainedModel"]
 
@@ -22,6 +23,13 @@ class BahdanauEncoderPreTrainedModel(BahdanauPreTrainedModel):
     embedding only."""
 
     _no_split_modules = ["BahdanauEncoder"]
+
+    def __init__(self, config: BahdanauConfig, *inputs, **kwargs):
+        super().__init__(config, *inputs, **kwargs)
+        # A config read from a seq2seq checkpoint names the translation pipeline; these heads are served by
+        # transformers' own token-/text-classification pipelines, so it must not be saved with them.
+        if getattr(config, "custom_pipelines", None) == CUSTOM_PIPELINES:
+            del config.custom_pipelines
 
     def _resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of=None, mean_resizing=True):
         return PreTrainedModel._resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of, mean_resizing)

@@ -1,6 +1,7 @@
 """The tagger (seed 000): the context-vector energy against hand-computed values, shapes and masks for every
 attention, the -100 loss, padding invariance, save/load and loading a seq2seq checkpoint's encoder."""
 
+import json
 import math
 
 import pytest
@@ -218,6 +219,10 @@ def test_loads_the_encoder_of_a_seq2seq_checkpoint(preset, tmp_path):
         annotations = model.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         expected = seq2seq.get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     assert torch.equal(annotations, expected)
+    # the seq2seq checkpoint's translation pipeline is not inherited: the head uses transformers' own pipeline
+    assert "custom_pipelines" in json.loads((tmp_path / "config.json").read_text())
+    model.save_pretrained(tmp_path / "tagger")
+    assert "custom_pipelines" not in json.loads((tmp_path / "tagger" / "config.json").read_text())
 
 
 def test_resize_token_embeddings_resizes_only_the_source_embedding():
