@@ -94,6 +94,9 @@ class RecurrentStack(nn.Module):
         Returns each layer's outputs ([B, T, H * directions] or packed) and the final state
         [layers * directions, B, H].
         """
+        if state is not None and self.num_directions == 1 and not isinstance(inputs, PackedSequence) \
+                and inputs.shape[1] == 1:
+            return self._one_step(inputs, state)  # a generate() step: the step mode has less overhead
         directions = self.num_directions
         outputs, finals, cells = [], [], []
         layer_input = inputs
@@ -111,6 +114,13 @@ class RecurrentStack(nn.Module):
                 cells.append(cell)
             finals.append(final)
         return outputs, RecurrentState(torch.cat(finals), torch.cat(cells) if cells else None)
+
+    def _one_step(self, inputs: Tensor, state: RecurrentState) -> tuple[list[Tensor], RecurrentState]:
+        """``forward`` for inputs [B, 1, I] through the step mode: the same outputs and final state."""
+        first = self.layers[0]
+        first_input_gates = nn.functional.linear(inputs[:, 0], first.weight_ih_l0, first.bias_ih_l0)
+        new_state = self.step(first_input_gates, self.unbind_state(state), self.step_weights())
+        return [hidden.unsqueeze(1) for hidden, _ in new_state], self.stack_state(new_state)
 
     def _drop(self, inputs: Tensor | PackedSequence) -> Tensor | PackedSequence:
         if isinstance(inputs, PackedSequence):

@@ -184,7 +184,7 @@ def test_decoding_through_cache_equals_teacher_forcing(preset, chunks):
             assert cache.get_seq_length() == start
             logits.append(step.logits)
     assert full.logits.shape == (len(LENGTHS), target_length, VOCAB)
-    assert_close(torch.cat(logits, dim=1), full.logits, atol=1e-5, rtol=0)
+    assert_close(torch.cat(logits, dim=1), full.logits, atol=1e-5, rtol=1e-6)  # fused vs step-mode RNN rounding
 
 
 # 3. beam search scores = teacher-forced log-probs of the returned beams --------------------------------
