@@ -33,6 +33,17 @@ __all__ = [
 
 
 @dataclass
+class DataFileArguments:
+    """Where the data comes from: a Hub dataset or local files (the scripts' data arguments extend this)."""
+
+    dataset_name: str | None = field(default=None, metadata={"help": "A dataset on the Hub (needs network)."})
+    dataset_config_name: str | None = field(default=None, metadata={"help": "Its configuration name."})
+    train_file: str | None = field(default=None, metadata={"help": "Training data: .json, .jsonl, .csv or .tsv."})
+    validation_file: str | None = field(default=None, metadata={"help": "Evaluation data (--do_eval)."})
+    test_file: str | None = field(default=None, metadata={"help": "Test data (--do_predict)."})
+
+
+@dataclass
 class HeadModelArguments:
     """Which model and tokenizer: a saved one (`model_name_or_path`) or a new one (`preset` + overrides)."""
 

@@ -45,6 +45,7 @@ from transformers import (  # noqa: E402
 from hf_bahdanau import BahdanauForSequenceClassification  # noqa: E402
 from hf_bahdanau.plotting import plot_document_attention, plot_token_attention  # noqa: E402
 from training.encoder_heads import (  # noqa: E402
+    DataFileArguments,
     HeadModelArguments,
     check_data_files,
     finish_run,
@@ -65,14 +66,9 @@ ATTENTION_PICTURE = "attention_{}.png"
 
 
 @dataclass
-class ClassificationDataArguments:
+class ClassificationDataArguments(DataFileArguments):
     """Which data, which columns, which model structure, and what to report."""
 
-    dataset_name: str | None = field(default=None, metadata={"help": "A dataset on the Hub (needs network)."})
-    dataset_config_name: str | None = field(default=None, metadata={"help": "Its configuration name."})
-    train_file: str | None = field(default=None, metadata={"help": "Training data: .json, .jsonl, .csv or .tsv."})
-    validation_file: str | None = field(default=None, metadata={"help": "Evaluation data (--do_eval)."})
-    test_file: str | None = field(default=None, metadata={"help": "Test data (--do_predict)."})
     text_column_name: str = field(default="text", metadata={"help": "Column with the text."})
     label_column_name: str = field(default="label", metadata={"help": "Column with the label(s) or the value."})
     do_regression: bool = field(default=False, metadata={"help": "The label is a number: regression with MSE."})

@@ -43,6 +43,7 @@ from transformers import (  # noqa: E402
 from hf_bahdanau import BahdanauForTokenClassification  # noqa: E402
 from hf_bahdanau.plotting import plot_token_attention  # noqa: E402
 from training.encoder_heads import (  # noqa: E402
+    DataFileArguments,
     HeadModelArguments,
     check_data_files,
     finish_run,
@@ -63,14 +64,9 @@ ATTENTION_PICTURE = "attention_{}.png"
 
 
 @dataclass
-class NerDataArguments:
+class NerDataArguments(DataFileArguments):
     """Which data, which columns, and what to report."""
 
-    dataset_name: str | None = field(default=None, metadata={"help": "A dataset on the Hub (needs network)."})
-    dataset_config_name: str | None = field(default=None, metadata={"help": "Its configuration name."})
-    train_file: str | None = field(default=None, metadata={"help": "Training data: .json, .jsonl or .csv."})
-    validation_file: str | None = field(default=None, metadata={"help": "Evaluation data (--do_eval)."})
-    test_file: str | None = field(default=None, metadata={"help": "Test data (--do_predict)."})
     text_column_name: str = field(default="tokens", metadata={"help": "Column with the list of words."})
     label_column_name: str = field(default="ner_tags", metadata={"help": "Column with the list of tags."})
     max_seq_length: int | None = field(
