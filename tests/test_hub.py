@@ -7,10 +7,6 @@ across processes then do not hinge on near-ties of a near-uniform output distrib
 """
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -19,6 +15,7 @@ from torch.testing import assert_close
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
 
 import hf_bahdanau
+from child_process import run_child
 from conftest import BOS, EOS, VOCAB, padded_batch, random_labels, tiny_model
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, BahdanauModel
 from hf_bahdanau.configuration_bahdanau import AUTO_MAP
@@ -33,7 +30,6 @@ MAX_NEW = 6
 CASES = [("rnnsearch", False), ("rnnsearch", True), ("luong-general", True), ("sutskever", False),
          ("rnnencdec", True)]
 CASE_IDS = [f"{preset}{'-tied' if tied else ''}" for preset, tied in CASES]
-SUBPROCESS_TIMEOUT = 120
 
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -74,26 +70,6 @@ def assert_same_outputs(actual: dict, expected: dict, atol: float = 0.0) -> None
     assert actual["beams"] == expected["beams"]
     for key in ("logits", "annotations", "beam_scores"):
         assert_close(torch.as_tensor(actual[key]), expected[key], atol=atol, rtol=0)
-
-
-def child_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    """Environment of a child process: its own HF home and dynamic-module cache, no network."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("HF_", "TRANSFORMERS_"))}
-    env.update(HF_HOME=str(tmp_path / "hf_home"), HF_MODULES_CACHE=str(tmp_path / "modules"), HF_HUB_OFFLINE="1",
-               OMP_NUM_THREADS="1", **extra)
-    return env
-
-
-def run_child(script: str, tmp_path: Path, *args: str, isolated: bool = False, **env: str) -> dict:
-    """Run ``script`` in a fresh interpreter from a directory that is not the repository; it prints JSON last."""
-    workdir = tmp_path / "child"
-    workdir.mkdir(exist_ok=True)
-    (workdir / "child.py").write_text(textwrap.dedent(script))
-    command = [sys.executable, *(["-I"] if isolated else []), "child.py", *args]
-    result = subprocess.run(command, cwd=workdir, env=child_env(tmp_path, **env), capture_output=True, text=True,
-                            timeout=SUBPROCESS_TIMEOUT)
-    assert result.returncode == 0, result.stderr[-4000:]
-    return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 # 1. save_pretrained -> from_pretrained -----------------------------------------------------------------
@@ -166,25 +142,8 @@ def test_save_and_load_round_trip(preset, tie, tmp_path):
 # 2. remote code in a process without hf_bahdanau -------------------------------------------------------
 
 REMOTE_CODE_CHILD = """
-    import importlib.util
     import json
     import sys
-
-    # The package is installed editable: drop its meta-path finder and path hook entry, then prove it is gone.
-    def mentions_package(finder):
-        names = (getattr(finder, "__module__", ""), type(finder).__module__, getattr(finder, "__name__", ""))
-        return any("hf_bahdanau" in str(name) for name in names)
-
-    sys.meta_path[:] = [finder for finder in sys.meta_path if not mentions_package(finder)]
-    sys.path[:] = [entry for entry in sys.path if "hf_bahdanau" not in entry and "__editable__" not in entry]
-    sys.path_importer_cache.clear()
-    assert importlib.util.find_spec("hf_bahdanau") is None
-    try:
-        import hf_bahdanau  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        raise SystemExit("hf_bahdanau is still importable")
 
     import torch
     from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
@@ -234,7 +193,8 @@ def remote_run(tmp_path_factory):
         with torch.no_grad():
             hidden = model.model(**batch).last_hidden_state
         expected.append(dict(outputs(model, batch), hidden=hidden, tied=tie))
-    child = run_child(REMOTE_CODE_CHILD, tmp_path, *folders, str(tmp_path / "inputs.json"), isolated=True)
+    child = run_child(REMOTE_CODE_CHILD, tmp_path, *folders, str(tmp_path / "inputs.json"), isolated=True,
+                      hide_package=True)
     return child, expected
 
 
