@@ -14,8 +14,8 @@ from .attention import GaussianKernelAttention
 from .configuration_bahdanau import BahdanauConfig
 from .decoder import DecoderOutput, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput
+from .loss import linear_cross_entropy, per_target, token_cross_entropy
 from .pipeline_bahdanau import CUSTOM_PIPELINES
-from .linear_cross_entropy import linear_cross_entropy
 from .state import RecurrentDecoderCache
 
 
@@ -233,10 +233,10 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, GenerationMixin)
             total = linear_cross_entropy(
                 pre_output, self.lm_head.weight, self.lm_head.bias, labels.to(pre_output.device)
             )
-            logits, loss = None, self.normalize_loss(total, labels, num_items_in_batch)
+            logits, loss = None, per_target(total, labels, num_items_in_batch)
         else:
             logits = self.lm_head(pre_output)
-            loss = None if labels is None else self.loss(logits, labels, num_items_in_batch)
+            loss = None if labels is None else token_cross_entropy(logits, labels, num_items_in_batch)
         return Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
@@ -246,23 +246,6 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, GenerationMixin)
             encoder_last_hidden_state=outputs.encoder_last_hidden_state,
             encoder_hidden_states=outputs.encoder_hidden_states,
         )
-
-    @staticmethod
-    def loss(logits: Tensor, labels: Tensor, num_items_in_batch: int | Tensor | None = None) -> Tensor:
-        """Σ cross-entropy over labels != -100, divided by num_items_in_batch (or their count)."""
-        total = nn.functional.cross_entropy(
-            logits.float().flatten(0, 1), labels.flatten().to(logits.device), ignore_index=-100, reduction="sum"
-        )
-        return BahdanauForConditionalGeneration.normalize_loss(total, labels, num_items_in_batch)
-
-    @staticmethod
-    def normalize_loss(total: Tensor, labels: Tensor, num_items_in_batch: int | Tensor | None = None) -> Tensor:
-        """total / num_items_in_batch (Trainer's count across gradient accumulation), else / the labels != -100."""
-        if num_items_in_batch is None:
-            num_items_in_batch = (labels != -100).sum().clamp(min=1)
-        if isinstance(num_items_in_batch, Tensor):
-            num_items_in_batch = num_items_in_batch.to(total.device)
-        return total / num_items_in_batch
 
 
 __all__ = ["BahdanauPreTrainedModel", "BahdanauModel", "BahdanauForConditionalGeneration", "shift_tokens_right"]

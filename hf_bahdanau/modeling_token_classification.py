@@ -20,7 +20,7 @@ from transformers.utils import can_return_tuple
 
 from .attention import build_attention
 from .configuration_bahdanau import BahdanauConfig
-from .modeling_bahdanau import BahdanauForConditionalGeneration
+from .loss import token_cross_entropy
 from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel
 from .pooling import ContextVectorAttention
 
@@ -104,7 +104,7 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
         logits = self.classifier(self.dropout(features))
         loss = None
         if labels is not None:
-            loss = BahdanauForConditionalGeneration.loss(logits, labels, num_items_in_batch)
+            loss = token_cross_entropy(logits, labels, num_items_in_batch)
         return TokenClassifierOutput(
             loss=loss,
             logits=logits,

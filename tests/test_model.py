@@ -5,7 +5,7 @@ import itertools
 import pytest
 import torch
 
-from conftest import EOS, VOCAB, padded_batch, random_labels, tiny_config, tiny_model
+from conftest import EOS, padded_batch, random_labels, tiny_config, tiny_model
 from hf_bahdanau.configuration_bahdanau import ATTENTION_TYPES, BRIDGES, DEEP_OUTPUTS, PRESETS, RNN_TYPES
 
 STYLES = [("bahdanau", False), ("luong", False), ("luong", True)]

@@ -1,4 +1,8 @@
-"""The vocabulary projection and the cross-entropy in one pass, without a [N, V] logits tensor.
+"""Token-level cross-entropy: the training loss of the seq2seq and tagging heads, on logits or fused with the
+vocabulary projection. Both are Σ over labels != -100, divided by Trainer's ``num_items_in_batch`` (exact under
+gradient accumulation) or by the number of those labels.
+
+The fused form computes the vocabulary projection and the cross-entropy in one pass, without a [N, V] logits tensor:
 
     z_n = W_o t_n + b_o,   loss = Σ_n (log Σ_v exp z_nv − z_n,y_n),   ∂loss/∂z_n = softmax(z_n) − onehot(y_n)
 
@@ -11,7 +15,7 @@ the backward pass only scales them by the incoming gradient.
 """
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 
 
 class _LinearCrossEntropy(torch.autograd.Function):
@@ -77,3 +81,20 @@ def linear_cross_entropy(
         raise ValueError(f"labels must be in [0, {weight.shape[0]}) or {ignore_index}")
     rows = hidden.reshape(-1, hidden.shape[-1])[keep]
     return _LinearCrossEntropy.apply(rows, weight, bias, targets, chunk_size)
+
+
+def per_target(total: Tensor, labels: Tensor, num_items_in_batch: int | Tensor | None = None) -> Tensor:
+    """total / num_items_in_batch (Trainer's count across gradient accumulation), else / the labels != -100."""
+    if num_items_in_batch is None:
+        num_items_in_batch = (labels != -100).sum().clamp(min=1)
+    if isinstance(num_items_in_batch, Tensor):
+        num_items_in_batch = num_items_in_batch.to(total.device)
+    return total / num_items_in_batch
+
+
+def token_cross_entropy(logits: Tensor, labels: Tensor, num_items_in_batch: int | Tensor | None = None) -> Tensor:
+    """Σ cross-entropy over labels != -100, ``per_target``.  logits [..., V] (scored in float32), labels [...]."""
+    total = nn.functional.cross_entropy(
+        logits.float().flatten(0, -2), labels.flatten().to(logits.device), ignore_index=-100, reduction="sum"
+    )
+    return per_target(total, labels, num_items_in_batch)

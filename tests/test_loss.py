@@ -1,11 +1,12 @@
-"""The fused vocabulary projection + cross-entropy equals F.linear + F.cross_entropy, values and gradients."""
+"""The token cross-entropy: fused with the vocabulary projection it equals F.linear + F.cross_entropy, values and
+gradients."""
 
 import pytest
 import torch
 import torch.nn.functional as F
 
 from conftest import padded_batch, random_labels, tiny_model
-from hf_bahdanau.linear_cross_entropy import linear_cross_entropy
+from hf_bahdanau.loss import linear_cross_entropy
 
 
 def _reference_and_fused(chunk_size: int, with_bias: bool = True, dtype=torch.float64):
