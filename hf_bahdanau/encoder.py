@@ -4,10 +4,9 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from transformers.utils import ModelOutput
 
-from .recurrent import RecurrentStack
+from .recurrent import RecurrentStack, reverse_within_lengths
 
 
 @dataclass
@@ -34,20 +33,8 @@ class BahdanauEncoderOutput(ModelOutput):
         return cls(**dict(zip(names, values)))
 
 
-def reverse_within_lengths(sequences: Tensor, lengths: Tensor) -> Tensor:
-    """Reverse each row's first ``lengths[b]`` positions, leave padding at the end (Sutskever et al.).
-
-    sequences [B, S, ...]; lengths [B]. The map is its own inverse.
-    """
-    positions = torch.arange(sequences.shape[1], device=sequences.device).expand(sequences.shape[0], -1)
-    lengths = lengths.unsqueeze(1)
-    index = torch.where(positions < lengths, lengths - 1 - positions, positions)
-    index = index.view(*index.shape, *([1] * (sequences.dim() - 2))).expand_as(sequences)
-    return sequences.gather(1, index)
-
-
 class BahdanauEncoder(nn.Module):
-    """Embeddings -> dropout -> stacked (Bi)RNN over packed sequences (padding never enters the RNN)."""
+    """Embeddings -> dropout -> stacked (Bi)RNN; padding never reaches a real token's annotation or the final state."""
 
     def __init__(self, config, embed_tokens: nn.Embedding):
         super().__init__()
@@ -81,13 +68,7 @@ class BahdanauEncoder(nn.Module):
         inputs = self.dropout(embeddings)
 
         padded = bool((lengths < source_length).any())
-        if padded:
-            # An all-padding row still runs one step (pack refuses length 0); its outputs are masked later.
-            inputs = pack_padded_sequence(inputs, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
-        layer_outputs, final = self.rnn(inputs)
-        if padded:
-            layer_outputs = [pad_packed_sequence(out, batch_first=True, total_length=source_length)[0]
-                             for out in layer_outputs]
+        layer_outputs, final = self.rnn(inputs, lengths=lengths if padded else None)
         if self.reverse_source:
             layer_outputs = [reverse_within_lengths(out, lengths) for out in layer_outputs]
 

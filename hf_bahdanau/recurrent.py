@@ -3,17 +3,35 @@
 The same ``nn.GRU``/``nn.LSTM``/``nn.RNN`` parameters serve both modes. The step mode takes
 the first layer's input projection precomputed (``W_ih x + b_ih``), so a decoder can project
 every target embedding at once before its loop and add only the part that changes per step.
+
+A right-padded batch runs unpacked: each direction is one fused call over the padded length (on
+CPU the oneDNN kernel, whose backward is much faster than the packed-sequence one). The forward
+direction reads the real tokens first, and the backward direction reads each row reversed within
+its length, so padding only ever follows a row's real tokens and cannot change its outputs. The
+final state of each row is then taken at its last real token.
 """
 
 from typing import NamedTuple
 
 import torch
-from torch import Tensor, nn
-from torch.nn.utils.rnn import PackedSequence
+from torch import Tensor, _VF, nn
 
 from .loop_linear import LoopLinear
 
 RNN_MODULES = {"gru": nn.GRU, "lstm": nn.LSTM, "rnn": nn.RNN}
+FUSED_RUNS = {"gru": _VF.gru, "lstm": _VF.lstm, "rnn": _VF.rnn_tanh}
+
+
+def reverse_within_lengths(sequences: Tensor, lengths: Tensor) -> Tensor:
+    """Reverse each row's first ``lengths[b]`` positions, leave padding at the end (Sutskever et al.).
+
+    sequences [B, S, ...]; lengths [B]. The map is its own inverse.
+    """
+    positions = torch.arange(sequences.shape[1], device=sequences.device).expand(sequences.shape[0], -1)
+    lengths = lengths.unsqueeze(1)
+    index = torch.where(positions < lengths, lengths - 1 - positions, positions)
+    index = index.view(*index.shape, *([1] * (sequences.dim() - 2))).expand_as(sequences)
+    return sequences.gather(1, index)
 
 
 class RecurrentState(NamedTuple):
@@ -59,6 +77,33 @@ def tanh_cell(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: N
 CELLS = {"gru": gru_cell, "lstm": lstm_cell, "rnn": tanh_cell}
 
 
+def last_lstm_cell(
+    inputs: Tensor, outputs: Tensor, lengths: Tensor, initial: tuple[Tensor, Tensor], weights: list[Tensor]
+) -> Tensor:
+    """The memory cell c at each row's last real step of a one-direction LSTM run over a padded batch.
+
+    A fused run returns c only after the last (padded) position. The outputs h_t are exact at real
+    steps, so the gates follow from them in one product for all steps,
+    [i, f, g]_t = W_ih x_t + b_ih + W_hh h_{t-1} + b_hh, and c_t = σ(f_t) ⊙ c_{t-1} + σ(i_t) ⊙ tanh(g_t)
+    is an element-wise recurrence, held fixed (σ(f) = 1, nothing added) after each row's length.
+    inputs [B, T, I]; outputs [B, T, H]; lengths [B] (>= 1); initial (h_0, c_0) [1, B, H] -> c [B, H].
+    """
+    weight_ih, weight_hh, bias_ih, bias_hh = weights
+    size = 3 * outputs.shape[-1]  # the i, f, g rows; o is not needed for c
+    previous = torch.cat([initial[0].transpose(0, 1), outputs[:, :-1]], dim=1)
+    gates = torch.addmm(bias_ih[:size] + bias_hh[:size], inputs.flatten(0, 1), weight_ih[:size].t())
+    gates = gates.addmm_(previous.flatten(0, 1), weight_hh[:size].t()).view(*outputs.shape[:2], size)
+    in_gate, forget_gate, candidate = gates.chunk(3, dim=-1)
+    real = (torch.arange(outputs.shape[1], device=outputs.device) < lengths.unsqueeze(1)).unsqueeze(-1)
+    forget = torch.sigmoid(forget_gate).masked_fill(~real, 1.0)
+    added = (torch.sigmoid(in_gate) * torch.tanh(candidate)).masked_fill(~real, 0.0)
+    cell = initial[1][0]
+    steps = int(lengths.max())
+    for forget_t, added_t in zip(forget.unbind(1)[:steps], added.unbind(1)[:steps]):
+        cell = torch.addcmul(added_t, forget_t, cell)
+    return cell
+
+
 class RecurrentStack(nn.Module):
     """``num_layers`` single-layer RNNs, dropout between layers, optionally bidirectional.
 
@@ -71,6 +116,7 @@ class RecurrentStack(nn.Module):
         dropout: float = 0.0, bidirectional: bool = False,
     ):
         super().__init__()
+        self.rnn_type = rnn_type
         self.cell_step = CELLS[rnn_type]
         self.hidden_size = hidden_size
         self.num_directions = 2 if bidirectional else 1
@@ -86,28 +132,25 @@ class RecurrentStack(nn.Module):
         return len(self.layers)
 
     def forward(
-        self, inputs: Tensor | PackedSequence, state: RecurrentState | None = None
-    ) -> tuple[list[Tensor | PackedSequence], RecurrentState]:
+        self, inputs: Tensor, state: RecurrentState | None = None, lengths: Tensor | None = None
+    ) -> tuple[list[Tensor], RecurrentState]:
         """Run every layer over the whole sequence.
 
-        inputs [B, T, I] (or packed); state per layer [layers * directions, B, H] or None (zeros).
-        Returns each layer's outputs ([B, T, H * directions] or packed) and the final state
-        [layers * directions, B, H].
+        inputs [B, T, I]; state per layer [layers * directions, B, H] or None (zeros); lengths [B]:
+        each row's real tokens when the batch is right-padded (outputs are then 0 on padding, and
+        the final state is the one at each row's last real token), None when every row is real.
+        Returns each layer's outputs [B, T, H * directions] and the final state [layers * directions, B, H].
         """
-        if state is not None and self.num_directions == 1 and not isinstance(inputs, PackedSequence) \
-                and inputs.shape[1] == 1:
+        if lengths is not None:
+            return self._run_padded(inputs, state, lengths)
+        if state is not None and self.num_directions == 1 and inputs.shape[1] == 1:
             return self._one_step(inputs, state)  # a generate() step: the step mode has less overhead
-        directions = self.num_directions
         outputs, finals, cells = [], [], []
         layer_input = inputs
         for index, layer in enumerate(self.layers):
             if index > 0:
-                layer_input = self._drop(layer_input)
-            layer_state = None
-            if state is not None:
-                rows = slice(index * directions, (index + 1) * directions)
-                layer_state = state.hidden[rows] if state.cell is None else (state.hidden[rows], state.cell[rows])
-            layer_input, final = layer(layer_input, layer_state)
+                layer_input = self.dropout(layer_input)
+            layer_input, final = layer(layer_input, self._layer_state(state, index))
             outputs.append(layer_input)
             if isinstance(final, tuple):
                 final, cell = final
@@ -115,17 +158,68 @@ class RecurrentStack(nn.Module):
             finals.append(final)
         return outputs, RecurrentState(torch.cat(finals), torch.cat(cells) if cells else None)
 
+    def _layer_state(self, state: RecurrentState | None, index: int) -> Tensor | tuple[Tensor, Tensor] | None:
+        """Layer ``index``'s rows of the state, [directions, B, H] (a pair for LSTM)."""
+        if state is None:
+            return None
+        rows = slice(index * self.num_directions, (index + 1) * self.num_directions)
+        return state.hidden[rows] if state.cell is None else (state.hidden[rows], state.cell[rows])
+
+    def _run_padded(
+        self, inputs: Tensor, state: RecurrentState | None, lengths: Tensor
+    ) -> tuple[list[Tensor], RecurrentState]:
+        """``forward`` for a right-padded batch: one fused call per layer and direction, no packing.
+
+        An all-padding row (length 0) runs as length 1, as packing would; its outputs are 0.
+        """
+        lengths = lengths.clamp(min=1)
+        batch_size, steps = inputs.shape[:2]
+        padding = (torch.arange(steps, device=inputs.device) >= lengths.unsqueeze(1)).unsqueeze(-1)  # [B, T, 1]
+        rows = torch.arange(batch_size, device=inputs.device)
+        outputs, finals, cells = [], [], []
+        layer_input = inputs
+        for index, layer in enumerate(self.layers):
+            if index > 0:
+                layer_input = self.dropout(layer_input)
+            layer_state = self._layer_state(state, index)
+            direction_outputs = []
+            for direction in range(self.num_directions):
+                run_input = layer_input if direction == 0 else reverse_within_lengths(layer_input, lengths)
+                initial = self._direction_state(layer_state, direction, run_input)
+                weights = self._direction_weights(layer, direction)
+                run_output = FUSED_RUNS[self.rnn_type](run_input, initial, weights, True, 1, 0.0, self.training,
+                                                       False, True)[0]
+                finals.append(run_output[rows, lengths - 1].unsqueeze(0))
+                if self.rnn_type == "lstm":
+                    cells.append(last_lstm_cell(run_input, run_output, lengths, initial, weights).unsqueeze(0))
+                direction_outputs.append(run_output if direction == 0 else reverse_within_lengths(run_output, lengths))
+            layer_input = torch.cat(direction_outputs, dim=-1).masked_fill(padding, 0.0)
+            outputs.append(layer_input)
+        return outputs, RecurrentState(torch.cat(finals), torch.cat(cells) if cells else None)
+
+    def _direction_state(
+        self, layer_state: Tensor | tuple[Tensor, Tensor] | None, direction: int, inputs: Tensor
+    ) -> Tensor | tuple[Tensor, Tensor]:
+        """One direction's initial state [1, B, H] (a pair for LSTM), zeros when none is given."""
+        if layer_state is None:
+            zeros = inputs.new_zeros(1, inputs.shape[0], self.hidden_size)
+            return (zeros, zeros) if self.rnn_type == "lstm" else zeros
+        if isinstance(layer_state, tuple):
+            return tuple(part[direction:direction + 1].contiguous() for part in layer_state)
+        return layer_state[direction:direction + 1].contiguous()
+
+    @staticmethod
+    def _direction_weights(layer: nn.RNNBase, direction: int) -> list[Tensor]:
+        """[W_ih, W_hh, b_ih, b_hh] of one direction of a one-layer RNN module."""
+        suffix = "_reverse" if direction else ""
+        return [getattr(layer, f"{name}_l0{suffix}") for name in ("weight_ih", "weight_hh", "bias_ih", "bias_hh")]
+
     def _one_step(self, inputs: Tensor, state: RecurrentState) -> tuple[list[Tensor], RecurrentState]:
         """``forward`` for inputs [B, 1, I] through the step mode: the same outputs and final state."""
         first = self.layers[0]
         first_input_gates = nn.functional.linear(inputs[:, 0], first.weight_ih_l0, first.bias_ih_l0)
         new_state = self.step(first_input_gates, self.unbind_state(state), self.step_weights())
         return [hidden.unsqueeze(1) for hidden, _ in new_state], self.stack_state(new_state)
-
-    def _drop(self, inputs: Tensor | PackedSequence) -> Tensor | PackedSequence:
-        if isinstance(inputs, PackedSequence):
-            return inputs._replace(data=self.dropout(inputs.data))
-        return self.dropout(inputs)
 
     def first_layer_input_weights(self, split: int) -> tuple[Tensor, Tensor, Tensor]:
         """The first layer's W_ih split at input column ``split``: (W_ih[:, :split], W_ih[:, split:], b_ih).

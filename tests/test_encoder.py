@@ -1,12 +1,13 @@
-"""The encoder: packed (bi)RNN annotations, reversed sources, outputs as dataclass or tuple."""
+"""The encoder: (bi)RNN annotations of padded batches, reversed sources, outputs as dataclass or tuple."""
 
 import pytest
 import torch
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from conftest import PAD, padded_batch, random_labels, tiny_config, tiny_model
 from hf_bahdanau import BahdanauForConditionalGeneration
 from hf_bahdanau.configuration_bahdanau import RNN_TYPES
-from hf_bahdanau.encoder import reverse_within_lengths
+from hf_bahdanau.recurrent import RecurrentStack, RecurrentState, reverse_within_lengths
 
 
 def test_reverse_source_reverses_within_the_true_length():
@@ -42,3 +43,48 @@ def test_tuple_encoder_outputs_are_read_by_field(rnn_type):
     direct = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids)
     torch.testing.assert_close(from_tuple.logits, direct.logits)
     assert len(from_tuple.encoder_hidden_states) == 1 + model.config.encoder_layers
+
+
+def packed_reference(stack: RecurrentStack, inputs: torch.Tensor, lengths: torch.Tensor, state: RecurrentState):
+    """The same layers run as torch documents it for padded batches: packed sequences, layer by layer."""
+    layer_input = pack_padded_sequence(inputs, lengths.clamp(min=1), batch_first=True, enforce_sorted=False)
+    finals, cells = [], []
+    for index, layer in enumerate(stack.layers):
+        layer_input, final = layer(layer_input, stack._layer_state(state, index))
+        final, cell = final if isinstance(final, tuple) else (final, None)
+        finals.append(final)
+        cells.append(cell)
+    outputs = pad_packed_sequence(layer_input, batch_first=True, total_length=inputs.shape[1])[0]
+    return outputs, torch.cat(finals), None if cells[0] is None else torch.cat(cells)
+
+
+@pytest.mark.parametrize("bidirectional", [True, False])
+@pytest.mark.parametrize("rnn_type", RNN_TYPES)
+def test_unpacked_padded_run_equals_the_packed_one(rnn_type, bidirectional):
+    """Outputs, final states (LSTM cells included) and every gradient equal packing's in float64, for
+    rows of every length (an all-padding row runs one step, as packing would), with a given initial state."""
+    torch.manual_seed(0)
+    stack = RecurrentStack(rnn_type, 6, 5, num_layers=2, bidirectional=bidirectional).double()
+    lengths = torch.tensor([4, 7, 1, 0, 7, 3])
+    inputs = torch.randn(6, 7, 6, dtype=torch.double, requires_grad=True)
+    rows = 2 * stack.num_directions
+    state = RecurrentState(torch.randn(rows, 6, 5, dtype=torch.double),
+                           torch.randn(rows, 6, 5, dtype=torch.double) if rnn_type == "lstm" else None)
+
+    outputs, final = stack(inputs, state, lengths=lengths)
+    expected_outputs, expected_hidden, expected_cell = packed_reference(stack, inputs, lengths, state)
+
+    torch.testing.assert_close(outputs[-1], expected_outputs, rtol=0, atol=1e-12)
+    torch.testing.assert_close(final.hidden, expected_hidden, rtol=0, atol=1e-12)
+    if rnn_type == "lstm":
+        torch.testing.assert_close(final.cell, expected_cell, rtol=0, atol=1e-12)
+    weights = torch.randn_like(outputs[-1])
+
+    def loss(outputs, hidden, cell):
+        return (outputs * weights).sum() + hidden.square().sum() + (0 if cell is None else cell.square().sum())
+
+    parameters = [inputs, *stack.parameters()]
+    grads = torch.autograd.grad(loss(outputs[-1], final.hidden, final.cell), parameters)
+    expected_grads = torch.autograd.grad(loss(expected_outputs, expected_hidden, expected_cell), parameters)
+    for grad, expected in zip(grads, expected_grads):
+        torch.testing.assert_close(grad, expected, rtol=0, atol=1e-11)

@@ -289,12 +289,13 @@ def test_return_dict_false_returns_tuples(preset):
         as_tuple = model(**batch, labels=labels, return_dict=False)
         without_labels = model(**batch, return_dict=False)
         base_tuple = model.model(**batch, return_dict=False)
+        base_dict = model.model(**batch)
     assert isinstance(as_tuple, tuple) and isinstance(without_labels, tuple) and isinstance(base_tuple, tuple)
     assert as_tuple[0].dim() == 0
     assert torch.equal(as_tuple[0], as_dict.loss)
     assert torch.equal(as_tuple[1], as_dict.logits)
     assert torch.equal(without_labels[0], as_dict.logits)
-    assert torch.equal(base_tuple[0], model.model(**batch).last_hidden_state)
+    assert torch.equal(base_tuple[0], base_dict.last_hidden_state)
     # the loss is the mean cross-entropy over the labels that are not -100
     log_probs = as_dict.logits.log_softmax(-1)
     real = labels != -100
