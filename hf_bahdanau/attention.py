@@ -15,15 +15,22 @@ state and passes it back as ``projected_keys`` at every step.
 Shapes: B = batch, T = decoder steps, S = source length, H = heads,
 Dq / Dk / Dv = query / key / value sizes, A = attention size.
 
-This file imports only torch and the standard library, so it can be shipped
-next to saved weights for ``trust_remote_code``.
+A decoder that attends once per step in a Python loop uses ``stepwise``: the
+same attention, but every step reads the memory through ``LoopLinear``, so the
+gradients of the keys and values are taken once after the loop.
+
+This file imports only torch, the standard library and ``loop_linear``, so it
+can be shipped next to saved weights for ``trust_remote_code``.
 """
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import torch
 from torch import Tensor, nn
+
+from .loop_linear import LoopLinear
 
 __all__ = [
     "ATTENTION_MECHANISMS",
@@ -125,6 +132,27 @@ class AttentionMechanism(nn.Module):
         context, weights = self._attend(_as_steps(query), projected_keys, values, mask)
         return _like_query(context, query), _like_query(weights, query)
 
+    def stepwise(self, values: Tensor, mask: Tensor, projected_keys: Tensor) -> Callable[[Tensor], tuple[Tensor, Tensor]]:
+        """``forward`` for a loop that attends with one query per step over the same memory.
+
+        values [B, S, Dv]; mask [B, S]; projected_keys = project_keys(keys). Returns
+        query [B, Dq] -> (context [B, Dv], weights [B, S]). The values (and, for scores that are
+        products q·k, the keys) are read through ``LoopLinear``: their gradients are one batched
+        product after the loop, Σ_t α_tᵀ g_t, instead of an outer product and a sum at every step.
+        """
+        score = self._step_score(projected_keys)
+        pool = LoopLinear(values.transpose(1, 2))  # α_t [B, S] -> Σ_j α_tj v_j [B, Dv]
+
+        def attend(query: Tensor) -> tuple[Tensor, Tensor]:
+            weights = masked_softmax(score(query), mask)
+            return pool(weights), weights
+
+        return attend
+
+    def _step_score(self, projected_keys: Tensor) -> Callable[[Tensor], Tensor]:
+        """For ``stepwise``: query [B, Dq] -> scores [B, S]."""
+        return lambda query: self.score(query, projected_keys)
+
     def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
         """query [B, T, Dq] -> scores [B, T, S]."""
         raise NotImplementedError
@@ -181,12 +209,19 @@ class DotAttention(AttentionMechanism):
     def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
         return _dot(query, projected_keys)
 
+    def _step_score(self, projected_keys: Tensor) -> Callable[[Tensor], Tensor]:
+        return LoopLinear(projected_keys)  # q [B, D] -> K q [B, S]
+
 
 class ScaledDotAttention(DotAttention):
     """Scaled dot score (Vaswani et al.): e_j = q^T k_j / sqrt(d).  Needs query_size == key_size = d."""
 
     def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
         return super()._score(query, projected_keys) / math.sqrt(self.size)
+
+    def _step_score(self, projected_keys: Tensor) -> Callable[[Tensor], Tensor]:
+        dot = super()._step_score(projected_keys)
+        return lambda query: dot(query) / math.sqrt(self.size)
 
 
 class GeneralAttention(AttentionMechanism):
@@ -204,6 +239,9 @@ class GeneralAttention(AttentionMechanism):
 
     def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
         return _dot(query, projected_keys)
+
+    def _step_score(self, projected_keys: Tensor) -> Callable[[Tensor], Tensor]:
+        return LoopLinear(projected_keys)  # q [B, Dq] -> (W_a K) q [B, S]
 
 
 class LocationAttention(AttentionMechanism):
@@ -266,6 +304,10 @@ class MultiHeadAttention(AttentionMechanism):
 
     def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
         return _dot(self._split_heads(self.q_proj(query)), projected_keys) / math.sqrt(self.head_size)
+
+    def stepwise(self, values: Tensor, mask: Tensor, projected_keys: Tensor) -> Callable[[Tensor], tuple[Tensor, Tensor]]:
+        """Per-head weights pool the raw values (``_attend``), so each step runs the plain ``forward``."""
+        return lambda query: self(query, values, values, mask, projected_keys)
 
     def _attend(self, query: Tensor, projected_keys: Tensor, values: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         weights = masked_softmax(self._score(query, projected_keys), mask)  # [B, H, T, S]

@@ -10,6 +10,7 @@ vocabulary once, after the loop. The same code runs a whole teacher-forced targe
 one ``generate()`` step (T = 1).
 """
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import torch
@@ -76,8 +77,12 @@ class RecurrentDecoder(nn.Module):
         return gates.view(*embedded.shape[:2], -1).unbind(1), LoopLinear(extra_weight)
 
     def attend(self, query: Tensor, memory: EncoderMemory) -> tuple[Tensor, Tensor]:
-        """query [B, H] or [B, T, H] -> context [.., D], weights [.., S]."""
+        """query [B, T, H] -> context [B, T, D], weights [B, T, S]."""
         return self.attention(query, memory.annotations, memory.annotations, memory.mask, memory.projected_keys)
+
+    def attend_stepwise(self, memory: EncoderMemory) -> Callable[[Tensor], tuple[Tensor, Tensor]]:
+        """For a step loop: query [B, H] -> context [B, D], weights [B, S] (``AttentionMechanism.stepwise``)."""
+        return self.attention.stepwise(memory.annotations, memory.mask, memory.projected_keys)
 
 
 class BahdanauDecoder(RecurrentDecoder):
@@ -95,9 +100,10 @@ class BahdanauDecoder(RecurrentDecoder):
         input_gates, project_context = self.project_embeddings(embedded)
         step_weights = self.rnn.step_weights()
         layers = self.rnn.unbind_state(state.rnn)
+        attend = self.attend_stepwise(memory)
         states, contexts, weights = [], [], []
         for step_gates in input_gates:
-            context, alpha = self.attend(layers[-1][0], memory)
+            context, alpha = attend(layers[-1][0])
             layers = self.rnn.step(project_context(context, step_gates), layers, step_weights)
             states.append(layers[-1][0])
             contexts.append(context)
@@ -139,11 +145,12 @@ class LuongDecoder(RecurrentDecoder):
         input_gates, project_feed = self.project_embeddings(embedded)
         step_weights = self.rnn.step_weights()
         layers, feed = self.rnn.unbind_state(state.rnn), state.input_feed
+        attend = self.attend_stepwise(memory)
         states, feeds, weights = [], [], []
         for step_gates in input_gates:
             layers = self.rnn.step(project_feed(feed, step_gates), layers, step_weights)
             top = layers[-1][0]
-            context, alpha = self.attend(top, memory)
+            context, alpha = attend(top)
             feed = self.readout(torch.cat([context, top], dim=-1))
             states.append(top)
             feeds.append(feed)

@@ -1,5 +1,6 @@
 """LoopLinear: the weight gradient taken once after a loop equals the per-step sum autograd would make."""
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -63,3 +64,46 @@ def test_backward_twice_with_retained_graph_accumulates_like_autograd():
     torch.testing.assert_close(weight.grad, 2 * once)
     expected = torch.autograd.grad(F.linear(torch.tanh(F.linear(x, weight)), weight).sum(), weight)[0]
     torch.testing.assert_close(once, expected)
+
+
+def _attention_loop(use_loop_linear: bool):
+    """A toy attention decoder: the memory M [B, S, D] is read as keys (M q_t) and values (αᵀ M) at
+    every step, through a transposed view for the values, as the attention mechanisms do."""
+    generator = torch.Generator().manual_seed(1)
+    source = torch.randn(3, 7, 4, generator=generator, dtype=torch.float64, requires_grad=True)
+    mixing = torch.randn(4, 4, generator=generator, dtype=torch.float64, requires_grad=True)
+    query = torch.randn(3, 4, generator=generator, dtype=torch.float64)
+    memory = torch.tanh(source @ mixing)  # a non-leaf, like projected keys or annotations
+    keys, values = (LoopLinear(memory), LoopLinear(memory.transpose(1, 2))) if use_loop_linear else (None, None)
+    outputs = []
+    for _ in range(5):
+        if use_loop_linear:
+            weights = torch.softmax(keys(query), dim=-1)
+            context = values(weights)
+        else:
+            weights = torch.softmax((memory @ query.unsqueeze(-1)).squeeze(-1), dim=-1)
+            context = (weights.unsqueeze(1) @ memory).squeeze(1)
+        query = torch.tanh(context + query)
+        outputs.append(query)
+    loss = torch.stack(outputs).pow(3).sum()
+    return torch.autograd.grad(loss, (source, mixing))
+
+
+def test_batched_weights_give_the_gradients_of_per_step_products():
+    expected = _attention_loop(False)
+    got = _attention_loop(True)
+    for e, g in zip(expected, got):
+        torch.testing.assert_close(g, e, rtol=1e-12, atol=1e-12)
+
+
+def test_batched_weights_without_autograd_are_a_plain_batched_product():
+    memory, x = torch.randn(3, 5, 4), torch.randn(3, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(LoopLinear(memory)(x), torch.einsum("bod,bd->bo", memory, x))
+
+
+def test_bad_weight_shapes_are_refused_by_name():
+    with pytest.raises(ValueError, match="weight must be"):
+        LoopLinear(torch.randn(2, 3, 4), torch.randn(3))
+    with pytest.raises(ValueError, match="weight must be"):
+        LoopLinear(torch.randn(4))
