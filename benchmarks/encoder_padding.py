@@ -1,0 +1,60 @@
+"""The encoder's padded-batch path against packing, measured in one run.
+
+    python benchmarks/encoder_padding.py [--repeats 15]
+
+Forward + backward of one bidirectional layer (embedding 256 -> 2 x 128) over the benchmark batch (64
+sources of 20–40 tokens): ``RecurrentStack`` with ``lengths`` (one fused call per direction, no packing)
+against the same module's layers run on a ``pack_padded_sequence``, alternating, medians in ms.
+"""
+
+import argparse
+import statistics
+import time
+
+import torch
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from hf_bahdanau.recurrent import RecurrentStack
+
+
+def forward_backward_ms(run, inputs: torch.Tensor) -> float:
+    start = time.perf_counter()
+    outputs, hidden, cell = run(inputs)
+    (outputs.sum() + hidden.sum() + (0 if cell is None else cell.sum())).backward()
+    return (time.perf_counter() - start) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--threads", type=int, default=2)
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    generator = torch.Generator().manual_seed(0)
+    lengths = torch.randint(20, 41, (64,), generator=generator)
+    inputs = torch.randn(64, int(lengths.max()), 256, generator=generator, requires_grad=True)
+    for rnn_type in ("gru", "lstm"):
+        stack = RecurrentStack(rnn_type, 256, 128, num_layers=1, bidirectional=True)
+
+        def unpacked(x):
+            outputs, final = stack(x, lengths=lengths)
+            return outputs[-1], final.hidden, final.cell
+
+        def packed(x):
+            output, final = stack.layers[0](pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False))
+            hidden, cell = final if isinstance(final, tuple) else (final, None)
+            return pad_packed_sequence(output, batch_first=True)[0], hidden, cell
+
+        times = {"unpacked": [], "packed": []}
+        for name, run in (("unpacked", unpacked), ("packed", packed)):
+            forward_backward_ms(run, inputs)  # warm-up
+        for repeat in range(args.repeats):
+            for name, run in (("unpacked", unpacked), ("packed", packed))[::1 if repeat % 2 else -1]:
+                times[name].append(forward_backward_ms(run, inputs))
+        medians = {name: statistics.median(values) for name, values in times.items()}
+        print(f"{rnn_type}: unpacked {medians['unpacked']:.1f} ms, packed {medians['packed']:.1f} ms "
+              f"(fwd+bwd, medians of {args.repeats}); packed / unpacked x{medians['packed'] / medians['unpacked']:.2f}")
+
+
+if __name__ == "__main__":
+    main()
