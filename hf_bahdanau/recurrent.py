@@ -4,22 +4,24 @@ The same ``nn.GRU``/``nn.LSTM``/``nn.RNN`` parameters serve both modes. The step
 the first layer's input projection precomputed (``W_ih x + b_ih``), so a decoder can project
 every target embedding at once before its loop and add only the part that changes per step.
 
-A right-padded batch runs unpacked: each direction is one fused call over the padded length (on
-CPU the oneDNN kernel, whose backward is much faster than the packed-sequence one). The forward
+A right-padded GRU/RNN batch runs unpacked: each direction is one fused call over the padded length
+(on CPU the oneDNN kernel, whose backward is much faster than the packed-sequence one). The forward
 direction reads the real tokens first, and the backward direction reads each row reversed within
 its length, so padding only ever follows a row's real tokens and cannot change its outputs. The
-final state of each row is then taken at its last real token.
+final state of each row is then its output at its last real token. An LSTM's final memory cell is
+not among its outputs, so a padded LSTM batch is packed (``benchmarks/encoder_padding.py``).
 """
 
 from typing import NamedTuple
 
 import torch
 from torch import Tensor, _VF, nn
+from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from .loop_linear import LoopLinear
 
 RNN_MODULES = {"gru": nn.GRU, "lstm": nn.LSTM, "rnn": nn.RNN}
-FUSED_RUNS = {"gru": _VF.gru, "lstm": _VF.lstm, "rnn": _VF.rnn_tanh}
+FUSED_RUNS = {"gru": _VF.gru, "rnn": _VF.rnn_tanh}  # one direction of one layer, batch first
 
 
 def reverse_within_lengths(sequences: Tensor, lengths: Tensor) -> Tensor:
@@ -77,33 +79,6 @@ def tanh_cell(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: N
 CELLS = {"gru": gru_cell, "lstm": lstm_cell, "rnn": tanh_cell}
 
 
-def last_lstm_cell(
-    inputs: Tensor, outputs: Tensor, lengths: Tensor, initial: tuple[Tensor, Tensor], weights: list[Tensor]
-) -> Tensor:
-    """The memory cell c at each row's last real step of a one-direction LSTM run over a padded batch.
-
-    A fused run returns c only after the last (padded) position. The outputs h_t are exact at real
-    steps, so the gates follow from them in one product for all steps,
-    [i, f, g]_t = W_ih x_t + b_ih + W_hh h_{t-1} + b_hh, and c_t = σ(f_t) ⊙ c_{t-1} + σ(i_t) ⊙ tanh(g_t)
-    is an element-wise recurrence, held fixed (σ(f) = 1, nothing added) after each row's length.
-    inputs [B, T, I]; outputs [B, T, H]; lengths [B] (>= 1); initial (h_0, c_0) [1, B, H] -> c [B, H].
-    """
-    weight_ih, weight_hh, bias_ih, bias_hh = weights
-    size = 3 * outputs.shape[-1]  # the i, f, g rows; o is not needed for c
-    previous = torch.cat([initial[0].transpose(0, 1), outputs[:, :-1]], dim=1)
-    gates = torch.addmm(bias_ih[:size] + bias_hh[:size], inputs.flatten(0, 1), weight_ih[:size].t())
-    gates = gates.addmm_(previous.flatten(0, 1), weight_hh[:size].t()).view(*outputs.shape[:2], size)
-    in_gate, forget_gate, candidate = gates.chunk(3, dim=-1)
-    real = (torch.arange(outputs.shape[1], device=outputs.device) < lengths.unsqueeze(1)).unsqueeze(-1)
-    forget = torch.sigmoid(forget_gate).masked_fill(~real, 1.0)
-    added = (torch.sigmoid(in_gate) * torch.tanh(candidate)).masked_fill(~real, 0.0)
-    cell = initial[1][0]
-    steps = int(lengths.max())
-    for forget_t, added_t in zip(forget.unbind(1)[:steps], added.unbind(1)[:steps]):
-        cell = torch.addcmul(added_t, forget_t, cell)
-    return cell
-
-
 class RecurrentStack(nn.Module):
     """``num_layers`` single-layer RNNs, dropout between layers, optionally bidirectional.
 
@@ -141,22 +116,32 @@ class RecurrentStack(nn.Module):
         the final state is the one at each row's last real token), None when every row is real.
         Returns each layer's outputs [B, T, H * directions] and the final state [layers * directions, B, H].
         """
-        if lengths is not None:
+        if lengths is not None and self.rnn_type in FUSED_RUNS:
             return self._run_padded(inputs, state, lengths)
         if state is not None and self.num_directions == 1 and inputs.shape[1] == 1:
             return self._one_step(inputs, state)  # a generate() step: the step mode has less overhead
-        outputs, finals, cells = [], [], []
         layer_input = inputs
+        if lengths is not None:  # an all-padding row runs one step (packing refuses length 0); its outputs are 0
+            layer_input = pack_padded_sequence(inputs, lengths.clamp(min=1).cpu(), batch_first=True,
+                                               enforce_sorted=False)
+        outputs, finals, cells = [], [], []
         for index, layer in enumerate(self.layers):
             if index > 0:
-                layer_input = self.dropout(layer_input)
+                layer_input = self._drop(layer_input)
             layer_input, final = layer(layer_input, self._layer_state(state, index))
             outputs.append(layer_input)
             if isinstance(final, tuple):
                 final, cell = final
                 cells.append(cell)
             finals.append(final)
+        if lengths is not None:
+            outputs = [pad_packed_sequence(out, batch_first=True, total_length=inputs.shape[1])[0] for out in outputs]
         return outputs, RecurrentState(torch.cat(finals), torch.cat(cells) if cells else None)
+
+    def _drop(self, inputs: Tensor | PackedSequence) -> Tensor | PackedSequence:
+        if isinstance(inputs, PackedSequence):
+            return inputs._replace(data=self.dropout(inputs.data))
+        return self.dropout(inputs)
 
     def _layer_state(self, state: RecurrentState | None, index: int) -> Tensor | tuple[Tensor, Tensor] | None:
         """Layer ``index``'s rows of the state, [directions, B, H] (a pair for LSTM)."""
@@ -168,7 +153,7 @@ class RecurrentStack(nn.Module):
     def _run_padded(
         self, inputs: Tensor, state: RecurrentState | None, lengths: Tensor
     ) -> tuple[list[Tensor], RecurrentState]:
-        """``forward`` for a right-padded batch: one fused call per layer and direction, no packing.
+        """``forward`` for a right-padded GRU/RNN batch: one fused call per layer and direction, no packing.
 
         An all-padding row (length 0) runs as length 1, as packing would; its outputs are 0.
         """
@@ -176,7 +161,7 @@ class RecurrentStack(nn.Module):
         batch_size, steps = inputs.shape[:2]
         padding = (torch.arange(steps, device=inputs.device) >= lengths.unsqueeze(1)).unsqueeze(-1)  # [B, T, 1]
         rows = torch.arange(batch_size, device=inputs.device)
-        outputs, finals, cells = [], [], []
+        outputs, finals = [], []
         layer_input = inputs
         for index, layer in enumerate(self.layers):
             if index > 0:
@@ -185,28 +170,16 @@ class RecurrentStack(nn.Module):
             direction_outputs = []
             for direction in range(self.num_directions):
                 run_input = layer_input if direction == 0 else reverse_within_lengths(layer_input, lengths)
-                initial = self._direction_state(layer_state, direction, run_input)
+                initial = (run_input.new_zeros(1, batch_size, self.hidden_size) if layer_state is None
+                           else layer_state[direction:direction + 1].contiguous())
                 weights = self._direction_weights(layer, direction)
                 run_output = FUSED_RUNS[self.rnn_type](run_input, initial, weights, True, 1, 0.0, self.training,
                                                        False, True)[0]
                 finals.append(run_output[rows, lengths - 1].unsqueeze(0))
-                if self.rnn_type == "lstm":
-                    cells.append(last_lstm_cell(run_input, run_output, lengths, initial, weights).unsqueeze(0))
                 direction_outputs.append(run_output if direction == 0 else reverse_within_lengths(run_output, lengths))
             layer_input = torch.cat(direction_outputs, dim=-1).masked_fill(padding, 0.0)
             outputs.append(layer_input)
-        return outputs, RecurrentState(torch.cat(finals), torch.cat(cells) if cells else None)
-
-    def _direction_state(
-        self, layer_state: Tensor | tuple[Tensor, Tensor] | None, direction: int, inputs: Tensor
-    ) -> Tensor | tuple[Tensor, Tensor]:
-        """One direction's initial state [1, B, H] (a pair for LSTM), zeros when none is given."""
-        if layer_state is None:
-            zeros = inputs.new_zeros(1, inputs.shape[0], self.hidden_size)
-            return (zeros, zeros) if self.rnn_type == "lstm" else zeros
-        if isinstance(layer_state, tuple):
-            return tuple(part[direction:direction + 1].contiguous() for part in layer_state)
-        return layer_state[direction:direction + 1].contiguous()
+        return outputs, RecurrentState(torch.cat(finals))
 
     @staticmethod
     def _direction_weights(layer: nn.RNNBase, direction: int) -> list[Tensor]:
