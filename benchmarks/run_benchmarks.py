@@ -148,12 +148,16 @@ def gemm_flops_per_second(size: int = 2048, seconds: float = 1.0) -> float:
 
 
 def peak_training_rss_mb(implementation: str, batches: int) -> float:
-    """Peak RSS of a fresh process that trains ``implementation`` for a few batches."""
+    """Peak RSS of a fresh process that trains ``implementation`` for a few batches.
+
+    Read from /proc/self/status (VmHWM, Linux): ``getrusage``'s ru_maxrss survives exec, so in a child
+    it reports at least the parent's RSS at the fork, i.e. the size this benchmark process had grown to.
+    """
     code = (f"import sys; sys.argv=['x']; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
-            "import run_benchmarks as rb, torch, resource; torch.set_num_threads(2); "
+            "import run_benchmarks as rb, torch; torch.set_num_threads(2); "
             f"m = rb.build_naive() if {implementation!r} == 'naive' else rb.build_ours({implementation!r}); "
             f"rb.train_tokens_per_second(m, [rb.synthetic_batch(s) for s in range({batches})]); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+            "print(next(line for line in open('/proc/self/status') if line.startswith('VmHWM:')).split()[1])")
     output = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     return int(output.split()[-1]) / 1024
 
