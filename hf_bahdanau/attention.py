@@ -41,6 +41,7 @@ __all__ = [
     "GeneralAttention",
     "LocationAttention",
     "MultiHeadAttention",
+    "ProductAttention",
     "ScaledDotAttention",
     "build_attention",
     "masked_softmax",
@@ -194,7 +195,21 @@ class AdditiveAttention(AttentionMechanism):
         return cls(query_size, key_size, config.attention_size)
 
 
-class DotAttention(AttentionMechanism):
+class ProductAttention(AttentionMechanism):
+    """Scores that are products with the (projected) keys: e_j = q^T k'_j, with k' = project_keys(k).
+
+    query [B, T, Dq], projected keys [B, S, Dq] -> scores [B, T, S]; in ``stepwise`` loops the keys
+    are read through ``LoopLinear``.
+    """
+
+    def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        return _dot(query, projected_keys)
+
+    def _step_score(self, projected_keys: Tensor) -> Callable[[Tensor], Tensor]:
+        return LoopLinear(projected_keys)  # q [B, Dq] -> K' q [B, S]
+
+
+class DotAttention(ProductAttention):
     """Luong's dot score: e_j = q^T k_j.  Needs query_size == key_size.
 
     query [B, T, D], keys [B, S, D] -> scores [B, T, S]
@@ -205,12 +220,6 @@ class DotAttention(AttentionMechanism):
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__()
         self.size = _same_size(type(self).__name__, query_size, key_size)
-
-    def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
-        return _dot(query, projected_keys)
-
-    def _step_score(self, projected_keys: Tensor) -> Callable[[Tensor], Tensor]:
-        return LoopLinear(projected_keys)  # q [B, D] -> K q [B, S]
 
 
 class ScaledDotAttention(DotAttention):
@@ -224,7 +233,7 @@ class ScaledDotAttention(DotAttention):
         return lambda query: dot(query) / math.sqrt(self.size)
 
 
-class GeneralAttention(AttentionMechanism):
+class GeneralAttention(ProductAttention):
     """Luong's general score: e_j = q^T W_a k_j.
 
     W_a = ``key_proj`` [Dk -> Dq]; project_keys: keys [B, S, Dk] -> W_a k [B, S, Dq], once per source.
@@ -236,12 +245,6 @@ class GeneralAttention(AttentionMechanism):
 
     def project_keys(self, keys: Tensor) -> Tensor:
         return self.key_proj(keys)
-
-    def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
-        return _dot(query, projected_keys)
-
-    def _step_score(self, projected_keys: Tensor) -> Callable[[Tensor], Tensor]:
-        return LoopLinear(projected_keys)  # q [B, Dq] -> (W_a K) q [B, S]
 
 
 class LocationAttention(AttentionMechanism):
