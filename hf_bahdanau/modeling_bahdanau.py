@@ -11,6 +11,7 @@ from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 from transformers.utils import can_return_tuple
 
 from .attention import GaussianKernelAttention
+from .beam_search import FastBeamSearchMixin
 from .configuration_bahdanau import BahdanauConfig
 from .decoder import DecoderOutput, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput
@@ -154,7 +155,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
         )
 
 
-class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, GenerationMixin):
+class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastBeamSearchMixin, GenerationMixin):
     """p(y_i | y_<i, x) = softmax(W_o t_i): the seq2seq LM head, trained with ``labels`` (-100 ignored)
     and decoded with ``generate()``."""
 

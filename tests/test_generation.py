@@ -30,12 +30,12 @@ NUM_BEAMS = 4
 NEVER, SOMETIMES, ALWAYS = "never", "sometimes", "always"  # how readily a test model emits EOS
 
 
-def decisive_model(preset: str, eos: str = NEVER, seed: int = 1):
-    """``tiny_model(preset)`` with every parameter redrawn from N(0, 1); lm_head bias 0 except PAD (-1000: never
+def decisive_model(preset: str, eos: str = NEVER, seed: int = 1, **overrides):
+    """``tiny_model(preset, **overrides)`` with every parameter redrawn from N(0, 1); lm_head bias 0 except PAD (-1000: never
     generated) and EOS: -1000 (``never``), +1000 (``always``: EOS is the argmax at every step) or, for
     ``sometimes``, the bias that makes EOS the argmax at a quarter of the teacher-forced positions of random
     targets (so some hypotheses end early and others do not, whatever the preset's logit scale)."""
-    model = tiny_model(preset, seed=seed)
+    model = tiny_model(preset, seed=seed, **overrides)
     generator = torch.Generator().manual_seed(seed + 1000)
     with torch.no_grad():
         for parameter in model.parameters():
