@@ -11,12 +11,12 @@ from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 from transformers.utils import can_return_tuple
 
 from .attention import GaussianKernelAttention
-from .beam_search import FastBeamSearchMixin
 from .configuration_bahdanau import BahdanauConfig
 from .decoder import DecoderOutput, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput
 from .loss import linear_cross_entropy, per_target, token_cross_entropy
 from .pipeline_bahdanau import CUSTOM_PIPELINES
+from .search import FastSearchMixin
 from .state import RecurrentDecoderCache
 
 
@@ -155,7 +155,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
         )
 
 
-class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastBeamSearchMixin, GenerationMixin):
+class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin, GenerationMixin):
     """p(y_i | y_<i, x) = softmax(W_o t_i): the seq2seq LM head, trained with ``labels`` (-100 ignored)
     and decoded with ``generate()``."""
 
@@ -196,6 +196,14 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastBeamSearchMi
             decoder_input_ids = decoder_input_ids[:, -next_sequence_length:]
         model_kwargs.pop("labels", None)
         return dict(model_kwargs, decoder_input_ids=decoder_input_ids, past_key_values=past_key_values)
+
+    def _next_token_logits(self, tokens: Tensor, cache: RecurrentDecoderCache) -> Tensor:
+        """tokens [N, 1] -> logits [N, V] of the token after them; advances ``cache``. The logits of
+        ``forward(decoder_input_ids=tokens, past_key_values=cache)``, without its output objects (greedy and
+        beam search call this at every step; at batch size 1 the objects cost a third of a step)."""
+        decoded = self.model.decoder(tokens, cache.memory, cache.state)
+        cache.update_state(decoded.state, tokens.shape[1])
+        return self.lm_head(self.output_dropout(decoded.pre_output[:, -1]))
 
     @can_return_tuple
     def forward(

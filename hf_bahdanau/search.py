@@ -1,56 +1,90 @@
-"""Beam search for ``generate()`` that never builds a score tensor over beams × vocabulary.
+"""Greedy and beam search for ``generate()``: transformers' algorithms, step for step, at a fraction of the cost.
 
-transformers' ``_beam_search`` copies the logits [B·k, V], takes their log-softmax, adds every beam's running
-score to all V entries and runs one ``topk`` over [B, k·V]: four passes over the step's largest tensor, each into a
-fresh allocation, which cost more than the decoder step itself at the benchmark's sizes. The same 2k best
-continuations of a source come from less work:
+Greedy (``_sample`` without sampling). transformers runs the model's full ``forward`` at every step — two output
+dataclasses and the model-kwargs bookkeeping, a third of a batch-1 step — then copies the logits and takes
+``argmax`` over [B, V], which alone costs as much as the decoder's gates at batch 64. Here each step is the decoder
+and the output layer on the cache (``_next_token_logits``) and ``row_argmax``.
+
+Beam search (``_beam_search`` without sampling). transformers copies the logits [B·k, V], takes their log-softmax,
+adds every beam's running score to all V entries and runs one ``topk`` over [B, k·V]: four passes over the step's
+largest tensor, each into a fresh allocation, which cost more than the decoder step itself. The same 2k best
+continuations of a source come from
 
     log p(y | beam) = log_softmax(logits)               in place, one pass over [B·k, V]
     best 2k of each beam row = ``row_topk``             block maxima, then only the rows' best blocks
     best 2k of a source = topk over its k × 2k candidates + running beam scores
 
-Adding a beam's running score keeps the order within its row, so every continuation in the source's best 2k is
-among the best 2k of its own beam. Everything else — finished hypotheses, length penalty, early stopping, stopping
-criteria, logits processors, the returned outputs — is transformers' own beam search, step for step.
+(adding a beam's running score keeps the order within its row, so every continuation in the source's best 2k is
+among the best 2k of its own beam). Finished hypotheses, length penalty, early stopping, stopping criteria and
+logits processors are transformers' own helpers, called as its loop calls them; the returned outputs are the same.
+Sampling, and greedy with per-step attentions or hidden states or without a cache, keep transformers' loops.
 """
 
 import torch
 from torch import Tensor
-from transformers.cache_utils import Cache
 from transformers.generation import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
-from transformers.generation.utils import GenerateBeamEncoderDecoderOutput
+from transformers.generation.utils import GenerateBeamEncoderDecoderOutput, GenerateEncoderDecoderOutput
 
-__all__ = ["FastBeamSearchMixin", "row_topk"]
+from .block_select import row_argmax, row_topk
 
-BLOCK = 128  # a multiple of the SIMD width: the block maxima are one vectorised reduction
-
-
-def row_topk(scores: Tensor, k: int, block: int = BLOCK) -> tuple[Tensor, Tensor]:
-    """``torch.topk(scores, k, dim=-1)`` (values sorted descending) for scores [N, L] with L ≫ k, in ~2 passes.
-
-    The best k entries of a row lie in its k blocks with the largest maxima: each of them is at most its block's
-    maximum, and fewer than k blocks can hold larger entries. The last L mod block entries always stay candidates.
-    Ties may pick other (equal) entries than ``torch.topk``, whose choice among ties is unspecified too.
-    """
-    rows, length = scores.shape
-    full_blocks = length // block
-    if full_blocks <= k:
-        return scores.topk(k)
-    blocked = scores[:, :full_blocks * block].view(rows, full_blocks, block)
-    best_blocks = blocked.amax(dim=2).topk(k).indices  # [N, k]
-    values = blocked.gather(1, best_blocks.unsqueeze(2).expand(rows, k, block)).view(rows, k * block)
-    positions = (best_blocks.unsqueeze(2) * block + torch.arange(block, device=scores.device)).view(rows, k * block)
-    if full_blocks * block < length:
-        values = torch.cat([values, scores[:, full_blocks * block:]], dim=1)
-        tail = torch.arange(full_blocks * block, length, device=scores.device)
-        positions = torch.cat([positions, tail.expand(rows, -1)], dim=1)
-    top_values, order = values.topk(k)
-    return top_values, positions.gather(1, order)
+__all__ = ["FastSearchMixin"]
 
 
-class FastBeamSearchMixin:
-    """``generate(num_beams=k)`` of an encoder–decoder model without beam sampling runs ``_beam_search`` below;
-    beam sampling keeps transformers' version. Mix in before ``GenerationMixin``."""
+class FastSearchMixin:
+    """Greedy and beam search for an encoder–decoder model whose ``_next_token_logits(tokens, cache)`` advances its
+    cache by ``tokens`` [N, 1] and returns the next-token logits [N, V]. Mix in before ``GenerationMixin``."""
+
+    def _sample(
+        self,
+        input_ids: torch.LongTensor,
+        logits_processor: LogitsProcessorList,
+        stopping_criteria: StoppingCriteriaList,
+        generation_config: GenerationConfig,
+        synced_gpus: bool = False,
+        streamer=None,
+        **model_kwargs,
+    ):
+        """Greedy search: transformers' ``_sample`` loop (EOS padding, stopping criteria, processors, streamer,
+        scores and logits) over ``_next_token_logits`` and ``row_argmax``."""
+        config = generation_config
+        if (config.do_sample or synced_gpus or config.output_attentions or config.output_hidden_states
+                or not model_kwargs.get("use_cache")):
+            return super()._sample(input_ids, logits_processor, stopping_criteria, generation_config,
+                                   synced_gpus=synced_gpus, streamer=streamer, **model_kwargs)
+        return_dict = config.return_dict_in_generate
+        scores = () if return_dict and config.output_scores else None
+        raw_logits = () if return_dict and config.output_logits else None
+        pad_token_id = config._pad_token_tensor
+        has_eos_stopping_criteria = any(hasattr(criterion, "eos_token_id") for criterion in stopping_criteria)
+        unfinished_sequences = torch.ones(input_ids.shape[0], dtype=torch.long, device=input_ids.device)
+
+        outputs = self._prefill(input_ids, config, model_kwargs, is_first_iteration=not config.is_assistant)
+        cache = self._update_model_kwargs_for_generation(outputs, model_kwargs, is_encoder_decoder=True)["past_key_values"]
+        logits = outputs.logits[:, -1].to(copy=True, dtype=torch.float32, device=input_ids.device)
+        del outputs
+        while True:
+            next_token_scores = logits_processor(input_ids, logits)
+            if scores is not None:
+                scores += (next_token_scores,)
+            if raw_logits is not None:
+                raw_logits += (logits,)
+            next_tokens = row_argmax(next_token_scores)
+            if has_eos_stopping_criteria:  # finished rows get padding
+                next_tokens = next_tokens * unfinished_sequences + pad_token_id * (1 - unfinished_sequences)
+            input_ids = torch.cat([input_ids, next_tokens[:, None]], dim=-1)
+            unfinished_sequences = unfinished_sequences & ~stopping_criteria(input_ids, scores)
+            if streamer is not None:
+                streamer.put(next_tokens.cpu())
+            if unfinished_sequences.max() == 0:
+                break
+            logits = self._next_token_logits(next_tokens[:, None], cache).to(device=input_ids.device,
+                                                                              dtype=torch.float32)
+        if streamer is not None:
+            streamer.end()
+        if not return_dict:
+            return input_ids
+        return GenerateEncoderDecoderOutput(sequences=input_ids, scores=scores, logits=raw_logits,
+                                            past_key_values=cache)
 
     @staticmethod
     def _gather_beams(tensor: Tensor, beam_indices: Tensor) -> Tensor:
@@ -67,7 +101,9 @@ class FastBeamSearchMixin:
         synced_gpus: bool = False,
         **model_kwargs,
     ):
-        if generation_config.do_sample or generation_config.low_memory:
+        """Beam search: transformers' ``_beam_search``, with each step's best continuations from
+        ``_best_continuations`` instead of a top-k over [B, k·V]."""
+        if generation_config.do_sample or generation_config.low_memory or synced_gpus:
             return super()._beam_search(input_ids, logits_processor, stopping_criteria, generation_config,
                                         synced_gpus=synced_gpus, **model_kwargs)
         config = generation_config
@@ -106,20 +142,13 @@ class FastBeamSearchMixin:
         cur_len = prompt_length
         flat_running_sequences = input_ids
         outputs = self._prefill(input_ids, config, model_kwargs, is_first_iteration=not config.is_assistant)
-        this_peer_finished = False
-        while self._has_unfinished_sequences(this_peer_finished, synced_gpus, device=device):
-            if outputs is None:
-                flat_running_sequences = running_sequences[:, :, :cur_len].reshape(flat_size, cur_len)
-                model_inputs = self.prepare_inputs_for_generation(
-                    flat_running_sequences, next_sequence_length=1 if model_kwargs["use_cache"] else None,
-                    **model_kwargs)
-                outputs = self(**model_inputs, return_dict=True)
-            model_kwargs = self._update_model_kwargs_for_generation(outputs, model_kwargs, is_encoder_decoder=True)
-            if synced_gpus and this_peer_finished:
-                outputs = None
-                continue
-
-            logits = outputs.logits[:, -1, :].to(device=device, dtype=torch.float32, memory_format=torch.contiguous_format)
+        self._update_model_kwargs_for_generation(outputs, model_kwargs, is_encoder_decoder=True)
+        cache = model_kwargs.get("past_key_values")
+        # Per-step attentions or hidden states, or no cache: every step through forward, as in transformers.
+        direct = cache is not None and not (config.output_attentions or config.output_hidden_states)
+        logits = outputs.logits[:, -1, :]
+        while True:
+            logits = logits.to(device=device, dtype=torch.float32, memory_format=torch.contiguous_format)
             if raw_logits is not None:
                 raw_logits += (logits.clone(),)
             log_probs = logits_processor(flat_running_sequences, torch.log_softmax(logits, dim=-1, out=logits))
@@ -151,8 +180,7 @@ class FastBeamSearchMixin:
                 top_num_beam_mask=top_num_beam_mask, num_beams=num_beams, cur_len=cur_len,
                 decoder_prompt_len=prompt_length, length_penalty=length_penalty, early_stopping=early_stopping)
 
-            cache = model_kwargs.get("past_key_values")
-            if isinstance(cache, Cache):
+            if cache is not None:
                 cache.reorder_cache(running_beam_indices[..., cur_len - prompt_length].reshape(flat_size))
             cur_len += 1
             is_early_stop_heuristic_unsatisfied = self._check_early_stop_heuristic(
@@ -160,9 +188,20 @@ class FastBeamSearchMixin:
                 running_beam_scores=running_beam_scores, beam_scores=beam_scores, is_sent_finished=is_sent_finished,
                 cur_len=cur_len, max_length=config.max_length, decoder_prompt_len=prompt_length,
                 early_stopping=early_stopping, length_penalty=length_penalty)
-            this_peer_finished = not self._beam_search_has_unfinished_sequences(
+            if not self._beam_search_has_unfinished_sequences(
                 is_early_stop_heuristic_unsatisfied, is_sent_finished, next_token_hits_stopping_criteria,
-                early_stopping)
+                early_stopping,
+            ):
+                break
+            flat_running_sequences = running_sequences[:, :, :cur_len].reshape(flat_size, cur_len)
+            if direct:
+                logits = self._next_token_logits(flat_running_sequences[:, -1:], cache)
+            else:
+                model_inputs = self.prepare_inputs_for_generation(
+                    flat_running_sequences, next_sequence_length=1 if cache is not None else None, **model_kwargs)
+                outputs = self(**model_inputs, return_dict=True)
+                self._update_model_kwargs_for_generation(outputs, model_kwargs, is_encoder_decoder=True)
+                logits = outputs.logits[:, -1, :]
 
         # The best num_return_sequences finished hypotheses per source, cropped to the longest of them.
         returned = config.num_return_sequences
@@ -185,7 +224,7 @@ class FastBeamSearchMixin:
             decoder_attentions=decoder_attentions,
             cross_attentions=cross_attentions,
             decoder_hidden_states=decoder_hidden_states,
-            past_key_values=model_kwargs.get("past_key_values"),
+            past_key_values=cache,
         )
 
     def _best_continuations(
