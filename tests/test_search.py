@@ -11,7 +11,7 @@ import pytest
 import torch
 from transformers import GenerationMixin
 
-from conftest import EOS
+from conftest import BOS, EOS
 from hf_bahdanau import BahdanauForConditionalGeneration
 from hf_bahdanau import block_select
 from hf_bahdanau.block_select import BLOCK, row_argmax, row_topk
@@ -148,6 +148,7 @@ SHARED_OPTIONS = {
     "logits": dict(output_logits=True),
     "tensor": dict(return_dict_in_generate=False, output_scores=False),
     "no-cache": dict(use_cache=False),
+    "decoder-prompt": dict(decoder_input_ids=torch.tensor([[BOS, 5, 9]] * len(LENGTHS))),
     "sample": dict(do_sample=True, top_k=20),  # sampling: transformers' own loops
 }
 BEAM_OPTIONS = {
