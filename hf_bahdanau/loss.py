@@ -7,11 +7,11 @@ The fused form computes the vocabulary projection and the cross-entropy in one p
     z_n = W_o t_n + b_o,   loss = Σ_n (log Σ_v exp z_nv − z_n,y_n),   ∂loss/∂z_n = softmax(z_n) − onehot(y_n)
 
 Training needs only the loss and its gradients. They are computed here chunk by chunk over the
-rows: each chunk's logits are made, turned into softmax − onehot in place, and multiplied back into
-∂/∂t and ∂/∂W_o straight away. The same three products as ``F.linear`` + ``F.cross_entropy`` are
-done, but the [N, V] logits, their log-softmax and their gradient never exist at full size. That
-saves memory, and the chunks stay in cache. The gradients are computed in the forward pass, and
-the backward pass only scales them by the incoming gradient.
+rows: each chunk's logits are made in one reused buffer, turned into log-softmax and then softmax − onehot
+in place, and multiplied back into ∂/∂t and ∂/∂W_o straight away. The same three products as ``F.linear`` +
+``F.cross_entropy`` are done, but the [N, V] logits, their log-softmax and their gradient never exist at full
+size, and no chunk allocates. The gradients are computed in the forward pass, and the backward pass only
+scales them by the incoming gradient.
 """
 
 import torch
@@ -28,12 +28,16 @@ class _LinearCrossEntropy(torch.autograd.Function):
         grad_weight = torch.zeros_like(weight_c)
         grad_bias = None if bias is None else torch.zeros_like(bias_c)
         total = hidden_c.new_zeros(())
+        buffer = hidden_c.new_empty(min(chunk_size, hidden.shape[0]), weight.shape[0])
         for start in range(0, hidden.shape[0], chunk_size):
             rows = slice(start, start + chunk_size)
             chunk, chunk_targets = hidden_c[rows], targets[rows]
-            logits = chunk @ weight_c.t() if bias_c is None else torch.addmm(bias_c, chunk, weight_c.t())
-            log_probs = torch.log_softmax(logits, dim=-1)
-            del logits
+            logits = buffer[:chunk.shape[0]]
+            if bias_c is None:
+                torch.mm(chunk, weight_c.t(), out=logits)
+            else:
+                torch.addmm(bias_c, chunk, weight_c.t(), out=logits)
+            log_probs = torch.log_softmax(logits, dim=-1, out=logits)
             positions = torch.arange(chunk.shape[0], device=chunk.device)
             total -= log_probs[positions, chunk_targets].sum()
             grad_logits = log_probs.exp_()  # softmax, in place
