@@ -76,13 +76,31 @@ class RecurrentDecoder(nn.Module):
         gates = torch.addmm(bias, embedded.flatten(0, 1), embedding_weight.t())
         return gates.view(*embedded.shape[:2], -1).unbind(1), LoopLinear(extra_weight)
 
+    def serve_rows(self, memory: EncoderMemory, state: DecoderState, rows: int) -> tuple[EncoderMemory, DecoderState]:
+        """Memory and initial state for ``rows`` decoder rows per source (beam search): the state is repeated,
+        rows b·k … b·k + k − 1 for source b; the memory is not, its attention reads queries in groups of ``rows``."""
+        source_of_row = torch.arange(memory.mask.shape[0], device=memory.mask.device).repeat_interleave(rows)
+        return memory._replace(rows_per_source=rows), state.index_select(source_of_row)
+
     def attend(self, query: Tensor, memory: EncoderMemory) -> tuple[Tensor, Tensor]:
-        """query [B, T, H] -> context [B, T, D], weights [B, T, S]."""
-        return self.attention(query, memory.annotations, memory.annotations, memory.mask, memory.projected_keys)
+        """query [N, T, H] -> context [N, T, D], weights [N, T, S]; N = B · rows_per_source. The rows of one
+        source attend as one query sequence [B, rows · T, H] (every score reads each query on its own)."""
+        rows, (total_rows, steps) = memory.rows_per_source, query.shape[:2]
+        context, weights = self.attention(query.reshape(-1, rows * steps, query.shape[-1]), memory.annotations,
+                                          memory.annotations, memory.mask, memory.projected_keys)
+        return context.reshape(total_rows, steps, -1), weights.reshape(total_rows, steps, -1)
 
     def attend_stepwise(self, memory: EncoderMemory) -> Callable[[Tensor], tuple[Tensor, Tensor]]:
-        """For a step loop: query [B, H] -> context [B, D], weights [B, S] (``AttentionMechanism.stepwise``)."""
-        return self.attention.stepwise(memory.annotations, memory.mask, memory.projected_keys)
+        """For a step loop: query [N, H] -> context [N, D], weights [N, S] (``AttentionMechanism.stepwise``;
+        with several rows per source, ``attend`` with one step: they come from generate(), which needs no gradients)."""
+        if memory.rows_per_source == 1:
+            return self.attention.stepwise(memory.annotations, memory.mask, memory.projected_keys)
+
+        def attend(query: Tensor) -> tuple[Tensor, Tensor]:
+            context, weights = self.attend(query.unsqueeze(1), memory)
+            return context.squeeze(1), weights.squeeze(1)
+
+        return attend
 
 
 class BahdanauDecoder(RecurrentDecoder):
@@ -172,6 +190,11 @@ class FixedContextDecoder(RecurrentDecoder):
     def prepare_memory(self, encoder_outputs: BahdanauEncoderOutput, attention_mask: Tensor) -> EncoderMemory:
         memory = super().prepare_memory(encoder_outputs, attention_mask)
         return memory._replace(summary=encoder_outputs.final_hidden_state[:, -1])
+
+    def serve_rows(self, memory: EncoderMemory, state: DecoderState, rows: int) -> tuple[EncoderMemory, DecoderState]:
+        """Without attention the rows read only C, repeated per row like the state."""
+        memory, state = super().serve_rows(memory, state, rows)
+        return memory._replace(summary=memory.summary.repeat_interleave(rows, dim=0), rows_per_source=1), state
 
     def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState) -> DecoderOutput:
         embedded = self.embed(input_ids)

@@ -115,7 +115,8 @@ class BahdanauModel(BahdanauPreTrainedModel):
         output_hidden_states: bool | None = None,
     ) -> Seq2SeqModelOutput:
         """input_ids/attention_mask [B, S]; decoder_input_ids [B, T] (right-padded: the decoder is causal,
-        so ``decoder_attention_mask`` is accepted and not needed). With ``past_key_values`` only the new
+        so ``decoder_attention_mask`` is accepted and not needed), or [B·k, T]: k consecutive rows per source,
+        which share its encoder memory (generate()'s beams). With ``past_key_values`` only the new
         decoder tokens are read and the source is not re-encoded."""
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
         use_cache = self.config.use_cache if use_cache is None else use_cache
@@ -135,6 +136,14 @@ class BahdanauModel(BahdanauPreTrainedModel):
                 attention_mask = torch.ones(annotations.shape[:2], dtype=torch.long, device=annotations.device)
             memory = self.decoder.prepare_memory(encoder_outputs, attention_mask)
             state = self.decoder.initial_state(encoder_outputs, memory)
+            rows, remainder = divmod(decoder_input_ids.shape[0], annotations.shape[0])
+            if remainder or not rows:
+                raise ValueError(
+                    f"decoder_input_ids must have one row per source ({annotations.shape[0]}) or k consecutive rows "
+                    f"per source (beam search), got {decoder_input_ids.shape[0]} rows"
+                )
+            if rows > 1:
+                memory, state = self.decoder.serve_rows(memory, state, rows)
         else:
             memory, state = past_key_values.memory, past_key_values.state
 
@@ -196,6 +205,15 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             decoder_input_ids = decoder_input_ids[:, -next_sequence_length:]
         model_kwargs.pop("labels", None)
         return dict(model_kwargs, decoder_input_ids=decoder_input_ids, past_key_values=past_key_values)
+
+    def _expand_inputs_for_generation(self, expand_size: int = 1, is_encoder_decoder: bool = False,
+                                      input_ids: Tensor | None = None, **model_kwargs) -> tuple[Tensor, dict]:
+        """Beam search (and several returned sequences) run k decoder rows per source. transformers copies the
+        encoder outputs and the source mask k times; here the k rows share one copy (``BahdanauModel.forward``).
+        No returned field changes: generate() returns the encoder's per-layer states, which it never copied."""
+        shared = {key: model_kwargs.pop(key) for key in ("encoder_outputs", "attention_mask") if key in model_kwargs}
+        input_ids, model_kwargs = super()._expand_inputs_for_generation(expand_size, False, input_ids, **model_kwargs)
+        return input_ids, {**model_kwargs, **shared}
 
     def _next_token_logits(self, tokens: Tensor, cache: RecurrentDecoderCache) -> Tensor:
         """tokens [N, 1] -> logits [N, V] of the token after them; advances ``cache``. The logits of

@@ -14,13 +14,16 @@ class EncoderMemory(NamedTuple):
 
     annotations [B, S, D]: keys and values of the attention; mask [B, S] bool (True = real token);
     projected_keys: the attention's key projection (e.g. U_a h_j [B, S, A]), None without attention;
-    summary [B, D]: Cho et al.'s fixed context C (the top encoder layer's final state), else None.
+    summary [B, D]: Cho et al.'s fixed context C (the top encoder layer's final state), else None;
+    rows_per_source: decoder rows b·k … b·k + k − 1 all read source b (the k beams of beam search share
+    one copy of its memory), so the decoder runs B · rows_per_source rows.
     """
 
     annotations: Tensor
     mask: Tensor
     projected_keys: Tensor | None = None
     summary: Tensor | None = None
+    rows_per_source: int = 1
 
 
 class DecoderState(NamedTuple):
@@ -34,7 +37,7 @@ class DecoderState(NamedTuple):
     input_feed: Tensor | None = None
 
     def index_select(self, index: Tensor) -> "DecoderState":
-        """Pick batch rows (beam search reordering)."""
+        """Pick batch rows (beam search reordering, or k rows per source for its start)."""
         feed = None if self.input_feed is None else self.input_feed.index_select(0, index)
         return DecoderState(self.rnn.index_select(index), feed)
 

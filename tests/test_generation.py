@@ -460,3 +460,56 @@ def test_batched_generation_equals_each_sentence_alone(preset):
         rows = slice(index * NUM_BEAMS, (index + 1) * NUM_BEAMS)
         assert [generated(row) for row in alone_beams.sequences] == [generated(row) for row in beams.sequences[rows]]
         assert_close(alone_beams.sequences_scores, beams.sequences_scores[rows], atol=1e-5, rtol=0)
+
+
+# 9. the beams of a source share its encoder memory -----------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", PRESET_NAMES)
+def test_rows_sharing_a_source_equal_the_source_repeated(preset):
+    """decoder_input_ids with k consecutive rows per source (what generate() runs) give the logits, attentions and
+    states of the same rows against the source repeated k times, through the cache too."""
+    model = decisive_model(preset)
+    input_ids, attention_mask = source_batch()
+    rows = 3
+    decoder_input_ids = torch.randint(3, VOCAB, (len(LENGTHS) * rows, 4), generator=torch.Generator().manual_seed(5))
+    decoder_input_ids[:, 0] = BOS
+    repeated = dict(input_ids=input_ids.repeat_interleave(rows, 0), attention_mask=attention_mask.repeat_interleave(rows, 0))
+    with torch.no_grad():
+        shared = [model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids[:, :2],
+                        output_attentions=True)]
+        assert shared[0].past_key_values.memory.mask.shape[0] == len(LENGTHS)  # one copy per source
+        shared.append(model(decoder_input_ids=decoder_input_ids[:, 2:], past_key_values=shared[0].past_key_values,
+                            attention_mask=attention_mask, output_attentions=True))
+        copied = [model(**repeated, decoder_input_ids=decoder_input_ids[:, :2], output_attentions=True)]
+        copied.append(model(decoder_input_ids=decoder_input_ids[:, 2:], past_key_values=copied[0].past_key_values,
+                            attention_mask=repeated["attention_mask"], output_attentions=True))
+    for ours, expected in zip(shared, copied):
+        assert_close(ours.logits, expected.logits, atol=1e-5, rtol=1e-6)
+        if expected.cross_attentions is not None:
+            assert_close(ours.cross_attentions[0], expected.cross_attentions[0], atol=1e-6, rtol=1e-6)
+    assert_close(shared[1].past_key_values.state.rnn.hidden, copied[1].past_key_values.state.rnn.hidden,
+                 atol=1e-6, rtol=1e-6)
+
+
+def test_decoder_rows_must_be_a_multiple_of_the_sources():
+    model = decisive_model("rnnsearch")
+    input_ids, attention_mask = source_batch()
+    with pytest.raises(ValueError, match="one row per source .* or k consecutive rows"):
+        model(input_ids=input_ids, attention_mask=attention_mask,
+              decoder_input_ids=torch.full((len(LENGTHS) + 1, 1), BOS))
+
+
+@pytest.mark.parametrize("preset", ["rnnsearch", "luong-general", "rnnencdec"])
+def test_beam_search_with_shared_memory_equals_copied_memory(preset, monkeypatch):
+    """generate() keeps one memory per source; transformers' expansion (every beam its own copy) gives the same."""
+    model = decisive_model(preset, SOMETIMES)
+    input_ids, attention_mask = source_batch()
+    shared = beam_generate(model, input_ids, attention_mask)
+    assert shared.past_key_values.memory.annotations.shape[0] == len(LENGTHS)
+    assert shared.past_key_values.state.rnn.hidden.shape[1] == len(LENGTHS) * NUM_BEAMS
+    monkeypatch.setattr(type(model), "_expand_inputs_for_generation", GenerationMixin._expand_inputs_for_generation)
+    copied = beam_generate(model, input_ids, attention_mask)
+    assert copied.past_key_values.memory.annotations.shape[0] == len(LENGTHS) * NUM_BEAMS
+    assert shared.sequences.tolist() == copied.sequences.tolist()
+    assert_close(shared.sequences_scores, copied.sequences_scores, atol=1e-5, rtol=0)  # batched products round apart
