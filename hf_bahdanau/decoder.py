@@ -192,9 +192,9 @@ class FixedContextDecoder(RecurrentDecoder):
         return memory._replace(summary=encoder_outputs.final_hidden_state[:, -1])
 
     def serve_rows(self, memory: EncoderMemory, state: DecoderState, rows: int) -> tuple[EncoderMemory, DecoderState]:
-        """Without attention the rows read only C, repeated per row like the state."""
+        """Without attention every step reads C [N, D] with its row: C is repeated per row like the state."""
         memory, state = super().serve_rows(memory, state, rows)
-        return memory._replace(summary=memory.summary.repeat_interleave(rows, dim=0), rows_per_source=1), state
+        return memory._replace(summary=memory.summary.repeat_interleave(rows, dim=0)), state
 
     def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState) -> DecoderOutput:
         embedded = self.embed(input_ids)
