@@ -4,12 +4,15 @@ The same ``nn.GRU``/``nn.LSTM``/``nn.RNN`` parameters serve both modes. The step
 the first layer's input projection precomputed (``W_ih x + b_ih``), so a decoder can project
 every target embedding at once before its loop and add only the part that changes per step.
 
-A right-padded GRU/RNN batch runs unpacked: each direction is one fused call over the padded length
-(on CPU the oneDNN kernel, whose backward is much faster than the packed-sequence one). The forward
-direction reads the real tokens first, and the backward direction reads each row reversed within
-its length, so padding only ever follows a row's real tokens and cannot change its outputs. The
-final state of each row is then its output at its last real token. An LSTM's final memory cell is
-not among its outputs, so a padded LSTM batch is packed (``benchmarks/encoder_padding.py``).
+A right-padded batch runs unpacked. The forward direction reads the real tokens first, and the
+backward direction reads each row reversed within its length, so padding only ever follows a row's
+real tokens and cannot change its outputs; the final state of each row is the one at its last real
+token. A GRU/RNN layer runs each direction as one fused call over the padded length (on CPU the
+oneDNN kernel, whose backward is much faster than the packed-sequence one). The fused LSTM call
+does not return its memory cell at each step, so a padded LSTM batch is packed for inference and,
+with autograd on, runs a step loop of both directions at once (W_ih x for every step in one product
+before it), which keeps every step's cell: the packed kernel's backward costs a full-size [tokens, 4H]
+zero-fill and addition per step (``benchmarks/encoder_padding.py``).
 """
 
 from typing import NamedTuple
@@ -116,7 +119,7 @@ class RecurrentStack(nn.Module):
         the final state is the one at each row's last real token), None when every row is real.
         Returns each layer's outputs [B, T, H * directions] and the final state [layers * directions, B, H].
         """
-        if lengths is not None and self.rnn_type in FUSED_RUNS:
+        if lengths is not None and (self.rnn_type in FUSED_RUNS or torch.is_grad_enabled()):
             return self._run_padded(inputs, state, lengths)
         if state is not None and self.num_directions == 1 and inputs.shape[1] == 1:
             return self._one_step(inputs, state)  # a generate() step: the step mode has less overhead
@@ -153,33 +156,65 @@ class RecurrentStack(nn.Module):
     def _run_padded(
         self, inputs: Tensor, state: RecurrentState | None, lengths: Tensor
     ) -> tuple[list[Tensor], RecurrentState]:
-        """``forward`` for a right-padded GRU/RNN batch: one fused call per layer and direction, no packing.
+        """``forward`` for a right-padded batch without packing: GRU/RNN layers one fused call per direction,
+        LSTM layers one step loop (``_run_lstm_directions``).
 
-        An all-padding row (length 0) runs as length 1, as packing would; its outputs are 0.
+        An all-padding row (length 0) runs as length 1, as packing would.
         """
         lengths = lengths.clamp(min=1)
-        batch_size, steps = inputs.shape[:2]
+        steps = inputs.shape[1]
         padding = (torch.arange(steps, device=inputs.device) >= lengths.unsqueeze(1)).unsqueeze(-1)  # [B, T, 1]
-        rows = torch.arange(batch_size, device=inputs.device)
-        outputs, finals = [], []
+        rows = torch.arange(inputs.shape[0], device=inputs.device)
+        run_directions = self._run_fused_directions if self.rnn_type in FUSED_RUNS else self._run_lstm_directions
+        outputs, finals, cells = [], [], []
         layer_input = inputs
         for index, layer in enumerate(self.layers):
             if index > 0:
                 layer_input = self.dropout(layer_input)
-            layer_state = self._layer_state(state, index)
-            direction_outputs = []
-            for direction in range(self.num_directions):
-                run_input = layer_input if direction == 0 else reverse_within_lengths(layer_input, lengths)
-                initial = (run_input.new_zeros(1, batch_size, self.hidden_size) if layer_state is None
-                           else layer_state[direction:direction + 1].contiguous())
-                weights = self._direction_weights(layer, direction)
-                run_output = FUSED_RUNS[self.rnn_type](run_input, initial, weights, True, 1, 0.0, self.training,
-                                                       False, True)[0]
-                finals.append(run_output[rows, lengths - 1].unsqueeze(0))
-                direction_outputs.append(run_output if direction == 0 else reverse_within_lengths(run_output, lengths))
+            runs = [layer_input, reverse_within_lengths(layer_input, lengths)][:self.num_directions]
+            run_outputs, run_cells = run_directions(layer, runs, self._layer_state(state, index))
+            finals.extend(run_output[rows, lengths - 1].unsqueeze(0) for run_output in run_outputs)
+            if run_cells is not None:
+                cells.extend(run_cell[rows, lengths - 1].unsqueeze(0) for run_cell in run_cells)
+            direction_outputs = [run_outputs[0], *(reverse_within_lengths(out, lengths) for out in run_outputs[1:])]
             layer_input = torch.cat(direction_outputs, dim=-1).masked_fill(padding, 0.0)
             outputs.append(layer_input)
-        return outputs, RecurrentState(torch.cat(finals))
+        return outputs, RecurrentState(torch.cat(finals), torch.cat(cells) if cells else None)
+
+    def _run_fused_directions(
+        self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | None
+    ) -> tuple[list[Tensor], None]:
+        """Each direction of a GRU/RNN layer as one fused call: runs [B, T, I] per direction -> outputs [B, T, H]."""
+        run_outputs = []
+        for direction, run_input in enumerate(runs):
+            initial = (run_input.new_zeros(1, run_input.shape[0], self.hidden_size) if layer_state is None
+                       else layer_state[direction:direction + 1].contiguous())
+            weights = self._direction_weights(layer, direction)
+            run_outputs.append(FUSED_RUNS[self.rnn_type](run_input, initial, weights, True, 1, 0.0, self.training,
+                                                         False, True)[0])
+        return run_outputs, None
+
+    def _run_lstm_directions(
+        self, layer: nn.LSTM, runs: list[Tensor], layer_state: tuple[Tensor, Tensor] | None
+    ) -> tuple[list[Tensor], list[Tensor]]:
+        """The directions of an LSTM layer in one step loop: runs [B, T, I] per direction -> per direction
+        outputs h_t and cells c_t [B, T, H]. W_ih x_t + b_ih is one product per direction before the loop;
+        each step is one batched product W_hh h + b_hh for the D directions and ``lstm_cell`` on [D, B, 4H]."""
+        weights = [self._direction_weights(layer, direction) for direction in range(len(runs))]
+        input_gates = torch.stack([nn.functional.linear(run, w_ih, b_ih)
+                                   for run, (w_ih, _, b_ih, _) in zip(runs, weights)])  # [D, B, T, 4H]
+        hidden_weights = torch.stack([w_hh for _, w_hh, _, _ in weights]).transpose(1, 2)  # [D, H, 4H]
+        hidden_biases = torch.stack([b_hh for *_, b_hh in weights]).unsqueeze(1)  # [D, 1, 4H]
+        if layer_state is None:
+            hidden = cell = runs[0].new_zeros(len(runs), runs[0].shape[0], self.hidden_size)
+        else:
+            hidden, cell = layer_state
+        hiddens, cells = [], []
+        for step_gates in input_gates.unbind(2):
+            hidden, cell = lstm_cell(step_gates, torch.baddbmm(hidden_biases, hidden, hidden_weights), hidden, cell)
+            hiddens.append(hidden)
+            cells.append(cell)
+        return list(torch.stack(hiddens, dim=2).unbind(0)), list(torch.stack(cells, dim=2).unbind(0))
 
     @staticmethod
     def _direction_weights(layer: nn.RNNBase, direction: int) -> list[Tensor]:

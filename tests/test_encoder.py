@@ -58,12 +58,14 @@ def packed_reference(stack: RecurrentStack, inputs: torch.Tensor, lengths: torch
     return outputs, torch.cat(finals), None if cells[0] is None else torch.cat(cells)
 
 
+@pytest.mark.parametrize("autograd", [True, False])
 @pytest.mark.parametrize("bidirectional", [True, False])
 @pytest.mark.parametrize("rnn_type", RNN_TYPES)
-def test_padded_run_equals_the_packed_one(rnn_type, bidirectional):
+def test_padded_run_equals_the_packed_one(rnn_type, bidirectional, autograd):
     """Outputs, final states (LSTM cells included) and every gradient equal packing's in float64, for
     rows of every length (an all-padding row runs one step, as packing would), with a given initial state.
-    GRU and RNN stacks run the padded batch unpacked, one fused call per direction; LSTM stacks pack it."""
+    GRU and RNN stacks run the padded batch unpacked, one fused call per direction; LSTM stacks run their
+    step loop with autograd on and pack without it."""
     torch.manual_seed(0)
     stack = RecurrentStack(rnn_type, 6, 5, num_layers=2, bidirectional=bidirectional).double()
     lengths = torch.tensor([4, 7, 1, 0, 7, 3])
@@ -72,13 +74,16 @@ def test_padded_run_equals_the_packed_one(rnn_type, bidirectional):
     state = RecurrentState(torch.randn(rows, 6, 5, dtype=torch.double),
                            torch.randn(rows, 6, 5, dtype=torch.double) if rnn_type == "lstm" else None)
 
-    outputs, final = stack(inputs, state, lengths=lengths)
-    expected_outputs, expected_hidden, expected_cell = packed_reference(stack, inputs, lengths, state)
+    with torch.set_grad_enabled(autograd):
+        outputs, final = stack(inputs, state, lengths=lengths)
+        expected_outputs, expected_hidden, expected_cell = packed_reference(stack, inputs, lengths, state)
 
     torch.testing.assert_close(outputs[-1], expected_outputs, rtol=0, atol=1e-12)
     torch.testing.assert_close(final.hidden, expected_hidden, rtol=0, atol=1e-12)
     if rnn_type == "lstm":
         torch.testing.assert_close(final.cell, expected_cell, rtol=0, atol=1e-12)
+    if not autograd:
+        return
     weights = torch.randn_like(outputs[-1])
 
     def loss(outputs, hidden, cell):
