@@ -10,7 +10,8 @@ Every figure is a median over ``--repeats`` runs (with min–max), ours and the 
 alternating in the same process, reported with our speed-up over it (> 1: ours is faster). Peak RSS of training is
 measured in a fresh subprocess per implementation. The useful share of the GEMM peak is the
 model's matmul FLOPs per target token (counted with torch's FlopCounterMode on our model, which
-does no redundant work) x tokens/s / the fp32 GEMM FLOP/s measured in this run.
+does no redundant work) x tokens/s / the fp32 GEMM FLOP/s measured in this run. Every implementation steps
+with torch's fused Adam (needs torch >= 2.4 on CPU), the optimizer of Trainer's default ``adamw_torch_fused``.
 """
 
 import argparse
@@ -82,9 +83,12 @@ def loss_of(model, batch) -> torch.Tensor:
 
 
 def train_tokens_per_second(model, batches: list[dict]) -> float:
-    """Target tokens per second of forward + backward + Adam step, after one warm-up step."""
+    """Target tokens per second of forward + backward + Adam step, after one warm-up step.
+
+    Adam is torch's fused kernel (what Trainer's default ``adamw_torch_fused`` runs); the naive reference and
+    the peers (``peers/peer_harness.py``) step with the same optimizer."""
     model.train()
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-4, fused=True)
 
     def step(batch: dict) -> None:
         loss_of(model, batch).backward()

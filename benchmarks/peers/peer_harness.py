@@ -6,7 +6,7 @@ batches into the toolkit's batch, the toolkit's training loss, and the toolkit's
 module needs only torch, so it runs in every peer's virtualenv. The metrics mirror
 ``benchmarks/run_benchmarks.py``:
 
-    train_tokens_per_s          non-padding target tokens / s of forward + backward + Adam step (one warm-up step)
+    train_tokens_per_s          non-padding target tokens / s of forward + backward + fused Adam step (one warm-up step)
     greedy_b64_sentences_per_s  the decode batch (64 sentences), greedy, at most 30 decoder steps
     beam5_b64_sentences_per_s   the same with beam 5
     greedy_b1_ms_per_sentence   8 sentences of the decode batch one at a time, greedy
@@ -80,10 +80,11 @@ def target_tokens(batch: dict) -> int:
 
 
 def train_tokens_per_second(peer: Peer, batches: list[dict]) -> float:
-    """Target tokens per second of forward + backward + Adam step, after one warm-up step."""
+    """Target tokens per second of forward + backward + Adam step, after one warm-up step. Adam is torch's
+    fused kernel, as in ``run_benchmarks.py`` for our models and the naive reference."""
     prepared = [peer.prepare(batch) for batch in batches]
     peer.model.train()
-    optimizer = torch.optim.Adam(peer.model.parameters(), lr=1e-4)
+    optimizer = torch.optim.Adam(peer.model.parameters(), lr=1e-4, fused=True)
 
     def step(toolkit_batch: Any) -> None:
         peer.loss(toolkit_batch).backward()
