@@ -3,10 +3,10 @@
     python benchmarks/encoder_padding.py [--repeats 15]
 
 Forward + backward of one bidirectional layer (embedding 256 -> 2 x 128) over the benchmark batch (64
-sources of 20–40 tokens): ``RecurrentStack`` with ``lengths`` (GRU/RNN: one fused call per direction; LSTM,
-with autograd on: one step loop for both directions; no packing) against the same module's layers run on a
-``pack_padded_sequence``, alternating, medians in ms. The loss reads the outputs and the final states (for
-an LSTM the memory cells too), so every path of the backward is timed.
+sources of 20–40 tokens): ``RecurrentStack`` with ``lengths`` (with autograd on: one step loop for both
+directions, no packing) against the same module's layers run on a ``pack_padded_sequence``, alternating,
+medians in ms. The loss reads the outputs and the final states (for an LSTM the memory cells too), so every
+path of the backward is timed.
 """
 
 import argparse

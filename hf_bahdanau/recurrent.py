@@ -7,12 +7,12 @@ every target embedding at once before its loop and add only the part that change
 A right-padded batch runs unpacked. The forward direction reads the real tokens first, and the
 backward direction reads each row reversed within its length, so padding only ever follows a row's
 real tokens and cannot change its outputs; the final state of each row is the one at its last real
-token. A GRU/RNN layer runs each direction as one fused call over the padded length (on CPU the
-oneDNN kernel, whose backward is much faster than the packed-sequence one). The fused LSTM call
-does not return its memory cell at each step, so a padded LSTM batch is packed for inference and,
-with autograd on, runs a step loop of both directions at once (W_ih x for every step in one product
-before it), which keeps every step's cell: the packed kernel's backward costs a full-size [tokens, 4H]
-zero-fill and addition per step (``benchmarks/encoder_padding.py``).
+token. With autograd on, each layer is one step loop for both directions at once (W_ih x for every
+step in one product before it, one batched W_hh h per step), which keeps every step's LSTM cell;
+torch's own calls are slower to backpropagate through: per direction, and for a packed LSTM with a
+full-size [tokens, 4H] zero-fill and addition per step (``benchmarks/encoder_padding.py``). Without
+autograd a GRU/RNN layer runs each direction as one call of torch's RNN function, and an LSTM batch,
+whose fused call does not return the memory cell of each step, is packed: those forwards are faster.
 """
 
 from typing import NamedTuple
@@ -119,7 +119,7 @@ class RecurrentStack(nn.Module):
         the final state is the one at each row's last real token), None when every row is real.
         Returns each layer's outputs [B, T, H * directions] and the final state [layers * directions, B, H].
         """
-        if lengths is not None and (self.rnn_type in FUSED_RUNS or torch.is_grad_enabled()):
+        if lengths is not None and (torch.is_grad_enabled() or self.rnn_type in FUSED_RUNS):
             return self._run_padded(inputs, state, lengths)
         if state is not None and self.num_directions == 1 and inputs.shape[1] == 1:
             return self._one_step(inputs, state)  # a generate() step: the step mode has less overhead
@@ -156,8 +156,8 @@ class RecurrentStack(nn.Module):
     def _run_padded(
         self, inputs: Tensor, state: RecurrentState | None, lengths: Tensor
     ) -> tuple[list[Tensor], RecurrentState]:
-        """``forward`` for a right-padded batch without packing: GRU/RNN layers one fused call per direction,
-        LSTM layers one step loop (``_run_lstm_directions``).
+        """``forward`` for a right-padded batch without packing: each layer one step loop for its directions
+        with autograd on (``_run_step_loop``), else (GRU/RNN) one fused call per direction.
 
         An all-padding row (length 0) runs as length 1, as packing would.
         """
@@ -165,7 +165,7 @@ class RecurrentStack(nn.Module):
         steps = inputs.shape[1]
         padding = (torch.arange(steps, device=inputs.device) >= lengths.unsqueeze(1)).unsqueeze(-1)  # [B, T, 1]
         rows = torch.arange(inputs.shape[0], device=inputs.device)
-        run_directions = self._run_fused_directions if self.rnn_type in FUSED_RUNS else self._run_lstm_directions
+        run_directions = self._run_step_loop if torch.is_grad_enabled() else self._run_fused_directions
         outputs, finals, cells = [], [], []
         layer_input = inputs
         for index, layer in enumerate(self.layers):
@@ -184,7 +184,8 @@ class RecurrentStack(nn.Module):
     def _run_fused_directions(
         self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | None
     ) -> tuple[list[Tensor], None]:
-        """Each direction of a GRU/RNN layer as one fused call: runs [B, T, I] per direction -> outputs [B, T, H]."""
+        """Each direction of a GRU/RNN layer as one call of torch's RNN function: runs [B, T, I] per direction
+        -> outputs [B, T, H]."""
         run_outputs = []
         for direction, run_input in enumerate(runs):
             initial = (run_input.new_zeros(1, run_input.shape[0], self.hidden_size) if layer_state is None
@@ -194,27 +195,32 @@ class RecurrentStack(nn.Module):
                                                          False, True)[0])
         return run_outputs, None
 
-    def _run_lstm_directions(
-        self, layer: nn.LSTM, runs: list[Tensor], layer_state: tuple[Tensor, Tensor] | None
-    ) -> tuple[list[Tensor], list[Tensor]]:
-        """The directions of an LSTM layer in one step loop: runs [B, T, I] per direction -> per direction
-        outputs h_t and cells c_t [B, T, H]. W_ih x_t + b_ih is one product per direction before the loop;
-        each step is one batched product W_hh h + b_hh for the D directions and ``lstm_cell`` on [D, B, 4H]."""
+    def _run_step_loop(
+        self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | tuple[Tensor, Tensor] | None
+    ) -> tuple[list[Tensor], list[Tensor] | None]:
+        """The directions of a layer in one step loop: runs [B, T, I] per direction -> per direction outputs
+        h_t [B, T, H], and for an LSTM its cells c_t [B, T, H]. W_ih x_t + b_ih is one product per direction
+        before the loop; each step is one batched product W_hh h + b_hh for the D directions and one
+        ``cell_step`` on [D, B, gates * H]."""
         weights = [self._direction_weights(layer, direction) for direction in range(len(runs))]
         input_gates = torch.stack([nn.functional.linear(run, w_ih, b_ih)
-                                   for run, (w_ih, _, b_ih, _) in zip(runs, weights)])  # [D, B, T, 4H]
-        hidden_weights = torch.stack([w_hh for _, w_hh, _, _ in weights]).transpose(1, 2)  # [D, H, 4H]
-        hidden_biases = torch.stack([b_hh for *_, b_hh in weights]).unsqueeze(1)  # [D, 1, 4H]
-        if layer_state is None:
-            hidden = cell = runs[0].new_zeros(len(runs), runs[0].shape[0], self.hidden_size)
-        else:
+                                   for run, (w_ih, _, b_ih, _) in zip(runs, weights)])  # [D, B, T, gates * H]
+        hidden_weights = torch.stack([w_hh for _, w_hh, _, _ in weights]).transpose(1, 2)  # [D, H, gates * H]
+        hidden_biases = torch.stack([b_hh for *_, b_hh in weights]).unsqueeze(1)  # [D, 1, gates * H]
+        if isinstance(layer_state, tuple):
             hidden, cell = layer_state
+        else:
+            hidden = (runs[0].new_zeros(len(runs), runs[0].shape[0], self.hidden_size) if layer_state is None
+                      else layer_state)
+            cell = torch.zeros_like(hidden) if self.rnn_type == "lstm" else None
         hiddens, cells = [], []
         for step_gates in input_gates.unbind(2):
-            hidden, cell = lstm_cell(step_gates, torch.baddbmm(hidden_biases, hidden, hidden_weights), hidden, cell)
+            hidden, cell = self.cell_step(step_gates, torch.baddbmm(hidden_biases, hidden, hidden_weights),
+                                          hidden, cell)
             hiddens.append(hidden)
             cells.append(cell)
-        return list(torch.stack(hiddens, dim=2).unbind(0)), list(torch.stack(cells, dim=2).unbind(0))
+        outputs = list(torch.stack(hiddens, dim=2).unbind(0))
+        return outputs, None if cell is None else list(torch.stack(cells, dim=2).unbind(0))
 
     @staticmethod
     def _direction_weights(layer: nn.RNNBase, direction: int) -> list[Tensor]:

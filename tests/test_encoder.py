@@ -64,8 +64,8 @@ def packed_reference(stack: RecurrentStack, inputs: torch.Tensor, lengths: torch
 def test_padded_run_equals_the_packed_one(rnn_type, bidirectional, autograd):
     """Outputs, final states (LSTM cells included) and every gradient equal packing's in float64, for
     rows of every length (an all-padding row runs one step, as packing would), with a given initial state.
-    GRU and RNN stacks run the padded batch unpacked, one fused call per direction; LSTM stacks run their
-    step loop with autograd on and pack without it."""
+    With autograd on every stack runs its step loop (both directions at once); without it GRU and RNN stacks
+    make one call of torch's RNN function per direction and LSTM stacks pack."""
     torch.manual_seed(0)
     stack = RecurrentStack(rnn_type, 6, 5, num_layers=2, bidirectional=bidirectional).double()
     lengths = torch.tensor([4, 7, 1, 0, 7, 3])
