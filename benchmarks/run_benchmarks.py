@@ -9,8 +9,9 @@ encoder 2 x 128, decoder 256, one layer each, batch 64, source 20–40 tokens, t
 Every figure is a median over ``--repeats`` runs (with min–max), ours and the naive reference
 alternating in the same process, reported with our speed-up over it (> 1: ours is faster). Peak RSS of training is
 measured in a fresh subprocess per implementation. The useful share of the GEMM peak is the
-model's matmul FLOPs per target token (counted with torch's FlopCounterMode on our model, which
-does no redundant work) x tokens/s / the fp32 GEMM FLOP/s measured in this run. Every implementation steps
+model's useful matmul FLOPs per target token (torch's FlopCounterMode over forward + backward of each
+example alone, without padding, as for the peers: ``peers/peer_harness.py``) x tokens/s / the fp32 GEMM
+FLOP/s measured in this run. Every implementation steps
 with torch's fused Adam (needs torch >= 2.4 on CPU), the optimizer of Trainer's default ``adamw_torch_fused``.
 """
 
@@ -23,10 +24,10 @@ import time
 from pathlib import Path
 
 import torch
-from torch.utils.flop_counter import FlopCounterMode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers  # noqa: E402
+from peers.peer_harness import useful_flops_per_token  # noqa: E402
 from naive_bahdanau import NaiveBahdanau  # noqa: E402
 
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration  # noqa: E402
@@ -134,11 +135,7 @@ def batch1_latency_ms(model, batch: dict, sentences: int = 8) -> float:
 
 
 def train_flops_per_token(model, batch: dict) -> float:
-    model.train()
-    with FlopCounterMode(display=False) as counter:
-        loss_of(model, batch).backward()
-    model.zero_grad(set_to_none=True)
-    return counter.get_total_flops() / int((batch["labels"] != -100).sum())
+    return useful_flops_per_token(lambda example: loss_of(model, example), model, batch)
 
 
 def gemm_flops_per_second(size: int = 2048, seconds: float = 1.0) -> float:

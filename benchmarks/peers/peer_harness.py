@@ -10,7 +10,8 @@ module needs only torch, so it runs in every peer's virtualenv. The metrics mirr
     greedy_b64_sentences_per_s  the decode batch (64 sentences), greedy, at most 30 decoder steps
     beam5_b64_sentences_per_s   the same with beam 5
     greedy_b1_ms_per_sentence   8 sentences of the decode batch one at a time, greedy
-    train_mflops_per_token      FlopCounterMode over one forward + backward / target tokens
+    train_mflops_per_token      useful FLOPs: FlopCounterMode over forward + backward of each example of a
+                                training batch alone, without padding, / its target tokens
 
 The batches come from ``torch.save({"train": [batch, ...], "decode": batch}, path)`` with batches as
 made by ``run_benchmarks.synthetic_batch`` (input_ids/attention_mask [B, S]; decoder_input_ids/labels
@@ -124,13 +125,32 @@ def batch1_latency_ms(peer: Peer, batch: dict) -> float:
     return (time.perf_counter() - start) / LATENCY_SENTENCES * 1000
 
 
-def train_flops_per_token(peer: Peer, batch: dict) -> float:
-    peer.model.train()
-    toolkit_batch = peer.prepare(batch)
+def unpadded_examples(batch: dict) -> list[dict]:
+    """Each example of a padded batch as a batch of its own, without padding."""
+    examples = []
+    for row in range(batch["input_ids"].shape[0]):
+        source_length = int(batch["attention_mask"][row].sum())
+        target_length = int((batch["labels"][row] != -100).sum())
+        examples.append(dict(input_ids=batch["input_ids"][row:row + 1, :source_length],
+                             attention_mask=batch["attention_mask"][row:row + 1, :source_length],
+                             decoder_input_ids=batch["decoder_input_ids"][row:row + 1, :target_length],
+                             labels=batch["labels"][row:row + 1, :target_length]))
+    return examples
+
+
+def useful_flops_per_token(loss_of: Callable[[dict], Tensor], model: torch.nn.Module, batch: dict) -> float:
+    """The matrix-product FLOPs of forward + backward per target token, counted on each example alone, so
+    that work on padding (which a padded batch may or may not do) is not counted: the model's useful FLOPs."""
+    model.train()
     with FlopCounterMode(display=False) as counter:
-        peer.loss(toolkit_batch).backward()
-    peer.model.zero_grad(set_to_none=True)
+        for example in unpadded_examples(batch):
+            loss_of(example).backward()
+    model.zero_grad(set_to_none=True)
     return counter.get_total_flops() / target_tokens(batch)
+
+
+def train_flops_per_token(peer: Peer, batch: dict) -> float:
+    return useful_flops_per_token(lambda example: peer.loss(peer.prepare(example)), peer.model, batch)
 
 
 def summarize(values: list[float]) -> dict:
