@@ -71,12 +71,15 @@ class NaiveBahdanau(nn.Module):
 
     def attend(self, s_prev: Tensor, annotations: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         """s_prev [B, hidden_size], annotations [B, S, D], mask [B, S] -> context [B, D], weights [B, S]."""
-        # Naive: U_a h_j is recomputed at every step.
-        energy = self.v_a(torch.tanh(self.W_a(s_prev).unsqueeze(1) + self.U_a(annotations))).squeeze(2)
+        energy = self.v_a(torch.tanh(self.W_a(s_prev).unsqueeze(1) + self.project_keys(annotations))).squeeze(2)
         energy = energy.masked_fill(~mask, float("-inf"))
         weights = F.softmax(energy, dim=1)
         context = torch.bmm(weights.unsqueeze(1), annotations).squeeze(1)
         return context, weights
+
+    def project_keys(self, annotations: Tensor) -> Tensor:
+        """U_a h_j [B, S, attention_size]. Naive: called at every step, although it depends only on the source."""
+        return self.U_a(annotations)
 
     def decode_step(self, prev_tokens: Tensor, s_prev: Tensor, annotations: Tensor,
                     mask: Tensor) -> tuple[Tensor, Tensor]:
