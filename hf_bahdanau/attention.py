@@ -174,7 +174,12 @@ class AdditiveAttention(AttentionMechanism):
 
     W_a = ``query_proj`` [Dq -> A], U_a = ``key_proj`` [Dk -> A], v_a = ``energy_proj`` [A -> 1].
     project_keys: keys [B, S, Dk] -> U_a k [B, S, A], once per source.
+
+    Without autograd the hidden layer tanh(W_a q + U_a k) [B, T, S, A] is made ``HIDDEN_BLOCK_ENTRIES`` at a time
+    in one reused buffer, so it stays in cache and never exists whole (beam search: T = the k beams of a source).
     """
+
+    HIDDEN_BLOCK_ENTRIES = 2**19  # 2 MB of float32, about the L2 caches of two cores
 
     def __init__(self, query_size: int, key_size: int, attention_size: int) -> None:
         super().__init__()
@@ -187,8 +192,25 @@ class AdditiveAttention(AttentionMechanism):
 
     def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
         # [B, T, 1, A] + [B, 1, S, A] -> [B, T, S, A] -> [B, T, S]
-        hidden = (self.query_proj(query).unsqueeze(2) + projected_keys.unsqueeze(1)).tanh_()
+        query = self.query_proj(query)
+        if not (torch.is_grad_enabled() and (query.requires_grad or projected_keys.requires_grad)):
+            return self._score_in_blocks(query, projected_keys)
+        hidden = (query.unsqueeze(2) + projected_keys.unsqueeze(1)).tanh_()
         return self.energy_proj(hidden).squeeze(-1)
+
+    def _score_in_blocks(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        """``_score`` without autograd, a block of sources at a time: W_a q [B, T, A], U_a k [B, S, A] -> [B, T, S]."""
+        (sources, steps, size), length = query.shape, projected_keys.shape[1]
+        rows = max(1, self.HIDDEN_BLOCK_ENTRIES // (steps * length * size))
+        scores = query.new_empty(sources, steps, length)
+        hidden = query.new_empty(min(rows, sources), steps, length, size)
+        energy = self.energy_proj.weight.t()  # v_a [A, 1]
+        for start in range(0, sources, rows):
+            block = slice(start, start + rows)
+            rows_hidden = hidden[:scores[block].shape[0]]
+            torch.add(query[block].unsqueeze(2), projected_keys[block].unsqueeze(1), out=rows_hidden).tanh_()
+            torch.matmul(rows_hidden, energy, out=scores[block].unsqueeze(-1))
+        return scores
 
     @classmethod
     def from_config(cls, config: Any, query_size: int, key_size: int) -> "AdditiveAttention":

@@ -260,6 +260,24 @@ def test_additive_by_hand():
     assert_close(context, torch.tensor([[0.83201839, 0.33596323]]))
 
 
+@pytest.mark.parametrize("block_rows", [1, 2, 5, 7])
+@pytest.mark.parametrize("steps", [1, 3])
+def test_additive_scores_in_blocks_equal_the_whole_hidden_layer(monkeypatch, block_rows, steps):
+    """Without autograd the [B, T, S, A] hidden layer is made a block of sources at a time (2 rows of 5: blocks of
+    2, 2 and a tail of 1); the scores equal the whole layer's, which autograd uses."""
+    torch.manual_seed(0)
+    mechanism = AdditiveAttention(query_size=4, key_size=3, attention_size=6)
+    query, keys = torch.randn(5, steps, 4), torch.randn(5, 7, 3)
+    monkeypatch.setattr(AdditiveAttention, "HIDDEN_BLOCK_ENTRIES", block_rows * steps * 7 * 6)
+    projected_keys = mechanism.project_keys(keys)
+    whole = mechanism.score(query, projected_keys)
+    assert whole.requires_grad  # autograd on: the whole layer
+    with torch.no_grad():
+        in_blocks = mechanism.score(query, projected_keys)
+    assert in_blocks.shape == (5, steps, 7)
+    assert_close(in_blocks, whole.detach(), rtol=0, atol=1e-6)
+
+
 # ---------------------------------------------------------------- equal to PyTorch's implementations
 
 
