@@ -157,7 +157,7 @@ class RecurrentStack(nn.Module):
         self, inputs: Tensor, state: RecurrentState | None, lengths: Tensor
     ) -> tuple[list[Tensor], RecurrentState]:
         """``forward`` for a right-padded batch without packing: each layer one step loop for its directions
-        with autograd on (``_run_step_loop``), else (GRU/RNN) one fused call per direction.
+        with autograd on (``_run_step_loop``), else (GRU/RNN) one call of torch's RNN function per direction.
 
         An all-padding row (length 0) runs as length 1, as packing would.
         """
@@ -171,7 +171,7 @@ class RecurrentStack(nn.Module):
         for index, layer in enumerate(self.layers):
             if index > 0:
                 layer_input = self.dropout(layer_input)
-            runs = [layer_input, reverse_within_lengths(layer_input, lengths)][:self.num_directions]
+            runs = [layer_input] + ([reverse_within_lengths(layer_input, lengths)] if self.num_directions == 2 else [])
             run_outputs, run_cells = run_directions(layer, runs, self._layer_state(state, index))
             finals.extend(run_output[rows, lengths - 1].unsqueeze(0) for run_output in run_outputs)
             if run_cells is not None:
