@@ -202,9 +202,11 @@ class AdditiveAttention(AttentionMechanism):
         """``_score`` without autograd, a block of sources at a time: W_a q [B, T, A], U_a k [B, S, A] -> [B, T, S]."""
         (sources, steps, size), length = query.shape, projected_keys.shape[1]
         rows = max(1, self.HIDDEN_BLOCK_ENTRIES // (steps * length * size))
-        scores = query.new_empty(sources, steps, length)
-        hidden = query.new_empty(min(rows, sources), steps, length, size)
         energy = self.energy_proj.weight.t()  # v_a [A, 1]
+        if rows >= sources:  # one block (batch-1 decoding): no buffer to slice
+            return ((query.unsqueeze(2) + projected_keys.unsqueeze(1)).tanh_() @ energy).squeeze(-1)
+        scores = query.new_empty(sources, steps, length)
+        hidden = query.new_empty(rows, steps, length, size)
         for start in range(0, sources, rows):
             block = slice(start, start + rows)
             rows_hidden = hidden[:scores[block].shape[0]]

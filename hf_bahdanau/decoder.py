@@ -7,7 +7,9 @@
 
 Each returns the pre-output vectors t [B, T, output_size]; the model head projects them onto the
 vocabulary once, after the loop. The same code runs a whole teacher-forced target (T tokens) and
-one ``generate()`` step (T = 1).
+one ``generate()`` step (T = 1). A step loop's setup (weight slices, per-step linear maps, the
+attention over the memory) is a ``StepPlan``: built per forward pass, or once per ``generate()``
+and kept in its cache (building it is about an eighth of a batch-1 decoder step).
 """
 
 from collections.abc import Callable
@@ -33,6 +35,19 @@ class DecoderOutput(NamedTuple):
     states: Tensor
     attention_weights: Tensor | None
     state: DecoderState
+
+
+class StepPlan(NamedTuple):
+    """What a decoder's step loop reads besides its tokens and state; it depends only on the weights and
+    the memory. input_weight [gates * H, E], input_bias [gates * H]: the first layer's W_iy and b_ih, applied
+    to every target embedding before the loop; project_extra: x_t -> a_t + W_ix x_t, the rest of W_ih;
+    step_weights: ``RecurrentStack.step_weights()``; attend: query [N, H] -> (context, weights), or None."""
+
+    input_weight: Tensor
+    input_bias: Tensor
+    project_extra: LoopLinear
+    step_weights: list[tuple[LoopLinear | None, LoopLinear]]
+    attend: Callable[[Tensor], tuple[Tensor, Tensor]] | None
 
 
 class RecurrentDecoder(nn.Module):
@@ -68,13 +83,19 @@ class RecurrentDecoder(nn.Module):
         """E y [B, T, E] (with dropout)."""
         return self.dropout(self.embed_tokens(input_ids))
 
-    def project_embeddings(self, embedded: Tensor) -> tuple[tuple[Tensor, ...], LoopLinear]:
-        """Hoisted out of the step loop: W_iy E y_t + b_ih for every step at once, split into per-step
-        [B, gates * H] tensors, and x_t -> W_ix x_t, the part of W_ih that the loop applies to its extra input."""
+    def plan_steps(self, memory: EncoderMemory) -> StepPlan:
+        """The step loop's setup for ``memory``. A forward pass with autograd builds its own (its ``LoopLinear``s
+        gather their weight gradients after that loop); without autograd one plan serves every step of a search."""
         embedding_weight, extra_weight, bias = self.rnn.first_layer_input_weights(self.embedding_size)
+        attend = None if self.attention is None else self.attend_stepwise(memory)
+        return StepPlan(embedding_weight, bias, LoopLinear(extra_weight), self.rnn.step_weights(), attend)
+
+    @staticmethod
+    def project_embeddings(embedded: Tensor, plan: StepPlan) -> tuple[Tensor, ...]:
+        """Hoisted out of the step loop: W_iy E y_t + b_ih for every step at once, as per-step [B, gates * H]."""
         # 2-D addmm: F.linear on a 3-D input with this column slice of W_ih takes a slow copying path.
-        gates = torch.addmm(bias, embedded.flatten(0, 1), embedding_weight.t())
-        return gates.view(*embedded.shape[:2], -1).unbind(1), LoopLinear(extra_weight)
+        gates = torch.addmm(plan.input_bias, embedded.flatten(0, 1), plan.input_weight.t())
+        return gates.view(*embedded.shape[:2], -1).unbind(1)
 
     def serve_rows(self, memory: EncoderMemory, state: DecoderState, rows: int) -> tuple[EncoderMemory, DecoderState]:
         """Memory and initial state for ``rows`` decoder rows per source (beam search): the state is repeated,
@@ -112,17 +133,17 @@ class BahdanauDecoder(RecurrentDecoder):
         super().__init__(config, embed_tokens, context_size, config.hidden_size + context_size + config.embedding_size)
         self.attention = build_attention(config.attention_type, config, config.hidden_size, context_size)
 
-    def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState) -> DecoderOutput:
-        """input_ids [B, T] (y_0 … y_{T-1}); step t attends with the state before it."""
+    def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState,
+                plan: StepPlan | None = None) -> DecoderOutput:
+        """input_ids [B, T] (y_0 … y_{T-1}); step t attends with the state before it. plan: ``plan_steps(memory)``
+        (built here when None)."""
+        plan = self.plan_steps(memory) if plan is None else plan
         embedded = self.embed(input_ids)
-        input_gates, project_context = self.project_embeddings(embedded)
-        step_weights = self.rnn.step_weights()
         layers = self.rnn.unbind_state(state.rnn)
-        attend = self.attend_stepwise(memory)
         states, contexts, weights = [], [], []
-        for step_gates in input_gates:
-            context, alpha = attend(layers[-1][0])
-            layers = self.rnn.step(project_context(context, step_gates), layers, step_weights)
+        for step_gates in self.project_embeddings(embedded, plan):
+            context, alpha = plan.attend(layers[-1][0])
+            layers = self.rnn.step(plan.project_extra(context, step_gates), layers, plan.step_weights)
             states.append(layers[-1][0])
             contexts.append(context)
             weights.append(alpha)
@@ -151,7 +172,9 @@ class LuongDecoder(RecurrentDecoder):
         feed = memory.annotations.new_zeros(memory.annotations.shape[0], self.readout.output_size)
         return DecoderState(state.rnn, feed)
 
-    def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState) -> DecoderOutput:
+    def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState,
+                plan: StepPlan | None = None) -> DecoderOutput:
+        """input_ids [B, T]; plan: ``plan_steps(memory)`` for the input-feeding loop (built here when None)."""
         embedded = self.embed(input_ids)
         if not self.input_feeding:
             layer_outputs, rnn_state = self.rnn(embedded, state.rnn)
@@ -160,15 +183,13 @@ class LuongDecoder(RecurrentDecoder):
             pre_output = self.readout(torch.cat([contexts, states], dim=-1))
             return DecoderOutput(pre_output, states, weights, DecoderState(rnn_state))
 
-        input_gates, project_feed = self.project_embeddings(embedded)
-        step_weights = self.rnn.step_weights()
+        plan = self.plan_steps(memory) if plan is None else plan
         layers, feed = self.rnn.unbind_state(state.rnn), state.input_feed
-        attend = self.attend_stepwise(memory)
         states, feeds, weights = [], [], []
-        for step_gates in input_gates:
-            layers = self.rnn.step(project_feed(feed, step_gates), layers, step_weights)
+        for step_gates in self.project_embeddings(embedded, plan):
+            layers = self.rnn.step(plan.project_extra(feed, step_gates), layers, plan.step_weights)
             top = layers[-1][0]
-            context, alpha = attend(top)
+            context, alpha = plan.attend(top)
             feed = self.readout(torch.cat([context, top], dim=-1))
             states.append(top)
             feeds.append(feed)
@@ -196,7 +217,9 @@ class FixedContextDecoder(RecurrentDecoder):
         memory, state = super().serve_rows(memory, state, rows)
         return memory._replace(summary=memory.summary.repeat_interleave(rows, dim=0)), state
 
-    def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState) -> DecoderOutput:
+    def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState,
+                plan: StepPlan | None = None) -> DecoderOutput:
+        """input_ids [B, T]; no step loop, so ``plan`` is not read."""
         embedded = self.embed(input_ids)
         if not self.feeds_context:
             layer_outputs, rnn_state = self.rnn(embedded, state.rnn)

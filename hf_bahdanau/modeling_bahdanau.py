@@ -12,7 +12,7 @@ from transformers.utils import can_return_tuple
 
 from .attention import GaussianKernelAttention
 from .configuration_bahdanau import BahdanauConfig
-from .decoder import DecoderOutput, build_decoder
+from .decoder import DecoderOutput, StepPlan, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput
 from .loss import linear_cross_entropy, per_target, token_cross_entropy
 from .pipeline_bahdanau import CUSTOM_PIPELINES
@@ -100,6 +100,15 @@ class BahdanauModel(BahdanauPreTrainedModel):
     def get_decoder(self) -> nn.Module:
         return self.decoder
 
+    def step_plan(self, cache: RecurrentDecoderCache) -> StepPlan | None:
+        """The decoder's step setup for the cache's memory, built once and kept in the cache for the steps of a
+        search; None under autograd, where each forward builds its own (its gradients are gathered per loop)."""
+        if torch.is_grad_enabled():
+            return None
+        if cache.step_plan is None:
+            cache.step_plan = self.decoder.plan_steps(cache.memory)
+        return cache.step_plan
+
     @can_return_tuple
     def forward(
         self,
@@ -147,7 +156,8 @@ class BahdanauModel(BahdanauPreTrainedModel):
         else:
             memory, state = past_key_values.memory, past_key_values.state
 
-        decoded: DecoderOutput = self.decoder(decoder_input_ids, memory, state)
+        plan = None if past_key_values is None else self.step_plan(past_key_values)
+        decoded: DecoderOutput = self.decoder(decoder_input_ids, memory, state, plan)
         if use_cache:
             if past_key_values is None:
                 past_key_values = RecurrentDecoderCache(memory, decoded.state)
@@ -219,7 +229,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         """tokens [N, 1] -> logits [N, V] of the token after them; advances ``cache``. The logits of
         ``forward(decoder_input_ids=tokens, past_key_values=cache)``, without its output objects (greedy and
         beam search call this at every step; at batch size 1 the objects cost a third of a step)."""
-        decoded = self.model.decoder(tokens, cache.memory, cache.state)
+        decoded = self.model.decoder(tokens, cache.memory, cache.state, self.model.step_plan(cache))
         cache.update_state(decoded.state, tokens.shape[1])
         return self.lm_head(self.output_dropout(decoded.pre_output[:, -1]))
 

@@ -47,6 +47,7 @@ class RecurrentDecoderCache(Cache):
 
     Beam search calls ``reorder_cache(beam_idx)``; only the decoder state is reordered, because
     every beam of a source shares the same encoder memory (``beam_idx`` never crosses sources).
+    ``step_plan``: the decoder's ``StepPlan`` for this memory, kept by the search loop after its first step.
     """
 
     is_compileable = False
@@ -56,6 +57,7 @@ class RecurrentDecoderCache(Cache):
         self.memory = memory
         self.state = state
         self.seen_tokens = 0
+        self.step_plan = None
 
     def update_state(self, state: DecoderState, num_new_tokens: int) -> None:
         """Store the state after ``num_new_tokens`` more decoder tokens."""

@@ -12,7 +12,7 @@ import torch
 from transformers import GenerationMixin
 
 from conftest import BOS, EOS
-from hf_bahdanau import BahdanauForConditionalGeneration
+from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauModel
 from hf_bahdanau import block_select
 from hf_bahdanau.block_select import BLOCK, row_argmax, row_topk
 from test_generation import ALWAYS, LENGTHS, NEVER, SOMETIMES, decisive_model, padded_batch
@@ -201,3 +201,29 @@ def test_greedy_streams_the_tokens_transformers_streams(transformers_search):
         recorded.append(streamer.calls)
     assert recorded[0] == recorded[1]
     assert len(recorded[0]) == 1 + 5 + 1  # the prompt, 5 tokens, end
+
+
+@pytest.mark.parametrize("num_beams", [1, NUM_BEAMS])
+@pytest.mark.parametrize("preset", ["rnnsearch", "luong-concat"])
+def test_search_builds_the_decoder_step_plan_once(monkeypatch, preset, num_beams):
+    """The step loop's setup (``plan_steps``) is built by the prefill and once for the cache, then kept for every
+    later step; rebuilding it at every step gives the same sequences, scores and state."""
+    model = decisive_model(preset, NEVER, vocab_size=BIG_VOCAB)
+    input_ids, attention_mask = padded_batch(LENGTHS, seed=2)
+    decoder_class = type(model.model.decoder)
+    plans = []
+    plan_steps = decoder_class.plan_steps
+    monkeypatch.setattr(decoder_class, "plan_steps", lambda self, memory: plans.append(1) or plan_steps(self, memory))
+
+    def search():
+        plans.clear()
+        with torch.no_grad():
+            return model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=7,
+                                  num_beams=num_beams, return_dict_in_generate=True, output_scores=True)
+
+    kept = search()
+    assert len(plans) == 2
+    monkeypatch.setattr(BahdanauModel, "step_plan", lambda self, cache: None)
+    rebuilt = search()
+    assert len(plans) == 7  # the prefill and 6 more steps
+    assert_same_output(kept, rebuilt)
