@@ -175,8 +175,8 @@ class AdditiveAttention(AttentionMechanism):
     W_a = ``query_proj`` [Dq -> A], U_a = ``key_proj`` [Dk -> A], v_a = ``energy_proj`` [A -> 1].
     project_keys: keys [B, S, Dk] -> U_a k [B, S, A], once per source.
 
-    Without autograd the hidden layer tanh(W_a q + U_a k) [B, T, S, A] is made ``HIDDEN_BLOCK_ENTRIES`` at a time
-    in one reused buffer, so it stays in cache and never exists whole (beam search: T = the k beams of a source).
+    Without autograd a hidden layer tanh(W_a q + U_a k) [B, T, S, A] larger than ``HIDDEN_BLOCK_ENTRIES`` is made
+    that many entries at a time in one reused buffer, so it stays in cache and never exists whole (beam search: T = the k beams of a source).
     """
 
     HIDDEN_BLOCK_ENTRIES = 2**19  # 2 MB of float32, about the L2 caches of two cores
@@ -193,7 +193,8 @@ class AdditiveAttention(AttentionMechanism):
     def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
         # [B, T, 1, A] + [B, 1, S, A] -> [B, T, S, A] -> [B, T, S]
         query = self.query_proj(query)
-        if not (torch.is_grad_enabled() and (query.requires_grad or projected_keys.requires_grad)):
+        needs_grad = torch.is_grad_enabled() and (query.requires_grad or projected_keys.requires_grad)
+        if not needs_grad and self._block_rows(query, projected_keys) < query.shape[0]:
             return self._score_in_blocks(query, projected_keys)
         hidden = (query.unsqueeze(2) + projected_keys.unsqueeze(1)).tanh_()
         return self.energy_proj(hidden).squeeze(-1)
@@ -201,10 +202,8 @@ class AdditiveAttention(AttentionMechanism):
     def _score_in_blocks(self, query: Tensor, projected_keys: Tensor) -> Tensor:
         """``_score`` without autograd, a block of sources at a time: W_a q [B, T, A], U_a k [B, S, A] -> [B, T, S]."""
         (sources, steps, size), length = query.shape, projected_keys.shape[1]
-        rows = max(1, self.HIDDEN_BLOCK_ENTRIES // (steps * length * size))
+        rows = self._block_rows(query, projected_keys)
         energy = self.energy_proj.weight.t()  # v_a [A, 1]
-        if rows >= sources:  # one block (batch-1 decoding): no buffer to slice
-            return ((query.unsqueeze(2) + projected_keys.unsqueeze(1)).tanh_() @ energy).squeeze(-1)
         scores = query.new_empty(sources, steps, length)
         hidden = query.new_empty(rows, steps, length, size)
         for start in range(0, sources, rows):
@@ -213,6 +212,10 @@ class AdditiveAttention(AttentionMechanism):
             torch.add(query[block].unsqueeze(2), projected_keys[block].unsqueeze(1), out=rows_hidden).tanh_()
             torch.matmul(rows_hidden, energy, out=scores[block].unsqueeze(-1))
         return scores
+
+    def _block_rows(self, query: Tensor, projected_keys: Tensor) -> int:
+        """Sources per block of the hidden layer: [rows, T, S, A] holds at most ``HIDDEN_BLOCK_ENTRIES``."""
+        return max(1, self.HIDDEN_BLOCK_ENTRIES // (query.shape[1] * projected_keys.shape[1] * query.shape[2]))
 
     @classmethod
     def from_config(cls, config: Any, query_size: int, key_size: int) -> "AdditiveAttention":
