@@ -11,7 +11,8 @@ module needs only torch, so it runs in every peer's virtualenv. The metrics mirr
     beam5_b64_sentences_per_s   the same with beam 5
     greedy_b1_ms_per_sentence   8 sentences of the decode batch one at a time, greedy
     train_mflops_per_token      useful FLOPs: FlopCounterMode over forward + backward of each example of a
-                                training batch alone, without padding, / its target tokens
+                                training batch alone, without padding, / its target tokens; with formulas
+                                for the products torch's counter skips (``MISSING_FLOP_FORMULAS``)
 
 The batches come from ``torch.save({"train": [batch, ...], "decode": batch}, path)`` with batches as
 made by ``run_benchmarks.synthetic_batch`` (input_ids/attention_mask [B, S]; decoder_input_ids/labels
@@ -29,6 +30,8 @@ from typing import Any
 import torch
 from torch import Tensor
 from torch.utils.flop_counter import FlopCounterMode
+
+aten = torch.ops.aten
 
 TARGET_STEPS, BEAMS, LATENCY_SENTENCES = 30, 5, 8
 
@@ -138,11 +141,39 @@ def unpadded_examples(batch: dict) -> list[dict]:
     return examples
 
 
+def accumulated_mm_flops(self_shape, a_shape, b_shape, *args, **kwargs) -> int:
+    """C += A B with A [M, K], B [K, N]: 2 · M·N·K, as torch counts addmm."""
+    return 2 * a_shape[0] * a_shape[1] * b_shape[1]
+
+
+def rnn_layer_flops(input_shape, input_weight_shape, hidden_weight_shape, *args, **kwargs) -> int:
+    """One fused RNN layer over a sequence: gates = W_ih x_t + W_hh h_{t-1} for every step.
+
+    input [T, B, I] (or [B, T, I]), W_ih [G, I], W_hh [G, H] -> 2 · T·B · G · (I + H).
+    """
+    gates, inputs = input_weight_shape
+    steps_times_batch = input_shape.numel() // inputs
+    return 2 * steps_times_batch * gates * (inputs + hidden_weight_shape[1])
+
+
+def rnn_layer_backward_flops(input_shape, input_weight_shape, hidden_weight_shape, *args, **kwargs) -> int:
+    """Its backward: the gradients of x and h_{t-1} (one product each) and of W_ih and W_hh (one each)."""
+    return 2 * rnn_layer_flops(input_shape, input_weight_shape, hidden_weight_shape)
+
+
+# Matrix products torch's FlopCounterMode (2.13) has no formula for, so it counts them as 0: the in-place
+# addmm_ (a weight gradient accumulated chunk by chunk) and the oneDNN RNN layer an unpacked nn.LSTM runs
+# on CPU, batch of one included (packed rows of unequal lengths, and nn.GRU, run as mm/addmm per step,
+# which torch counts).
+MISSING_FLOP_FORMULAS = {aten.addmm_: accumulated_mm_flops, aten.mkldnn_rnn_layer: rnn_layer_flops,
+                         aten.mkldnn_rnn_layer_backward: rnn_layer_backward_flops}
+
+
 def useful_flops_per_token(loss_of: Callable[[dict], Tensor], model: torch.nn.Module, batch: dict) -> float:
     """The matrix-product FLOPs of forward + backward per target token, counted on each example alone, so
     that work on padding (which a padded batch may or may not do) is not counted: the model's useful FLOPs."""
     model.train()
-    with FlopCounterMode(display=False) as counter:
+    with FlopCounterMode(display=False, custom_mapping=MISSING_FLOP_FORMULAS) as counter:
         for example in unpadded_examples(batch):
             loss_of(example).backward()
     model.zero_grad(set_to_none=True)
