@@ -11,13 +11,12 @@ alternating in the same process, reported with our speed-up over it (> 1: ours i
 measured in a fresh subprocess per implementation. The useful share of the GEMM peak is the
 model's useful matmul FLOPs per target token (torch's FlopCounterMode over forward + backward of each
 example alone, without padding, as for the peers: ``peers/peer_harness.py``) x tokens/s / the fp32 GEMM
-FLOP/s measured in this run. Every implementation steps
+FLOP/s measured right before that training repeat (median over repeats). Every implementation steps
 with torch's fused Adam (needs torch >= 2.4 on CPU), the optimizer of Trainer's default ``adamw_torch_fused``.
 """
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import time
@@ -27,7 +26,9 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import peers  # noqa: E402
-from peers.peer_harness import useful_flops_per_token  # noqa: E402
+from peers.peer_harness import (  # noqa: E402
+    gemm_flops_per_second, gemm_peak_shares, summarize, useful_flops_per_token,
+)
 from naive_bahdanau import NaiveBahdanau  # noqa: E402
 
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration  # noqa: E402
@@ -138,16 +139,6 @@ def train_flops_per_token(model, batch: dict) -> float:
     return useful_flops_per_token(lambda example: loss_of(model, example), model, batch)
 
 
-def gemm_flops_per_second(size: int = 2048, seconds: float = 1.0) -> float:
-    a, b = torch.randn(size, size), torch.randn(size, size)
-    a @ b
-    count, start = 0, time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        a @ b
-        count += 1
-    return 2 * size**3 * count / (time.perf_counter() - start)
-
-
 def peak_training_rss_mb(implementation: str, batches: int) -> float:
     """Peak RSS of a fresh process that trains ``implementation`` for a few batches.
 
@@ -163,10 +154,6 @@ def peak_training_rss_mb(implementation: str, batches: int) -> float:
     return int(output.split()[-1]) / 1024
 
 
-def summarize(values: list[float]) -> dict:
-    return dict(median=statistics.median(values), min=min(values), max=max(values))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=list(MODELS), choices=list(MODELS))
@@ -179,6 +166,10 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     peer_names = None if args.peers is None else (args.peers or peers.available_peers())
+    unmatched = [peer for peer in peer_names or () if LIKE_WITH_LIKE[peer] not in args.models]
+    if unmatched:  # a peer runs between the repeats of the model it is compared with
+        parser.error(f"--peers {' '.join(unmatched)} need their like-with-like models in --models: "
+                     + ", ".join(f"{peer} -> {LIKE_WITH_LIKE[peer]}" for peer in unmatched))
 
     batches = [synthetic_batch(seed) for seed in range(args.train_batches)]
     decode_batch = synthetic_batch(1000)
@@ -189,8 +180,7 @@ def main() -> None:
         "greedy_b1_ms_per_sentence": lambda m: batch1_latency_ms(m, decode_batch),
     }
     naive = build_naive()
-    gemm = gemm_flops_per_second()
-    results = dict(gemm_flops_per_s=gemm, threads=args.threads, repeats=args.repeats, models={})
+    results = dict(threads=args.threads, repeats=args.repeats, models={})
     naive_rss = peak_training_rss_mb("naive", 2)
     peer_runs = {name: [] for name in peer_names or ()}
     batches_file = Path(args.output).with_suffix(".batches.pt")
@@ -199,7 +189,9 @@ def main() -> None:
     for name in args.models:
         ours = build_ours(name)
         measured = {key: {"ours": [], "naive": []} for key in metrics}
+        gemm = []
         for _ in range(args.repeats):
+            gemm.append(gemm_flops_per_second())  # right before our training measurement
             for key, measure in metrics.items():  # A/B alternating, same batches
                 measured[key]["ours"].append(measure(ours))
                 measured[key]["naive"].append(measure(naive))
@@ -212,20 +204,24 @@ def main() -> None:
             row[key]["speedup"] = naive_median / ours_median if key in LOWER_IS_BETTER else ours_median / naive_median
         flops = train_flops_per_token(ours, batches[0])
         row["train_mflops_per_token"] = flops / 1e6
-        row["gemm_peak_share"] = flops * row["train_tokens_per_s"]["ours"]["median"] / gemm
+        row["gemm_flops_per_s"] = summarize(gemm)
+        row["gemm_peak_share"] = gemm_peak_shares(flops, measured["train_tokens_per_s"]["ours"], gemm)
         ours_rss = peak_training_rss_mb(name, 2)
         row["peak_train_rss_mb"] = dict(ours=ours_rss, naive=naive_rss, ours_over_naive=ours_rss / naive_rss)
         results["models"][name] = row
         print_row(name, row)
     if peer_runs:
-        results["peers"] = compare_with_peers(peer_runs, results["models"], gemm)
+        results["peers"] = compare_with_peers(peer_runs, results["models"])
         results["ours_over_fastest_peer"] = compare_with_fastest_peer(results["peers"], results["models"])
         batches_file.unlink()
     Path(args.output).write_text(json.dumps(results, indent=2))
-    print(f"\nfp32 GEMM {gemm / 1e9:.0f} GFLOP/s ({args.threads} threads); results in {args.output}")
+    gemm = [value for row in [*results["models"].values(), *results.get("peers", {}).values()]
+            for value in row["gemm_flops_per_s"]["values"]]
+    print(f"\nfp32 GEMM {min(gemm) / 1e9:.0f}–{max(gemm) / 1e9:.0f} GFLOP/s over the run ({args.threads} threads); "
+          f"results in {args.output}")
 
 
-def compare_with_peers(peer_runs: dict[str, list[dict]], ours: dict, gemm: float) -> dict:
+def compare_with_peers(peer_runs: dict[str, list[dict]], ours: dict) -> dict:
     """Each peer's medians over its runs, and our like-with-like model's ratio to it (> 1: ours is better)."""
     compared = {}
     for peer, runs in peer_runs.items():
@@ -240,10 +236,11 @@ def compare_with_peers(peer_runs: dict[str, list[dict]], ours: dict, gemm: float
                 our_median, peer_median = ours[LIKE_WITH_LIKE[peer]][key]["ours"]["median"], row[key]["median"]
                 row[key]["ours_over_peer"] = (peer_median / our_median if key in LOWER_IS_BETTER
                                               else our_median / peer_median)
-        row["gemm_peak_share"] = row["train_mflops_per_token"] * 1e6 * row["train_tokens_per_s"]["median"] / gemm
+        row["gemm_flops_per_s"] = summarize([value for run in runs for value in run["gemm_flops_per_s"]["values"]])
+        row["gemm_peak_share"] = summarize([value for run in runs for value in run["gemm_peak_share"]["values"]])
         compared[peer] = row
         print(f"\npeer {peer} {row['version']} (like-with-like: ours = {row['compared_with']}; "
-              f"{100 * row['gemm_peak_share']:.0f}% of GEMM peak)")
+              f"{100 * row['gemm_peak_share']['median']:.0f}% of GEMM peak)")
         for key in METRICS:
             ratio = row[key].get("ours_over_peer")
             print(f"  {key:28s} peer {row[key]['median']:9.1f} [{row[key]['min']:.1f}–{row[key]['max']:.1f}]"
@@ -268,7 +265,7 @@ def compare_with_fastest_peer(compared: dict, ours: dict) -> dict:
 
 def print_row(name: str, row: dict) -> None:
     print(f"\n{name}  (train {row['train_mflops_per_token']:.1f} MFLOP/token, "
-          f"{100 * row['gemm_peak_share']:.0f}% of GEMM peak)")
+          f"{100 * row['gemm_peak_share']['median']:.0f}% of GEMM peak)")
     for key in METRICS:
         ours, naive = row[key]["ours"], row[key]["naive"]
         print(f"  {key:28s} ours {ours['median']:9.1f} [{ours['min']:.1f}–{ours['max']:.1f}]   "

@@ -1,4 +1,4 @@
-"""The useful-FLOP count behind the benchmarks' GEMM peak share (benchmarks/peers/peer_harness.py)."""
+"""The useful-FLOP count and the GEMM peak share of the benchmarks (benchmarks/peers/peer_harness.py)."""
 
 import sys
 from pathlib import Path
@@ -11,7 +11,7 @@ from conftest import tiny_config
 from hf_bahdanau import BahdanauForConditionalGeneration
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks" / "peers"))
-from peer_harness import MISSING_FLOP_FORMULAS, useful_flops_per_token  # noqa: E402
+from peer_harness import MISSING_FLOP_FORMULAS, gemm_peak_shares, useful_flops_per_token  # noqa: E402
 
 
 def count(run) -> int:
@@ -63,3 +63,11 @@ def test_our_training_count_adds_the_vocabulary_weight_gradient_and_the_fused_ls
     lstm_per_token = 3 * 2 * 4 * config.hidden_size * (config.embedding_size + config.hidden_size)  # fwd + bwd
     missing = vocabulary_weight_gradient + lstm_per_token * (1 + source_length / target_length)
     assert counted == pytest.approx(torch_alone + missing, rel=1e-12)
+
+
+def test_the_gemm_peak_share_pairs_each_training_repeat_with_its_own_gemm_measurement():
+    shares = gemm_peak_shares(2e6, tokens_per_s=[100.0, 300.0, 200.0], gemm_flops_per_s=[1e9, 2e9, 8e8])
+    assert shares["values"] == pytest.approx([0.2, 0.3, 0.5])
+    assert (shares["median"], shares["min"], shares["max"]) == pytest.approx((0.3, 0.2, 0.5))
+    with pytest.raises(ValueError, match="one GEMM measurement per training repeat"):
+        gemm_peak_shares(2e6, tokens_per_s=[100.0, 300.0], gemm_flops_per_s=[1e9])

@@ -13,6 +13,8 @@ module needs only torch, so it runs in every peer's virtualenv. The metrics mirr
     train_mflops_per_token      useful FLOPs: FlopCounterMode over forward + backward of each example of a
                                 training batch alone, without padding, / its target tokens; with formulas
                                 for the products torch's counter skips (``MISSING_FLOP_FORMULAS``)
+    gemm_flops_per_s            fp32 GEMM throughput, measured right before each training measurement
+    gemm_peak_share             per repeat: train_mflops_per_token x train_tokens_per_s / gemm_flops_per_s
 
 The batches come from ``torch.save({"train": [batch, ...], "decode": batch}, path)`` with batches as
 made by ``run_benchmarks.synthetic_batch`` (input_ids/attention_mask [B, S]; decoder_input_ids/labels
@@ -188,6 +190,26 @@ def summarize(values: list[float]) -> dict:
     return dict(median=statistics.median(values), min=min(values), max=max(values), values=values)
 
 
+def gemm_flops_per_second(size: int = 2048, seconds: float = 1.0) -> float:
+    """The fp32 GEMM throughput now: square [size, size] products for ``seconds``."""
+    a, b = torch.randn(size, size), torch.randn(size, size)
+    a @ b
+    count, start = 0, time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        a @ b
+        count += 1
+    return 2 * size**3 * count / (time.perf_counter() - start)
+
+
+def gemm_peak_shares(flops_per_token: float, tokens_per_s: list[float], gemm_flops_per_s: list[float]) -> dict:
+    """Useful FLOP/s over the GEMM throughput measured just before, repeat by repeat: this machine's speed
+    drifts by tens of percent within minutes, so a share against one early GEMM measurement would drift with it."""
+    if len(tokens_per_s) != len(gemm_flops_per_s):
+        raise ValueError(f"one GEMM measurement per training repeat: got {len(gemm_flops_per_s)} for "
+                         f"{len(tokens_per_s)} repeats")
+    return summarize([flops_per_token * tokens / gemm for tokens, gemm in zip(tokens_per_s, gemm_flops_per_s)])
+
+
 def main(build: Callable[[], Peer]) -> None:
     """Parse the runner's arguments, measure ``build()``'s peer and print one JSON object on stdout."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -206,6 +228,7 @@ def main(build: Callable[[], Peer]) -> None:
     peer = build()
     greedy_lengths, beam_lengths = [], []
     metrics = {
+        "gemm_flops_per_s": gemm_flops_per_second,  # right before each training measurement
         "train_tokens_per_s": lambda: train_tokens_per_second(peer, batches),
         "greedy_b64_sentences_per_s": lambda: decode_sentences_per_second(peer, decode_batch, 1, greedy_lengths),
         "beam5_b64_sentences_per_s": lambda: decode_sentences_per_second(peer, decode_batch, BEAMS, beam_lengths),
@@ -215,12 +238,14 @@ def main(build: Callable[[], Peer]) -> None:
     for _ in range(args.repeats):
         for key, measure in metrics.items():
             measured[key].append(measure())
+    flops = train_flops_per_token(peer, batches[0])
     result = dict(
         peer=peer.name, version=peer.version, torch=torch.__version__, threads=args.threads,
         repeats=args.repeats, train_batches=args.train_batches, options=peer.options,
         parameters=sum(p.numel() for p in peer.model.parameters()),
         **{key: summarize(values) for key, values in measured.items()},
-        train_mflops_per_token=train_flops_per_token(peer, batches[0]) / 1e6,
+        train_mflops_per_token=flops / 1e6,
+        gemm_peak_share=gemm_peak_shares(flops, measured["train_tokens_per_s"], measured["gemm_flops_per_s"]),
         mean_hypothesis_length=dict(greedy=statistics.mean(greedy_lengths), beam5=statistics.mean(beam_lengths)),
         notes=peer.notes,
     )
