@@ -29,7 +29,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
         grad_bias = None if bias is None else torch.zeros_like(bias_c)
         total = hidden_c.new_zeros(())
         buffer = hidden_c.new_empty(min(chunk_size, hidden.shape[0]), weight.shape[0])
-        ones = hidden_c.new_ones(buffer.shape[0])
+        ones = None if bias is None else hidden_c.new_ones(buffer.shape[0])  # Σ_n of the bias gradient
         for start in range(0, hidden.shape[0], chunk_size):
             rows = slice(start, start + chunk_size)
             chunk, chunk_targets = hidden_c[rows], targets[rows]
@@ -46,7 +46,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
             torch.mm(grad_logits, weight_c, out=grad_hidden[rows])
             grad_weight.addmm_(grad_logits.t(), chunk)
             if grad_bias is not None:
-                grad_bias.addmv_(grad_logits.t(), ones[:chunk.shape[0]])  # Σ_n as a GEMV: 1.3 ms, .sum(0) 2.9 ms
+                grad_bias.addmv_(grad_logits.t(), ones[:chunk.shape[0]])  # GEMV: 1.3 ms, .sum(0): 2.9 (1024 x 8000)
         ctx.save_for_backward(grad_hidden, grad_weight, grad_bias)
         ctx.dtypes = hidden.dtype, weight.dtype, None if bias is None else bias.dtype
         return total
