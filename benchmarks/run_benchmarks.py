@@ -264,6 +264,7 @@ def compare_with_fastest_peer(compared: dict, ours: dict) -> dict:
     """
     summary = {}
     for key in METRICS:
+        # the best raw figure: the highest throughput or the lowest latency
         fastest = max(compared, key=lambda peer: better_by(key, compared[peer][key]["median"], 1.0))
         best_over_naive = max(compared, key=lambda peer: compared[peer][key]["over_naive"])
         summary[key] = dict(
