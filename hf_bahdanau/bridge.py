@@ -5,6 +5,7 @@ from torch import Tensor, nn
 
 from .encoder import BahdanauEncoderOutput
 from .recurrent import RecurrentState
+from .state import EncoderMemory
 
 
 class ZeroBridge(nn.Module):
@@ -14,7 +15,7 @@ class ZeroBridge(nn.Module):
         super().__init__()
         self.layers, self.hidden_size, self.has_cell = config.decoder_layers, config.hidden_size, config.rnn_type == "lstm"
 
-    def forward(self, encoder_outputs: BahdanauEncoderOutput, mask: Tensor) -> RecurrentState:
+    def forward(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> RecurrentState:
         """-> state [decoder_layers, B, hidden_size]."""
         annotations = encoder_outputs.last_hidden_state
         zeros = annotations.new_zeros(self.layers, annotations.shape[0], self.hidden_size)
@@ -27,7 +28,7 @@ class LastStateBridge(nn.Module):
     def __init__(self, config):
         super().__init__()
 
-    def forward(self, encoder_outputs: BahdanauEncoderOutput, mask: Tensor) -> RecurrentState:
+    def forward(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> RecurrentState:
         """final states [B, layers, D] -> [layers, B, D]."""
         cell = encoder_outputs.final_cell_state
         return RecurrentState(
@@ -45,8 +46,8 @@ class ProjectedBridge(nn.Module):
         self.has_cell = config.rnn_type == "lstm"
         self.proj = nn.Linear(self.summary_size(config), config.decoder_layers * config.hidden_size)
 
-    def forward(self, encoder_outputs: BahdanauEncoderOutput, mask: Tensor) -> RecurrentState:
-        summary = self.summarize(encoder_outputs, mask)
+    def forward(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> RecurrentState:
+        summary = self.summarize(encoder_outputs, memory)
         hidden = torch.tanh(self.proj(summary)).view(-1, self.layers, self.hidden_size).transpose(0, 1).contiguous()
         return RecurrentState(hidden, torch.zeros_like(hidden) if self.has_cell else None)
 
@@ -59,7 +60,7 @@ class TanhBridge(ProjectedBridge):
     def summary_size(config) -> int:
         return config.encoder_hidden_size
 
-    def summarize(self, encoder_outputs: BahdanauEncoderOutput, mask: Tensor) -> Tensor:
+    def summarize(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> Tensor:
         top = encoder_outputs.final_hidden_state[:, -1]
         return top[:, -self.proj.in_features:]
 
@@ -71,9 +72,9 @@ class MeanBridge(ProjectedBridge):
     def summary_size(config) -> int:
         return config.encoder_output_size
 
-    def summarize(self, encoder_outputs: BahdanauEncoderOutput, mask: Tensor) -> Tensor:
-        weights = mask.to(encoder_outputs.last_hidden_state.dtype).unsqueeze(-1)
-        total = (encoder_outputs.last_hidden_state * weights).sum(dim=1)
+    def summarize(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> Tensor:
+        weights = memory.mask.to(memory.annotations.dtype).unsqueeze(-1)
+        total = (memory.annotations * weights).sum(dim=1)
         return total / weights.sum(dim=1).clamp(min=1)
 
 

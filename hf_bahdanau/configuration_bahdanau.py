@@ -5,12 +5,15 @@ bridge, deep output); each is validated once, in ``__post_init__``. The classic 
 the seeds are named presets: plain data, never subclasses.
 """
 
+import dataclasses
+import functools
 import os
 import shutil
 from pathlib import Path
 from typing import Any
 
 from huggingface_hub.dataclasses import strict
+from huggingface_hub.errors import StrictDataclassFieldValidationError
 from transformers import PreTrainedConfig
 from transformers.dynamic_module_utils import get_relative_import_files
 
@@ -42,6 +45,11 @@ AUTO_MAP = {
     "AutoModelForSequenceClassification": "modeling_sequence_classification.BahdanauForSequenceClassification",
 }
 
+PIPELINE_TASK = "translation"
+# config.json's ``custom_pipelines`` of a seq2seq model: pipeline(model=..., trust_remote_code=True) loads ours
+CUSTOM_PIPELINES = {PIPELINE_TASK: {"impl": "pipeline_bahdanau.BahdanauTranslationPipeline",
+                                    "pt": ["AutoModelForSeq2SeqLM"], "type": "text"}}
+
 PRESETS: dict[str, dict[str, Any]] = {
     # Cho et al. 2014: GRU encoder summary C fed to every decoder step and to the maxout output.
     "rnnencdec": dict(
@@ -70,11 +78,14 @@ PRESETS["luong-concat"] = {**PRESETS["luong-dot"], "attention_type": "concat"}
 PRESETS["luong-location"] = {**PRESETS["luong-dot"], "attention_type": "location"}
 
 
-def copy_auto_map_code(auto_map: dict[str, Any], folder: str | os.PathLike) -> None:
-    """Copy the module of every class named in ``auto_map`` (and what it imports) from this file's folder."""
+def copy_auto_map_code(config: Any, folder: str | os.PathLike) -> None:
+    """Copy the module of every class named in ``config.auto_map`` and ``config.custom_pipelines`` (and what each
+    imports) from this file's folder into ``folder``."""
     package, folder = Path(__file__).resolve().parent, Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    modules = {reference.split("--")[-1].split(".")[0] for reference in auto_map.values() if isinstance(reference, str)}
+    references = list((getattr(config, "auto_map", None) or {}).values())
+    references += [task["impl"] for task in (getattr(config, "custom_pipelines", None) or {}).values()]
+    modules = {reference.split("--")[-1].split(".")[0] for reference in references if isinstance(reference, str)}
     for source in (package / f"{module}.py" for module in sorted(modules)):
         if source.is_file():  # a remote-code cache holds only the modules fetched so far
             for path in (source, *map(Path, get_relative_import_files(source))):
@@ -114,11 +125,15 @@ class BahdanauConfig(PreTrainedConfig):
     ``hierarchical`` (HAN: word-level encoder + attention per sentence, sentence-level encoder + attention);
     ``sentence_separator_token_id`` splits [batch, tokens] input into sentences in hierarchical mode.
 
+    ``max_training_source_length``: the longest source seen in training, in tokens (set by the training scripts);
+    decoding warns about longer inputs.
+
     Use ``BahdanauConfig.from_preset(name, **overrides)`` for the classic systems (``PRESETS``).
     """
 
     model_type = "bahdanau"
     keys_to_ignore_at_inference = ["past_key_values"]
+    attribute_map = {"num_hidden_layers": "encoder_layers"}  # as BART: transformers' generic code reads this name
 
     vocab_size: int = 1000
     embedding_size: int = 256
@@ -155,6 +170,7 @@ class BahdanauConfig(PreTrainedConfig):
     classifier_dropout: float | int | None = None
     hierarchical: bool = False
     sentence_separator_token_id: int | None = None
+    max_training_source_length: int | None = None
 
     def __post_init__(self, **kwargs):
         if self.encoder_hidden_size is None:
@@ -168,7 +184,7 @@ class BahdanauConfig(PreTrainedConfig):
         if getattr(self, "auto_map", None) is None:
             self.auto_map = dict(AUTO_MAP)
         super().__post_init__(**kwargs)
-        self._check_architecture()
+        self.validate_architecture()
 
     @property
     def encoder_output_size(self) -> int:
@@ -179,6 +195,11 @@ class BahdanauConfig(PreTrainedConfig):
     def from_preset(cls, name: str, **overrides: Any) -> "BahdanauConfig":
         """Config of a named classic system (see ``PRESETS``), with any field overridden."""
         _require_choice("preset", name, tuple(PRESETS))
+        known = {config_field.name for config_field in dataclasses.fields(cls)} | {"num_labels", "output_attentions"}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValueError(f"{unknown} {'is not a field' if len(unknown) == 1 else 'are not fields'} of "
+                             f"{cls.__name__}; its fields are {sorted(known)}.")
         return cls(**{**PRESETS[name], **overrides})
 
     def save_pretrained(self, save_directory: str | os.PathLike, push_to_hub: bool = False, **kwargs: Any) -> None:
@@ -186,10 +207,12 @@ class BahdanauConfig(PreTrainedConfig):
         class in ``auto_map`` gets its code into the folder, not only the model being saved, so each head
         (seq2seq, tagger, classifier) loads from any checkpoint with ``trust_remote_code=True``."""
         if self._auto_class is not None:
-            copy_auto_map_code(self.auto_map, save_directory)
+            copy_auto_map_code(self, save_directory)
         super().save_pretrained(save_directory, push_to_hub=push_to_hub, **kwargs)
 
-    def _check_architecture(self) -> None:
+    def validate_architecture(self) -> None:
+        """Check every field and combination; run at construction and again when a model is built from the config
+        (a field may have been changed in between). Raises ValueError naming the field."""
         for field in ("vocab_size", "embedding_size", "hidden_size", "encoder_hidden_size", "encoder_layers",
                       "decoder_layers", "attention_size", "num_attention_heads", "max_source_positions",
                       "output_size", "classifier_attention_size"):
@@ -201,6 +224,19 @@ class BahdanauConfig(PreTrainedConfig):
         _require_choice("bridge", self.bridge, BRIDGES)
         _require_choice("deep_output", self.deep_output, DEEP_OUTPUTS)
         _require_choice("token_attention_type", self.token_attention_type, TOKEN_ATTENTION_TYPES)
+        if self.max_training_source_length is not None:
+            _require_positive("max_training_source_length", self.max_training_source_length)
+        if self.num_labels is not None and self.num_labels < 1:
+            raise ValueError(f"`num_labels` must be a positive integer, got {self.num_labels}.")
+        if self.init_std < 0:
+            raise ValueError(f"`init_std` (the standard deviation of the embeddings' initialisation) must be >= 0, "
+                             f"got {self.init_std}.")
+        for field in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+            value = getattr(self, field)
+            for token_id in value if isinstance(value, list) else [value]:
+                if token_id is not None and not 0 <= token_id < self.vocab_size:
+                    raise ValueError(f"`{field}` must be a token id in [0, vocab_size={self.vocab_size}) (or None), "
+                                     f"got {value}.")
         for field in ("dropout", "classifier_dropout"):
             value = getattr(self, field)
             if value is not None and not 0 <= value < 1:
@@ -248,4 +284,21 @@ class BahdanauConfig(PreTrainedConfig):
             )
 
 
-__all__ = ["BahdanauConfig", "PRESETS"]
+def _builtin_errors(strict_setattr):
+    """``@strict`` reports a value of the wrong type as huggingface_hub's ``StrictDataclassFieldValidationError``, which
+    is neither a TypeError nor a ValueError: re-raise it as the error that caused it, with the same message naming the
+    field, so a bad config value is caught like every other bad argument."""
+
+    @functools.wraps(strict_setattr)
+    def setattr_checked(self, name: str, value: Any) -> None:
+        try:
+            strict_setattr(self, name, value)
+        except StrictDataclassFieldValidationError as error:
+            raise type(error.__cause__)(str(error)) from error
+
+    return setattr_checked
+
+
+BahdanauConfig.__setattr__ = _builtin_errors(BahdanauConfig.__setattr__)
+
+__all__ = ["BahdanauConfig", "CUSTOM_PIPELINES", "PIPELINE_TASK", "PRESETS"]

@@ -21,18 +21,21 @@ from torch import Tensor, nn
 from .attention import build_attention
 from .bridge import BRIDGES
 from .encoder import BahdanauEncoderOutput
+from .input_checks import check_embeddings, check_one_source, check_token_ids
 from .loop_linear import LoopLinear
+from .padding import check_attention_mask
 from .readout import DeepOutput
 from .recurrent import RecurrentStack
 from .state import DecoderState, EncoderMemory
 
 
 class DecoderOutput(NamedTuple):
-    """pre_output [B, T, output_size]; states [B, T, hidden]: the top RNN layer; attention_weights
-    [B, T, S] or None; state: the decoding state after the last token."""
+    """pre_output [B, T, output_size]; hidden_states (when asked for): the embedded inputs E y [B, T, E] and every
+    RNN layer's states [B, T, hidden], bottom to top; attention_weights [B, T, S] over the memory's right-padded
+    source positions, or None; state: the decoding state after the last token."""
 
     pre_output: Tensor
-    states: Tensor
+    hidden_states: tuple[Tensor, ...] | None
     attention_weights: Tensor | None
     state: DecoderState
 
@@ -70,18 +73,45 @@ class RecurrentDecoder(nn.Module):
         self.readout = DeepOutput(readout_input_size, config.output_size, config.deep_output)
         self.attention = None
 
-    def prepare_memory(self, encoder_outputs: BahdanauEncoderOutput, attention_mask: Tensor) -> EncoderMemory:
-        """Everything that depends only on the source, computed once (e.g. the keys U_a h_j)."""
+    def check_inputs(self, input_ids: Tensor | None, inputs_embeds: Tensor | None,
+                     attention_mask: Tensor | None = None) -> int:
+        """The decoder reads exactly one of ids [N, T] in its vocabulary and embeddings [N, T, E]; returns N. A mask
+        [N, T], when given, must be right padding: the decoder runs from its start token, left to right."""
+        check_one_source("decoder_input_ids", input_ids, "decoder_inputs_embeds", inputs_embeds)
+        if inputs_embeds is None:
+            check_token_ids("decoder_input_ids", input_ids, self.embed_tokens.num_embeddings)
+        else:
+            check_embeddings("decoder_inputs_embeds", inputs_embeds, self.embedding_size)
+        inputs = input_ids if inputs_embeds is None else inputs_embeds
+        if attention_mask is not None:
+            layout = check_attention_mask(attention_mask, inputs.shape[:2], inputs.device, "decoder_attention_mask")
+            if layout.starts is not None:
+                raise ValueError("`decoder_attention_mask` must be right padding: the decoder reads its inputs left to "
+                                 "right from the decoder start token, so padding can only follow a row's tokens.")
+        return inputs.shape[0]
+
+    def prepare_memory(self, encoder_outputs: BahdanauEncoderOutput, attention_mask: Tensor | None) -> EncoderMemory:
+        """Everything that depends only on the source, computed once (e.g. the keys U_a h_j); the annotations [B, S, D]
+        in the caller's layout of ``attention_mask`` [B, S] are kept right-padded (``padding``)."""
         annotations = encoder_outputs.last_hidden_state
+        layout = check_attention_mask(attention_mask, annotations.shape[:2], annotations.device)
+        annotations = layout.to_right(annotations)
         projected_keys = None if self.attention is None else self.attention.project_keys(annotations)
-        return EncoderMemory(annotations, attention_mask.bool(), projected_keys)
+        return EncoderMemory(annotations, layout.right_mask, projected_keys, source_starts=layout.starts)
 
     def initial_state(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> DecoderState:
-        return DecoderState(self.bridge(encoder_outputs, memory.mask))
+        return DecoderState(self.bridge(encoder_outputs, memory))
 
-    def embed(self, input_ids: Tensor) -> Tensor:
-        """E y [B, T, E] (with dropout)."""
-        return self.dropout(self.embed_tokens(input_ids))
+    def embed(self, input_ids: Tensor | None, inputs_embeds: Tensor | None = None) -> Tensor:
+        """E y [B, T, E] (with dropout), from the ids or from embeddings given instead of them."""
+        return self.dropout(self.embed_tokens(input_ids) if inputs_embeds is None else inputs_embeds)
+
+    @staticmethod
+    def layer_states(embedded: Tensor, steps: list[list[Tensor]], top: Tensor) -> tuple[Tensor, ...]:
+        """``DecoderOutput.hidden_states`` of a step loop: steps[t][l] = layer l's h_t [B, H]; ``top`` is the top
+        layer's [B, T, H] the loop already stacked (the one the output reads)."""
+        lower = [torch.stack(layer, dim=1) for layer in list(zip(*steps))[:-1]]
+        return (embedded, *lower, top)
 
     def plan_steps(self, memory: EncoderMemory) -> StepPlan:
         """The step loop's setup for ``memory``. A forward pass with autograd builds its own (its ``LoopLinear``s
@@ -133,23 +163,27 @@ class BahdanauDecoder(RecurrentDecoder):
         super().__init__(config, embed_tokens, context_size, config.hidden_size + context_size + config.embedding_size)
         self.attention = build_attention(config.attention_type, config, config.hidden_size, context_size)
 
-    def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState,
-                plan: StepPlan | None = None) -> DecoderOutput:
-        """input_ids [B, T] (y_0 … y_{T-1}); step t attends with the state before it. plan: ``plan_steps(memory)``
-        (built here when None)."""
+    def forward(self, input_ids: Tensor | None, memory: EncoderMemory, state: DecoderState,
+                plan: StepPlan | None = None, inputs_embeds: Tensor | None = None,
+                output_hidden_states: bool = False) -> DecoderOutput:
+        """input_ids [B, T] (y_0 … y_{T-1}) or inputs_embeds [B, T, E]; step t attends with the state before it.
+        plan: ``plan_steps(memory)`` (built here when None)."""
         plan = self.plan_steps(memory) if plan is None else plan
-        embedded = self.embed(input_ids)
+        embedded = self.embed(input_ids, inputs_embeds)
         layers = self.rnn.unbind_state(state.rnn)
-        states, contexts, weights = [], [], []
+        states, contexts, weights, every_layer = [], [], [], []
         for step_gates in self.project_embeddings(embedded, plan):
             context, alpha = plan.attend(layers[-1][0])
             layers = self.rnn.step(plan.project_extra(context, step_gates), layers, plan.step_weights)
             states.append(layers[-1][0])
             contexts.append(context)
             weights.append(alpha)
+            if output_hidden_states:
+                every_layer.append([hidden for hidden, _ in layers])
         states, contexts = torch.stack(states, dim=1), torch.stack(contexts, dim=1)
         pre_output = self.readout(torch.cat([states, contexts, embedded], dim=-1))
-        return DecoderOutput(pre_output, states, torch.stack(weights, dim=1),
+        hidden_states = self.layer_states(embedded, every_layer, states) if output_hidden_states else None
+        return DecoderOutput(pre_output, hidden_states, torch.stack(weights, dim=1),
                              DecoderState(self.rnn.stack_state(layers)))
 
 
@@ -172,20 +206,23 @@ class LuongDecoder(RecurrentDecoder):
         feed = memory.annotations.new_zeros(memory.annotations.shape[0], self.readout.output_size)
         return DecoderState(state.rnn, feed)
 
-    def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState,
-                plan: StepPlan | None = None) -> DecoderOutput:
-        """input_ids [B, T]; plan: ``plan_steps(memory)`` for the input-feeding loop (built here when None)."""
-        embedded = self.embed(input_ids)
+    def forward(self, input_ids: Tensor | None, memory: EncoderMemory, state: DecoderState,
+                plan: StepPlan | None = None, inputs_embeds: Tensor | None = None,
+                output_hidden_states: bool = False) -> DecoderOutput:
+        """input_ids [B, T] or inputs_embeds [B, T, E]; plan: ``plan_steps(memory)`` for the input-feeding loop
+        (built here when None)."""
+        embedded = self.embed(input_ids, inputs_embeds)
         if not self.input_feeding:
             layer_outputs, rnn_state = self.rnn(embedded, state.rnn)
             states = layer_outputs[-1]
             contexts, weights = self.attend(states, memory)
             pre_output = self.readout(torch.cat([contexts, states], dim=-1))
-            return DecoderOutput(pre_output, states, weights, DecoderState(rnn_state))
+            hidden_states = (embedded, *layer_outputs) if output_hidden_states else None
+            return DecoderOutput(pre_output, hidden_states, weights, DecoderState(rnn_state))
 
         plan = self.plan_steps(memory) if plan is None else plan
         layers, feed = self.rnn.unbind_state(state.rnn), state.input_feed
-        states, feeds, weights = [], [], []
+        states, feeds, weights, every_layer = [], [], [], []
         for step_gates in self.project_embeddings(embedded, plan):
             layers = self.rnn.step(plan.project_extra(feed, step_gates), layers, plan.step_weights)
             top = layers[-1][0]
@@ -194,7 +231,11 @@ class LuongDecoder(RecurrentDecoder):
             states.append(top)
             feeds.append(feed)
             weights.append(alpha)
-        return DecoderOutput(torch.stack(feeds, dim=1), torch.stack(states, dim=1), torch.stack(weights, dim=1),
+            if output_hidden_states:
+                every_layer.append([hidden for hidden, _ in layers])
+        states = torch.stack(states, dim=1)
+        hidden_states = self.layer_states(embedded, every_layer, states) if output_hidden_states else None
+        return DecoderOutput(torch.stack(feeds, dim=1), hidden_states, torch.stack(weights, dim=1),
                              DecoderState(self.rnn.stack_state(layers), feed))
 
 
@@ -217,18 +258,20 @@ class FixedContextDecoder(RecurrentDecoder):
         memory, state = super().serve_rows(memory, state, rows)
         return memory._replace(summary=memory.summary.repeat_interleave(rows, dim=0)), state
 
-    def forward(self, input_ids: Tensor, memory: EncoderMemory, state: DecoderState,
-                plan: StepPlan | None = None) -> DecoderOutput:
-        """input_ids [B, T]; no step loop, so ``plan`` is not read."""
-        embedded = self.embed(input_ids)
+    def forward(self, input_ids: Tensor | None, memory: EncoderMemory, state: DecoderState,
+                plan: StepPlan | None = None, inputs_embeds: Tensor | None = None,
+                output_hidden_states: bool = False) -> DecoderOutput:
+        """input_ids [B, T] or inputs_embeds [B, T, E]; no step loop, so ``plan`` is not read."""
+        embedded = self.embed(input_ids, inputs_embeds)
         if not self.feeds_context:
             layer_outputs, rnn_state = self.rnn(embedded, state.rnn)
-            return DecoderOutput(self.readout(layer_outputs[-1]), layer_outputs[-1], None, DecoderState(rnn_state))
-        context = memory.summary.unsqueeze(1).expand(-1, input_ids.shape[1], -1)
-        layer_outputs, rnn_state = self.rnn(torch.cat([embedded, context], dim=-1), state.rnn)
-        states = layer_outputs[-1]
-        pre_output = self.readout(torch.cat([states, context, embedded], dim=-1))
-        return DecoderOutput(pre_output, states, None, DecoderState(rnn_state))
+            pre_output = self.readout(layer_outputs[-1])
+        else:
+            context = memory.summary.unsqueeze(1).expand(-1, embedded.shape[1], -1)
+            layer_outputs, rnn_state = self.rnn(torch.cat([embedded, context], dim=-1), state.rnn)
+            pre_output = self.readout(torch.cat([layer_outputs[-1], context, embedded], dim=-1))
+        hidden_states = (embedded, *layer_outputs) if output_hidden_states else None
+        return DecoderOutput(pre_output, hidden_states, None, DecoderState(rnn_state))
 
 
 DECODER_STYLES = {"bahdanau": BahdanauDecoder, "luong": LuongDecoder}

@@ -2,10 +2,11 @@
 
 from dataclasses import dataclass
 
-import torch
 from torch import Tensor, nn
 from transformers.utils import ModelOutput
 
+from .input_checks import check_embeddings, check_one_source, check_token_ids
+from .padding import check_attention_mask
 from .recurrent import RecurrentStack, reverse_within_lengths
 
 
@@ -55,22 +56,24 @@ class BahdanauEncoder(nn.Module):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> BahdanauEncoderOutput | tuple:
-        """input_ids [B, S] (or inputs_embeds [B, S, E]); attention_mask [B, S], 1 = real token."""
-        if (input_ids is None) == (inputs_embeds is None):
-            raise ValueError("Pass exactly one of `input_ids` and `inputs_embeds` to the encoder.")
-        embeddings = self.embed_tokens(input_ids) if inputs_embeds is None else inputs_embeds
-        batch_size, source_length = embeddings.shape[:2]
-        if attention_mask is None:
-            attention_mask = torch.ones(batch_size, source_length, dtype=torch.long, device=embeddings.device)
-        lengths = attention_mask.sum(dim=1)
+        """input_ids [B, S] (or inputs_embeds [B, S, E]); attention_mask [B, S], 1 = real token, each row's real
+        tokens one contiguous run. Left-padded rows run right-padded and their outputs come back in the caller's
+        layout (``padding``)."""
+        check_one_source("input_ids", input_ids, "inputs_embeds", inputs_embeds)
+        if inputs_embeds is None:
+            check_token_ids("input_ids", input_ids, self.embed_tokens.num_embeddings)
+            embeddings = self.embed_tokens(input_ids)
+        else:
+            check_embeddings("inputs_embeds", inputs_embeds, self.rnn.layers[0].input_size)
+            embeddings = inputs_embeds
+        layout = check_attention_mask(attention_mask, embeddings.shape[:2], embeddings.device)
+        inputs, lengths = layout.to_right(embeddings), layout.lengths
         if self.reverse_source:
-            embeddings = reverse_within_lengths(embeddings, lengths)
-        inputs = self.dropout(embeddings)
-
-        padded = bool((lengths < source_length).any())
-        layer_outputs, final = self.rnn(inputs, lengths=lengths if padded else None)
+            inputs = reverse_within_lengths(inputs, lengths)
+        layer_outputs, final = self.rnn(self.dropout(inputs), lengths=lengths if layout.padded else None)
         if self.reverse_source:
             layer_outputs = [reverse_within_lengths(out, lengths) for out in layer_outputs]
+        layer_outputs = [layout.to_caller(out) for out in layer_outputs]
 
         output = BahdanauEncoderOutput(
             last_hidden_state=layer_outputs[-1],

@@ -98,8 +98,10 @@ def per_target(total: Tensor, labels: Tensor, num_items_in_batch: int | Tensor |
 
 
 def token_cross_entropy(logits: Tensor, labels: Tensor, num_items_in_batch: int | Tensor | None = None) -> Tensor:
-    """Σ cross-entropy over labels != -100, ``per_target``.  logits [..., V] (scored in float32), labels [...]."""
+    """Σ cross-entropy over labels != -100, ``per_target``.  logits [..., V] (scored in float32 at least), labels
+    [...]."""
+    scored = logits.to(torch.promote_types(logits.dtype, torch.float32))
     total = nn.functional.cross_entropy(
-        logits.float().flatten(0, -2), labels.flatten().to(logits.device), ignore_index=-100, reduction="sum"
+        scored.flatten(0, -2), labels.flatten().to(logits.device), ignore_index=-100, reduction="sum"
     )
     return per_target(total, labels, num_items_in_batch)

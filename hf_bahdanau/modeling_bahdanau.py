@@ -11,11 +11,11 @@ from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 from transformers.utils import can_return_tuple
 
 from .attention import GaussianKernelAttention
-from .configuration_bahdanau import BahdanauConfig
+from .configuration_bahdanau import CUSTOM_PIPELINES, BahdanauConfig
 from .decoder import DecoderOutput, StepPlan, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput
+from .input_checks import check_embeddings, check_token_ids
 from .loss import linear_cross_entropy, per_target, token_cross_entropy
-from .pipeline_bahdanau import CUSTOM_PIPELINES
 from .search import FastSearchMixin
 from .state import RecurrentDecoderCache
 
@@ -34,6 +34,11 @@ class BahdanauPreTrainedModel(PreTrainedModel):
     main_input_name = "input_ids"
     supports_gradient_checkpointing = False
     _no_split_modules = ["BahdanauEncoder", "RecurrentDecoder"]
+    _is_stateful = True  # the decoder state cannot be rolled back a token: generate() refuses assisted decoding
+
+    def __init__(self, config: BahdanauConfig, *inputs, **kwargs):
+        config.validate_architecture()  # a field may have been changed since the config was built
+        super().__init__(config, *inputs, **kwargs)
 
     @classmethod
     def _supports_default_dynamic_cache(cls) -> bool:
@@ -119,18 +124,34 @@ class BahdanauModel(BahdanauPreTrainedModel):
         encoder_outputs: BahdanauEncoderOutput | tuple | None = None,
         past_key_values: RecurrentDecoderCache | None = None,
         inputs_embeds: Tensor | None = None,
+        decoder_inputs_embeds: Tensor | None = None,
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
     ) -> Seq2SeqModelOutput:
-        """input_ids/attention_mask [B, S]; decoder_input_ids [B, T] (right-padded: the decoder is causal,
-        so ``decoder_attention_mask`` is accepted and not needed), or [B·k, T]: k consecutive rows per source,
-        which share its encoder memory (generate()'s beams). With ``past_key_values`` only the new
-        decoder tokens are read and the source is not re-encoded."""
+        """input_ids/attention_mask [B, S] (or inputs_embeds [B, S, E], or encoder_outputs); decoder_input_ids [B, T]
+        (or decoder_inputs_embeds [B, T, E]; neither: input_ids shifted right, as BART does), right-padded: the
+        decoder is causal, so ``decoder_attention_mask`` is accepted and not needed. The decoder may also run
+        [B·k, T]: k consecutive rows per source, which share its encoder memory (generate()'s beams). With
+        ``past_key_values`` only the new decoder tokens are read and the source is not re-encoded.
+
+        ``last_hidden_state`` holds the pre-output vectors t [B, T, output_size] the vocabulary projection reads;
+        ``decoder_hidden_states`` (``output_hidden_states``) the decoder's embedded inputs and every RNN layer's
+        states; ``cross_attentions`` (``output_attentions``) the weights α [B, 1, T, S] over the caller's source
+        columns."""
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
+        output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
+                                else output_hidden_states)
         use_cache = self.config.use_cache if use_cache is None else use_cache
-        if decoder_input_ids is None:
-            raise ValueError("`decoder_input_ids` (or `labels`, for the LM head) are required.")
+        if decoder_input_ids is None and decoder_inputs_embeds is None:
+            if input_ids is None:
+                raise ValueError("Pass `decoder_input_ids` or `decoder_inputs_embeds` (or `input_ids`, shifted right "
+                                 "as the decoder's inputs; or `labels` to the LM head).")
+            check_token_ids("input_ids", input_ids, self.config.vocab_size)
+            decoder_input_ids = shift_tokens_right(input_ids, self.config.pad_token_id,
+                                                   self.config.decoder_start_token_id)
+        decoder_rows = self.decoder.check_inputs(decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask)
 
         if past_key_values is None:
             if encoder_outputs is None:
@@ -138,40 +159,70 @@ class BahdanauModel(BahdanauPreTrainedModel):
                     input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
                     output_hidden_states=output_hidden_states,
                 )
-            elif isinstance(encoder_outputs, tuple):
-                encoder_outputs = BahdanauEncoderOutput.from_tuple(encoder_outputs, self.config.rnn_type == "lstm")
-            annotations = encoder_outputs.last_hidden_state
-            if attention_mask is None:
-                attention_mask = torch.ones(annotations.shape[:2], dtype=torch.long, device=annotations.device)
+            else:
+                encoder_outputs = self._check_encoder_outputs(encoder_outputs, attention_mask)
             memory = self.decoder.prepare_memory(encoder_outputs, attention_mask)
             state = self.decoder.initial_state(encoder_outputs, memory)
-            rows, remainder = divmod(decoder_input_ids.shape[0], annotations.shape[0])
-            if remainder or not rows:
-                raise ValueError(
-                    f"decoder_input_ids must have one row per source ({annotations.shape[0]}) or k consecutive rows "
-                    f"per source (beam search), got {decoder_input_ids.shape[0]} rows"
-                )
+            rows = self._rows_per_source(decoder_rows, memory.batch_size)
             if rows > 1:
                 memory, state = self.decoder.serve_rows(memory, state, rows)
         else:
             memory, state = past_key_values.memory, past_key_values.state
+            if decoder_rows != memory.batch_size * memory.rows_per_source:
+                raise ValueError(f"`decoder_input_ids` must have the {memory.batch_size * memory.rows_per_source} "
+                                 f"rows of `past_key_values`, got {decoder_rows}.")
 
         plan = None if past_key_values is None else self.step_plan(past_key_values)
-        decoded: DecoderOutput = self.decoder(decoder_input_ids, memory, state, plan)
+        decoded: DecoderOutput = self.decoder(decoder_input_ids, memory, state, plan, inputs_embeds=decoder_inputs_embeds,
+                                              output_hidden_states=output_hidden_states)
         if use_cache:
             if past_key_values is None:
                 past_key_values = RecurrentDecoderCache(memory, decoded.state)
-            past_key_values.update_state(decoded.state, decoder_input_ids.shape[1])
+            past_key_values.update_state(decoded.state, decoded.pre_output.shape[1])
 
         weights = decoded.attention_weights
         return Seq2SeqModelOutput(
             last_hidden_state=decoded.pre_output,
             past_key_values=past_key_values if use_cache else None,
-            decoder_hidden_states=(decoded.states,) if output_hidden_states else None,
-            cross_attentions=(weights.unsqueeze(1),) if output_attentions and weights is not None else None,
+            decoder_hidden_states=decoded.hidden_states,
+            cross_attentions=((memory.to_caller_layout(weights).unsqueeze(1),)
+                              if output_attentions and weights is not None else None),
             encoder_last_hidden_state=None if encoder_outputs is None else encoder_outputs.last_hidden_state,
             encoder_hidden_states=None if encoder_outputs is None else encoder_outputs.hidden_states,
         )
+
+    def _check_encoder_outputs(self, encoder_outputs: BahdanauEncoderOutput | tuple,
+                               attention_mask: Tensor | None) -> BahdanauEncoderOutput:
+        """``encoder_outputs`` given by the caller (generate() passes the encoder's own): as ``BahdanauEncoderOutput``,
+        its annotations [B, S, encoder_output_size] matching ``attention_mask`` [B, S]."""
+        if isinstance(encoder_outputs, tuple):
+            encoder_outputs = BahdanauEncoderOutput.from_tuple(encoder_outputs, self.config.rnn_type == "lstm")
+        annotations = getattr(encoder_outputs, "last_hidden_state", None)
+        if not isinstance(annotations, Tensor):
+            raise TypeError("`encoder_outputs` must be a BahdanauEncoderOutput (or its tuple) whose first field holds "
+                            f"the annotations [batch, source, {self.config.encoder_output_size}].")
+        check_embeddings("encoder_outputs", annotations, self.config.encoder_output_size,
+                         what="[batch, source, encoder_output_size] annotations")
+        if attention_mask is not None and tuple(attention_mask.shape) != tuple(annotations.shape[:2]):
+            raise ValueError(f"`encoder_outputs` has annotations of shape {list(annotations.shape)}, which do not match "
+                             f"`attention_mask` of shape {list(attention_mask.shape)} ([batch, source]).")
+        final = encoder_outputs.final_hidden_state
+        expected = [annotations.shape[0], self.config.encoder_layers, self.config.encoder_output_size]
+        if final is not None and list(final.shape) != expected:
+            raise ValueError(f"`encoder_outputs.final_hidden_state` must be {expected} ([batch, encoder_layers, "
+                             f"encoder_output_size]), got {list(final.shape)}.")
+        return encoder_outputs
+
+    @staticmethod
+    def _rows_per_source(decoder_rows: int, sources: int) -> int:
+        """k for decoder inputs [B·k, T] over B sources."""
+        rows, remainder = divmod(decoder_rows, sources)
+        if remainder or not rows:
+            raise ValueError(
+                f"`decoder_input_ids` must have one row per source ({sources}) or k consecutive rows per source "
+                f"(beam search), got {decoder_rows} rows."
+            )
+        return rows
 
 
 class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin, GenerationMixin):
@@ -179,6 +230,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
     and decoded with ``generate()``."""
 
     _tied_weights_keys = {"lm_head.weight": "model.decoder.embed_tokens.weight"}
+    accepts_loss_kwargs = True  # Trainer passes num_items_in_batch: the loss is exact under gradient accumulation
 
     def __init__(self, config: BahdanauConfig):
         super().__init__(config)
@@ -200,21 +252,22 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
 
     def prepare_inputs_for_generation(
         self,
-        decoder_input_ids: Tensor,
+        input_ids: Tensor,
         next_sequence_length: int | None = None,
         past_key_values: RecurrentDecoderCache | None = None,
         is_first_iteration: bool | None = None,
         **model_kwargs,
     ) -> dict:
-        """One generate() step reads the new decoder tokens, the cache and the encoder outputs; nothing else.
+        """One generate() step: ``input_ids`` is the decoder's sequence so far [N, L], of which the new tokens are
+        read; the cache, the encoder outputs and every other keyword argument go to ``forward`` unchanged.
 
         The generic version also builds position ids and 4-D masks and inspects ``forward``'s signature at
         every step, which costs more than a decoder step at batch size 1.
         """
         if next_sequence_length is not None:
-            decoder_input_ids = decoder_input_ids[:, -next_sequence_length:]
+            input_ids = input_ids[:, -next_sequence_length:]
         model_kwargs.pop("labels", None)
-        return dict(model_kwargs, decoder_input_ids=decoder_input_ids, past_key_values=past_key_values)
+        return dict(model_kwargs, decoder_input_ids=input_ids, past_key_values=past_key_values)
 
     def _expand_inputs_for_generation(self, expand_size: int = 1, is_encoder_decoder: bool = False,
                                       input_ids: Tensor | None = None, **model_kwargs) -> tuple[Tensor, dict]:
@@ -243,26 +296,37 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         encoder_outputs: BahdanauEncoderOutput | tuple | None = None,
         past_key_values: RecurrentDecoderCache | None = None,
         inputs_embeds: Tensor | None = None,
+        decoder_inputs_embeds: Tensor | None = None,
         labels: Tensor | None = None,
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
         num_items_in_batch: int | Tensor | None = None,
-        **kwargs,
+        logits_to_keep: int | Tensor = 0,
     ) -> Seq2SeqLMOutput:
-        """labels [B, T]: target ids, -100 where ignored; the loss is their summed cross-entropy divided by
-        ``num_items_in_batch`` (given by Trainer across gradient-accumulation steps) or by their count.
-        In training mode with labels the loss is fused with the vocabulary projection and ``logits`` is
-        None (``model.eval()``, or calling without labels, gives the logits)."""
+        """labels [B, T]: target ids, -100 where ignored (the decoder inputs are the labels shifted right unless given,
+        with the labels' shape); the loss is their summed cross-entropy divided by ``num_items_in_batch`` (given by
+        Trainer across gradient-accumulation steps) or by their count. In training mode with labels the loss is
+        fused with the vocabulary projection and ``logits`` is None (``model.eval()``, or calling without labels,
+        gives the logits). ``logits_to_keep``: k > 0 computes the logits of the last k positions only (generate()
+        asks for 1), a tensor those positions; ``return_dict`` is read by ``can_return_tuple``."""
         if labels is not None:
             use_cache = False
-            if decoder_input_ids is None:
+            check_token_ids("labels", labels, self.config.vocab_size, ignore_index=-100,
+                            what="[batch, target tokens] (-100 = ignored)")
+            if decoder_input_ids is None and decoder_inputs_embeds is None:
                 decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
+            decoder_shape = (decoder_input_ids if decoder_inputs_embeds is None else decoder_inputs_embeds).shape[:2]
+            if tuple(labels.shape) != tuple(decoder_shape):
+                raise ValueError(f"`labels` must have the decoder inputs' shape {list(decoder_shape)} ([batch, target "
+                                 f"tokens]), got {list(labels.shape)}.")
         outputs = self.model(
             input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
-            past_key_values=past_key_values, inputs_embeds=inputs_embeds, use_cache=use_cache,
-            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
+            past_key_values=past_key_values, inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds,
+            use_cache=use_cache, output_attentions=output_attentions, output_hidden_states=output_hidden_states,
+            return_dict=True,
         )
         pre_output = self.output_dropout(outputs.last_hidden_state)
         if labels is not None and self.training and torch.is_grad_enabled():
@@ -272,8 +336,9 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             )
             logits, loss = None, per_target(total, labels, num_items_in_batch)
         else:
-            logits = self.lm_head(pre_output)
-            loss = None if labels is None else token_cross_entropy(logits, labels, num_items_in_batch)
+            kept = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
+            logits = self.lm_head(pre_output[:, kept])
+            loss = None if labels is None else token_cross_entropy(logits, labels[:, kept], num_items_in_batch)
         return Seq2SeqLMOutput(
             loss=loss,
             logits=logits,

@@ -10,10 +10,9 @@ from torch import Tensor, nn
 from transformers import PreTrainedModel
 from transformers.utils import can_return_tuple
 
-from .configuration_bahdanau import BahdanauConfig
+from .configuration_bahdanau import CUSTOM_PIPELINES, BahdanauConfig
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput
 from .modeling_bahdanau import BahdanauPreTrainedModel
-from .pipeline_bahdanau import CUSTOM_PIPELINES
 
 __all__ = ["BahdanauEncoderModel", "BahdanauEncoderPreTrainedModel"]
 

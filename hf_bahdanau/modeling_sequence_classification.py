@@ -25,7 +25,9 @@ from transformers.utils import can_return_tuple
 
 from .configuration_bahdanau import BahdanauConfig
 from .encoder import BahdanauEncoder
+from .input_checks import check_class_labels, require_tensor
 from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel
+from .padding import check_attention_mask
 from .pooling import ContextVectorAttention
 
 __all__ = ["BahdanauForSequenceClassification", "BahdanauSequenceClassifierOutput", "split_sentences"]
@@ -83,7 +85,9 @@ def _sentence_level_encoder(config: BahdanauConfig) -> BahdanauEncoder:
 
 def sequence_classification_loss(logits: Tensor, labels: Tensor, config: BahdanauConfig) -> Tensor:
     """MSE (regression), cross-entropy (single-label) or BCE with logits (multi-label), inferring
-    ``config.problem_type`` from num_labels and the labels' dtype when unset, as transformers does."""
+    ``config.problem_type`` from num_labels and the labels' dtype when unset, as transformers does.
+    logits [B, num_labels]; labels [B] class ids, [B, num_labels] 0/1 floats, or [B] / [B, num_labels] values."""
+    require_tensor("labels", labels)
     if config.problem_type is None:
         if config.num_labels == 1:
             config.problem_type = "regression"
@@ -91,6 +95,7 @@ def sequence_classification_loss(logits: Tensor, labels: Tensor, config: Bahdana
             config.problem_type = "single_label_classification"
         else:
             config.problem_type = "multi_label_classification"
+    _check_labels(labels, logits.shape, config.problem_type)
     if config.problem_type == "regression":
         if config.num_labels == 1:
             return nn.functional.mse_loss(logits.squeeze(-1), labels.view(-1).to(logits.dtype))
@@ -98,6 +103,20 @@ def sequence_classification_loss(logits: Tensor, labels: Tensor, config: Bahdana
     if config.problem_type == "single_label_classification":
         return nn.functional.cross_entropy(logits.view(-1, config.num_labels), labels.view(-1))
     return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
+
+
+def _check_labels(labels: Tensor, logits_shape: torch.Size, problem_type: str) -> None:
+    batch_size, num_labels = logits_shape
+    if problem_type == "single_label_classification":
+        check_class_labels("labels", labels.view(-1) if labels.numel() == batch_size else labels, num_labels,
+                           (batch_size,))
+    elif problem_type == "multi_label_classification":
+        if tuple(labels.shape) != (batch_size, num_labels):
+            raise ValueError(f"`labels` of a multi-label classification must be [batch, num_labels] = "
+                             f"{[batch_size, num_labels]} (0/1 per label), got {list(labels.shape)}.")
+    elif labels.numel() != batch_size * num_labels:
+        raise ValueError(f"`labels` of a regression must hold {num_labels} value(s) per text ([batch] or [batch, "
+                         f"num_labels]), got shape {list(labels.shape)} for a batch of {batch_size}.")
 
 
 class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
@@ -159,10 +178,7 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         else:
             encoded = self.model(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
                                  output_hidden_states=output_hidden_states)
-            annotations = encoded.last_hidden_state
-            mask = (torch.ones(annotations.shape[:2], dtype=torch.bool, device=annotations.device)
-                    if attention_mask is None else attention_mask.bool())
-            document, word_weights = self.word_attention(annotations, mask)
+            document, word_weights = self._pool_words(encoded.last_hidden_state, attention_mask)
             sentence_weights, hidden_states = None, encoded.hidden_states
         logits = self.classifier(self.dropout(document))
         loss = None if labels is None else sequence_classification_loss(logits, labels, self.config)
@@ -173,6 +189,13 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
             word_attentions=word_weights if output_attentions else None,
             sentence_attentions=sentence_weights if output_attentions else None,
         )
+
+    def _pool_words(self, annotations: Tensor, attention_mask: Tensor | None) -> tuple[Tensor, Tensor]:
+        """Word attention over annotations [B, S, D] in the caller's layout -> v [B, D], α [B, S]; pooled over the
+        right-padded rows, so a left-padded batch sums in the same order as the right-padded one (``padding``)."""
+        layout = check_attention_mask(attention_mask, annotations.shape[:2], annotations.device)
+        pooled, weights = self.word_attention(layout.to_right(annotations), layout.right_mask)
+        return pooled, layout.to_caller(weights)
 
     def _encode_document(
         self, input_ids: Tensor | None, attention_mask: Tensor | None, inputs_embeds: Tensor | None,
@@ -195,8 +218,10 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         batch_size, num_sentences, num_words = words.shape[:3]
         if attention_mask is None:
             attention_mask = torch.ones(words.shape[:3], dtype=torch.long, device=words.device)
-        word_mask = attention_mask.bool()
-        sentence_mask = word_mask.any(-1)  # [B, N]
+        elif tuple(attention_mask.shape) != tuple(words.shape[:3]):
+            raise ValueError(f"`attention_mask` must be [batch, sentences, words] = {list(words.shape[:3])} like the "
+                             f"input, got {list(attention_mask.shape)}.")
+        sentence_mask = attention_mask.bool().any(-1)  # [B, N]
         real = sentence_mask.flatten()  # only non-empty sentences go through the word-level encoder
 
         size = self.config.encoder_output_size
@@ -214,15 +239,21 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
             )
             if output_hidden_states:
                 word_annotations[real] = encoded.last_hidden_state
-            sentence_vectors[real], word_weights[real] = self.word_attention(
-                encoded.last_hidden_state, flat_mask.bool()
-            )
-        sentence_annotations = self.sentence_encoder(
-            inputs_embeds=sentence_vectors.view(batch_size, num_sentences, size),
-            attention_mask=sentence_mask.long(), return_dict=True,
+            sentence_vectors[real], word_weights[real] = self._pool_words(encoded.last_hidden_state, flat_mask)
+        # Empty sentences have no vector: the sentence-level RNN reads the others in their order, right-padded, and
+        # β is 0 at the empty ones, so a document with an empty sentence equals the document without it.
+        order = sentence_mask.to(torch.uint8).argsort(dim=1, descending=True, stable=True)  # [B, N]
+        packed_mask = sentence_mask.gather(1, order)
+        packed_vectors = sentence_vectors.view(batch_size, num_sentences, size).gather(
+            1, order.unsqueeze(-1).expand(-1, -1, size))
+        packed_annotations = self.sentence_encoder(
+            inputs_embeds=packed_vectors, attention_mask=packed_mask.long(), return_dict=True,
         ).last_hidden_state
-        document, sentence_weights = self.sentence_attention(sentence_annotations, sentence_mask)
+        document, packed_weights = self.sentence_attention(packed_annotations, packed_mask)
+        sentence_weights = torch.zeros_like(packed_weights).scatter_(1, order, packed_weights)
         hidden_states = None
         if output_hidden_states:
+            sentence_annotations = torch.zeros_like(packed_annotations).scatter_(
+                1, order.unsqueeze(-1).expand(-1, -1, size), packed_annotations)
             hidden_states = (word_annotations.view(batch_size, num_sentences, num_words, size), sentence_annotations)
         return document, word_weights.view(batch_size, num_sentences, num_words), sentence_weights, hidden_states

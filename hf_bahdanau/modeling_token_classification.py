@@ -20,8 +20,10 @@ from transformers.utils import can_return_tuple
 
 from .attention import build_attention
 from .configuration_bahdanau import BahdanauConfig
+from .input_checks import check_class_labels
 from .loss import token_cross_entropy
 from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel
+from .padding import check_attention_mask
 from .pooling import ContextVectorAttention
 
 __all__ = ["BahdanauForTokenClassification", "QueryTokenAttention", "SentenceTokenAttention"]
@@ -98,10 +100,13 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
             output_hidden_states=output_hidden_states,
         )
         annotations = encoded.last_hidden_state
-        mask = (torch.ones(annotations.shape[:2], dtype=torch.bool, device=annotations.device)
-                if attention_mask is None else attention_mask.bool())
-        features, weights = self.token_attention(annotations, mask)
-        logits = self.classifier(self.dropout(features))
+        if labels is not None:
+            check_class_labels("labels", labels, self.num_labels, annotations.shape[:2])
+        # Token t attends by source position (the location score): the rows run right-padded (``padding``).
+        layout = check_attention_mask(attention_mask, annotations.shape[:2], annotations.device)
+        features, weights = self.token_attention(layout.to_right(annotations), layout.right_mask)
+        logits = layout.to_caller(self.classifier(self.dropout(features)))
+        weights = layout.to_caller(layout.to_caller(weights, dim=1), dim=2)
         loss = None
         if labels is not None:
             loss = token_cross_entropy(logits, labels, num_items_in_batch)

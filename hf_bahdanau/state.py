@@ -6,6 +6,7 @@ from typing import NamedTuple
 from torch import Tensor
 from transformers.cache_utils import Cache
 
+from .padding import rotate_rows
 from .recurrent import RecurrentState
 
 
@@ -16,7 +17,9 @@ class EncoderMemory(NamedTuple):
     projected_keys: the attention's key projection (e.g. U_a h_j [B, S, A]), None without attention;
     summary [B, D]: Cho et al.'s fixed context C (the top encoder layer's final state), else None;
     rows_per_source: decoder rows b·k … b·k + k − 1 all read source b (the k beams of beam search share
-    one copy of its memory), so the decoder runs B · rows_per_source rows.
+    one copy of its memory), so the decoder runs B · rows_per_source rows;
+    source_starts [B]: the memory is right-padded, and source b's tokens start at column source_starts[b] of the
+    caller's mask (None: they start at column 0; see ``padding``).
     """
 
     annotations: Tensor
@@ -24,6 +27,18 @@ class EncoderMemory(NamedTuple):
     projected_keys: Tensor | None = None
     summary: Tensor | None = None
     rows_per_source: int = 1
+    source_starts: Tensor | None = None
+
+    @property
+    def batch_size(self) -> int:
+        """Sources B (the decoder runs B · rows_per_source rows)."""
+        return self.mask.shape[0]
+
+    def to_caller_layout(self, weights: Tensor) -> Tensor:
+        """Attention weights [B · rows_per_source, T, S] over the memory -> over the caller's source columns."""
+        if self.source_starts is None:
+            return weights
+        return rotate_rows(weights, -self.source_starts.repeat_interleave(self.rows_per_source), dim=-1)
 
 
 class DecoderState(NamedTuple):
@@ -42,11 +57,22 @@ class DecoderState(NamedTuple):
         return DecoderState(self.rnn.index_select(index), feed)
 
 
+class RecurrentLayerCache(NamedTuple):
+    """Decoder layer l's entry in ``RecurrentDecoderCache.layers``: hidden [N, H] and, for an LSTM, cell [N, H]
+    (views of the cache's state)."""
+
+    hidden: Tensor
+    cell: Tensor | None = None
+
+
 class RecurrentDecoderCache(Cache):
     """``past_key_values`` of the recurrent decoder: the encoder memory plus the decoder state.
 
-    Beam search calls ``reorder_cache(beam_idx)``; only the decoder state is reordered, because
-    every beam of a source shares the same encoder memory (``beam_idx`` never crosses sources).
+    It keeps the ``Cache`` protocol where it applies to a recurrent state: ``len(cache)`` is the number of decoder
+    layers and ``cache.layers[l]`` holds layer l's state; ``get_seq_length()`` counts the decoder tokens consumed;
+    beam search calls ``reorder_cache(beam_idx)``. Only the decoder state is reordered, because every beam of a
+    source shares the same encoder memory (``beam_idx`` never crosses sources). There are no key/value tensors to
+    ``update``, ``crop`` or offload: an RNN state cannot be rolled back a token (the model is ``_is_stateful``).
     ``step_plan``: the decoder's ``StepPlan`` for this memory, kept by the search loop after its first step.
     """
 
@@ -58,6 +84,18 @@ class RecurrentDecoderCache(Cache):
         self.state = state
         self.seen_tokens = 0
         self.step_plan = None
+
+    @property
+    def layers(self) -> list[RecurrentLayerCache]:
+        """Each decoder layer's rows of the state, made on access (the state itself is stacked, [layers, N, H])."""
+        hidden, cell = self.state.rnn
+        return [RecurrentLayerCache(hidden[index], None if cell is None else cell[index])
+                for index in range(hidden.shape[0])]
+
+    @layers.setter
+    def layers(self, layers: list) -> None:
+        if layers:  # ``Cache.__init__`` sets an empty list; the layers are views of ``state``
+            raise AttributeError("RecurrentDecoderCache.layers are views of its state: update the state instead.")
 
     def update_state(self, state: DecoderState, num_new_tokens: int) -> None:
         """Store the state after ``num_new_tokens`` more decoder tokens."""

@@ -107,7 +107,8 @@ def test_encoder_hidden_states_and_return_dict_false():
     out = model(input_ids=input_ids, attention_mask=mask, labels=labels, output_hidden_states=True)
     assert len(out.encoder_hidden_states) == 1 + model.config.encoder_layers
     assert out.encoder_hidden_states[0].shape == (3, 7, model.config.embedding_size)
-    assert out.decoder_hidden_states[0].shape == (3, 4, model.config.hidden_size)
+    assert len(out.decoder_hidden_states) == 1 + model.config.decoder_layers
+    assert out.decoder_hidden_states[-1].shape == (3, 4, model.config.hidden_size)
     as_tuple = model(input_ids=input_ids, attention_mask=mask, labels=labels, return_dict=False)
     assert isinstance(as_tuple, tuple)
     torch.testing.assert_close(as_tuple[0], out.loss)
@@ -132,11 +133,15 @@ def test_tied_embeddings_share_storage():
     assert untied.lm_head.weight.data_ptr() != untied.model.decoder.embed_tokens.weight.data_ptr()
 
 
-def test_missing_decoder_inputs_is_a_clear_error():
+def test_without_decoder_inputs_the_source_is_shifted_right_as_bart_does():
     model = tiny_model()
     input_ids, mask = padded_batch()
+    shifted = model.prepare_decoder_input_ids_from_labels(input_ids)
+    implicit = model(input_ids=input_ids, attention_mask=mask).logits
+    torch.testing.assert_close(implicit, model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=shifted).logits,
+                               atol=0, rtol=0)
     with pytest.raises(ValueError, match="decoder_input_ids"):
-        model(input_ids=input_ids, attention_mask=mask)
+        model(inputs_embeds=torch.zeros(3, 7, model.config.embedding_size), attention_mask=mask)
 
 
 def test_location_attention_refuses_sources_longer_than_its_positions():
