@@ -3,6 +3,11 @@
 Importing the package registers ``model_type="bahdanau"`` with the Auto classes, and marks every
 class for ``register_for_auto_class`` so ``save_pretrained`` writes the code next to the weights
 (loadable with ``trust_remote_code=True`` where hf_bahdanau is not installed).
+
+``BahdanauTranslationPipeline`` is imported on first use: it needs ``transformers.pipelines``, which takes longer to
+import than the rest of the package. transformers 5 refuses the task name "translation" (it removed its own), so the
+pipeline is reached through ``pipeline(model=..., trust_remote_code=True)`` or ``pipeline_class=``, never the task
+registry.
 """
 
 from transformers import (
@@ -12,7 +17,6 @@ from transformers import (
     AutoModelForSequenceClassification,
     AutoModelForTokenClassification,
 )
-from transformers.pipelines import PIPELINE_REGISTRY
 
 from . import attention
 from .configuration_bahdanau import PRESETS, BahdanauConfig
@@ -20,8 +24,6 @@ from .modeling_bahdanau import BahdanauForConditionalGeneration, BahdanauModel, 
 from .modeling_encoder_only import BahdanauEncoderModel
 from .modeling_sequence_classification import BahdanauForSequenceClassification
 from .modeling_token_classification import BahdanauForTokenClassification
-from .pipeline_bahdanau import TASK as PIPELINE_TASK
-from .pipeline_bahdanau import BahdanauTranslationPipeline
 
 __version__ = "0.1.0"
 
@@ -35,9 +37,15 @@ for auto_class, model_class in (
 ):
     auto_class.register(BahdanauConfig, model_class, exist_ok=True)
     model_class.register_for_auto_class(auto_class.__name__)
-PIPELINE_REGISTRY.register_pipeline(
-    PIPELINE_TASK, pipeline_class=BahdanauTranslationPipeline, pt_model=AutoModelForSeq2SeqLM, type="text"
-)
+
+
+def __getattr__(name: str):
+    if name == "BahdanauTranslationPipeline":
+        from .pipeline_bahdanau import BahdanauTranslationPipeline
+
+        return BahdanauTranslationPipeline
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "PRESETS",

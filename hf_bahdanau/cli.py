@@ -1,20 +1,19 @@
 """``hf-bahdanau-translate``: decode sentences with a saved model folder or Hub id, optionally saving alignment pictures.
 
-    hf-bahdanau-translate outputs/dates "le 3 mars 2015" "3/14/15" --num_beams 5
-    cat sentences.txt | hf-bahdanau-translate outputs/dates --alignments_dir pictures
+    hf-bahdanau-translate outputs/dates-rnnsearch "le 3 mars 2015" "3/14/15" --num_beams 5
+    cat sentences.txt | hf-bahdanau-translate outputs/dates-rnnsearch --alignments_dir pictures
 
-Prints one line per input: the translation, and with ``--alignments_dir`` a tab and the path of its heat map.
-Loading goes through the Auto classes, which the package registered when this module was imported.
+Prints one line per input: the translation, and with ``--alignments_dir`` a tab and the path of its heat map. An
+empty or blank input (an argument, or a line before the last non-blank one) is an error that names it; inputs with tokens unknown to the tokenizer, or
+longer than every training source, are decoded with a warning on stderr. Loading goes through the Auto classes,
+which the package registered when this module was imported.
 """
 
 import argparse
 import sys
 from pathlib import Path
 
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-from .decoding import translate
-from .plotting import plot_alignment
+from .locations import check_model_location
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -29,23 +28,50 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
     parser.add_argument("--trust_remote_code", action="store_true",
                         help="allow code from the model folder (not needed for hf_bahdanau models)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    if args.sentences:
+        blank = [number for number, sentence in enumerate(args.sentences, 1) if not sentence.strip()]
+        where = "argument"
+    else:
+        args.sentences = [line.rstrip("\r\n") for line in sys.stdin]
+        while args.sentences and not args.sentences[-1].strip():  # blank lines at the end of a file
+            args.sentences.pop()
+        blank = [number for number, sentence in enumerate(args.sentences, 1) if not sentence.strip()]
+        where = "line"
+    if blank:
+        parser.error(f"{where} {', '.join(map(str, blank[:10]))}{' …' if len(blank) > 10 else ''} of the input "
+                     f"{'is' if len(blank) == 1 else 'are'} empty: there is nothing to translate.")
+    try:
+        check_model_location(args.model, "model")
+    except ValueError as error:
+        parser.error(str(error))
+    for name in ("num_beams", "batch_size", "max_new_tokens"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            parser.error(f"--{name} must be a positive integer, got {value}.")
+    return args
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    sentences = args.sentences or [line.rstrip("\n") for line in sys.stdin if line.strip()]
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    from .decoding import translate
+
     options = dict(revision=args.revision, trust_remote_code=args.trust_remote_code)
     tokenizer = AutoTokenizer.from_pretrained(args.model, **options)
     model = AutoModelForSeq2SeqLM.from_pretrained(args.model, **options)
-    results = translate(model, tokenizer, sentences, num_beams=args.num_beams, max_new_tokens=args.max_new_tokens,
-                        batch_size=args.batch_size, output_alignments=args.alignments_dir is not None)
-    if args.alignments_dir is not None:
-        args.alignments_dir.mkdir(parents=True, exist_ok=True)
-    for number, result in enumerate(results):
-        if args.alignments_dir is None:
+    results = translate(model, tokenizer, args.sentences, num_beams=args.num_beams,
+                        max_new_tokens=args.max_new_tokens, batch_size=args.batch_size,
+                        output_alignments=args.alignments_dir is not None)
+    if args.alignments_dir is None:
+        for result in results:
             print(result.translation)
-            continue
+        return
+    from .plotting import plot_alignment
+
+    args.alignments_dir.mkdir(parents=True, exist_ok=True)
+    for number, result in enumerate(results):
         path = args.alignments_dir / f"alignment_{number}.png"
         plot_alignment(result.alignment, result.source_tokens, result.target_tokens, path=path,
                        title=f"{result.source} → {result.translation}")

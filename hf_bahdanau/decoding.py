@@ -4,6 +4,7 @@
     results[0].translation, results[0].alignment  # "2015-03-03", α [T, S] over results[0].source_tokens
 """
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -11,7 +12,10 @@ import torch
 
 from .plotting import alignments_from_generate
 
-__all__ = ["Translation", "translate"]
+__all__ = ["Translation", "check_texts", "translate", "warn_about_source"]
+
+logger = logging.getLogger(__name__)
+SHOWN_CHARACTERS = 40  # how much of an input a warning quotes
 
 
 @dataclass
@@ -24,6 +28,37 @@ class Translation:
     source_tokens: list[str]
     target_tokens: list[str]
     alignment: torch.Tensor | None = None
+
+
+def check_texts(texts: Sequence[str], name: str = "texts") -> list[str]:
+    """The texts to decode, as a list: a sequence of strings, none empty or blank (a single string is refused, it
+    would be read as a sequence of characters). Raises ValueError/TypeError naming ``name`` and the bad entry."""
+    if isinstance(texts, str) or not isinstance(texts, Sequence):
+        raise TypeError(f"`{name}` must be a list of strings, got {type(texts).__name__}"
+                        f"{' (wrap a single text in a list)' if isinstance(texts, str) else ''}.")
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"`{name}[{index}]` must be a string, got {type(text).__name__}.")
+        if not text.strip():
+            raise ValueError(f"`{name}[{index}]` is {'empty' if not text else 'blank'} ({text!r}): there is nothing to "
+                             "translate; remove it or give a text.")
+    return list(texts)
+
+
+def warn_about_source(text: str, input_ids: Sequence[int], tokenizer, config) -> None:
+    """Log a warning when the model is likely to answer ``text`` (tokenised as ``input_ids``) confidently and wrongly:
+    some of its tokens are unknown to the tokenizer (``<unk>``), or it is longer than every source seen in training
+    (``config.max_training_source_length``, stored by the training script)."""
+    shown = text if len(text) <= SHOWN_CHARACTERS else text[:SHOWN_CHARACTERS] + "…"
+    unknown_id = tokenizer.unk_token_id
+    unknown = 0 if unknown_id is None else sum(token == unknown_id for token in input_ids)
+    if unknown:
+        logger.warning("%r: %d of its %d tokens are unknown to the tokenizer (%s); the output is unreliable.", shown,
+                       unknown, len(input_ids), tokenizer.unk_token)
+    longest = getattr(config, "max_training_source_length", None)
+    if longest is not None and len(input_ids) > longest:
+        logger.warning("%r: %d tokens, longer than every source seen in training (at most %d tokens); the output is "
+                       "unreliable.", shown, len(input_ids), longest)
 
 
 def _generated_ids(sequence: torch.Tensor, eos_token_id: int | None) -> list[int]:
@@ -46,7 +81,10 @@ def translate(
     """Decode ``texts`` in batches of ``batch_size`` with greedy (``num_beams=1``) or beam search.
 
     max_new_tokens: None keeps ``model.generation_config``'s limit. output_alignments needs a model with attention.
+    An empty or blank text is refused (ValueError naming it); a text with tokens unknown to the tokenizer, or longer
+    than every training source, is decoded with a logged warning (``warn_about_source``).
     """
+    texts = check_texts(texts)
     if num_beams < 1:
         raise ValueError(f"`num_beams` must be a positive integer, got {num_beams}.")
     if batch_size < 1:
@@ -61,6 +99,8 @@ def translate(
     for start in range(0, len(texts), batch_size):
         batch_texts = list(texts[start:start + batch_size])
         batch = tokenizer(batch_texts, padding=True, return_tensors="pt").to(model.device)
+        for text, ids, mask in zip(batch_texts, batch["input_ids"], batch["attention_mask"]):
+            warn_about_source(text, ids[mask.bool()].tolist(), tokenizer, model.config)
         limits = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
         out = model.generate(**batch, num_beams=num_beams, output_attentions=output_alignments,
                              return_dict_in_generate=True, **limits)

@@ -11,18 +11,16 @@ seq2seq model as a custom pipeline (``custom_pipelines`` in ``config.json``, thi
 
 Keyword arguments that ``generate()`` knows (``num_beams``, ``max_new_tokens``, ``num_return_sequences``, …) are
 passed to it, at construction or per call. ``return_alignments=True`` adds the soft alignment α [T, S] of every
-output (one row per generated token, EOS included; one column per real source token).
+output (one row per generated token, EOS included; one column per real source token). An empty or blank input is
+refused with a ValueError; unknown tokens and inputs longer than every training source are logged as warnings.
 """
 
 import torch
 from transformers import GenerationConfig, Pipeline
 
+from .decoding import check_texts, warn_about_source
 from .plotting import alignments_from_generate
 
-TASK = "translation"
-# what config.json's ``custom_pipelines`` holds for a seq2seq model (classes by name: transformers resolves them)
-CUSTOM_PIPELINES = {TASK: {"impl": "pipeline_bahdanau.BahdanauTranslationPipeline", "pt": ["AutoModelForSeq2SeqLM"],
-                           "type": "text"}}
 
 
 class BahdanauTranslationPipeline(Pipeline):
@@ -50,8 +48,9 @@ class BahdanauTranslationPipeline(Pipeline):
     def __call__(self, inputs: str | list[str], **kwargs):
         """One text -> a list of records; a list of texts -> one record per text (a list of records per text when
         ``num_return_sequences`` > 1)."""
-        if not isinstance(inputs, str) and not (isinstance(inputs, list) and all(isinstance(x, str) for x in inputs)):
-            raise ValueError(f"`inputs` must be a string or a list of strings, got {type(inputs).__name__}.")
+        if not isinstance(inputs, (str, list)):
+            raise TypeError(f"`inputs` must be a string or a list of strings, got {type(inputs).__name__}.")
+        check_texts([inputs] if isinstance(inputs, str) else inputs, name="inputs")
         result = super().__call__(inputs, **kwargs)
         if isinstance(inputs, list) and all(len(records) == 1 for records in result):
             return [records[0] for records in result]
@@ -59,6 +58,7 @@ class BahdanauTranslationPipeline(Pipeline):
 
     def preprocess(self, text: str) -> dict[str, torch.Tensor]:
         encoded = self.tokenizer(text, return_tensors="pt")
+        warn_about_source(text, encoded["input_ids"][0].tolist(), self.tokenizer, self.model.config)
         return {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}
 
     def _forward(self, model_inputs: dict[str, torch.Tensor], return_alignments: bool = False, **generate_kwargs):
@@ -73,7 +73,7 @@ class BahdanauTranslationPipeline(Pipeline):
             rows = [alignments_from_generate(generated, index=row, eos_token_id=self.model.generation_config.eos_token_id)
                     for row in range(sequences.shape[0])]
             lengths = torch.tensor([len(row) for row in rows])
-            weights = torch.zeros(len(rows), int(lengths.max()), rows[0].shape[-1])
+            weights = rows[0].new_zeros(len(rows), int(lengths.max()), rows[0].shape[-1])
             for index, row in enumerate(rows):
                 weights[index, :len(row)] = row
             outputs.update(alignments=weights.reshape(batch, -1, *weights.shape[1:]),

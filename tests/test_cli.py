@@ -1,5 +1,6 @@
 """hf-bahdanau-translate: the console script decodes arguments or stdin and saves alignment pictures."""
 
+import os
 import shutil
 import subprocess
 import sys
@@ -37,7 +38,24 @@ def test_translations_of_arguments_and_stdin_equal_in_process_decoding(saved_mod
     expected = [result.translation for result in translate(model, tokenizer, SENTENCES, num_beams=3)]
     assert run_cli(str(folder), *SENTENCES, "--num_beams", "3", "--batch_size", "2") == expected
     greedy = [result.translation for result in translate(model, tokenizer, SENTENCES)]
-    assert run_cli(str(folder), stdin="\n".join(SENTENCES) + "\n\n") == greedy
+    assert run_cli(str(folder), stdin="\n".join(SENTENCES) + "\n\n") == greedy  # blank lines at the end are no input
+
+
+@pytest.mark.parametrize("arguments, stdin, error", [
+    (["3/14/15", " "], None, "argument 2 of the input is empty"),
+    ([], "3/14/15\n\nle 3 mars\n", "line 2 of the input is empty"),
+])
+def test_an_empty_input_is_an_error_that_names_it(saved_model, arguments, stdin, error):
+    folder, _, _ = saved_model
+    done = subprocess.run([sys.executable, "-m", "hf_bahdanau.cli", str(folder), *arguments], input=stdin,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and error in done.stderr and not done.stdout
+
+
+def test_a_missing_model_folder_is_an_error_at_once(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "hf_bahdanau.cli", str(tmp_path / "no-model"), "3/14/15"],
+                          capture_output=True, text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 2 and "is not a local folder" in done.stderr
 
 
 def test_alignment_pictures_are_saved_and_their_paths_printed(saved_model, tmp_path):
