@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 from transformers import EvalPrediction
 
+from training.arguments import parse_arguments, parse_config_overrides
 from training.run_seq2seq import (
-    DataTrainingArguments, ModelArguments, clip, load_model, load_raw_datasets, metrics_function,
-    parse_arguments, parse_config_overrides, tokenize_split,
+    DataTrainingArguments, ModelArguments, Seq2SeqTrainingArguments, clip, load_model, load_raw_datasets,
+    metrics_function, tokenize_split,
 )
 from training.tokenization import train_tokenizer
 
@@ -65,7 +66,9 @@ def test_a_json_file_of_arguments_with_flags_overriding_it(tmp_path):
                  "max_steps": 50, "language": ["en", "de"], "lr_scheduler_kwargs": {"power": 2.0}}
     path = tmp_path / "args.json"
     path.write_text(json.dumps(arguments))
-    model_args, data_args, training_args = parse_arguments([str(path), "--max_steps", "7", "--do_train", "false"])
+    model_args, data_args, training_args = parse_arguments(
+        (ModelArguments, DataTrainingArguments, Seq2SeqTrainingArguments), [str(path), "--max_steps", "7", "--do_train",
+                                                                            "false"])
     assert (model_args.preset, data_args.train_file, data_args.language) == ("rnnsearch", "t.jsonl", ["en", "de"])
     assert (training_args.max_steps, training_args.do_train, training_args.output_dir) == (7, False, "out")
     assert training_args.lr_scheduler_kwargs == {"power": 2.0}
@@ -135,3 +138,29 @@ def test_metrics_decode_generations_and_score_them_in_percent(monkeypatch):
     assert metrics["exact_match"] == pytest.approx(200 / 3)
     assert 0 < metrics["chrf"] < 100 and 0 < metrics["bleu"] <= 100
     assert metrics["gen_len"] == 12  # <s> + 10 characters + </s>
+
+
+def test_a_short_run_logs_no_repeated_warnings_and_says_where_the_model_is(tmp_path, capfd, recwarn):
+    """Evaluation in several batches used to warn "Both `max_new_tokens` … and `max_length` … seem to have been set"
+    once per batch (Seq2SeqTrainer writes max_length=20 into the generation config), and every data loader warned
+    about pin_memory on CPU; the run ends with one line naming the folder and how to use the model."""
+    from training.run_seq2seq import main
+
+    rows = [{"source": f"{day} March 2015", "target": f"2015-03-{day:02d}"} for day in range(1, 29)]
+    for split in ("train", "validation"):
+        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    output_dir = tmp_path / "model"
+    main(["--preset", "rnnsearch", "--config_overrides", "embedding_size=8,hidden_size=16,attention_size=8",
+          "--train_file", str(tmp_path / "train.jsonl"), "--validation_file", str(tmp_path / "validation.jsonl"),
+          "--do_train", "--do_eval", "--predict_with_generate", "--max_steps", "3", "--logging_steps", "1",
+          "--per_device_train_batch_size", "8", "--per_device_eval_batch_size", "8", "--eval_strategy", "steps",
+          "--eval_steps", "2", "--save_strategy", "no", "--report_to", "none", "--output_dir", str(output_dir),
+          "--num_alignment_pictures", "0"])
+    out, err = capfd.readouterr()
+    assert "seem to have been set" not in out + err
+    assert not [warning for warning in recwarn if "pin_memory" in str(warning.message)]
+    last_line = out.strip().splitlines()[-1]
+    assert last_line.startswith(f"The model is saved in {output_dir} ") and "hf-bahdanau-translate" in last_line
+    saved = json.loads((output_dir / "generation_config.json").read_text())
+    assert saved["max_new_tokens"] == 17 and "max_length" not in saved  # 1.5 x the longest target (11 tokens)
+    assert json.loads((output_dir / "config.json").read_text())["max_training_source_length"] == 14

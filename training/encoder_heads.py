@@ -1,46 +1,26 @@
-"""What run_ner.py and run_classification.py share: model and tokenizer arguments, data loading, a new or loaded
-head with the labels of the data, and the end of a run (training curve, model card, Hub push).
+"""What run_ner.py and run_classification.py share: model and tokenizer arguments, data loading, and a new or loaded
+head with the labels of the data.
 
 A head starts from ``--model_name_or_path`` (a saved tagger/classifier, or a seq2seq checkpoint whose source
 embedding and encoder it reuses) or is new (``--preset`` + ``--config_overrides``); a new tokenizer is trained
 on the training texts (word-level by default) unless ``--tokenizer_name`` or the model folder has one.
 """
 
-import json
 import logging
-import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import datasets
-import transformers
-from transformers import AutoConfig, AutoTokenizer, HfArgumentParser, TrainingArguments
+from transformers import AutoConfig, AutoTokenizer, TrainingArguments
 
 from hf_bahdanau import PRESETS, BahdanauConfig
-from model_cards import write_model_card
-from training.figures import TRAINING_CURVE, plot_training_curve
-from training.hub_utils import push_output_dir
-from training.run_seq2seq import FILE_FORMATS, SPLITS, json_to_flags, parse_config_overrides, read_file, select_split
+from training.arguments import parse_config_overrides
+from training.data_files import load_raw_splits, requested_splits
 from training.tokenization import TOKENIZER_KINDS, train_tokenizer
 
 logger = logging.getLogger(__name__)
 
-__all__ = [
-    "HeadModelArguments", "check_data_files", "finish_run", "load_head", "load_splits", "load_tokenizer",
-    "order_labels", "parse_arguments", "setup_logging",
-]
-
-
-@dataclass
-class DataFileArguments:
-    """Where the data comes from: a Hub dataset or local files (the scripts' data arguments extend this)."""
-
-    dataset_name: str | None = field(default=None, metadata={"help": "A dataset on the Hub (needs network)."})
-    dataset_config_name: str | None = field(default=None, metadata={"help": "Its configuration name."})
-    train_file: str | None = field(default=None, metadata={"help": "Training data: .json, .jsonl, .csv or .tsv."})
-    validation_file: str | None = field(default=None, metadata={"help": "Evaluation data (--do_eval)."})
-    test_file: str | None = field(default=None, metadata={"help": "Test data (--do_predict)."})
+__all__ = ["HeadModelArguments", "load_head", "load_splits", "load_tokenizer", "order_labels"]
 
 
 @dataclass
@@ -78,49 +58,12 @@ class HeadModelArguments:
             raise ValueError(f"`--tokenizer_type` must be one of {list(TOKENIZER_KINDS)}, got {self.tokenizer_type!r}.")
 
 
-def parse_arguments(dataclass_types: tuple, argv: list[str]) -> tuple:
-    """Flags, or a .json file of arguments followed by flags that override it."""
-    if argv and argv[0].endswith(".json"):
-        argv = json_to_flags(json.loads(Path(argv[0]).read_text())) + argv[1:]
-    return HfArgumentParser(dataclass_types).parse_args_into_dataclasses(args=argv)
-
-
-def check_data_files(data_args) -> None:
-    """Every given --*_file has a supported suffix."""
-    for name in SPLITS.values():
-        path = getattr(data_args, name)
-        if path is not None and Path(path).suffix not in FILE_FORMATS:
-            raise ValueError(f"`--{name}` must end in one of {list(FILE_FORMATS)}, got {path!r}.")
-
-
-def setup_logging(training_args: TrainingArguments) -> None:
-    logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", datefmt="%m/%d/%Y %H:%M:%S",
-                        handlers=[logging.StreamHandler(sys.stdout)])
-    log_level = training_args.get_process_log_level()
-    for module_logger in (logger, logging.getLogger("__main__")):
-        module_logger.setLevel(log_level)
-    datasets.utils.logging.set_verbosity(log_level)
-    transformers.utils.logging.set_verbosity(log_level)
-    transformers.utils.logging.enable_default_handler()
-    transformers.utils.logging.enable_explicit_format()
-
-
 def load_splits(data_args, model_args: HeadModelArguments, training_args: TrainingArguments,
                 columns: Iterable[str]) -> dict[str, datasets.Dataset]:
     """The train / eval / predict splits the run needs (``--do_*``), limited by ``--max_*_samples``, from the Hub
     (``--dataset_name``) or local files; each must have ``columns``."""
-    if data_args.dataset_name is not None:
-        raw = datasets.load_dataset(data_args.dataset_name, data_args.dataset_config_name,
-                                    cache_dir=model_args.cache_dir, token=model_args.token,
-                                    trust_remote_code=model_args.trust_remote_code)
-    else:
-        raw = datasets.DatasetDict({split: read_file(getattr(data_args, argument), model_args.cache_dir)
-                                    for split, argument in SPLITS.items() if getattr(data_args, argument)})
-    wanted = {"train": ("train", training_args.do_train, data_args.max_train_samples, "--do_train"),
-              "eval": ("validation", training_args.do_eval, data_args.max_eval_samples, "--do_eval"),
-              "predict": ("test", training_args.do_predict, data_args.max_predict_samples, "--do_predict")}
-    splits = {name: select_split(raw, split, limit, flag)
-              for name, (split, requested, limit, flag) in wanted.items() if requested}
+    raw = load_raw_splits(data_args, model_args.cache_dir, model_args.token, model_args.trust_remote_code)
+    splits = requested_splits(raw, data_args, training_args)
     for name, dataset in splits.items():
         missing = [column for column in columns if column not in dataset.column_names]
         if missing:
@@ -182,17 +125,3 @@ def load_head(auto_class, head_class, model_args: HeadModelArguments, tokenizer,
     logger.info("New %s (%s encoder): %s parameters", head_class.__name__, model_args.preset,
                 f"{model.num_parameters():,}")
     return model
-
-
-def finish_run(trainer, training_args: TrainingArguments, data_args, *, task: str, metric: str,
-               example_inputs: list[str]) -> None:
-    """After training and evaluation: training curve, model card (with the PNGs of the folder), Hub push."""
-    output_dir = Path(training_args.output_dir)
-    plot_training_curve(trainer.state.log_history, output_dir / TRAINING_CURVE, metric=metric)
-    dataset_name = data_args.dataset_name or Path(data_args.train_file).parent.name
-    write_model_card(output_dir, task=task, dataset_name=dataset_name, dataset_description=data_args.dataset_description,
-                     training_args=training_args.to_dict(), language=data_args.language,
-                     example_inputs=example_inputs)
-    if training_args.push_to_hub:
-        push_output_dir(output_dir, training_args.hub_model_id or output_dir.name, token=training_args.hub_token,
-                        private=training_args.hub_private_repo, revision=training_args.hub_revision)

@@ -32,8 +32,9 @@ IGNORE_PATTERNS = ["_*", "checkpoint-*"]  # what Trainer.push_to_hub leaves out 
 
 
 def save_code_files(config, folder: str | os.PathLike) -> None:
-    """Copy the hf_bahdanau modules that every class of ``config.auto_map`` needs (imports included) into folder."""
-    copy_auto_map_code(config.auto_map, folder)
+    """Copy the hf_bahdanau modules that every class of ``config.auto_map`` and the custom pipeline need (imports
+    included) into folder."""
+    copy_auto_map_code(config, folder)
 
 
 class CodeFilesCallback(TrainerCallback):

@@ -22,13 +22,14 @@ from pathlib import Path
 import sacrebleu
 import torch
 from datasets import Dataset
-from transformers import DataCollatorForSeq2Seq, HfArgumentParser, Seq2SeqTrainer, Seq2SeqTrainingArguments
+from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
 
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/length_robustness.py` puts training/ first, not the repository
     sys.path.insert(0, str(REPO_ROOT))
+from training.arguments import parse_arguments  # noqa: E402
 from training.tokenization import train_tokenizer  # noqa: E402
 
 SYMBOLS = [f"{letter}{digit}" for letter in "abcdefgh" for digit in "01"]  # 16 source symbols
@@ -142,8 +143,8 @@ def plot(results: dict, path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> dict:
-    parser = HfArgumentParser((ExperimentArguments, LengthTrainingArguments))
-    args, training_args = parser.parse_args_into_dataclasses(args=argv)
+    args, training_args = parse_arguments((ExperimentArguments, LengthTrainingArguments),
+                                          sys.argv[1:] if argv is None else argv, description=__doc__.split("\n")[0])
     output_dir = Path(training_args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     lengths = (args.min_length, args.max_length)

@@ -44,18 +44,10 @@ from transformers import (  # noqa: E402
 
 from hf_bahdanau import BahdanauForSequenceClassification  # noqa: E402
 from hf_bahdanau.plotting import plot_document_attention, plot_token_attention  # noqa: E402
-from training.encoder_heads import (  # noqa: E402
-    DataFileArguments,
-    HeadModelArguments,
-    check_data_files,
-    finish_run,
-    load_head,
-    load_splits,
-    load_tokenizer,
-    order_labels,
-    parse_arguments,
-    setup_logging,
-)
+from training.arguments import parse_arguments  # noqa: E402
+from training.data_files import DataFileArguments  # noqa: E402
+from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
+from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.metrics import load_metric  # noqa: E402
 
@@ -80,14 +72,8 @@ class ClassificationDataArguments(DataFileArguments):
     max_seq_length: int | None = field(
         default=None, metadata={"help": "Longest text in tokens; longer ones are truncated and counted in a warning. "
                                         "Default: no limit."})
-    max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training rows."})
-    max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N evaluation rows."})
-    max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test rows."})
-    preprocessing_num_workers: int | None = field(default=None, metadata={"help": "Processes for tokenisation."})
     num_attention_pictures: int = field(
         default=3, metadata={"help": "Save attention pictures of the first N test (else validation) texts."})
-    language: list[str] | None = field(default=None, metadata={"help": "Languages of the data, for the model card."})
-    dataset_description: str | None = field(default=None, metadata={"help": "One line on the data for the card."})
 
     def __post_init__(self):
         if self.dataset_name is None and not (self.train_file or self.validation_file or self.test_file):
@@ -95,7 +81,7 @@ class ClassificationDataArguments(DataFileArguments):
                 str(BUNDLED_DATA / f"{split}.jsonl") for split in ("train", "validation", "test"))
             self.dataset_description = self.dataset_description or "generated documents whose label is the topic " \
                                                                    "that wins most sentences"
-        check_data_files(self)
+        self.check_files()
         if self.max_seq_length is not None and self.max_seq_length < 2:
             raise ValueError(f"`--max_seq_length` must be at least 2, got {self.max_seq_length}.")
 
@@ -189,9 +175,19 @@ def save_attention_pictures(model, tokenizer, texts: list[str], output_dir: Path
             plot_token_attention(outputs.word_attentions[0], tokens, path=path, title=f"predicted: {title}")
 
 
+def prediction_lines(logits: np.ndarray, problem_type: str, labels: list[str] | None) -> list[str]:
+    """One line per text: the value (regression), the labels above 0.5 (multi-label), or the label."""
+    if problem_type == "regression":
+        return [f"{value:.6g}" for value in logits[:, 0]]
+    if problem_type == "multi_label_classification":
+        return [" ".join(labels[index] for index in np.flatnonzero(row > 0)) for row in logits]
+    return [labels[index] for index in logits.argmax(-1)]
+
+
 def main(argv: list[str] | None = None) -> None:
     model_args, data_args, training_args = parse_arguments(
-        (HeadModelArguments, ClassificationDataArguments, TrainingArguments), sys.argv[1:] if argv is None else argv)
+        (HeadModelArguments, ClassificationDataArguments, TrainingArguments), sys.argv[1:] if argv is None else argv,
+        description=__doc__.split("\n")[0])
     setup_logging(training_args)
     set_seed(training_args.seed)
 
@@ -227,31 +223,8 @@ def main(argv: list[str] | None = None) -> None:
         callbacks=[CodeFilesCallback()],
     )
     output_dir = Path(training_args.output_dir)
-    if training_args.do_train:
-        result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
-        trainer.save_model()
-        metrics = {**result.metrics, "train_samples": len(tokenized["train"])}
-        trainer.log_metrics("train", metrics)
-        trainer.save_metrics("train", metrics)
-        trainer.save_state()
-    if "eval" in tokenized:
-        metrics = {**trainer.evaluate(), "eval_samples": len(tokenized["eval"])}
-        trainer.log_metrics("eval", metrics)
-        trainer.save_metrics("eval", metrics)
-    if "predict" in tokenized:
-        prediction = trainer.predict(tokenized["predict"], metric_key_prefix="predict")
-        metrics = {**prediction.metrics, "predict_samples": len(tokenized["predict"])}
-        trainer.log_metrics("predict", metrics)
-        trainer.save_metrics("predict", metrics)
-        if trainer.is_world_process_zero():
-            logits = prediction.predictions
-            if problem_type == "regression":
-                lines = [f"{value:.6g}" for value in logits[:, 0]]
-            elif problem_type == "multi_label_classification":
-                lines = [" ".join(labels[index] for index in np.flatnonzero(row > 0)) for row in logits]
-            else:
-                lines = [labels[index] for index in logits.argmax(-1)]
-            (output_dir / "predictions.txt").write_text("".join(line + "\n" for line in lines))
+    train_and_evaluate(trainer, training_args, tokenized,
+                       prediction_lines=lambda output: prediction_lines(output.predictions, problem_type, labels))
 
     if not trainer.is_world_process_zero():
         return
@@ -259,10 +232,10 @@ def main(argv: list[str] | None = None) -> None:
     if pictured is not None and data_args.num_attention_pictures:
         save_attention_pictures(trainer.model, tokenizer,
                                 pictured[data_args.text_column_name][: data_args.num_attention_pictures], output_dir)
-    if training_args.do_train:
-        finish_run(trainer, training_args, data_args, task="text-classification",
-                   metric="eval_mse" if problem_type == "regression" else "eval_accuracy",
-                   example_inputs=(pictured or splits["train"])[data_args.text_column_name][:2])
+    finish_run(trainer, training_args, data_args, task="text-classification",
+               metric="eval_mse" if problem_type == "regression" else "eval_accuracy",
+               example_inputs=(pictured or splits["train"])[data_args.text_column_name][:2],
+               usage=f'import hf_bahdanau; transformers.pipeline("text-classification", model="{output_dir}")')
 
 
 if __name__ == "__main__":

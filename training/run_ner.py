@@ -42,18 +42,10 @@ from transformers import (  # noqa: E402
 
 from hf_bahdanau import BahdanauForTokenClassification  # noqa: E402
 from hf_bahdanau.plotting import plot_token_attention  # noqa: E402
-from training.encoder_heads import (  # noqa: E402
-    DataFileArguments,
-    HeadModelArguments,
-    check_data_files,
-    finish_run,
-    load_head,
-    load_splits,
-    load_tokenizer,
-    order_labels,
-    parse_arguments,
-    setup_logging,
-)
+from training.arguments import parse_arguments  # noqa: E402
+from training.data_files import DataFileArguments  # noqa: E402
+from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
+from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.metrics import load_metric  # noqa: E402
 
@@ -76,14 +68,8 @@ class NerDataArguments(DataFileArguments):
         default=False, metadata={"help": "Tag every token of a word (subword tokenizers), not only the first."})
     return_entity_level_metrics: bool = field(
         default=False, metadata={"help": "Report precision/recall/F1 per entity type too."})
-    max_train_samples: int | None = field(default=None, metadata={"help": "Use only the first N training rows."})
-    max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N evaluation rows."})
-    max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test rows."})
-    preprocessing_num_workers: int | None = field(default=None, metadata={"help": "Processes for tokenisation."})
     num_attention_pictures: int = field(
         default=3, metadata={"help": "Save attention pictures of the first N test (else validation) sentences."})
-    language: list[str] | None = field(default=None, metadata={"help": "Languages of the data, for the model card."})
-    dataset_description: str | None = field(default=None, metadata={"help": "One line on the data for the card."})
 
     def __post_init__(self):
         if self.dataset_name is None and not (self.train_file or self.validation_file or self.test_file):
@@ -91,7 +77,7 @@ class NerDataArguments(DataFileArguments):
                 str(BUNDLED_DATA / f"{split}.jsonl") for split in ("train", "validation", "test"))
             self.dataset_description = self.dataset_description or "generated English-like NER sentences " \
                                                                    "(PER/LOC/ORG/MISC, context-dependent types)"
-        check_data_files(self)
+        self.check_files()
         if self.max_seq_length is not None and self.max_seq_length < 2:
             raise ValueError(f"`--max_seq_length` must be at least 2, got {self.max_seq_length}.")
 
@@ -182,7 +168,8 @@ def save_attention_pictures(model, tokenizer, sentences: list[list[str]], output
 
 def main(argv: list[str] | None = None) -> None:
     model_args, data_args, training_args = parse_arguments(
-        (HeadModelArguments, NerDataArguments, TrainingArguments), sys.argv[1:] if argv is None else argv)
+        (HeadModelArguments, NerDataArguments, TrainingArguments), sys.argv[1:] if argv is None else argv,
+        description=__doc__.split("\n")[0])
     setup_logging(training_args)
     set_seed(training_args.seed)
 
@@ -206,25 +193,8 @@ def main(argv: list[str] | None = None) -> None:
         callbacks=[CodeFilesCallback()],
     )
     output_dir = Path(training_args.output_dir)
-    if training_args.do_train:
-        result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
-        trainer.save_model()
-        metrics = {**result.metrics, "train_samples": len(tokenized["train"])}
-        trainer.log_metrics("train", metrics)
-        trainer.save_metrics("train", metrics)
-        trainer.save_state()
-    if "eval" in tokenized:
-        metrics = {**trainer.evaluate(), "eval_samples": len(tokenized["eval"])}
-        trainer.log_metrics("eval", metrics)
-        trainer.save_metrics("eval", metrics)
-    if "predict" in tokenized:
-        prediction = trainer.predict(tokenized["predict"], metric_key_prefix="predict")
-        metrics = {**prediction.metrics, "predict_samples": len(tokenized["predict"])}
-        trainer.log_metrics("predict", metrics)
-        trainer.save_metrics("predict", metrics)
-        if trainer.is_world_process_zero():
-            predicted, _ = tag_sequences(prediction.predictions.argmax(-1), prediction.label_ids, labels)
-            (output_dir / "predictions.txt").write_text("".join(" ".join(tags) + "\n" for tags in predicted))
+    train_and_evaluate(trainer, training_args, tokenized, prediction_lines=lambda output: [
+        " ".join(tags) for tags in tag_sequences(output.predictions.argmax(-1), output.label_ids, labels)[0]])
 
     if not trainer.is_world_process_zero():
         return
@@ -232,10 +202,10 @@ def main(argv: list[str] | None = None) -> None:
     if pictured is not None and data_args.num_attention_pictures:
         save_attention_pictures(trainer.model, tokenizer,
                                 pictured[data_args.text_column_name][: data_args.num_attention_pictures], output_dir)
-    if training_args.do_train:
-        examples = [" ".join(words) for words in (pictured or splits["train"])[data_args.text_column_name][:2]]
-        finish_run(trainer, training_args, data_args, task="token-classification", metric="eval_f1",
-                   example_inputs=examples)
+    examples = [" ".join(words) for words in (pictured or splits["train"])[data_args.text_column_name][:2]]
+    finish_run(trainer, training_args, data_args, task="token-classification", metric="eval_f1",
+               example_inputs=examples,
+               usage=f'import hf_bahdanau; transformers.pipeline("token-classification", model="{output_dir}")')
 
 
 if __name__ == "__main__":

@@ -1,0 +1,87 @@
+"""Command-line arguments of the training scripts: ``HfArgumentParser`` dataclasses from flags, or from a .json file of
+arguments followed by flags that override it, checked before any data or model is loaded.
+
+    model_args, data_args, training_args = parse_arguments((ModelArguments, DataArguments, TrainingArguments), argv,
+                                                           description=__doc__)
+"""
+
+import ast
+import json
+import os
+from dataclasses import fields
+from pathlib import Path
+
+import torch
+from transformers import HfArgumentParser, TrainingArguments
+
+from hf_bahdanau import BahdanauConfig
+from hf_bahdanau.locations import check_model_location
+
+__all__ = ["json_to_flags", "parse_arguments", "parse_config_overrides"]
+
+JSON_ARGUMENTS = ("A .json file of arguments may come first (its keys are the flags' names, e.g. "
+                  "training/configs/dates_rnnsearch.json); flags after it override its values.")
+
+
+def has_accelerator() -> bool:
+    accelerator = getattr(torch, "accelerator", None)
+    return accelerator.is_available() if accelerator is not None else torch.cuda.is_available()
+
+
+def json_to_flags(arguments: dict) -> list[str]:
+    flags = []
+    for key, value in arguments.items():
+        values = value if isinstance(value, list) else [value]
+        flags += [f"--{key}", *(json.dumps(v) if isinstance(v, dict) else str(v) for v in values)]
+    return flags
+
+
+def parse_arguments(dataclass_types: tuple, argv: list[str], description: str | None = None) -> tuple:
+    """The dataclasses of ``dataclass_types`` (the last one a ``TrainingArguments``) from ``argv``.
+
+    Without an accelerator, ``--dataloader_pin_memory false`` is implied (pinning needs one, and torch warns at every
+    data loader), and under torchrun ``--use_cpu true`` too (transformers runs DDP on CPU, over gloo, only with it;
+    without it every process would train alone). Then the training arguments are checked.
+    """
+    parser = HfArgumentParser(dataclass_types, description=description, epilog=JSON_ARGUMENTS)
+    if argv and argv[0].endswith(".json"):
+        argv = json_to_flags(json.loads(Path(argv[0]).read_text())) + argv[1:]
+    if not has_accelerator():
+        if "--dataloader_pin_memory" not in argv:
+            argv = [*argv, "--dataloader_pin_memory", "false"]
+        if int(os.environ.get("WORLD_SIZE", "1")) > 1 and "--use_cpu" not in argv:
+            argv = [*argv, "--use_cpu", "true"]
+    parsed = parser.parse_args_into_dataclasses(args=argv)
+    check_training_arguments(parsed[-1])
+    for arguments in parsed:
+        name = getattr(arguments, "model_name_or_path", None)
+        if name is not None:
+            check_model_location(name, "--model_name_or_path")
+    return parsed
+
+
+def check_training_arguments(training_args: TrainingArguments) -> None:
+    """What ``TrainingArguments`` accepts but cannot mean: a ``--max_steps`` of 0 or below -1 (transformers then
+    silently trains ``--num_train_epochs`` epochs)."""
+    if training_args.max_steps == 0 or training_args.max_steps < -1:
+        raise ValueError(f"`--max_steps` must be a positive number of steps, or -1 (the default: train "
+                         f"--num_train_epochs epochs), got {training_args.max_steps}.")
+
+
+def parse_config_overrides(overrides: str | None) -> dict:
+    """'hidden_size=256,attention_type=general,bidirectional=false' -> {"hidden_size": 256, ...}."""
+    allowed = {config_field.name for config_field in fields(BahdanauConfig)}
+    parsed = {}
+    for item in filter(None, (overrides or "").split(",")):
+        key, separator, text = item.partition("=")
+        key = key.strip()
+        if not separator or key not in allowed:
+            raise ValueError(f"`--config_overrides` takes 'field=value,...' with BahdanauConfig fields "
+                             f"{sorted(allowed)}, got {item!r}.")
+        text = text.strip()
+        literal = {"true": "True", "false": "False", "none": "None", "null": "None"}.get(text.lower(), text)
+        try:
+            parsed[key] = ast.literal_eval(literal)
+        except (ValueError, SyntaxError):
+            parsed[key] = text
+    return parsed
