@@ -10,6 +10,14 @@ VOCAB = 40
 PAD, BOS, EOS = 0, 1, 2
 
 
+def product_tolerance(left: torch.Tensor, right: torch.Tensor) -> float:
+    """The largest difference between two evaluations of ``left @ right`` that sum in different orders (other
+    kernels, other blockings): each is within γ_n Σ_k |l_k r_k| of the exact product, γ_n ≈ n ε (Higham, *Accuracy
+    and Stability of Numerical Algorithms*, §3.1), n = the inner size, ε = the dtype's machine epsilon."""
+    inner = left.shape[-1]
+    return 2 * inner * torch.finfo(left.dtype).eps * float((left.abs() @ right.abs()).max())
+
+
 def tiny_config(preset: str | None = None, **overrides) -> BahdanauConfig:
     """A small model: vocab 40, embedding 12, decoder 16, encoder 2 x 8 (bidirectional)."""
     sizes = dict(vocab_size=VOCAB, embedding_size=12, hidden_size=16, attention_size=10, output_size=12,
@@ -55,3 +63,66 @@ def one_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+# Tolerances for comparing floats that two code paths computed (added for the per-CPU kernel differences) -------
+
+FLOAT64_PATHS_RTOL = 1e-10
+"""Two float64 evaluations of one function by different code paths (batched or step loop, fused or plain, another
+kernel or blocking) differ by rounding only. Each product of these tiny models (inner sizes n ≤ 64) is within
+2 n ε Σ|l_k r_k| ≈ 3e-14 of the size of its terms (ε = 2.2e-16, ``product_tolerance``); this tolerance leaves what
+follows (at most a dozen recurrent steps, gates, softmaxes, a deep output) an amplification of 3000, a dozen steps of
+nearly 2 each. A real fault differs far more: float32 anywhere in a path by ≥ 6e-8, a padding leak or a wrong or stale
+state by 1e-3 and more."""
+
+
+def float64_tolerance(*references: torch.Tensor) -> float:
+    """``FLOAT64_PATHS_RTOL`` times the size of the values (the largest |entry| of ``references``)."""
+    return FLOAT64_PATHS_RTOL * max(float(reference.detach().abs().max()) for reference in references)
+
+
+def assert_float64_close(actual: torch.Tensor, expected: torch.Tensor, scale: float | None = None, msg=None) -> None:
+    """actual = expected up to float64 rounding (``FLOAT64_PATHS_RTOL`` of ``scale``, by default the largest |entry|
+    of either side): for equivalences of code paths, run in float64 so that the arithmetic decides, not the CPU."""
+    assert actual.dtype == expected.dtype == torch.float64, (actual.dtype, expected.dtype)
+    atol = FLOAT64_PATHS_RTOL * scale if scale is not None else float64_tolerance(actual, expected)
+    torch.testing.assert_close(actual, expected, atol=atol, rtol=0, msg=msg)
+
+
+def softmax_sum_tolerance(length: int, dtype: torch.dtype = torch.float32) -> float:
+    """|Σ_j α_j − 1| for softmax weights over ``length`` entries computed in ``dtype``: each exp(e_j − max) is within
+    one ulp (ε) of itself, their sum within (length + 1) ε, so each α_j within (length + 3) ε of α_j; adding up the
+    α_j adds (length − 1) ε: under (2 length + 2) ε. Padded entries are exactly 0 and do not count."""
+    return (2 * length + 2) * torch.finfo(dtype).eps
+
+
+def assert_float64_gradients_close(actual: dict[str, torch.Tensor], expected: dict[str, torch.Tensor]) -> None:
+    """``assert_float64_close`` for every parameter's gradient, by name. A gradient sums upstream gradients times
+    inputs and rounds relative to those terms, not to the sum, which can nearly or wholly cancel (through a softmax,
+    whose score gradients sum to 0: an attention's query weights, its key bias); the parameters of one component
+    (``model.decoder.attention``, ``model.encoder.rnn``, ``lm_head`` …) share those upstream gradients, so the size of
+    the terms is taken as the largest gradient entry of the parameter's component."""
+    assert actual.keys() == expected.keys()
+
+    def component(name: str) -> str:
+        parts = name.split(".")
+        return ".".join(parts[:3]) if parts[0] == "model" else parts[0]
+
+    scale: dict[str, float] = {}
+    for name, grad in expected.items():
+        scale[component(name)] = max(scale.get(component(name), 0.0), float(grad.abs().max()))
+    for name, grad in expected.items():
+        assert_float64_close(actual[name], grad, scale=scale[component(name)], msg=name)
+
+
+def cross_entropy_tolerance(logits: torch.Tensor, labels: torch.Tensor, dtype: torch.dtype = torch.float32) -> float:
+    """A bound on |Σ_n CE(z_n, y_n) computed in ``dtype`` − exact| for logits z [..., V] given exactly or in a wider
+    dtype (labels -100 dropped): rounding z to ``dtype`` (ε/2 |z_j|) moves a row's logsumexp − z_y by ≤ ε max_j |z_j|;
+    the cross-entropy's own rounding (z − max, exps, a sum of V terms, log, − z_y) is within
+    ε (V + 2 |z_y| + 2 max_j |z_j| + |CE_n|); adding up the N rows adds N ε Σ_n CE_n."""
+    eps = torch.finfo(dtype).eps
+    keep = labels != -100
+    z, y = logits.detach()[keep].double(), labels[keep]
+    terms = torch.nn.functional.cross_entropy(z, y, reduction="none")
+    largest, chosen = z.abs().max(-1).values, z.gather(-1, y[:, None])[:, 0].abs()
+    return float((eps * (z.shape[-1] + 2 * chosen + 3 * largest + terms)).sum() + len(terms) * eps * terms.sum())

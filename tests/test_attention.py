@@ -15,6 +15,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.testing import assert_close
 
+from conftest import assert_float64_close, softmax_sum_tolerance
 from hf_bahdanau.attention import (
     ATTENTION_MECHANISMS,
     AdditiveAttention,
@@ -78,7 +79,8 @@ def test_weights_are_a_distribution_over_real_tokens(name):
     mechanism, query, keys, values = build(name)
     _, weights = mechanism(query, keys, values, MASK)
 
-    assert_close(weights[REAL_ROWS].sum(-1), torch.ones(int(REAL_ROWS.sum()), STEPS))
+    assert_close(weights[REAL_ROWS].sum(-1), torch.ones(int(REAL_ROWS.sum()), STEPS),
+                 atol=softmax_sum_tolerance(SOURCE_LENGTH), rtol=0)
     assert (weights >= 0).all()
     padding = ~MASK[:, None, :].expand_as(weights)
     assert (weights[padding] == 0).all()  # exactly zero, not just small
@@ -93,12 +95,17 @@ def test_all_padding_row_gives_zero_weights_and_no_nan(name, dtype):
     assert torch.isfinite(context).all()
     assert torch.isfinite(weights).all()
     assert (weights[~REAL_ROWS] == 0).all()
-    assert_close(weights[REAL_ROWS].sum(-1).float(), torch.ones(int(REAL_ROWS.sum()), STEPS), atol=2e-2, rtol=0)
+    # The softmax runs in float32; bfloat16 weights are then each rounded to within ε/2 of themselves, and their sum
+    # rounds up to SOURCE_LENGTH times (ε/2 each, partial sums ≤ 1): (SOURCE_LENGTH + 1) ε/2 more.
+    tolerance = softmax_sum_tolerance(SOURCE_LENGTH)
+    if dtype == torch.bfloat16:
+        tolerance += (SOURCE_LENGTH + 1) * torch.finfo(torch.bfloat16).eps / 2
+    assert_close(weights[REAL_ROWS].sum(-1).float(), torch.ones(int(REAL_ROWS.sum()), STEPS), atol=tolerance, rtol=0)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_padded_content_is_ignored(name):
-    mechanism, query, keys, values = build(name)
+    mechanism, query, keys, values = build(name, torch.float64)  # float64: other inputs, kernels may round apart
     expected = mechanism(query, keys, values, MASK)
 
     padding = ~MASK[:, :, None]
@@ -106,27 +113,27 @@ def test_padded_content_is_ignored(name):
     garbage_values = values.masked_fill(padding, -1e4)
     actual = mechanism(query, garbage_keys, garbage_values, MASK)
 
-    assert_close(actual[0][REAL_ROWS], expected[0][REAL_ROWS])
-    assert_close(actual[1], expected[1])
+    assert_float64_close(actual[0][REAL_ROWS], expected[0][REAL_ROWS])
+    assert_float64_close(actual[1], expected[1], scale=1.0)  # weights: at most 1
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_many_steps_equal_one_step_at_a_time(name):
-    mechanism, query, keys, values = build(name)
+    mechanism, query, keys, values = build(name, torch.float64)  # float64: other shapes, other kernels
     context, weights = mechanism(query, keys, values, MASK)
     scores = mechanism.score(query, mechanism.project_keys(keys))
 
     for step in range(STEPS):
         step_context, step_weights = mechanism(query[:, step], keys, values, MASK)
-        assert_close(context[:, step], step_context)
-        assert_close(weights[:, step], step_weights)
+        assert_float64_close(context[:, step], step_context)
+        assert_float64_close(weights[:, step], step_weights, scale=1.0)  # weights: at most 1
         step_scores = mechanism.score(query[:, step], mechanism.project_keys(keys))
-        assert_close(scores[..., step, :], step_scores)
+        assert_float64_close(scores[..., step, :], step_scores)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_projected_keys_are_used_not_recomputed(name, monkeypatch):
-    mechanism, query, keys, values = build(name)
+    mechanism, query, keys, values = build(name, torch.float64)  # float64: one step and all steps round apart
     context, weights = mechanism(query, keys, values, MASK)
     projected_keys = mechanism.project_keys(keys)
 
@@ -138,8 +145,8 @@ def test_projected_keys_are_used_not_recomputed(name, monkeypatch):
     other_keys = torch.randn_like(keys)
     for step in range(STEPS):
         step_context, step_weights = mechanism(query[:, step], other_keys, values, MASK, projected_keys=projected_keys)
-        assert_close(step_context, context[:, step])
-        assert_close(step_weights, weights[:, step])
+        assert_float64_close(step_context, context[:, step])
+        assert_float64_close(step_weights, weights[:, step], scale=1.0)  # weights: at most 1
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -161,11 +168,15 @@ def test_gradients_flow_and_are_finite(name):
 
 
 def test_masked_softmax_broadcasts_the_mask_over_steps_and_survives_huge_scores():
-    scores = torch.tensor([[[1e30, 0.0, 5.0], [-1e30, 2.0, 2.0]]])  # [B=1, T=2, S=3]
-    mask = torch.tensor([[False, True, True]])
-    weights = masked_softmax(scores, mask)
-    expected = torch.tensor([[[0.0, 1 / (1 + math.exp(5.0)), 1 / (1 + math.exp(-5.0))], [0.0, 0.5, 0.5]]])
-    assert_close(weights, expected)
+    for dtype in (torch.float32, torch.float64):
+        scores = torch.tensor([[[1e30, 0.0, 5.0], [-1e30, 2.0, 2.0]]], dtype=dtype)  # [B=1, T=2, S=3]
+        mask = torch.tensor([[False, True, True]])
+        weights = masked_softmax(scores, mask)
+        expected = torch.tensor([[[0.0, 1 / (1 + math.exp(5.0)), 1 / (1 + math.exp(-5.0))], [0.0, 0.5, 0.5]]],
+                                dtype=dtype)
+        # two real entries: each weight within (2 + 3) ε of exact (``softmax_sum_tolerance``'s per-weight bound),
+        # the expected values within ε/2 (rounded to dtype)
+        assert_close(weights, expected, atol=6 * torch.finfo(dtype).eps, rtol=0)
 
 
 # ---------------------------------------------------------------- golden values
@@ -231,8 +242,8 @@ def test_matches_numpy_reference(name, reference_scores, config_overrides):
 
     with torch.no_grad():
         context, weights = mechanism(query, keys, values, MASK)
-    assert_close(weights, torch.from_numpy(expected_weights))
-    assert_close(context, torch.from_numpy(expected_context))
+    assert_float64_close(weights, torch.from_numpy(expected_weights), scale=1.0)  # weights: at most 1
+    assert_float64_close(context, torch.from_numpy(expected_context))
 
 
 def test_additive_by_hand():
@@ -241,23 +252,26 @@ def test_additive_by_hand():
     #   e_2 = v_a . tanh([ln 3, 0] + [-ln 3, ln 3]) = -0.8
     #   alpha = softmax([0.8, -0.8]) = [1, e^-1.6] / (1 + e^-1.6) = [0.83201839, 0.16798161]
     #   c = 0.83201839 * [1, 0] + 0.16798161 * [0, 2] = [0.83201839, 0.33596323]
-    # The third key is padding: its huge values must not matter.
-    mechanism = AdditiveAttention(query_size=2, key_size=2, attention_size=2)
+    # The third key is padding: its huge values must not matter. In float64, against the exact values.
+    mechanism = AdditiveAttention(query_size=2, key_size=2, attention_size=2).double()
     with torch.no_grad():
         mechanism.query_proj.weight.copy_(torch.eye(2))
         mechanism.key_proj.weight.copy_(torch.eye(2))
         mechanism.energy_proj.weight.copy_(torch.tensor([[1.0, -1.0]]))
     ln3 = math.log(3)
-    query = torch.tensor([[ln3, 0.0]])
-    keys = torch.tensor([[[0.0, 0.0], [-ln3, ln3], [50.0, 50.0]]])
-    values = torch.tensor([[[1.0, 0.0], [0.0, 2.0], [100.0, 100.0]]])
+    query = torch.tensor([[ln3, 0.0]], dtype=torch.float64)
+    keys = torch.tensor([[[0.0, 0.0], [-ln3, ln3], [50.0, 50.0]]], dtype=torch.float64)
+    values = torch.tensor([[[1.0, 0.0], [0.0, 2.0], [100.0, 100.0]]], dtype=torch.float64)
     mask = torch.tensor([[True, True, False]])
 
-    context, weights = mechanism(query, keys, values, mask)
+    with torch.no_grad():
+        context, weights = mechanism(query, keys, values, mask)
+        scores = mechanism.score(query, mechanism.project_keys(keys))
 
-    assert_close(mechanism.score(query, mechanism.project_keys(keys))[:, :2], torch.tensor([[0.8, -0.8]]))
-    assert_close(weights, torch.tensor([[0.83201839, 0.16798161, 0.0]]))
-    assert_close(context, torch.tensor([[0.83201839, 0.33596323]]))
+    alpha = 1 / (1 + math.exp(-1.6))
+    assert_float64_close(scores[:, :2], torch.tensor([[0.8, -0.8]], dtype=torch.float64))
+    assert_float64_close(weights, torch.tensor([[alpha, 1 - alpha, 0.0]], dtype=torch.float64))
+    assert_float64_close(context, torch.tensor([[alpha, 2 * (1 - alpha)]], dtype=torch.float64))
 
 
 @pytest.mark.parametrize("block_rows", [1, 2, 5, 7])
@@ -266,8 +280,8 @@ def test_additive_scores_in_blocks_equal_the_whole_hidden_layer(monkeypatch, blo
     """Without autograd the [B, T, S, A] hidden layer is made a block of sources at a time (2 rows of 5: blocks of
     2, 2 and a tail of 1); the scores equal the whole layer's, which autograd uses."""
     torch.manual_seed(0)
-    mechanism = AdditiveAttention(query_size=4, key_size=3, attention_size=6)
-    query, keys = torch.randn(5, steps, 4), torch.randn(5, 7, 3)
+    mechanism = AdditiveAttention(query_size=4, key_size=3, attention_size=6).double()  # blocks: other product shapes
+    query, keys = torch.randn(5, steps, 4, dtype=torch.float64), torch.randn(5, 7, 3, dtype=torch.float64)
     monkeypatch.setattr(AdditiveAttention, "HIDDEN_BLOCK_ENTRIES", block_rows * steps * 7 * 6)
     projected_keys = mechanism.project_keys(keys)
     whole = mechanism.score(query, projected_keys)
@@ -275,28 +289,29 @@ def test_additive_scores_in_blocks_equal_the_whole_hidden_layer(monkeypatch, blo
     with torch.no_grad():
         in_blocks = mechanism.score(query, projected_keys)
     assert in_blocks.shape == (5, steps, 7)
-    assert_close(in_blocks, whole.detach(), rtol=0, atol=1e-6)
+    assert_float64_close(in_blocks, whole.detach())
 
 
 # ---------------------------------------------------------------- equal to PyTorch's implementations
 
 
 def test_scaled_dot_matches_torch_scaled_dot_product_attention():
-    mechanism, query, keys, values = build("scaled_dot")
+    mechanism, query, keys, values = build("scaled_dot", torch.float64)  # float64: two implementations round apart
     rows = REAL_ROWS  # PyTorch leaves an all-padding row undefined
     context, _ = mechanism(query[rows], keys[rows], values[rows], MASK[rows])
     expected = F.scaled_dot_product_attention(query[rows], keys[rows], values[rows], attn_mask=MASK[rows][:, None, :])
-    assert_close(context, expected)
+    assert_float64_close(context, expected)
 
 
 def test_multihead_matches_torch_multihead_attention():
     embed_size, num_heads, key_size = 6, 2, 5
     torch.manual_seed(0)
-    reference = nn.MultiheadAttention(embed_size, num_heads, kdim=key_size, vdim=embed_size, batch_first=True)
+    # float64: two implementations that round apart
+    reference = nn.MultiheadAttention(embed_size, num_heads, kdim=key_size, vdim=embed_size, batch_first=True).double()
     with torch.no_grad():
         for parameter in reference.parameters():  # non-zero biases, unlike PyTorch's default init
             parameter.uniform_(-0.5, 0.5)
-    ours = MultiHeadAttention(embed_size, key_size, embed_size, num_heads, attention_size=embed_size)
+    ours = MultiHeadAttention(embed_size, key_size, embed_size, num_heads, attention_size=embed_size).double()
     q_bias, k_bias, v_bias = reference.in_proj_bias.chunk(3)
     with torch.no_grad():
         ours.q_proj.weight.copy_(reference.q_proj_weight)
@@ -309,16 +324,16 @@ def test_multihead_matches_torch_multihead_attention():
 
     rows = REAL_ROWS  # PyTorch returns NaN for an all-padding row
     mask = MASK[rows]
-    query = torch.randn(int(rows.sum()), STEPS, embed_size)
-    keys = torch.randn(int(rows.sum()), SOURCE_LENGTH, key_size)
-    values = torch.randn(int(rows.sum()), SOURCE_LENGTH, embed_size)
+    query = torch.randn(int(rows.sum()), STEPS, embed_size, dtype=torch.float64)
+    keys = torch.randn(int(rows.sum()), SOURCE_LENGTH, key_size, dtype=torch.float64)
+    values = torch.randn(int(rows.sum()), SOURCE_LENGTH, embed_size, dtype=torch.float64)
 
     context, weights = ours(query, keys, values, mask)
     expected_context, expected_weights = reference(
         query, keys, values, key_padding_mask=~mask, need_weights=True, average_attn_weights=True
     )
-    assert_close(context, expected_context)
-    assert_close(weights, expected_weights)
+    assert_float64_close(context, expected_context)
+    assert_float64_close(weights, expected_weights, scale=1.0)  # weights: at most 1
 
 
 # ---------------------------------------------------------------- registry and parameters

@@ -3,14 +3,15 @@ with the tagger and the HAN classifier and a word-level fast tokenizer: their ou
 logits, in this process and from saved folders in a fresh ``python -I`` process without hf_bahdanau
 (``trust_remote_code=True``)."""
 
+import copy
 import json
 
 import pytest
 import torch
-from torch.testing import assert_close
 from transformers import pipeline
 
 from child_process import run_child
+from conftest import assert_float64_close
 from hf_bahdanau import BahdanauConfig, BahdanauForSequenceClassification, BahdanauForTokenClassification
 from training.tokenization import train_tokenizer
 
@@ -23,7 +24,9 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def decisive(model):
-    """Weights redrawn from N(0, 1): predictions differ from token to token and are far from ties."""
+    """Weights redrawn from N(0, 1): predictions differ from token to token and are far from ties. The pipelines'
+    scores are compared with the models' in float64 (``in_float64``), where their two softmaxes (numpy's and
+    torch's, or one in another process) agree to rounding, whatever kernels the CPU picks."""
     generator = torch.Generator().manual_seed(7)
     with torch.no_grad():
         for parameter in model.parameters():
@@ -41,6 +44,27 @@ def tagger(tokenizer):
     config = BahdanauConfig(vocab_size=len(tokenizer), embedding_size=12, hidden_size=16, token_attention_type="general",
                             id2label=dict(enumerate(TAGS)), label2id={tag: i for i, tag in enumerate(TAGS)})
     return decisive(BahdanauForTokenClassification(config))
+
+
+def in_float64(model):
+    """A float64 copy of a float32 model: the same weights, exactly."""
+    return copy.deepcopy(model).double()
+
+
+def scores(entries: list[dict]) -> torch.Tensor:
+    return torch.tensor([float(entry["score"]) for entry in entries], dtype=torch.float64)
+
+
+def float32_score_error(logits: torch.Tensor, single_label: bool) -> torch.Tensor:
+    """transformers' text-classification pipeline scores a float64 model's logits x [..., n] in float32 (numpy).
+    Softmax: rounding x to float32 moves each log p_j by ≤ ε (|x_j| + Σ_k p_k |x_k|) / 2, float32's softmax puts p_j
+    within (n + 3) ε p_j of that; sigmoid: rounding x moves p by ≤ p (1 − p) ε |x| / 2, 1 / (1 + e^-x) rounds within
+    3 ε p. With p ≤ 1: ε (n + 3 + 2 max_k |x_k|), resp. ε (3 + |x_j|), per entry [..., n] (twice the rounding of x:
+    a margin that also covers float64 paths' ~1e-10)."""
+    eps = torch.finfo(torch.float32).eps
+    if single_label:
+        return eps * (logits.shape[-1] + 3 + 2 * logits.abs().amax(-1, keepdim=True)).expand_as(logits)
+    return eps * (3 + logits.abs())
 
 
 def han(tokenizer, problem_type: str | None = None):
@@ -87,6 +111,7 @@ def as_plain(entities: list[dict]) -> list[dict]:
 
 
 def test_token_classification_pipeline_without_aggregation(tagger, tokenizer):
+    tagger = in_float64(tagger)
     tag = pipeline("token-classification", model=tagger, tokenizer=tokenizer)
     for text in TEXTS:
         expected = [row for row in token_predictions(tagger, tokenizer, text) if row["entity"] != "O"]
@@ -94,35 +119,35 @@ def test_token_classification_pipeline_without_aggregation(tagger, tokenizer):
         got = tag(text)
         assert [{key: entity[key] for key in ("entity", "index", "word", "start", "end")} for entity in got] == [
             {key: row[key] for key in ("entity", "index", "word", "start", "end")} for row in expected]
-        assert_close(torch.tensor([float(entity["score"]) for entity in got]),
-                     torch.tensor([row["score"] for row in expected]), atol=1e-6, rtol=0)
+        assert_float64_close(scores(got), scores(expected), scale=1.0)  # probabilities: at most 1
 
 
 @pytest.mark.parametrize("strategy", ["simple", "first", "average", "max"])
 def test_token_classification_pipeline_aggregation(tagger, tokenizer, strategy):
+    tagger = in_float64(tagger)
     tag = pipeline("token-classification", model=tagger, tokenizer=tokenizer, aggregation_strategy=strategy)
     for text in TEXTS:
         expected = bio_groups(token_predictions(tagger, tokenizer, text))
         got = tag(text)
         assert [(e["entity_group"], e["start"], e["end"], e["word"]) for e in got] == [
             (e["entity_group"], e["start"], e["end"], text[e["start"]:e["end"]]) for e in expected]
-        assert_close(torch.tensor([float(e["score"]) for e in got]), torch.tensor([e["score"] for e in expected]),
-                     atol=1e-6, rtol=0)
+        assert_float64_close(scores(got), scores(expected), scale=1.0)  # probabilities: at most 1
 
 
 @pytest.mark.parametrize("problem_type", ["single_label_classification", "multi_label_classification"])
 def test_text_classification_pipeline(tokenizer, problem_type):
-    model = han(tokenizer, problem_type)
+    model = in_float64(han(tokenizer, problem_type))
     classify = pipeline("text-classification", model=model, tokenizer=tokenizer)
     encoding = tokenizer(TEXTS, padding=True, return_tensors="pt")
     with torch.no_grad():
         logits = model(**encoding).logits
     probs = logits.softmax(-1) if problem_type == "single_label_classification" else logits.sigmoid()
     results = classify(TEXTS, top_k=None)
+    error = float32_score_error(logits, problem_type == "single_label_classification")
     for row, result in enumerate(results):
         order = probs[row].argsort(descending=True).tolist()
         assert [entry["label"] for entry in result] == [CLASSES[index] for index in order]
-        assert_close(torch.tensor([entry["score"] for entry in result]), probs[row, order], atol=1e-6, rtol=0)
+        assert ((scores(result) - probs[row, order]).abs() <= error[row, order]).all()
     assert classify(TEXTS[0])[0]["label"] == CLASSES[int(probs[0].argmax())]
 
 
@@ -137,8 +162,9 @@ PIPELINES_CHILD = """
 
     torch.set_num_threads(1)
     tagger_folder, han_folder, texts = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
-    tag = pipeline("token-classification", model=tagger_folder, trust_remote_code=True, aggregation_strategy="simple")
-    classify = pipeline("text-classification", model=han_folder, trust_remote_code=True)
+    tag = pipeline("token-classification", model=tagger_folder, trust_remote_code=True, aggregation_strategy="simple",
+                   dtype=torch.float64)
+    classify = pipeline("text-classification", model=han_folder, trust_remote_code=True, dtype=torch.float64)
 
     def plain(entities):
         return [{key: float(value) if key == "score" else value for key, value in entity.items()} for entity in entities]
@@ -159,15 +185,18 @@ def test_pipelines_load_saved_folders_in_a_fresh_process(tagger, tokenizer, tmp_
     child = run_child(PIPELINES_CHILD, tmp_path, str(tmp_path / "tagger"), str(tmp_path / "han"), json.dumps(TEXTS),
                       isolated=True, hide_package=True)
     assert all(module.startswith("transformers_modules.") for module in child["model_modules"])
-    tag = pipeline("token-classification", model=tagger, tokenizer=tokenizer, aggregation_strategy="simple")
+    # both sides load the saved float32 weights in float64, where the two processes agree to rounding
+    model = in_float64(model)
+    tag = pipeline("token-classification", model=in_float64(tagger), tokenizer=tokenizer, aggregation_strategy="simple")
     classify = pipeline("text-classification", model=model, tokenizer=tokenizer)
     for text, entities in zip(TEXTS, child["entities"]):
         expected = as_plain(tag(text))
         assert expected and [{k: v for k, v in e.items() if k != "score"} for e in entities] == [
             {k: v for k, v in e.items() if k != "score"} for e in expected]
-        assert_close(torch.tensor([e["score"] for e in entities]), torch.tensor([e["score"] for e in expected]),
-                     atol=1e-5, rtol=0)
-    for result, expected in zip(child["classes"], classify(TEXTS, top_k=None)):
+        assert_float64_close(scores(entities), scores(expected), scale=1.0)  # probabilities: at most 1
+    for text, result, expected in zip(TEXTS, child["classes"], classify(TEXTS, top_k=None)):
         assert [entry["label"] for entry in result] == [entry["label"] for entry in expected]
-        assert_close(torch.tensor([entry["score"] for entry in result]),
-                     torch.tensor([entry["score"] for entry in expected]), atol=1e-5, rtol=0)
+        with torch.no_grad():  # the text-classification pipeline scores in float32: each side within the error
+            logits = model(**tokenizer(text, return_tensors="pt")).logits[0]
+        order = [CLASSES.index(entry["label"]) for entry in expected]
+        assert ((scores(result) - scores(expected)).abs() <= 2 * float32_score_error(logits, True)[order]).all()

@@ -16,7 +16,7 @@ import torch
 from torch.testing import assert_close
 from transformers import GenerationMixin
 
-from conftest import BOS, EOS, PAD, VOCAB, padded_batch, tiny_model
+from conftest import BOS, EOS, PAD, VOCAB, assert_float64_close, padded_batch, softmax_sum_tolerance, tiny_model
 from hf_bahdanau import PRESETS
 from hf_bahdanau.state import RecurrentDecoderCache
 
@@ -110,7 +110,34 @@ def teacher_forced_beam_scores(model, input_ids, attention_mask, sequences, leng
     step_log_probs = log_probs(model, sources, masks, sequences[:, :-1]).gather(-1, targets[..., None])[..., 0]
     real = torch.arange(targets.shape[1])[None] < lengths[:, None]
     totals = step_log_probs.masked_fill(~real, 0.0).sum(dim=1)
-    return totals / lengths.float() ** length_penalty, lengths
+    return totals / lengths.to(totals.dtype) ** length_penalty, lengths
+
+
+def float32_search_error(model, input_ids, attention_mask, sequences, length_penalty) -> torch.Tensor:
+    """A bound on |score − exact score| for each returned row of a float64 model's search, which works in float32 as
+    transformers does: logits x rounded to float32 (|δx_j| ≤ ε|x_j|/2, moving log p_y by ≤ ε(|x_y| + Σ_j p_j |x_j|)),
+    log_softmax in float32 (x_j − m, exp, a sum of V terms, log: ≤ ε(V + |x_y| + 2|m| + Σ_j p_j |x_j| + |log Σ| +
+    |log p_y|) with ε for every half-ulp, a margin that also covers the float64 paths' ~1e-10), T float32 additions
+    of the running score (≤ T ε |score|), the length-penalty division (ε |score|). Computed from the teacher-forced
+    float64 logits of the rows; [rows]. Rows of the same model, decoded twice, differ by at most twice this."""
+    beams = sequences.shape[0] // input_ids.shape[0]
+    masks = None if attention_mask is None else attention_mask.repeat_interleave(beams, dim=0)
+    with torch.no_grad():
+        logits = model(input_ids=input_ids.repeat_interleave(beams, dim=0), attention_mask=masks,
+                       decoder_input_ids=sequences[:, :-1], use_cache=False).logits
+    assert logits.dtype == torch.float64
+    eps = torch.finfo(torch.float32).eps
+    lengths = torch.tensor([len(generated(row)) for row in sequences])
+    real = torch.arange(logits.shape[1])[None] < lengths[:, None]
+    chosen = logits.gather(-1, sequences[:, 1:, None])[..., 0]
+    top, log_sum = logits.max(-1).values, logits.logsumexp(-1)
+    weighted = (logits.softmax(-1) * logits.abs()).sum(-1)  # Σ_j p_j |x_j|: PAD's -1000 has p = 0
+    step_log_probs = chosen - log_sum
+    per_step = eps * (logits.shape[-1] + 2 * chosen.abs() + 2 * top.abs() + 2 * weighted + (log_sum - top).abs()
+                      + step_log_probs.abs())
+    total = step_log_probs.masked_fill(~real, 0.0).sum(1).abs()
+    penalty = lengths.double() ** length_penalty
+    return (per_step.masked_fill(~real, 0.0).sum(1) + lengths * eps * total) / penalty + eps * total / penalty
 
 
 # 1. greedy = hand-written argmax loop -------------------------------------------------------------------
@@ -166,7 +193,7 @@ def test_generate_without_cache_equals_generate_with_cache(preset):
 @pytest.mark.parametrize("chunks", [(1, 1, 1, 1, 1, 1), (3, 1, 1, 1), (2, 3, 1)], ids=["1x6", "3+1x3", "2+3+1"])
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_decoding_through_cache_equals_teacher_forcing(preset, chunks):
-    model = decisive_model(preset)
+    model = decisive_model(preset).double()  # float64: the fused RNN and the step mode round alike, to ~1e-16
     input_ids, attention_mask = source_batch()
     target_length = sum(chunks)
     decoder_input_ids = torch.randint(3, VOCAB, (len(LENGTHS), target_length), generator=torch.Generator().manual_seed(3))
@@ -184,7 +211,7 @@ def test_decoding_through_cache_equals_teacher_forcing(preset, chunks):
             assert cache.get_seq_length() == start
             logits.append(step.logits)
     assert full.logits.shape == (len(LENGTHS), target_length, VOCAB)
-    assert_close(torch.cat(logits, dim=1), full.logits, atol=1e-5, rtol=1e-6)  # fused vs step-mode RNN rounding
+    assert_float64_close(torch.cat(logits, dim=1), full.logits)
 
 
 # 3. beam search scores = teacher-forced log-probs of the returned beams --------------------------------
@@ -198,7 +225,7 @@ def test_decoding_through_cache_equals_teacher_forcing(preset, chunks):
 )
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_beam_scores_equal_teacher_forced_log_probs(preset, eos, length_penalty):
-    model = decisive_model(preset, eos)
+    model = decisive_model(preset, eos).double()  # float64 model: only the search's own float32 steps round
     input_ids, attention_mask = source_batch()
     out = beam_generate(model, input_ids, attention_mask, length_penalty)
     batch_size = len(LENGTHS)
@@ -207,7 +234,8 @@ def test_beam_scores_equal_teacher_forced_log_probs(preset, eos, length_penalty)
     assert (out.sequences[:, 0] == BOS).all()
 
     expected, lengths = teacher_forced_beam_scores(model, input_ids, attention_mask, out.sequences, length_penalty)
-    assert_close(out.sequences_scores, expected, atol=1e-4, rtol=1e-5)
+    error = float32_search_error(model, input_ids, attention_mask, out.sequences, length_penalty)
+    assert ((out.sequences_scores.double() - expected).abs() <= error).all(), (out.sequences_scores - expected, error)
 
     scores = out.sequences_scores.view(batch_size, NUM_BEAMS)
     assert (scores[:, :-1] >= scores[:, 1:]).all(), "beams are returned best first"
@@ -297,33 +325,47 @@ def test_sampling_with_top_k_1_equals_greedy(preset):
 
 def token_ranks(model, input_ids, attention_mask, sequences):
     """Rank (0 = most likely) and exclusive cumulative probability (mass of the strictly more likely tokens)
-    of every generated token under the teacher-forced model; [B, T], NaN/-1 after the end."""
-    probs = log_probs(model, input_ids, attention_mask, sequences[:, :-1]).exp()
+    of every generated token under the teacher-forced model, and how far the sampler's float32 view of that mass
+    may be from it (``nucleus_slack``); each [generated tokens]."""
+    with torch.no_grad():
+        logits = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=sequences[:, :-1],
+                       use_cache=False).logits
+    probs = logits.softmax(-1)
     targets = sequences[:, 1:]
     chosen = probs.gather(-1, targets[..., None])
     ranks = (probs > chosen).sum(-1)
     mass_before = (probs * (probs > chosen)).sum(-1)
     lengths = torch.tensor([len(generated(row)) for row in sequences])
     real = torch.arange(targets.shape[1])[None] < lengths[:, None]
-    return ranks[real], mass_before[real]
+    return ranks[real], mass_before[real], nucleus_slack(logits)[real]
+
+
+def nucleus_slack(logits: torch.Tensor) -> torch.Tensor:
+    """transformers' top-p filter sums float32 probabilities of a float64 model's logits x [..., V]: rounding x to
+    float32 moves each log p_j by ≤ ε(|x_j| + Σ_k p_k |x_k|), so a mass by ≤ 2ε Σ_k p_k |x_k|; the float32 softmax
+    puts each p_j within (V + 3) ε of itself, its cumulative sum adds (V − 1) ε, the threshold 1 − top_p rounds
+    by ε: ε (2V + 3 + 2 Σ_k p_k |x_k|) in all [...]."""
+    eps = torch.finfo(torch.float32).eps
+    return eps * (2 * logits.shape[-1] + 3 + 2 * (logits.softmax(-1) * logits.abs()).sum(-1))
 
 
 @pytest.mark.parametrize("preset", ["rnnsearch", "luong-concat", "rnnencdec"])
 def test_top_k_and_top_p_restrict_samples(preset):
-    model = decisive_model(preset, SOMETIMES)
+    model = decisive_model(preset, SOMETIMES).double()  # float64: only the sampler's float32 filters round
     input_ids, attention_mask = source_batch()
-    top_k_ranks, top_p_mass, free_ranks = [], [], []
+    top_k_ranks, top_p_excess, free_ranks = [], [], []
     for seed in range(4):
         sequences = sample(model, input_ids, attention_mask, seed=seed, top_k=3, temperature=10.0)
         top_k_ranks.append(token_ranks(model, input_ids, attention_mask, sequences)[0])
         sequences = sample(model, input_ids, attention_mask, seed=seed, top_p=0.6, top_k=0)
-        top_p_mass.append(token_ranks(model, input_ids, attention_mask, sequences)[1])
+        _, mass_before, slack = token_ranks(model, input_ids, attention_mask, sequences)
+        top_p_excess.append(mass_before - (0.6 + slack))
         sequences = sample(model, input_ids, attention_mask, seed=seed, top_k=0, temperature=10.0)
         free_ranks.append(token_ranks(model, input_ids, attention_mask, sequences)[0])
-    top_k_ranks, top_p_mass, free_ranks = torch.cat(top_k_ranks), torch.cat(top_p_mass), torch.cat(free_ranks)
+    top_k_ranks, top_p_excess, free_ranks = torch.cat(top_k_ranks), torch.cat(top_p_excess), torch.cat(free_ranks)
     assert top_k_ranks.max() <= 2
     assert top_k_ranks.max() > 0, "with temperature 10 the sampler should not always pick the argmax"
-    assert top_p_mass.max() < 0.6 + 1e-5, "a token outside the nucleus was sampled"
+    assert top_p_excess.max() < 0, "a token outside the nucleus was sampled"
     assert free_ranks.max() > 2, "without top_k, hot sampling leaves the top 3"
 
 
@@ -378,7 +420,7 @@ def teacher_forced_alignments(model, input_ids, attention_mask, sequences) -> to
 
 @pytest.mark.parametrize("preset", ATTENTION_PRESETS)
 def test_greedy_returns_alignments_per_step(preset):
-    model = decisive_model(preset)
+    model = decisive_model(preset).double()  # float64: the cached steps and teacher forcing round alike
     input_ids, attention_mask = source_batch()
     with torch.no_grad():
         out = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW,
@@ -391,10 +433,11 @@ def test_greedy_returns_alignments_per_step(preset):
     alignments = torch.cat([step[0][:, 0] for step in out.cross_attentions], dim=1)  # [B, T, S]
     padding = attention_mask[:, None, :].expand_as(alignments) == 0
     assert (alignments[padding] == 0).all()
-    assert_close(alignments.sum(-1), torch.ones(batch_size, MAX_NEW), atol=1e-6, rtol=0)
+    assert_close(alignments.sum(-1), torch.ones(batch_size, MAX_NEW, dtype=torch.float64),
+                 atol=softmax_sum_tolerance(max(LENGTHS), torch.float64), rtol=0)
     assert (alignments[~padding] > 0).all()
     expected = teacher_forced_alignments(model, input_ids, attention_mask, out.sequences)
-    assert_close(alignments, expected, atol=1e-5, rtol=0)
+    assert_float64_close(alignments, expected, scale=1.0)  # weights: at most 1
 
 
 @pytest.mark.parametrize("preset", FIXED_CONTEXT_PRESETS)
@@ -410,7 +453,7 @@ def test_models_without_attention_return_no_alignments(preset):
 
 @pytest.mark.parametrize("preset", ATTENTION_PRESETS)
 def test_beam_search_alignments_follow_beam_indices(preset):
-    model = decisive_model(preset, SOMETIMES)
+    model = decisive_model(preset, SOMETIMES).double()  # float64: the cached steps and teacher forcing round alike
     input_ids, attention_mask = source_batch()
     out = beam_generate(model, input_ids, attention_mask, output_attentions=True)
     batch_size, source_length = input_ids.shape
@@ -434,8 +477,9 @@ def test_beam_search_alignments_follow_beam_indices(preset):
         for step in range(length):
             weights = out.cross_attentions[step][0][indices[step], 0, 0]
             assert (weights[attention_mask[source] == 0] == 0).all()
-            assert_close(weights.sum(), torch.tensor(1.0), atol=1e-6, rtol=0)
-            assert_close(weights, expected[row, step], atol=1e-5, rtol=0)
+            assert_close(weights.sum(), torch.tensor(1.0, dtype=torch.float64),
+                         atol=softmax_sum_tolerance(max(LENGTHS), torch.float64), rtol=0)
+            assert_float64_close(weights, expected[row, step], scale=1.0)  # weights: at most 1
             checked += 1
     assert checked > batch_size * NUM_BEAMS
 
@@ -445,7 +489,7 @@ def test_beam_search_alignments_follow_beam_indices(preset):
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_batched_generation_equals_each_sentence_alone(preset):
-    model = decisive_model(preset, SOMETIMES)
+    model = decisive_model(preset, SOMETIMES).double()  # float64 model: only the search's float32 steps round
     input_ids, attention_mask = source_batch()
     with torch.no_grad():
         greedy = model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW)
@@ -459,7 +503,8 @@ def test_batched_generation_equals_each_sentence_alone(preset):
         alone_beams = beam_generate(model, alone_ids, None)
         rows = slice(index * NUM_BEAMS, (index + 1) * NUM_BEAMS)
         assert [generated(row) for row in alone_beams.sequences] == [generated(row) for row in beams.sequences[rows]]
-        assert_close(alone_beams.sequences_scores, beams.sequences_scores[rows], atol=1e-5, rtol=0)
+        error = float32_search_error(model, alone_ids, None, alone_beams.sequences, 1.0)
+        assert ((alone_beams.sequences_scores - beams.sequences_scores[rows]).abs() <= 2 * error).all()
 
 
 # 9. the beams of a source share its encoder memory -----------------------------------------------------
@@ -468,8 +513,9 @@ def test_batched_generation_equals_each_sentence_alone(preset):
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_rows_sharing_a_source_equal_the_source_repeated(preset):
     """decoder_input_ids with k consecutive rows per source (what generate() runs) give the logits, attentions and
-    states of the same rows against the source repeated k times, through the cache too."""
-    model = decisive_model(preset)
+    states of the same rows against the source repeated k times, through the cache too. In float64: the shared
+    memory is read by other products (other shapes, other kernels) than the copies, which round apart."""
+    model = decisive_model(preset).double()
     input_ids, attention_mask = source_batch()
     rows = 3
     decoder_input_ids = torch.randint(3, VOCAB, (len(LENGTHS) * rows, 4), generator=torch.Generator().manual_seed(5))
@@ -485,11 +531,10 @@ def test_rows_sharing_a_source_equal_the_source_repeated(preset):
         copied.append(model(decoder_input_ids=decoder_input_ids[:, 2:], past_key_values=copied[0].past_key_values,
                             attention_mask=repeated["attention_mask"], output_attentions=True))
     for ours, expected in zip(shared, copied):
-        assert_close(ours.logits, expected.logits, atol=1e-5, rtol=1e-6)
+        assert_float64_close(ours.logits, expected.logits)
         if expected.cross_attentions is not None:
-            assert_close(ours.cross_attentions[0], expected.cross_attentions[0], atol=1e-6, rtol=1e-6)
-    assert_close(shared[1].past_key_values.state.rnn.hidden, copied[1].past_key_values.state.rnn.hidden,
-                 atol=1e-6, rtol=1e-6)
+            assert_float64_close(ours.cross_attentions[0], expected.cross_attentions[0], scale=1.0)  # weights ≤ 1
+    assert_float64_close(shared[1].past_key_values.state.rnn.hidden, copied[1].past_key_values.state.rnn.hidden)
 
 
 def test_decoder_rows_must_be_a_multiple_of_the_sources():
@@ -503,7 +548,7 @@ def test_decoder_rows_must_be_a_multiple_of_the_sources():
 @pytest.mark.parametrize("preset", ["rnnsearch", "luong-general", "rnnencdec"])
 def test_beam_search_with_shared_memory_equals_copied_memory(preset, monkeypatch):
     """generate() keeps one memory per source; transformers' expansion (every beam its own copy) gives the same."""
-    model = decisive_model(preset, SOMETIMES)
+    model = decisive_model(preset, SOMETIMES).double()  # float64 model: only the search's float32 steps round
     input_ids, attention_mask = source_batch()
     shared = beam_generate(model, input_ids, attention_mask)
     assert shared.past_key_values.memory.annotations.shape[0] == len(LENGTHS)
@@ -512,4 +557,5 @@ def test_beam_search_with_shared_memory_equals_copied_memory(preset, monkeypatch
     copied = beam_generate(model, input_ids, attention_mask)
     assert copied.past_key_values.memory.annotations.shape[0] == len(LENGTHS) * NUM_BEAMS
     assert shared.sequences.tolist() == copied.sequences.tolist()
-    assert_close(shared.sequences_scores, copied.sequences_scores, atol=1e-5, rtol=0)  # batched products round apart
+    error = float32_search_error(model, input_ids, attention_mask, shared.sequences, 1.0)
+    assert ((shared.sequences_scores - copied.sequences_scores).abs() <= 2 * error).all()

@@ -116,7 +116,9 @@ def generate_both(model, use_transformers, **kwargs):
 
 
 def same(actual, expected) -> bool:
-    """Equal tensors, nested in equal tuples (scores per step, attentions per step and layer), or equal Nones."""
+    """Equal tensors, nested in equal tuples (scores per step, attentions per step and layer), or equal Nones. Exactly
+    equal: both searches run the same decoder step, output layer and float32 log-softmax on the same tensors of the
+    same shapes (the same kernels, so the same bits); they differ only in how they select among those values."""
     if isinstance(expected, torch.Tensor):
         return isinstance(actual, torch.Tensor) and torch.equal(actual, expected)
     if isinstance(expected, tuple):

@@ -142,11 +142,14 @@ def test_resuming_from_a_checkpoint_gives_the_uninterrupted_weights_and_losses(t
         history = json.loads((folder / "trainer_state.json").read_text())["log_history"]
         return {entry["step"]: entry["loss"] for entry in history if "loss" in entry}
 
-    assert losses(resumed)[15] == pytest.approx(losses(whole)[15], rel=1e-5)
-    assert losses(resumed)[20] == pytest.approx(losses(whole)[20], rel=1e-5)
+    # Exactly: resuming restores the weights (copied into the model's own tensors), the optimizer's moments, the data
+    # order and the dropout RNG, and both runs use this machine's kernels on the same inputs, so steps 11-20 compute
+    # the same bits. Any difference is a state that was not restored.
+    assert losses(resumed)[15] == losses(whole)[15]
+    assert losses(resumed)[20] == losses(whole)[20]
     expected, got = load_file(whole / "model.safetensors"), load_file(resumed / "model.safetensors")
     assert expected.keys() == got.keys()
     for name in expected:
-        torch.testing.assert_close(got[name], expected[name], rtol=1e-5, atol=1e-6)
+        assert torch.equal(got[name], expected[name]), name
     start = load_file(whole / "checkpoint-10" / "model.safetensors")
     assert any(not torch.equal(start[name], expected[name]) for name in expected), "steps 11-20 changed nothing"
