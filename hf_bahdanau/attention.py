@@ -19,8 +19,9 @@ A decoder that attends once per step in a Python loop uses ``stepwise``: the
 same attention, but every step reads the memory through ``LoopLinear``, so the
 gradients of the keys and values are taken once after the loop.
 
-This file imports only torch, the standard library and ``loop_linear``, so it
-can be shipped next to saved weights for ``trust_remote_code``.
+Every mechanism is registered in ``ATTENTION_SCORES`` under its ``attention_type`` name: a new score
+function is one subclass (``_score`` and a ``description``) and one ``@ATTENTION_SCORES.register`` line.
+A subclass gets the same weights on every path (batched, step loop, beam search): they all read ``_score``.
 """
 
 import math
@@ -31,11 +32,13 @@ import torch
 from torch import Tensor, nn
 
 from .loop_linear import LoopLinear
+from .registry import Registry
 
 __all__ = [
-    "ATTENTION_MECHANISMS",
+    "ATTENTION_SCORES",
     "AdditiveAttention",
     "AttentionMechanism",
+    "ConcatAttention",
     "DotAttention",
     "GaussianKernelAttention",
     "GeneralAttention",
@@ -46,6 +49,11 @@ __all__ = [
     "build_attention",
     "masked_softmax",
 ]
+
+
+ATTENTION_SCORES = Registry("attention_type", special={
+    "none": "no attention: the decoder reads the source through a fixed context (`context_mode`)",
+})
 
 
 def masked_softmax(scores: Tensor, mask: Tensor) -> Tensor:
@@ -96,10 +104,12 @@ def _same_size(mechanism: str, query_size: int, key_size: int) -> int:
 class AttentionMechanism(nn.Module):
     """Common interface: score, softmax over real tokens, weighted sum of values.
 
-    Subclasses implement ``_score`` for a [B, T, Dq] query; this class handles
-    [B, Dq] queries by running them as T = 1.
+    Subclasses implement ``_score`` for a [B, T, Dq] query and give a one-line ``description`` (the model
+    card's words); this class handles [B, Dq] queries by running them as T = 1, and every path (``forward``,
+    ``stepwise``) scores through ``_score``.
     """
 
+    description: str
     same_size_required: bool = False  # True when query_size must equal key_size
 
     def project_keys(self, keys: Tensor) -> Tensor:
@@ -151,7 +161,7 @@ class AttentionMechanism(nn.Module):
         return attend
 
     def _step_score(self, projected_keys: Tensor) -> Callable[[Tensor], Tensor]:
-        """For ``stepwise``: query [B, Dq] -> scores [B, S]."""
+        """For ``stepwise``: query [B, Dq] -> scores [B, S], through ``_score``."""
         return lambda query: self.score(query, projected_keys)
 
     def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
@@ -169,6 +179,7 @@ class AttentionMechanism(nn.Module):
         return cls(query_size, key_size)
 
 
+@ATTENTION_SCORES.register("additive")
 class AdditiveAttention(AttentionMechanism):
     """Bahdanau (Luong's "concat") score: e_j = v_a^T tanh(W_a q + U_a k_j).
 
@@ -179,6 +190,7 @@ class AdditiveAttention(AttentionMechanism):
     that many entries at a time in one reused buffer, so it stays in cache and never exists whole (beam search: T = the k beams of a source).
     """
 
+    description = "additive (Bahdanau) score e_ij = v_aᵀ tanh(W_a q_i + U_a h_j)"
     HIDDEN_BLOCK_ENTRIES = 2**19  # 2 MB of float32, about the L2 caches of two cores
 
     def __init__(self, query_size: int, key_size: int, attention_size: int) -> None:
@@ -222,26 +234,43 @@ class AdditiveAttention(AttentionMechanism):
         return cls(query_size, key_size, config.attention_size)
 
 
-class ProductAttention(AttentionMechanism):
-    """Scores that are products with the (projected) keys: e_j = q^T k'_j, with k' = project_keys(k).
+@ATTENTION_SCORES.register("concat")
+class ConcatAttention(AdditiveAttention):
+    """Luong's "concat" score, which is Bahdanau's additive score: e_j = v_a^T tanh(W_a [q; k_j])."""
 
-    query [B, T, Dq], projected keys [B, S, Dq] -> scores [B, T, S]; in ``stepwise`` loops the keys
-    are read through ``LoopLinear``.
+    description = "concat (Luong) score e_ij = v_aᵀ tanh(W_a [q_i; h_j]), the additive score"
+
+
+class ProductAttention(AttentionMechanism):
+    """Scores that are scaled products with the (projected) keys: e_j = s q^T k'_j, with k' = project_keys(k) and
+    s = ``scale``.
+
+    query [B, T, Dq], projected keys [B, S, Dq] -> scores [B, T, S]. In ``stepwise`` loops the keys are read
+    through ``LoopLinear`` (their gradient is one product after the loop), unless a subclass scores with its own
+    ``_score``: then the loop goes through it, like every other path.
     """
 
+    scale: float = 1.0
+
     def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
-        return _dot(query, projected_keys)
+        scores = _dot(query, projected_keys)
+        return scores if self.scale == 1.0 else scores * self.scale
 
     def _step_score(self, projected_keys: Tensor) -> Callable[[Tensor], Tensor]:
-        return LoopLinear(projected_keys)  # q [B, Dq] -> K' q [B, S]
+        if type(self)._score is not ProductAttention._score:
+            return super()._step_score(projected_keys)
+        product = LoopLinear(projected_keys)  # q [B, Dq] -> K' q [B, S]
+        return product if self.scale == 1.0 else lambda query: product(query) * self.scale
 
 
+@ATTENTION_SCORES.register("dot")
 class DotAttention(ProductAttention):
     """Luong's dot score: e_j = q^T k_j.  Needs query_size == key_size.
 
     query [B, T, D], keys [B, S, D] -> scores [B, T, S]
     """
 
+    description = "dot score e_ij = q_iᵀ h_j"
     same_size_required = True
 
     def __init__(self, query_size: int, key_size: int) -> None:
@@ -249,22 +278,25 @@ class DotAttention(ProductAttention):
         self.size = _same_size(type(self).__name__, query_size, key_size)
 
 
+@ATTENTION_SCORES.register("scaled_dot")
 class ScaledDotAttention(DotAttention):
     """Scaled dot score (Vaswani et al.): e_j = q^T k_j / sqrt(d).  Needs query_size == key_size = d."""
 
-    def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
-        return super()._score(query, projected_keys) / math.sqrt(self.size)
+    description = "scaled dot score e_ij = q_iᵀ h_j / √d"
 
-    def _step_score(self, projected_keys: Tensor) -> Callable[[Tensor], Tensor]:
-        dot = super()._step_score(projected_keys)
-        return lambda query: dot(query) / math.sqrt(self.size)
+    def __init__(self, query_size: int, key_size: int) -> None:
+        super().__init__(query_size, key_size)
+        self.scale = 1 / math.sqrt(self.size)
 
 
+@ATTENTION_SCORES.register("general")
 class GeneralAttention(ProductAttention):
     """Luong's general score: e_j = q^T W_a k_j.
 
     W_a = ``key_proj`` [Dk -> Dq]; project_keys: keys [B, S, Dk] -> W_a k [B, S, Dq], once per source.
     """
+
+    description = "general (bilinear) score e_ij = q_iᵀ W_a h_j"
 
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__()
@@ -274,12 +306,15 @@ class GeneralAttention(ProductAttention):
         return self.key_proj(keys)
 
 
+@ATTENTION_SCORES.register("location")
 class LocationAttention(AttentionMechanism):
     """Luong's location score: e_t = W_a q_t, one score per source position; keys are not used.
 
     W_a = ``position_proj`` [Dq -> max_source_positions]; the first S scores are kept.
     query [B, T, Dq] -> scores [B, T, S], S <= max_source_positions.
     """
+
+    description = "location score e_i = W_a q_i (one score per source position; the keys are not read)"
 
     def __init__(self, query_size: int, max_source_positions: int) -> None:
         super().__init__()
@@ -300,6 +335,7 @@ class LocationAttention(AttentionMechanism):
         return cls(query_size, config.max_source_positions)
 
 
+@ATTENTION_SCORES.register("multihead")
 class MultiHeadAttention(AttentionMechanism):
     """Multi-head scaled dot attention, with the parameters and results of nn.MultiheadAttention.
 
@@ -310,6 +346,8 @@ class MultiHeadAttention(AttentionMechanism):
     score: query [B, T, Dq] -> per-head scores [B, H, T, S]; forward returns the
     weights averaged over heads, [B, T, S].
     """
+
+    description = "multi-head scaled dot attention, softmax(Q_h K_hᵀ / √d) V_h per head"
 
     def __init__(self, query_size: int, key_size: int, value_size: int, num_heads: int, attention_size: int) -> None:
         super().__init__()
@@ -355,6 +393,7 @@ class MultiHeadAttention(AttentionMechanism):
         return cls(query_size, key_size, key_size, config.num_attention_heads, config.attention_size)
 
 
+@ATTENTION_SCORES.register("gaussian_kernel")
 class GaussianKernelAttention(AttentionMechanism):
     """Nadaraya-Watson pooling with a Gaussian kernel: e_j = -1/2 (w ||q - k_j||)^2.
 
@@ -364,6 +403,7 @@ class GaussianKernelAttention(AttentionMechanism):
     query [B, T, D], keys [B, S, D] -> scores [B, T, S]
     """
 
+    description = "Gaussian-kernel (Nadaraya–Watson) score e_ij = -½ (w ‖q_i - h_j‖)²"
     same_size_required = True
 
     def __init__(self, query_size: int, key_size: int, width: float, learnable: bool) -> None:
@@ -391,20 +431,8 @@ class GaussianKernelAttention(AttentionMechanism):
         return cls(query_size, key_size, config.gaussian_kernel_width, config.gaussian_kernel_learnable)
 
 
-ATTENTION_MECHANISMS: dict[str, type[AttentionMechanism]] = {
-    "additive": AdditiveAttention,
-    "concat": AdditiveAttention,  # Luong's "concat" is Bahdanau's additive score
-    "dot": DotAttention,
-    "general": GeneralAttention,
-    "scaled_dot": ScaledDotAttention,
-    "location": LocationAttention,
-    "multihead": MultiHeadAttention,
-    "gaussian_kernel": GaussianKernelAttention,
-}
-
-
 def build_attention(attention_type: str, config: Any, query_size: int, key_size: int) -> AttentionMechanism:
     """The mechanism registered as ``attention_type``, sized for queries [.., Dq] and keys [.., Dk]."""
-    if attention_type not in ATTENTION_MECHANISMS:
-        raise ValueError(f"attention_type must be one of {sorted(ATTENTION_MECHANISMS)}, got {attention_type!r}")
-    return ATTENTION_MECHANISMS[attention_type].from_config(config, query_size, key_size)
+    if attention_type not in ATTENTION_SCORES:
+        raise ValueError(f"attention_type must be one of {list(ATTENTION_SCORES)}, got {attention_type!r}")
+    return ATTENTION_SCORES[attention_type].from_config(config, query_size, key_size)

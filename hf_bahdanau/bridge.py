@@ -1,15 +1,21 @@
-"""Bridges: how the decoder's initial state s_0 is derived from the encoder."""
+"""Bridges: how the decoder's initial state s_0 is derived from the encoder (``BRIDGES``, the ``bridge`` field)."""
 
 import torch
 from torch import Tensor, nn
 
 from .encoder import BahdanauEncoderOutput
 from .recurrent import RecurrentState
+from .registry import Registry
 from .state import EncoderMemory
 
+BRIDGES = Registry("bridge")
 
+
+@BRIDGES.register("zero")
 class ZeroBridge(nn.Module):
     """s_0 = 0 for every decoder layer."""
+
+    description = "zeros"
 
     def __init__(self, config):
         super().__init__()
@@ -22,8 +28,11 @@ class ZeroBridge(nn.Module):
         return RecurrentState(zeros, zeros if self.has_cell else None)
 
 
+@BRIDGES.register("last")
 class LastStateBridge(nn.Module):
     """s_0^l = the encoder's final state of layer l (directions concatenated), c_0^l likewise (Sutskever, Luong)."""
+
+    description = "the encoder's final states, layer by layer"
 
     def __init__(self, config):
         super().__init__()
@@ -52,9 +61,12 @@ class ProjectedBridge(nn.Module):
         return RecurrentState(hidden, torch.zeros_like(hidden) if self.has_cell else None)
 
 
+@BRIDGES.register("tanh")
 class TanhBridge(ProjectedBridge):
     """Bahdanau et al.: s_0 = tanh(W_s <-h_1), the top layer's backward state at the first token
     (the forward final state ->h_T for a unidirectional encoder)."""
+
+    description = "tanh(W_s h) of the encoder's final state (the backward one, ←h_1, when bidirectional)"
 
     @staticmethod
     def summary_size(config) -> int:
@@ -65,8 +77,11 @@ class TanhBridge(ProjectedBridge):
         return top[:, -self.proj.in_features:]
 
 
+@BRIDGES.register("mean")
 class MeanBridge(ProjectedBridge):
     """s_0 = tanh(W_s mean_j h_j), the mean over the real (unmasked) annotations."""
+
+    description = "tanh(W_s mean_j h_j), the mean of the annotations"
 
     @staticmethod
     def summary_size(config) -> int:
@@ -77,5 +92,3 @@ class MeanBridge(ProjectedBridge):
         total = (memory.annotations * weights).sum(dim=1)
         return total / weights.sum(dim=1).clamp(min=1)
 
-
-BRIDGES = {"zero": ZeroBridge, "last": LastStateBridge, "tanh": TanhBridge, "mean": MeanBridge}

@@ -1,41 +1,30 @@
 """Configuration of the RNN encoder–attention–decoder family.
 
-Every architectural choice is an independent field (cell, score function, decoder style,
-bridge, deep output); each is validated once, in ``__post_init__``. The classic systems of
-the seeds are named presets: plain data, never subclasses.
+Every architectural choice is an independent field (cell, score function, decoder style, bridge, deep output); the
+values each accepts are the names in its registry (``RNN_TYPES``, ``ATTENTION_SCORES``, ``DECODER_STYLES``,
+``CONTEXT_MODES``, ``BRIDGES``, ``DEEP_OUTPUTS``, ``TOKEN_ATTENTIONS``), and each is validated in
+``validate_architecture``. The classic systems of the seeds are named presets: plain data, never subclasses.
 """
 
 import dataclasses
 import functools
+import logging
 import os
-import shutil
-from pathlib import Path
 from typing import Any
 
 from huggingface_hub.dataclasses import strict
 from huggingface_hub.errors import StrictDataclassFieldValidationError
 from transformers import PreTrainedConfig
-from transformers.dynamic_module_utils import get_relative_import_files
 
-RNN_TYPES = ("gru", "lstm", "rnn")
-ATTENTION_TYPES = (
-    "none",
-    "additive",
-    "concat",
-    "dot",
-    "general",
-    "scaled_dot",
-    "location",
-    "multihead",
-    "gaussian_kernel",
-)
-SAME_SIZE_ATTENTION = ("dot", "scaled_dot", "gaussian_kernel")
-DECODER_STYLES = ("bahdanau", "luong")
-CONTEXT_MODES = ("cho", "sutskever")
-BRIDGES = ("zero", "last", "tanh", "mean")
-DEEP_OUTPUTS = ("none", "tanh", "maxout")
-# the tagger: "sentence" = the seed's one distribution over the sentence; else e_tj = score(h_t, h_j)
-TOKEN_ATTENTION_TYPES = ("sentence", *(name for name in ATTENTION_TYPES if name != "none"))
+from .attention import ATTENTION_SCORES
+from .bridge import BRIDGES
+from .decoder import CONTEXT_MODES, DECODER_STYLES
+from .readout import DEEP_OUTPUTS
+from .recurrent import RNN_TYPES
+from .remote_code import copy_model_code
+from .token_attention import LEGACY_NAMES, token_attention_types
+
+logger = logging.getLogger(__name__)
 
 AUTO_MAP = {
     "AutoConfig": "configuration_bahdanau.BahdanauConfig",
@@ -78,18 +67,15 @@ PRESETS["luong-concat"] = {**PRESETS["luong-dot"], "attention_type": "concat"}
 PRESETS["luong-location"] = {**PRESETS["luong-dot"], "attention_type": "location"}
 
 
-def copy_auto_map_code(config: Any, folder: str | os.PathLike) -> None:
-    """Copy the module of every class named in ``config.auto_map`` and ``config.custom_pipelines`` (and what each
-    imports) from this file's folder into ``folder``."""
-    package, folder = Path(__file__).resolve().parent, Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
-    references = list((getattr(config, "auto_map", None) or {}).values())
-    references += [task["impl"] for task in (getattr(config, "custom_pipelines", None) or {}).values()]
-    modules = {reference.split("--")[-1].split(".")[0] for reference in references if isinstance(reference, str)}
-    for source in (package / f"{module}.py" for module in sorted(modules)):
-        if source.is_file():  # a remote-code cache holds only the modules fetched so far
-            for path in (source, *map(Path, get_relative_import_files(source))):
-                shutil.copyfile(path, folder / path.name)
+AXES = (RNN_TYPES, ATTENTION_SCORES, DECODER_STYLES, CONTEXT_MODES, BRIDGES, DEEP_OUTPUTS)
+
+
+def axes_table() -> str:
+    """The README's table of the configuration axes, one row per accepted value, from the registries."""
+    rows = ["| field | value | what it is |", "| --- | --- | --- |"]
+    for registry in AXES:
+        rows += [f"| `{registry.field}` |{row[1:]}" for row in registry.markdown_rows()]
+    return "\n".join(rows)
 
 
 def _require_choice(field: str, value: str, allowed: tuple[str, ...]) -> None:
@@ -104,31 +90,94 @@ def _require_positive(field: str, value: int) -> None:
 
 @strict
 class BahdanauConfig(PreTrainedConfig):
-    r"""Configuration of an RNN encoder–attention–decoder model.
+    r"""Configuration of an RNN encoder–attention–decoder model: the seq2seq model, the tagger and the classifiers.
 
-    Sizes: the encoder RNN has ``encoder_hidden_size`` units per direction, so its annotations
-    h_j have ``encoder_output_size = encoder_hidden_size * (2 if bidirectional else 1)``; the
-    decoder state s_i has ``hidden_size``; the vector fed to the vocabulary projection has
-    ``output_size`` (set it to ``embedding_size`` to tie the output and decoder embeddings).
+    Use ``BahdanauConfig.from_preset(name, **overrides)`` for the classic systems (``PRESETS``). Every field below is
+    checked by ``validate_architecture`` (a ``ValueError`` naming it), at construction and again when a model is built.
+    Fields that pick one of several implementations accept the names in their registry; ``axes_table()`` lists them
+    with their meaning.
 
-    Axes (each validated here): ``rnn_type`` {gru, lstm, rnn}; ``attention_type`` {none,
-    additive (alias concat), dot, general, scaled_dot, location, multihead, gaussian_kernel};
-    ``decoder_style`` {bahdanau: attend with s_{i-1} then update; luong: update then attend};
-    ``input_feeding`` (luong only); ``context_mode`` {cho, sutskever} for ``attention_type="none"``;
-    ``bridge`` {zero, last, tanh, mean}; ``deep_output`` {none, tanh, maxout}.
-
-    Tagging and classification heads (encoder only; they load a seq2seq checkpoint's encoder):
-    ``token_attention_type`` {any score function above (default additive): token t attends e_tj = score(h_t,
-    h_j); sentence: seed 000's one α_j = softmax_j(v_aᵀ tanh(U_a h_j + b)) re-weighting each h_j};
-    ``classifier_attention_size``
-    d_a of u_j = tanh(W h_j + b) (default: annotation size / 2); ``classifier_dropout`` (default ``dropout``);
-    ``hierarchical`` (HAN: word-level encoder + attention per sentence, sentence-level encoder + attention);
-    ``sentence_separator_token_id`` splits [batch, tokens] input into sentences in hierarchical mode.
-
-    ``max_training_source_length``: the longest source seen in training, in tokens (set by the training scripts);
-    decoding warns about longer inputs.
-
-    Use ``BahdanauConfig.from_preset(name, **overrides)`` for the classic systems (``PRESETS``).
+    Args:
+        vocab_size (`int`, *optional*, defaults to 1000):
+            Size of the vocabulary, shared by source and target (each side has its own embedding matrix).
+        embedding_size (`int`, *optional*, defaults to 256):
+            Size of the source and target token embeddings E.
+        hidden_size (`int`, *optional*, defaults to 256):
+            Size of the decoder state s_i (every decoder layer).
+        encoder_hidden_size (`int`, *optional*):
+            Units per direction of the encoder RNN; the annotations h_j have ``encoder_output_size`` =
+            ``encoder_hidden_size`` × directions. Default: ``hidden_size // 2`` if bidirectional, else ``hidden_size``.
+        encoder_layers (`int`, *optional*, defaults to 1):
+            Stacked encoder RNN layers (dropout between them).
+        decoder_layers (`int`, *optional*, defaults to 1):
+            Stacked decoder RNN layers; may differ from ``encoder_layers`` except with ``bridge="last"``.
+        rnn_type (`str`, *optional*, defaults to `"gru"`):
+            The recurrent cell of encoder and decoder: a name in ``recurrent.RNN_TYPES`` (gru, lstm, rnn).
+        bidirectional (`bool`, *optional*, defaults to `True`):
+            Whether the encoder reads the source in both directions, h_j = [→h_j; ←h_j] (Bahdanau et al.).
+        reverse_source (`bool`, *optional*, defaults to `False`):
+            Whether the encoder reads each source reversed within its length (Sutskever et al.).
+        dropout (`float`, *optional*, defaults to 0.0):
+            Dropout on embeddings, between RNN layers and before the output projection, in [0, 1).
+        attention_type (`str`, *optional*, defaults to `"additive"`):
+            The score function: a name in ``attention.ATTENTION_SCORES`` (additive, concat, dot, general, scaled_dot,
+            location, multihead, gaussian_kernel, …), or ``"none"`` for a decoder without attention (``context_mode``).
+        attention_size (`int`, *optional*):
+            Size A of the additive score's hidden layer and of the multi-head projections. Default: ``hidden_size``.
+        num_attention_heads (`int`, *optional*, defaults to 1):
+            Heads of ``attention_type="multihead"``; must divide ``attention_size``.
+        max_source_positions (`int`, *optional*, defaults to 256):
+            Longest source ``attention_type="location"`` can score (one weight row per position).
+        gaussian_kernel_width (`float`, *optional*, defaults to 1.0):
+            Width w > 0 of ``attention_type="gaussian_kernel"``, e_ij = -½ (w ‖q_i - h_j‖)².
+        gaussian_kernel_learnable (`bool`, *optional*, defaults to `True`):
+            Whether w is learned (parametric Nadaraya–Watson pooling) or fixed.
+        decoder_style (`str`, *optional*, defaults to `"bahdanau"`):
+            A name in ``decoder.DECODER_STYLES``: ``"bahdanau"`` attends with s_{i-1}, then updates; ``"luong"``
+            updates, then attends with h_t.
+        input_feeding (`bool`, *optional*, defaults to `False`):
+            Luong's input feeding (h̃_{t-1} fed to the next step); needs ``decoder_style="luong"`` and attention.
+        context_mode (`str`, *optional*, defaults to `"cho"`):
+            Without attention, a name in ``decoder.CONTEXT_MODES``: ``"cho"`` (the summary C at every step and at
+            the output) or ``"sutskever"`` (the encoder only initialises the decoder).
+        bridge (`str`, *optional*, defaults to `"tanh"`):
+            The decoder's initial state, a name in ``bridge.BRIDGES`` (zero, last, tanh, mean).
+        deep_output (`str`, *optional*, defaults to `"maxout"`):
+            The layer before the vocabulary projection, a name in ``readout.DEEP_OUTPUTS`` (none, tanh, maxout).
+        output_size (`int`, *optional*):
+            Size of the pre-output vectors t_i the vocabulary projection reads. Default: ``embedding_size``.
+        init_std (`float`, *optional*, defaults to 0.1):
+            Standard deviation (≥ 0) of the normal initialisation of the embeddings.
+        tie_word_embeddings (`bool`, *optional*, defaults to `False`):
+            Share the decoder embedding with the output projection; needs ``output_size == embedding_size``.
+        use_cache (`bool`, *optional*, defaults to `True`):
+            Whether ``forward`` returns the decoding state as ``past_key_values``.
+        is_encoder_decoder (`bool`, *optional*, defaults to `True`):
+            transformers' flag for generate(); leave it True.
+        pad_token_id (`int`, *optional*, defaults to 0):
+            Padding token, in [0, vocab_size) or None.
+        bos_token_id (`int`, *optional*, defaults to 1):
+            Beginning-of-sequence token, in [0, vocab_size) or None.
+        eos_token_id (`int` or `list[int]`, *optional*, defaults to 2):
+            End-of-sequence token(s), each in [0, vocab_size).
+        decoder_start_token_id (`int`, *optional*, defaults to 1):
+            The decoder's first input token, in [0, vocab_size).
+        token_attention_type (`str`, *optional*, defaults to `"additive"`):
+            The tagger's attention: ``"context_vector"`` (seed 000: one distribution over the sentence re-weighting
+            each annotation) or any ``attention_type`` score (each token attends over its sentence);
+            ``token_attention.token_attention_types()`` lists them. ``"sentence"``, its former name, still loads.
+        classifier_attention_size (`int`, *optional*):
+            Size d_a of the context-vector attention u_j = tanh(W h_j + b) of the tagger and the classifiers.
+            Default: half the annotation size.
+        classifier_dropout (`float`, *optional*):
+            Dropout before the tagger's and classifiers' output layer, in [0, 1). Default: ``dropout``.
+        hierarchical (`bool`, *optional*, defaults to `False`):
+            The classifier as a hierarchical attention network (words, then sentences; Yang et al., 2016).
+        sentence_separator_token_id (`int`, *optional*):
+            Token that splits [batch, tokens] input into sentences in hierarchical mode, in [0, vocab_size).
+        max_training_source_length (`int`, *optional*):
+            The longest source seen in training, in tokens (set by the training scripts); decoding warns about
+            longer inputs.
     """
 
     model_type = "bahdanau"
@@ -173,6 +222,10 @@ class BahdanauConfig(PreTrainedConfig):
     max_training_source_length: int | None = None
 
     def __post_init__(self, **kwargs):
+        if self.token_attention_type in LEGACY_NAMES:
+            logger.warning("token_attention_type=%r is now called %r.", self.token_attention_type,
+                           LEGACY_NAMES[self.token_attention_type])
+            self.token_attention_type = LEGACY_NAMES[self.token_attention_type]
         if self.encoder_hidden_size is None:
             self.encoder_hidden_size = self.hidden_size // 2 if self.bidirectional else self.hidden_size
         if self.attention_size is None:
@@ -207,7 +260,7 @@ class BahdanauConfig(PreTrainedConfig):
         class in ``auto_map`` gets its code into the folder, not only the model being saved, so each head
         (seq2seq, tagger, classifier) loads from any checkpoint with ``trust_remote_code=True``."""
         if self._auto_class is not None:
-            copy_auto_map_code(self, save_directory)
+            copy_model_code(self, save_directory)
         super().save_pretrained(save_directory, push_to_hub=push_to_hub, **kwargs)
 
     def validate_architecture(self) -> None:
@@ -217,13 +270,9 @@ class BahdanauConfig(PreTrainedConfig):
                       "decoder_layers", "attention_size", "num_attention_heads", "max_source_positions",
                       "output_size", "classifier_attention_size"):
             _require_positive(field, getattr(self, field))
-        _require_choice("rnn_type", self.rnn_type, RNN_TYPES)
-        _require_choice("attention_type", self.attention_type, ATTENTION_TYPES)
-        _require_choice("decoder_style", self.decoder_style, DECODER_STYLES)
-        _require_choice("context_mode", self.context_mode, CONTEXT_MODES)
-        _require_choice("bridge", self.bridge, BRIDGES)
-        _require_choice("deep_output", self.deep_output, DEEP_OUTPUTS)
-        _require_choice("token_attention_type", self.token_attention_type, TOKEN_ATTENTION_TYPES)
+        for registry in (RNN_TYPES, ATTENTION_SCORES, DECODER_STYLES, CONTEXT_MODES, BRIDGES, DEEP_OUTPUTS):
+            registry.check(getattr(self, registry.field))
+        _require_choice("token_attention_type", self.token_attention_type, tuple(token_attention_types()))
         if self.max_training_source_length is not None:
             _require_positive("max_training_source_length", self.max_training_source_length)
         if self.num_labels is not None and self.num_labels < 1:
@@ -248,7 +297,8 @@ class BahdanauConfig(PreTrainedConfig):
             )
         if self.gaussian_kernel_width <= 0:
             raise ValueError(f"`gaussian_kernel_width` must be positive, got {self.gaussian_kernel_width}.")
-        if self.attention_type in SAME_SIZE_ATTENTION and self.encoder_output_size != self.hidden_size:
+        same_size = self.attention_type in ATTENTION_SCORES and ATTENTION_SCORES[self.attention_type].same_size_required
+        if same_size and self.encoder_output_size != self.hidden_size:
             raise ValueError(
                 f"`attention_type={self.attention_type!r}` compares the decoder state with the annotations, so "
                 f"`hidden_size` ({self.hidden_size}) must equal the annotation size `encoder_hidden_size` x "
@@ -301,4 +351,4 @@ def _builtin_errors(strict_setattr):
 
 BahdanauConfig.__setattr__ = _builtin_errors(BahdanauConfig.__setattr__)
 
-__all__ = ["BahdanauConfig", "CUSTOM_PIPELINES", "PIPELINE_TASK", "PRESETS"]
+__all__ = ["AXES", "BahdanauConfig", "CUSTOM_PIPELINES", "PIPELINE_TASK", "PRESETS", "axes_table"]

@@ -1,11 +1,14 @@
-"""Decoders: the three ways the seeds let the decoder use the source.
+"""Decoders: the ways the seeds let the decoder use the source, one registered class each.
 
-- ``BahdanauDecoder``: attend with s_{i-1}, then s_i = f(s_{i-1}, [E y_{i-1}; c_i]), t_i = g(s_i, c_i, E y_{i-1}).
-- ``LuongDecoder``: h_t = f(h_{t-1}, E y_{t-1} [; h̃_{t-1}]), then attend with h_t, h̃_t = φ(W_c [c_t; h_t]).
-- ``FixedContextDecoder`` (no attention): Cho et al. feed C to every step and to the output;
-  Sutskever et al. use the encoder only through the initial state.
+- ``DECODER_STYLES`` (``decoder_style``, with attention):
+  ``BahdanauDecoder``: attend with s_{i-1}, then s_i = f(s_{i-1}, [E y_{i-1}; c_i]), t_i = g(s_i, c_i, E y_{i-1});
+  ``LuongDecoder``: h_t = f(h_{t-1}, E y_{t-1} [; h̃_{t-1}]), then attend with h_t, h̃_t = φ(W_c [c_t; h_t]).
+- ``CONTEXT_MODES`` (``context_mode``, with ``attention_type="none"``):
+  ``ChoDecoder``: the summary C at every step and at the output; ``SutskeverDecoder``: the source only through the
+  initial state.
 
-Each returns the pre-output vectors t [B, T, output_size]; the model head projects them onto the
+The papers' equations, one token at a time, are in ``reference``; each decoder here computes the same (tested), with
+the work that does not depend on the previous step hoisted out of its loop. Each returns the pre-output vectors t [B, T, output_size]; the model head projects them onto the
 vocabulary once, after the loop. The same code runs a whole teacher-forced target (T tokens) and
 one ``generate()`` step (T = 1). A step loop's setup (weight slices, per-step linear maps, the
 attention over the memory) is a ``StepPlan``: built per forward pass, or once per ``generate()``
@@ -24,9 +27,13 @@ from .encoder import BahdanauEncoderOutput
 from .input_checks import check_embeddings, check_one_source, check_token_ids
 from .loop_linear import LoopLinear
 from .padding import check_attention_mask
-from .readout import DeepOutput
+from .readout import DEEP_OUTPUTS
 from .recurrent import RecurrentStack
+from .registry import Registry
 from .state import DecoderState, EncoderMemory
+
+DECODER_STYLES = Registry("decoder_style")  # decoders that attend
+CONTEXT_MODES = Registry("context_mode")  # decoders without attention (attention_type="none")
 
 
 class DecoderOutput(NamedTuple):
@@ -70,7 +77,7 @@ class RecurrentDecoder(nn.Module):
             dropout=config.dropout,
         )
         self.bridge = BRIDGES[config.bridge](config)
-        self.readout = DeepOutput(readout_input_size, config.output_size, config.deep_output)
+        self.readout = DEEP_OUTPUTS[config.deep_output](readout_input_size, config.output_size)
         self.attention = None
 
     def check_inputs(self, input_ids: Tensor | None, inputs_embeds: Tensor | None,
@@ -154,9 +161,14 @@ class RecurrentDecoder(nn.Module):
         return attend
 
 
+@DECODER_STYLES.register("bahdanau")
 class BahdanauDecoder(RecurrentDecoder):
     """Bahdanau et al. (2014): e_ij = a(s_{i-1}, h_j), c_i = Σ_j α_ij h_j, s_i = f(s_{i-1}, y_{i-1}, c_i),
-    t_i = φ(W_r [s_i; c_i; E y_{i-1}])."""
+    t_i = φ(W_r [s_i; c_i; E y_{i-1}]). Equation: ``reference.bahdanau_decoder``; here W_iy E y_{i-1} is projected
+    for all steps before the loop and t_i for all steps after it (``StepPlan``)."""
+
+    description = ("Bahdanau style: attend with the previous state s_{i-1}, then update s_i = f(s_{i-1}, y_{i-1}, "
+                   "c_i)")
 
     def __init__(self, config, embed_tokens: nn.Embedding):
         context_size = config.encoder_output_size
@@ -187,10 +199,14 @@ class BahdanauDecoder(RecurrentDecoder):
                              DecoderState(self.rnn.stack_state(layers)))
 
 
+@DECODER_STYLES.register("luong")
 class LuongDecoder(RecurrentDecoder):
     """Luong et al. (2015): h_t = f(h_{t-1}, y_{t-1} [, h̃_{t-1}]), c_t = Σ_s a_t(s) h̄_s from h_t,
-    h̃_t = φ(W_c [c_t; h_t]). Without input feeding nothing is recurrent through the attention, so the
-    RNN runs over the whole target in one call and all steps attend in one batched product."""
+    h̃_t = φ(W_c [c_t; h_t]). Equation: ``reference.luong_decoder``. Without input feeding nothing is recurrent
+    through the attention, so the RNN runs over the whole target in one call and all steps attend in one batched
+    product."""
+
+    description = ("Luong style: update h_i first, then attend with it and read out h̃_i = tanh(W_c [c_i; h_i])")
 
     def __init__(self, config, embed_tokens: nn.Embedding):
         context_size = config.encoder_output_size
@@ -239,46 +255,63 @@ class LuongDecoder(RecurrentDecoder):
                              DecoderState(self.rnn.stack_state(layers), feed))
 
 
-class FixedContextDecoder(RecurrentDecoder):
-    """No attention. ``context_mode='cho'``: h_t = f(h_{t-1}, [E y_{t-1}; C]), t = φ(W_r [h_t; C; E y_{t-1}])
-    with C the encoder summary; ``'sutskever'``: h_t = f(h_{t-1}, E y_{t-1}), t = φ(W_r h_t)."""
+@CONTEXT_MODES.register("cho")
+class ChoDecoder(RecurrentDecoder):
+    """Cho et al. (2014), no attention: the summary C (the top encoder layer's final state h_S) at every step and at the
+    output, h_t = f(h_{t-1}, [E y_{t-1}; C]), t = φ(W_r [h_t; C; E y_{t-1}]). Equation: ``reference.cho_decoder``."""
+
+    description = ("no attention: the summary C = h_S, the encoder's final state, conditions every decoder step and "
+                   "the output (Cho et al., 2014, who use c = tanh(V h_S))")
 
     def __init__(self, config, embed_tokens: nn.Embedding):
-        self.feeds_context = config.context_mode == "cho"
-        context_size = config.encoder_output_size if self.feeds_context else 0
-        readout_size = config.hidden_size + (context_size + config.embedding_size if self.feeds_context else 0)
-        super().__init__(config, embed_tokens, context_size, readout_size)
+        context_size = config.encoder_output_size
+        super().__init__(config, embed_tokens, context_size, config.hidden_size + context_size + config.embedding_size)
 
     def prepare_memory(self, encoder_outputs: BahdanauEncoderOutput, attention_mask: Tensor) -> EncoderMemory:
         memory = super().prepare_memory(encoder_outputs, attention_mask)
         return memory._replace(summary=encoder_outputs.final_hidden_state[:, -1])
 
     def serve_rows(self, memory: EncoderMemory, state: DecoderState, rows: int) -> tuple[EncoderMemory, DecoderState]:
-        """Without attention every step reads C [N, D] with its row: C is repeated per row like the state."""
+        """Every step reads C [N, D] with its row: C is repeated per row like the state."""
         memory, state = super().serve_rows(memory, state, rows)
         return memory._replace(summary=memory.summary.repeat_interleave(rows, dim=0)), state
 
     def forward(self, input_ids: Tensor | None, memory: EncoderMemory, state: DecoderState,
                 plan: StepPlan | None = None, inputs_embeds: Tensor | None = None,
                 output_hidden_states: bool = False) -> DecoderOutput:
-        """input_ids [B, T] or inputs_embeds [B, T, E]; no step loop, so ``plan`` is not read."""
+        """input_ids [B, T] or inputs_embeds [B, T, E]: one RNN call over the whole target, C concatenated to every
+        input; ``plan`` is not read."""
         embedded = self.embed(input_ids, inputs_embeds)
-        if not self.feeds_context:
-            layer_outputs, rnn_state = self.rnn(embedded, state.rnn)
-            pre_output = self.readout(layer_outputs[-1])
-        else:
-            context = memory.summary.unsqueeze(1).expand(-1, embedded.shape[1], -1)
-            layer_outputs, rnn_state = self.rnn(torch.cat([embedded, context], dim=-1), state.rnn)
-            pre_output = self.readout(torch.cat([layer_outputs[-1], context, embedded], dim=-1))
+        context = memory.summary.unsqueeze(1).expand(-1, embedded.shape[1], -1)
+        layer_outputs, rnn_state = self.rnn(torch.cat([embedded, context], dim=-1), state.rnn)
+        pre_output = self.readout(torch.cat([layer_outputs[-1], context, embedded], dim=-1))
         hidden_states = (embedded, *layer_outputs) if output_hidden_states else None
         return DecoderOutput(pre_output, hidden_states, None, DecoderState(rnn_state))
 
 
-DECODER_STYLES = {"bahdanau": BahdanauDecoder, "luong": LuongDecoder}
+@CONTEXT_MODES.register("sutskever")
+class SutskeverDecoder(RecurrentDecoder):
+    """Sutskever et al. (2014), no attention: the source reaches the decoder only through its initial state,
+    h_t = f(h_{t-1}, E y_{t-1}), t = φ(W_r h_t). Equation: ``reference.sutskever_decoder``."""
+
+    description = "no attention: the encoder's final state only initialises the decoder (Sutskever et al., 2014)"
+
+    def __init__(self, config, embed_tokens: nn.Embedding):
+        super().__init__(config, embed_tokens, 0, config.hidden_size)
+
+    def forward(self, input_ids: Tensor | None, memory: EncoderMemory, state: DecoderState,
+                plan: StepPlan | None = None, inputs_embeds: Tensor | None = None,
+                output_hidden_states: bool = False) -> DecoderOutput:
+        """input_ids [B, T] or inputs_embeds [B, T, E]: one RNN call over the whole target; ``plan`` is not read."""
+        embedded = self.embed(input_ids, inputs_embeds)
+        layer_outputs, rnn_state = self.rnn(embedded, state.rnn)
+        hidden_states = (embedded, *layer_outputs) if output_hidden_states else None
+        return DecoderOutput(self.readout(layer_outputs[-1]), hidden_states, None, DecoderState(rnn_state))
 
 
 def build_decoder(config, embed_tokens: nn.Embedding) -> RecurrentDecoder:
-    """The decoder for ``config.decoder_style``; ``attention_type='none'`` selects the fixed-context decoder."""
+    """The decoder registered as ``config.decoder_style`` (``DECODER_STYLES``); with ``attention_type='none'`` the
+    one registered as ``config.context_mode`` (``CONTEXT_MODES``)."""
     if config.attention_type == "none":
-        return FixedContextDecoder(config, embed_tokens)
+        return CONTEXT_MODES[config.context_mode](config, embed_tokens)
     return DECODER_STYLES[config.decoder_style](config, embed_tokens)

@@ -7,12 +7,13 @@
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
-from .plotting import alignments_from_generate
+from .alignments import alignments_from_generate
 
-__all__ = ["Translation", "check_texts", "translate", "warn_about_source"]
+__all__ = ["DecodedRow", "Translation", "check_texts", "decoded_rows", "first_eos", "translate", "warn_about_source"]
 
 logger = logging.getLogger(__name__)
 SHOWN_CHARACTERS = 40  # how much of an input a warning quotes
@@ -61,10 +62,30 @@ def warn_about_source(text: str, input_ids: Sequence[int], tokenizer, config) ->
                        "unreliable.", shown, len(input_ids), longest)
 
 
-def _generated_ids(sequence: torch.Tensor, eos_token_id: int | None) -> list[int]:
-    """The tokens after the decoder start, up to and including the first EOS."""
-    ids = sequence[1:].tolist()
-    return ids[: ids.index(eos_token_id) + 1] if eos_token_id in ids else ids
+class DecodedRow(NamedTuple):
+    """One output row of generate(): its tokens after the decoder start, up to and including the first EOS, and the
+    alignment that produced them, α [len(output_ids), S] over every (padded) source column, or None."""
+
+    output_ids: list[int]
+    alignment: torch.Tensor | None
+
+
+def first_eos(eos_token_id: int | list[int] | None) -> int | None:
+    """The end-of-sequence id the tokenizer appends: the first of several stop tokens."""
+    return eos_token_id[0] if isinstance(eos_token_id, list) else eos_token_id
+
+
+def decoded_rows(generated, eos_token_id: int | None) -> list[DecodedRow]:
+    """Every output row of ``generate(..., return_dict_in_generate=True)``, with its alignment when generate() was
+    asked for the attentions (``output_attentions=True``)."""
+    with_alignments = getattr(generated, "cross_attentions", None) is not None
+    rows = []
+    for index, sequence in enumerate(generated.sequences):
+        ids = sequence[1:].tolist()
+        ids = ids[: ids.index(eos_token_id) + 1] if eos_token_id in ids else ids
+        alignment = alignments_from_generate(generated, index, eos_token_id) if with_alignments else None
+        rows.append(DecodedRow(ids, alignment))
+    return rows
 
 
 @torch.no_grad()
@@ -92,9 +113,7 @@ def translate(
     if output_alignments and model.config.attention_type == "none":
         raise ValueError("`output_alignments=True` needs a model with attention; this one has attention_type='none'.")
     model.eval()
-    eos_token_id = model.generation_config.eos_token_id
-    if isinstance(eos_token_id, list):  # several stop tokens: the first is the one the tokenizer appends
-        eos_token_id = eos_token_id[0]
+    eos_token_id = first_eos(model.generation_config.eos_token_id)
     results = []
     for start in range(0, len(texts), batch_size):
         batch_texts = list(texts[start:start + batch_size])
@@ -104,18 +123,13 @@ def translate(
         limits = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
         out = model.generate(**batch, num_beams=num_beams, output_attentions=output_alignments,
                              return_dict_in_generate=True, **limits)
-        for row, text in enumerate(batch_texts):
+        for row, (text, decoded) in enumerate(zip(batch_texts, decoded_rows(out, eos_token_id))):
             source_positions = batch["attention_mask"][row].bool()
-            output_ids = _generated_ids(out.sequences[row], eos_token_id)
-            alignment = None
-            if output_alignments:
-                alignment = alignments_from_generate(out, index=row, eos_token_id=eos_token_id)
-                alignment = alignment[:, source_positions].cpu()
             results.append(Translation(
                 source=text,
-                translation=tokenizer.decode(output_ids, skip_special_tokens=True),
+                translation=tokenizer.decode(decoded.output_ids, skip_special_tokens=True),
                 source_tokens=tokenizer.convert_ids_to_tokens(batch["input_ids"][row][source_positions].tolist()),
-                target_tokens=tokenizer.convert_ids_to_tokens(output_ids),
-                alignment=alignment,
+                target_tokens=tokenizer.convert_ids_to_tokens(decoded.output_ids),
+                alignment=None if decoded.alignment is None else decoded.alignment[:, source_positions].cpu(),
             ))
     return results

@@ -1,6 +1,7 @@
 """transformers models of the RNN encoder–attention–decoder family."""
 
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -18,6 +19,7 @@ from .input_checks import check_embeddings, check_token_ids
 from .loss import linear_cross_entropy, per_target, token_cross_entropy
 from .search import FastSearchMixin
 from .state import RecurrentDecoderCache
+from .transformers_private import EMBEDDING_RESIZE, SHARED_BEAM_MEMORY, fall_back_once
 
 
 def shift_tokens_right(labels: Tensor, pad_token_id: int, decoder_start_token_id: int) -> Tensor:
@@ -26,6 +28,17 @@ def shift_tokens_right(labels: Tensor, pad_token_id: int, decoder_start_token_id
     shifted[:, 1:] = labels[:, :-1]
     shifted[:, 0] = decoder_start_token_id
     return shifted.masked_fill(shifted == -100, pad_token_id)
+
+
+@dataclass
+class BahdanauSeq2SeqModelOutput(Seq2SeqModelOutput):
+    r"""``Seq2SeqModelOutput`` of ``BahdanauModel``.
+
+    last_hidden_state [B, T, output_size]: the pre-output vectors t_i that the LM head projects onto the vocabulary
+    (the deep output's; Luong's attentional vectors h̃_t), not a decoder state. The decoder RNN's states are in
+    ``decoder_hidden_states`` (with ``output_hidden_states``: the embedded inputs, then each layer bottom to top).
+    cross_attentions: (α [B, 1, T, S],) over the caller's source columns (with ``output_attentions``).
+    """
 
 
 class BahdanauPreTrainedModel(PreTrainedModel):
@@ -73,6 +86,19 @@ class BahdanauPreTrainedModel(PreTrainedModel):
                 shutil.copyfile(path, Path(working_dir) / path.name)
         return super()._upload_modified_files(working_dir, repo_id, files_timestamps, **kwargs)
 
+    def resize_token_embeddings(self, new_num_tokens: int | None = None, pad_to_multiple_of: int | None = None,
+                                mean_resizing: bool = True) -> nn.Embedding:
+        """transformers' ``resize_token_embeddings``, which reaches the target embedding through the private
+        ``_resize_token_embeddings`` below: refused clearly where transformers changed it (``transformers_private``),
+        instead of resizing the source embedding alone."""
+        if not EMBEDDING_RESIZE:
+            import transformers
+
+            raise NotImplementedError(f"resize_token_embeddings of hf_bahdanau models needs transformers' "
+                                      f"_resize_token_embeddings and _get_resized_embeddings, which transformers "
+                                      f"{transformers.__version__} changed.")
+        return super().resize_token_embeddings(new_num_tokens, pad_to_multiple_of, mean_resizing)
+
     def _resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of=None, mean_resizing=True):
         """Source and target embeddings are separate matrices over one vocabulary: resize both."""
         encoder_embeddings = super()._resize_token_embeddings(new_num_tokens, pad_to_multiple_of, mean_resizing)
@@ -84,7 +110,7 @@ class BahdanauPreTrainedModel(PreTrainedModel):
 
 
 class BahdanauModel(BahdanauPreTrainedModel):
-    """Encoder + decoder; returns the pre-output vectors t [B, T, output_size] as ``last_hidden_state``."""
+    """Encoder + decoder: the pre-output vectors t [B, T, output_size] (``BahdanauSeq2SeqModelOutput``)."""
 
     def __init__(self, config: BahdanauConfig):
         super().__init__(config)
@@ -129,17 +155,14 @@ class BahdanauModel(BahdanauPreTrainedModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
-    ) -> Seq2SeqModelOutput:
+    ) -> BahdanauSeq2SeqModelOutput:
         """input_ids/attention_mask [B, S] (or inputs_embeds [B, S, E], or encoder_outputs); decoder_input_ids [B, T]
         (or decoder_inputs_embeds [B, T, E]; neither: input_ids shifted right, as BART does), right-padded: the
         decoder is causal, so ``decoder_attention_mask`` is accepted and not needed. The decoder may also run
         [B·k, T]: k consecutive rows per source, which share its encoder memory (generate()'s beams). With
         ``past_key_values`` only the new decoder tokens are read and the source is not re-encoded.
 
-        ``last_hidden_state`` holds the pre-output vectors t [B, T, output_size] the vocabulary projection reads;
-        ``decoder_hidden_states`` (``output_hidden_states``) the decoder's embedded inputs and every RNN layer's
-        states; ``cross_attentions`` (``output_attentions``) the weights α [B, 1, T, S] over the caller's source
-        columns."""
+        Returns ``BahdanauSeq2SeqModelOutput``: its ``last_hidden_state`` is the pre-output t, not a decoder state."""
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
         output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
                                 else output_hidden_states)
@@ -181,7 +204,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
             past_key_values.update_state(decoded.state, decoded.pre_output.shape[1])
 
         weights = decoded.attention_weights
-        return Seq2SeqModelOutput(
+        return BahdanauSeq2SeqModelOutput(
             last_hidden_state=decoded.pre_output,
             past_key_values=past_key_values if use_cache else None,
             decoder_hidden_states=decoded.hidden_states,
@@ -274,8 +297,14 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         """Beam search (and several returned sequences) run k decoder rows per source. transformers copies the
         encoder outputs and the source mask k times; here the k rows share one copy (``BahdanauModel.forward``).
         No returned field changes: generate() returns the encoder's per-layer states, which it never copied."""
+        expand = super()._expand_inputs_for_generation
+        if expand_size == 1:
+            return expand(expand_size, is_encoder_decoder, input_ids, **model_kwargs)
+        if not SHARED_BEAM_MEMORY:
+            return fall_back_once("one encoder memory per source in beam search", expand, expand_size,
+                                  is_encoder_decoder, input_ids, **model_kwargs)
         shared = {key: model_kwargs.pop(key) for key in ("encoder_outputs", "attention_mask") if key in model_kwargs}
-        input_ids, model_kwargs = super()._expand_inputs_for_generation(expand_size, False, input_ids, **model_kwargs)
+        input_ids, model_kwargs = expand(expand_size, False, input_ids, **model_kwargs)
         return input_ids, {**model_kwargs, **shared}
 
     def _next_token_logits(self, tokens: Tensor, cache: RecurrentDecoderCache) -> Tensor:
@@ -350,4 +379,5 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         )
 
 
-__all__ = ["BahdanauPreTrainedModel", "BahdanauModel", "BahdanauForConditionalGeneration", "shift_tokens_right"]
+__all__ = ["BahdanauForConditionalGeneration", "BahdanauModel", "BahdanauPreTrainedModel", "BahdanauSeq2SeqModelOutput",
+           "shift_tokens_right"]

@@ -18,8 +18,7 @@ refused with a ValueError; unknown tokens and inputs longer than every training 
 import torch
 from transformers import GenerationConfig, Pipeline
 
-from .decoding import check_texts, warn_about_source
-from .plotting import alignments_from_generate
+from .decoding import check_texts, decoded_rows, first_eos, warn_about_source
 
 
 
@@ -65,13 +64,16 @@ class BahdanauTranslationPipeline(Pipeline):
         """generate() on a batch; outputs reshaped to [batch, num_return_sequences, …] so the pipeline can split them
         per input."""
         overrides = dict(output_attentions=True, return_dict_in_generate=True) if return_alignments else {}
-        generated = self.model.generate(**model_inputs, **self._prepare_generate_kwargs(generate_kwargs, **overrides))
+        if hasattr(self, "_prepare_generate_kwargs"):  # transformers' defaults under the caller's arguments
+            generate_kwargs = self._prepare_generate_kwargs(generate_kwargs, **overrides)
+        else:  # a transformers without that private helper: the caller's arguments as they are
+            generate_kwargs = {**generate_kwargs, **overrides}
+        generated = self.model.generate(**model_inputs, **generate_kwargs)
         sequences = generated.sequences if return_alignments else generated
         batch = model_inputs["input_ids"].shape[0]
         outputs = dict(model_inputs, output_ids=sequences.reshape(batch, -1, sequences.shape[-1]))
         if return_alignments:
-            rows = [alignments_from_generate(generated, index=row, eos_token_id=self.model.generation_config.eos_token_id)
-                    for row in range(sequences.shape[0])]
+            rows = [row.alignment for row in decoded_rows(generated, first_eos(self.model.generation_config.eos_token_id))]
             lengths = torch.tensor([len(row) for row in rows])
             weights = rows[0].new_zeros(len(rows), int(lengths.max()), rows[0].shape[-1])
             for index, row in enumerate(rows):

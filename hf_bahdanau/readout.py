@@ -1,27 +1,60 @@
-"""The deep output: t = φ(W_r [features]) before the vocabulary projection."""
+"""The deep output: t = φ(W_r [features]) before the vocabulary projection (``DEEP_OUTPUTS``, the ``deep_output``
+field). Luong's attentional vector h̃ = tanh(W_c [c; h]) is the tanh case."""
 
 from torch import Tensor, nn
 
+from .registry import Registry
+
+__all__ = ["DEEP_OUTPUTS", "DeepOutput", "IdentityOutput", "MaxoutOutput", "TanhOutput"]
+
+DEEP_OUTPUTS = Registry("deep_output")
+
 
 class DeepOutput(nn.Module):
-    """t = φ(W_r x + b_r) with φ ∈ {none: identity, tanh, maxout}.
+    """t = φ(W_r x + b_r): x [..., input_size] -> t [..., output_size]; ``proj`` holds W_r and b_r, with
+    ``pieces`` x output_size rows. Subclasses give φ."""
 
-    Maxout (Bahdanau et al., appendix A): t_k = max(t̃_{2k-1}, t̃_{2k}), so W_r has 2 x output_size rows.
-    Luong's attentional vector h̃ = tanh(W_c [c; h]) is the tanh case.
-    x [..., input_size] -> t [..., output_size].
-    """
+    pieces = 1
 
-    PIECES = {"none": 1, "tanh": 1, "maxout": 2}
-
-    def __init__(self, input_size: int, output_size: int, kind: str):
+    def __init__(self, input_size: int, output_size: int):
         super().__init__()
-        self.kind, self.output_size = kind, output_size
-        self.proj = nn.Linear(input_size, output_size * self.PIECES[kind])
+        self.output_size = output_size
+        self.proj = nn.Linear(input_size, output_size * self.pieces)
 
     def forward(self, features: Tensor) -> Tensor:
-        pre_output = self.proj(features)
-        if self.kind == "tanh":
-            return pre_output.tanh()
-        if self.kind == "maxout":
-            return pre_output.unflatten(-1, (self.output_size, 2)).amax(dim=-1)
+        return self.activate(self.proj(features))
+
+    def activate(self, pre_output: Tensor) -> Tensor:
+        raise NotImplementedError
+
+
+@DEEP_OUTPUTS.register("none")
+class IdentityOutput(DeepOutput):
+    """t = W_r x + b_r."""
+
+    description = "a linear layer t_i = W_r [features] before the vocabulary projection"
+
+    def activate(self, pre_output: Tensor) -> Tensor:
         return pre_output
+
+
+@DEEP_OUTPUTS.register("tanh")
+class TanhOutput(DeepOutput):
+    """t = tanh(W_r x + b_r) (Luong's h̃ = tanh(W_c [c; h]))."""
+
+    description = "a tanh layer t_i = tanh(W_r [features]) before the vocabulary projection"
+
+    def activate(self, pre_output: Tensor) -> Tensor:
+        return pre_output.tanh()
+
+
+@DEEP_OUTPUTS.register("maxout")
+class MaxoutOutput(DeepOutput):
+    """Maxout (Bahdanau et al., appendix A): t_k = max(t̃_{2k-1}, t̃_{2k}) with t̃ = W_r x + b_r, so W_r has
+    2 x output_size rows."""
+
+    description = "a maxout layer t_i = max_k (W_r [features])_k over pairs, before the vocabulary projection"
+    pieces = 2
+
+    def activate(self, pre_output: Tensor) -> Tensor:
+        return pre_output.unflatten(-1, (self.output_size, self.pieces)).amax(dim=-1)

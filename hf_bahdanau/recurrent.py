@@ -18,13 +18,13 @@ whose fused call does not return the memory cell of each step, is packed: those 
 from typing import NamedTuple
 
 import torch
-from torch import Tensor, _VF, nn
+from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from .loop_linear import LoopLinear
+from .registry import Registry
 
-RNN_MODULES = {"gru": nn.GRU, "lstm": nn.LSTM, "rnn": nn.RNN}
-FUSED_RUNS = {"gru": _VF.gru, "rnn": _VF.rnn_tanh}  # one direction of one layer, batch first
+RNN_TYPES = Registry("rnn_type")  # name -> the cell: its torch module, its step, its fused one-direction run
 
 
 def reverse_within_lengths(sequences: Tensor, lengths: Tensor) -> Tensor:
@@ -55,31 +55,54 @@ class RecurrentState(NamedTuple):
         )
 
 
-def gru_cell(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: None) -> tuple[Tensor, None]:
+@RNN_TYPES.register("gru")
+class GRUCell:
     """r = σ(x_r + h_r), z = σ(x_z + h_z), n = tanh(x_n + r ⊙ h_n), h' = n + z ⊙ (h − n), with
-    [x_r, x_z, x_n] = W_ih x + b_ih and [h_r, h_z, h_n] = W_hh h + b_hh [B, 3H]; hidden [B, H] -> (h', None)."""
-    x_r, x_z, x_n = input_gates.chunk(3, dim=-1)
-    h_r, h_z, h_n = hidden_gates.chunk(3, dim=-1)
-    reset = torch.sigmoid(x_r + h_r)
-    update = torch.sigmoid(x_z + h_z)
-    candidate = torch.tanh(x_n + reset * h_n)
-    return candidate + update * (hidden - candidate), None
+    [x_r, x_z, x_n] = W_ih x + b_ih and [h_r, h_z, h_n] = W_hh h + b_hh [B, 3H]."""
+
+    description = "GRU"
+    module = nn.GRU
+    fused_run = torch.gru  # one direction of one layer, batch first
+
+    @staticmethod
+    def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: None) -> tuple[Tensor, None]:
+        """input_gates, hidden_gates [B, 3H], hidden [B, H] -> (h', None)."""
+        x_r, x_z, x_n = input_gates.chunk(3, dim=-1)
+        h_r, h_z, h_n = hidden_gates.chunk(3, dim=-1)
+        reset = torch.sigmoid(x_r + h_r)
+        update = torch.sigmoid(x_z + h_z)
+        candidate = torch.tanh(x_n + reset * h_n)
+        return candidate + update * (hidden - candidate), None
 
 
-def lstm_cell(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: Tensor) -> tuple[Tensor, Tensor]:
-    """[i, f, g, o] = W_ih x + b_ih + W_hh h + b_hh; c' = σ(f) ⊙ c + σ(i) ⊙ tanh(g); h' = σ(o) ⊙ tanh(c').
-    input_gates, hidden_gates [B, 4H]; hidden, cell [B, H] -> (h', c')."""
-    in_gate, forget_gate, candidate, out_gate = (input_gates + hidden_gates).chunk(4, dim=-1)
-    cell = torch.sigmoid(forget_gate) * cell + torch.sigmoid(in_gate) * torch.tanh(candidate)
-    return torch.sigmoid(out_gate) * torch.tanh(cell), cell
+@RNN_TYPES.register("lstm")
+class LSTMCell:
+    """[i, f, g, o] = W_ih x + b_ih + W_hh h + b_hh; c' = σ(f) ⊙ c + σ(i) ⊙ tanh(g); h' = σ(o) ⊙ tanh(c')."""
+
+    description = "LSTM"
+    module = nn.LSTM
+    fused_run = None  # torch's fused LSTM call does not return each step's memory cell
+
+    @staticmethod
+    def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: Tensor) -> tuple[Tensor, Tensor]:
+        """input_gates, hidden_gates [B, 4H]; hidden, cell [B, H] -> (h', c')."""
+        in_gate, forget_gate, candidate, out_gate = (input_gates + hidden_gates).chunk(4, dim=-1)
+        cell = torch.sigmoid(forget_gate) * cell + torch.sigmoid(in_gate) * torch.tanh(candidate)
+        return torch.sigmoid(out_gate) * torch.tanh(cell), cell
 
 
-def tanh_cell(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: None) -> tuple[Tensor, None]:
-    """h' = tanh(W_ih x + b_ih + W_hh h + b_hh).  input_gates, hidden_gates [B, H] -> (h', None)."""
-    return torch.tanh(input_gates + hidden_gates), None
+@RNN_TYPES.register("rnn")
+class TanhCell:
+    """h' = tanh(W_ih x + b_ih + W_hh h + b_hh) (Elman)."""
 
+    description = "tanh RNN (Elman)"
+    module = nn.RNN
+    fused_run = torch.rnn_tanh
 
-CELLS = {"gru": gru_cell, "lstm": lstm_cell, "rnn": tanh_cell}
+    @staticmethod
+    def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: None) -> tuple[Tensor, None]:
+        """input_gates, hidden_gates [B, H] -> (h', None)."""
+        return torch.tanh(input_gates + hidden_gates), None
 
 
 class RecurrentStack(nn.Module):
@@ -95,10 +118,10 @@ class RecurrentStack(nn.Module):
     ):
         super().__init__()
         self.rnn_type = rnn_type
-        self.cell_step = CELLS[rnn_type]
+        self.cell = RNN_TYPES[rnn_type]
         self.hidden_size = hidden_size
         self.num_directions = 2 if bidirectional else 1
-        module = RNN_MODULES[rnn_type]
+        module = self.cell.module
         layer_input_sizes = [input_size] + [hidden_size * self.num_directions] * (num_layers - 1)
         self.layers = nn.ModuleList(
             module(size, hidden_size, batch_first=True, bidirectional=bidirectional) for size in layer_input_sizes
@@ -119,7 +142,7 @@ class RecurrentStack(nn.Module):
         the final state is the one at each row's last real token), None when every row is real.
         Returns each layer's outputs [B, T, H * directions] and the final state [layers * directions, B, H].
         """
-        if lengths is not None and (torch.is_grad_enabled() or self.rnn_type in FUSED_RUNS):
+        if lengths is not None and (torch.is_grad_enabled() or self.cell.fused_run is not None):
             return self._run_padded(inputs, state, lengths)
         if state is not None and self.num_directions == 1 and inputs.shape[1] == 1:
             return self._one_step(inputs, state)  # a generate() step: the step mode has less overhead
@@ -191,7 +214,7 @@ class RecurrentStack(nn.Module):
             initial = (run_input.new_zeros(1, run_input.shape[0], self.hidden_size) if layer_state is None
                        else layer_state[direction:direction + 1].contiguous())
             weights = self._direction_weights(layer, direction)
-            run_outputs.append(FUSED_RUNS[self.rnn_type](run_input, initial, weights, True, 1, 0.0, self.training,
+            run_outputs.append(self.cell.fused_run(run_input, initial, weights, True, 1, 0.0, self.training,
                                                          False, True)[0])
         return run_outputs, None
 
@@ -201,7 +224,7 @@ class RecurrentStack(nn.Module):
         """The directions of a layer in one step loop: runs [B, T, I] per direction -> per direction outputs
         h_t [B, T, H], and for an LSTM its cells c_t [B, T, H]. W_ih x_t + b_ih is one product per direction
         before the loop; each step is one batched product W_hh h + b_hh for the D directions and one
-        ``cell_step`` on [D, B, gates * H]."""
+        ``cell.step`` on [D, B, gates * H]."""
         weights = [self._direction_weights(layer, direction) for direction in range(len(runs))]
         input_gates = torch.stack([nn.functional.linear(run, w_ih, b_ih)
                                    for run, (w_ih, _, b_ih, _) in zip(runs, weights)])  # [D, B, T, gates * H]
@@ -215,7 +238,7 @@ class RecurrentStack(nn.Module):
             cell = torch.zeros_like(hidden) if self.rnn_type == "lstm" else None
         hiddens, cells = [], []
         for step_gates in input_gates.unbind(2):
-            hidden, cell = self.cell_step(step_gates, torch.baddbmm(hidden_biases, hidden, hidden_weights),
+            hidden, cell = self.cell.step(step_gates, torch.baddbmm(hidden_biases, hidden, hidden_weights),
                                           hidden, cell)
             hiddens.append(hidden)
             cells.append(cell)
@@ -265,7 +288,7 @@ class RecurrentStack(nn.Module):
         for index, ((hidden, cell), (input_linear, hidden_linear)) in enumerate(zip(state, weights)):
             if index > 0:
                 input_gates = input_linear(self.dropout(new_state[-1][0]))
-            new_state.append(self.cell_step(input_gates, hidden_linear(hidden), hidden, cell))
+            new_state.append(self.cell.step(input_gates, hidden_linear(hidden), hidden, cell))
         return new_state
 
     @staticmethod

@@ -1,6 +1,7 @@
 """Greedy and beam search for ``generate()``: transformers' algorithms, step for step, at a fraction of the cost.
 
-Greedy (``_sample`` without sampling). transformers runs the model's full ``forward`` at every step — two output
+Greedy (``_greedy_search``; transformers' ``_sample``, which runs greedy search and sampling, hands it greedy decoding).
+transformers runs the model's full ``forward`` at every step — two output
 dataclasses and the model-kwargs bookkeeping, a third of a batch-1 step — then copies the logits and takes
 ``argmax`` over [B, V], which alone costs as much as the decoder's gates at batch 64. Here each step is the decoder
 and the output layer on the cache (``_next_token_logits``) and ``row_argmax``.
@@ -17,7 +18,8 @@ continuations of a source come from
 (adding a beam's running score keeps the order within its row, so every continuation in the source's best 2k is
 among the best 2k of its own beam). Finished hypotheses, length penalty, early stopping, stopping criteria and
 logits processors are transformers' own helpers, called as its loop calls them; the returned outputs are the same.
-Sampling, and greedy with per-step attentions or hidden states or without a cache, keep transformers' loops.
+Sampling, and greedy with per-step attentions or hidden states or without a cache, keep transformers' loops; so does
+everything if the installed transformers changed the private helpers used here (``transformers_private``).
 """
 
 import torch
@@ -26,6 +28,7 @@ from transformers.generation import GenerationConfig, LogitsProcessorList, Stopp
 from transformers.generation.utils import GenerateBeamEncoderDecoderOutput, GenerateEncoderDecoderOutput
 
 from .block_select import row_argmax, row_topk
+from .transformers_private import FAST_SEARCH, fall_back_once
 
 __all__ = ["FastSearchMixin"]
 
@@ -44,13 +47,32 @@ class FastSearchMixin:
         streamer=None,
         **model_kwargs,
     ):
-        """Greedy search: transformers' ``_sample`` loop (EOS padding, stopping criteria, processors, streamer,
-        scores and logits) over ``_next_token_logits`` and ``row_argmax``."""
+        """transformers' entry point for greedy search and sampling: greedy search without per-step attentions or
+        hidden states runs ``_greedy_search``; the rest keeps transformers' loop."""
         config = generation_config
         if (config.do_sample or synced_gpus or config.output_attentions or config.output_hidden_states
                 or not model_kwargs.get("use_cache")):
             return super()._sample(input_ids, logits_processor, stopping_criteria, generation_config,
                                    synced_gpus=synced_gpus, streamer=streamer, **model_kwargs)
+        if not FAST_SEARCH:
+            return fall_back_once("hf_bahdanau's greedy search", super()._sample, input_ids, logits_processor,
+                                  stopping_criteria, generation_config, synced_gpus=synced_gpus, streamer=streamer,
+                                  **model_kwargs)
+        return self._greedy_search(input_ids, logits_processor, stopping_criteria, generation_config, streamer,
+                                   **model_kwargs)
+
+    def _greedy_search(
+        self,
+        input_ids: torch.LongTensor,
+        logits_processor: LogitsProcessorList,
+        stopping_criteria: StoppingCriteriaList,
+        generation_config: GenerationConfig,
+        streamer=None,
+        **model_kwargs,
+    ):
+        """Greedy search: transformers' ``_sample`` loop without sampling (EOS padding, stopping criteria, processors,
+        streamer, scores and logits) over ``_next_token_logits`` and ``row_argmax``."""
+        config = generation_config
         return_dict = config.return_dict_in_generate
         scores = () if return_dict and config.output_scores else None
         raw_logits = () if return_dict and config.output_logits else None
@@ -106,6 +128,9 @@ class FastSearchMixin:
         if generation_config.do_sample or generation_config.low_memory or synced_gpus:
             return super()._beam_search(input_ids, logits_processor, stopping_criteria, generation_config,
                                         synced_gpus=synced_gpus, **model_kwargs)
+        if not FAST_SEARCH:
+            return fall_back_once("hf_bahdanau's beam search", super()._beam_search, input_ids, logits_processor,
+                                  stopping_criteria, generation_config, synced_gpus=synced_gpus, **model_kwargs)
         config = generation_config
         return_dict = config.return_dict_in_generate
         num_beams, early_stopping, length_penalty = config.num_beams, config.early_stopping, config.length_penalty

@@ -1,13 +1,21 @@
 """The architecture of a saved model, in words: preset, paper, cell, attention, decoder style.
 
 Everything is read from the config (a ``config.json`` dict), so a card can be written for any saved
-folder, whichever head (seq2seq, token or sequence classification) it holds.
+folder, whichever head (seq2seq, token or sequence classification) it holds. The words for each choice are the
+``description`` of the class registered for it (``hf_bahdanau.registry``), so a newly registered score, bridge or
+output layer is described without touching this file.
 """
 
 from dataclasses import dataclass
 from typing import Any
 
 from hf_bahdanau import PRESETS
+from hf_bahdanau.attention import ATTENTION_SCORES
+from hf_bahdanau.bridge import BRIDGES
+from hf_bahdanau.decoder import CONTEXT_MODES, DECODER_STYLES
+from hf_bahdanau.readout import DEEP_OUTPUTS
+from hf_bahdanau.recurrent import RNN_TYPES
+from hf_bahdanau.token_attention import describe_token_attention
 
 SIZE_FIELDS = ("encoder_layers", "decoder_layers")  # presets fix them; small models override them
 
@@ -21,42 +29,6 @@ PAPERS = {
     "luong": ("Luong et al., 2015", "Effective Approaches to Attention-based Neural Machine Translation",
               "https://arxiv.org/abs/1508.04025"),
 }
-
-SCORES = {
-    "additive": "additive (Bahdanau) score e_ij = v_aᵀ tanh(W_a q_i + U_a h_j)",
-    "concat": "additive (Luong's concat) score e_ij = v_aᵀ tanh(W_a q_i + U_a h_j)",
-    "dot": "dot score e_ij = q_iᵀ h_j",
-    "general": "general (bilinear) score e_ij = q_iᵀ W_a h_j",
-    "scaled_dot": "scaled dot score e_ij = q_iᵀ h_j / √d",
-    "location": "location score e_i = W_a q_i (one score per source position, the keys are not read)",
-    "multihead": "multi-head scaled dot attention",
-    "gaussian_kernel": "Gaussian-kernel score e_ij = -½ (w ‖q_i - h_j‖)²",
-}
-
-DECODER_STYLES = {
-    "bahdanau": "Bahdanau style: attend with the previous state s_{i-1}, then update s_i = f(s_{i-1}, y_{i-1}, c_i)",
-    "luong": "Luong style: update h_i first, then attend with it and read out h̃_i = tanh(W_c [c_i; h_i])",
-}
-
-CONTEXTS = {
-    "cho": "no attention: the encoder summary c = tanh(V h_S) conditions every decoder step and the output "
-           "(Cho et al., 2014)",
-    "sutskever": "no attention: the encoder's final state only initialises the decoder (Sutskever et al., 2014)",
-}
-
-BRIDGES = {
-    "zero": "zeros",
-    "last": "the encoder's final states, layer by layer",
-    "tanh": "tanh(W_s h) of the encoder's final (backward) state",
-    "mean": "tanh(W_s mean_j h_j)",
-}
-
-DEEP_OUTPUTS = {
-    "none": "the decoder output goes straight to the vocabulary projection",
-    "tanh": "a tanh deep-output layer before the vocabulary projection",
-    "maxout": "a maxout deep-output layer t_i = max(W_o [s_i; E y_{i-1}; c_i]) before the vocabulary projection",
-}
-
 
 @dataclass
 class Architecture:
@@ -87,37 +59,44 @@ def paper_of(preset: str | None) -> tuple[str, str, str] | None:
     return PAPERS["luong" if preset.startswith("luong") else preset]
 
 
-def describe(config: dict[str, Any], with_decoder: bool = True) -> Architecture:
-    """Bullet lines naming every architectural choice of a ``BahdanauConfig`` dict (the decoder's only with
-    ``with_decoder``: classification heads read the encoder alone)."""
+def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
+    """Bullet lines naming every architectural choice of a ``BahdanauConfig`` dict: the encoder, then the decoder's
+    (translation), the tagger's token attention (token-classification) or the pooling (text-classification)."""
     preset = matching_preset(config)
-    cell = config["rnn_type"].upper()
+    cell = RNN_TYPES.describe(config["rnn_type"])
     directions = "bidirectional " if config["bidirectional"] else ""
     encoder = (f"**Encoder**: {config['encoder_layers']}-layer {directions}{cell}, {config['encoder_hidden_size']} "
                f"units per direction, over {config['embedding_size']}-dimensional embeddings")
     if config.get("reverse_source"):
         encoder += "; the source is read in reverse"
     lines = [encoder]
-    if with_decoder:
+    if task == "translation":
         if config["attention_type"] == "none":
-            attention = CONTEXTS[config["context_mode"]]
+            attention = CONTEXT_MODES.describe(config["context_mode"])
         else:
-            attention = SCORES[config["attention_type"]]
+            attention = ATTENTION_SCORES.describe(config["attention_type"])
             if config["attention_type"] == "multihead":
                 attention += f" ({config['num_attention_heads']} heads)"
             attention += f", attention size {config['attention_size']}"
         lines.append(f"**Attention**: {attention}")
         decoder = f"**Decoder**: {config['decoder_layers']}-layer {cell} with {config['hidden_size']} units"
         if config["attention_type"] != "none":
-            decoder += "; " + DECODER_STYLES[config["decoder_style"]]
+            decoder += "; " + DECODER_STYLES.describe(config["decoder_style"])
             if config.get("input_feeding"):
                 decoder += "; input feeding (h̃_{i-1} is fed to the next step)"
         lines.append(decoder)
-        lines.append(f"**Initial decoder state**: {BRIDGES[config['bridge']]}")
-        output = DEEP_OUTPUTS[config["deep_output"]]
+        lines.append(f"**Initial decoder state**: {BRIDGES.describe(config['bridge'])}")
+        output = DEEP_OUTPUTS.describe(config["deep_output"])
         if config.get("tie_word_embeddings"):
             output += " (tied with the decoder embeddings)"
         lines.append(f"**Output**: {output}, over a vocabulary of {config['vocab_size']:,} tokens")
+    elif task == "token-classification":
+        lines.append(f"**Token attention**: {describe_token_attention(config['token_attention_type'])}")
+    else:
+        pooling = ("word-level attention pooling per sentence, then a sentence-level encoder and attention pooling "
+                   "(hierarchical attention network, Yang et al., 2016)" if config.get("hierarchical")
+                   else "attention pooling over the encoder states, v = Σ_j α_j h_j")
+        lines.append(f"**Pooling**: {pooling}")
     if config.get("dropout"):
         lines.append(f"**Dropout**: {config['dropout']}")
     return Architecture(preset, paper_of(preset), lines)

@@ -77,3 +77,15 @@ def test_round_trip_through_dict_and_json(tmp_path):
 def test_generation_parameters_do_not_live_in_the_config():
     config = BahdanauConfig(num_beams=5, max_length=50)
     assert getattr(config, "num_beams", None) is None
+
+
+def test_every_field_is_documented_with_its_type_and_default():
+    from dataclasses import fields
+
+    from transformers import PreTrainedConfig
+
+    inherited = {field.name for field in fields(PreTrainedConfig)}
+    documented = BahdanauConfig.__doc__
+    for field in fields(BahdanauConfig):
+        if field.name not in inherited or field.name in ("is_encoder_decoder",):
+            assert f"        {field.name} (`" in documented, f"{field.name} has no entry in the config's Args"

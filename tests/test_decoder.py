@@ -1,56 +1,19 @@
-"""The fast paths compute the same model as a plain step-by-step decoder.
+"""The fast paths compute the same model as the papers' equations, one token at a time (``hf_bahdanau.reference``).
 
-The model hoists work out of its decoder loop (target-embedding input projections, deep output
-and vocabulary projection for all steps at once; no loop at all for Luong without input feeding
-or without attention). The reference below does none of that: one token at a time, the
-concatenated input through torch's own single-step RNN call, the vocabulary projection per step.
+The model hoists work out of its decoder loop (target-embedding input projections, deep output and vocabulary
+projection for all steps at once; no loop at all for Luong without input feeding or without attention), runs the
+encoder's layers as one step loop for both directions (training) or torch's fused calls (inference), and takes each
+weight's gradient once after a loop (``LoopLinear``). The reference does none of that: each sentence alone, one token
+at a time, torch's own single-step RNN calls, the vocabulary projection per step. Every comparison is in float64: the
+two sum in other orders.
 """
 
 import pytest
 import torch
 
 from conftest import assert_float64_close, assert_float64_gradients_close, padded_batch, random_labels, tiny_model
-from hf_bahdanau.configuration_bahdanau import RNN_TYPES
-
-
-def step_by_step_logits(model, input_ids, attention_mask, decoder_input_ids):
-    decoder, config = model.model.decoder, model.config
-    mask = attention_mask.bool()
-    encoded = model.model.encoder(input_ids, attention_mask)
-    annotations = encoded.last_hidden_state
-    initial = decoder.bridge(encoded, mask)
-    layer_states = [
-        initial.hidden[l:l + 1] if initial.cell is None else (initial.hidden[l:l + 1], initial.cell[l:l + 1])
-        for l in range(config.decoder_layers)
-    ]
-    summary = encoded.final_hidden_state[:, -1]
-    feed = annotations.new_zeros(annotations.shape[0], config.output_size)
-    top = initial.hidden[-1]
-    logits = []
-    for step in range(decoder_input_ids.shape[1]):
-        embedded = decoder.embed_tokens(decoder_input_ids[:, step])
-        if config.attention_type == "none":
-            rnn_input = torch.cat([embedded, summary], -1) if config.context_mode == "cho" else embedded
-        elif config.decoder_style == "bahdanau":
-            context, _ = decoder.attention(top, annotations, annotations, mask)
-            rnn_input = torch.cat([embedded, context], -1)
-        else:
-            rnn_input = torch.cat([embedded, feed], -1) if config.input_feeding else embedded
-        for l, layer in enumerate(decoder.rnn.layers):
-            output, layer_states[l] = layer(rnn_input[:, None], layer_states[l])
-            rnn_input = output[:, 0]
-        top = rnn_input
-        if config.attention_type == "none":
-            features = torch.cat([top, summary, embedded], -1) if config.context_mode == "cho" else top
-        elif config.decoder_style == "bahdanau":
-            features = torch.cat([top, context, embedded], -1)
-        else:
-            context, _ = decoder.attention(top, annotations, annotations, mask)
-            features = torch.cat([context, top], -1)
-        feed = decoder.readout(features)
-        logits.append(model.lm_head(feed))
-    return torch.stack(logits, dim=1)
-
+from hf_bahdanau import PRESETS, reference
+from hf_bahdanau.recurrent import RNN_TYPES
 
 DECODERS = [
     dict(decoder_style="bahdanau", attention_type="additive"),
@@ -67,7 +30,7 @@ DECODERS = [
 
 @pytest.mark.parametrize("rnn_type", RNN_TYPES)
 @pytest.mark.parametrize("decoder", DECODERS, ids=lambda d: "-".join(str(v) for v in d.values()))
-def test_fast_paths_equal_the_step_by_step_computation(decoder, rnn_type):
+def test_fast_paths_equal_the_reference_decoder(decoder, rnn_type):
     """In float64: the hoisted products and torch's RNN calls sum in other orders than the reference's."""
     model = tiny_model(rnn_type=rnn_type, encoder_layers=2, decoder_layers=2, bridge="last", deep_output="maxout",
                        **decoder).double()
@@ -75,15 +38,15 @@ def test_fast_paths_equal_the_step_by_step_computation(decoder, rnn_type):
     decoder_input_ids = random_labels(3, 6)
     with torch.no_grad():
         fast = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits
-        reference = step_by_step_logits(model, input_ids, mask, decoder_input_ids)
-    assert_float64_close(fast, reference)
+        expected = reference.logits(model, input_ids, mask, decoder_input_ids)
+    assert_float64_close(fast, expected)
 
 
 @pytest.mark.parametrize("rnn_type", RNN_TYPES)
 @pytest.mark.parametrize("decoder", DECODERS, ids=lambda d: "-".join(str(v) for v in d.values()))
-def test_fast_path_gradients_equal_the_step_by_step_computation(decoder, rnn_type):
+def test_fast_path_gradients_equal_the_reference_decoder(decoder, rnn_type):
     """The loops take each weight's gradient once, after the loop (``LoopLinear``): every parameter's
-    gradient equals the one backpropagated through the plain step-by-step decoder (float64)."""
+    gradient equals the one backpropagated through the reference (float64)."""
     model = tiny_model(rnn_type=rnn_type, encoder_layers=2, decoder_layers=2, bridge="last", deep_output="maxout",
                        **decoder).double()
     input_ids, mask = padded_batch()
@@ -97,5 +60,36 @@ def test_fast_path_gradients_equal_the_step_by_step_computation(decoder, rnn_typ
         return {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
 
     fast = gradients(model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits)
-    reference = gradients(step_by_step_logits(model, input_ids, mask, decoder_input_ids))
-    assert_float64_gradients_close(fast, reference)
+    expected = gradients(reference.logits(model, input_ids, mask, decoder_input_ids))
+    assert_float64_gradients_close(fast, expected)
+
+
+@pytest.mark.parametrize("preset", sorted(PRESETS))
+@pytest.mark.parametrize("left_padded", [False, True])
+def test_every_preset_equals_the_reference_on_a_padded_batch(preset, left_padded):
+    model = tiny_model(preset).double()
+    input_ids, mask = padded_batch()
+    if left_padded:
+        input_ids, mask = input_ids.flip(1), mask.flip(1)
+    decoder_input_ids = random_labels(3, 5)
+    with torch.no_grad():
+        fast = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits
+        expected = reference.logits(model, input_ids, mask, decoder_input_ids)
+    assert_float64_close(fast, expected)
+
+
+@pytest.mark.parametrize("rnn_type", RNN_TYPES)
+@pytest.mark.parametrize("autograd", [True, False], ids=["step-loop", "fused"])
+def test_the_encoder_equals_each_sentence_alone(rnn_type, autograd):
+    """The padded batch through the encoder (a step loop of both directions with autograd, torch's fused calls or
+    packing without) against each sentence alone through torch's own layers: annotations and final states."""
+    model = tiny_model(rnn_type=rnn_type, encoder_layers=2, decoder_layers=2, bridge="mean").double()
+    input_ids, mask = padded_batch()
+    with torch.set_grad_enabled(autograd):
+        fast = model.model.encoder(input_ids=input_ids, attention_mask=mask)
+    with torch.no_grad():
+        expected = reference.encode(model, input_ids, mask)
+    assert_float64_close(fast.last_hidden_state.detach(), expected.last_hidden_state)
+    assert_float64_close(fast.final_hidden_state.detach(), expected.final_hidden_state)
+    if rnn_type == "lstm":
+        assert_float64_close(fast.final_cell_state.detach(), expected.final_cell_state)

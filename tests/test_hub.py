@@ -27,8 +27,8 @@ from hf_bahdanau.configuration_bahdanau import AUTO_MAP
 from test_generation import float32_search_error
 
 PACKAGE_DIR = Path(hf_bahdanau.__file__).parent
-# the package entry point, the command-line tool and the papers' plain computation: no model imports them
-NOT_MODEL_CODE = {"__init__.py", "cli.py", "locations.py", "reference.py"}
+# the package entry point, the command-line tool, the plots and the papers' plain computation: no model imports them
+NOT_MODEL_CODE = {"__init__.py", "cli.py", "locations.py", "plotting.py", "reference.py"}
 CODE_FILES = sorted(path.name for path in PACKAGE_DIR.glob("*.py") if path.name not in NOT_MODEL_CODE)
 LENGTHS = (7, 5, 2)
 TARGET_LENGTH = 5

@@ -6,7 +6,13 @@ import pytest
 import torch
 
 from conftest import EOS, padded_batch, random_labels, tiny_config, tiny_model
-from hf_bahdanau.configuration_bahdanau import ATTENTION_TYPES, BRIDGES, DEEP_OUTPUTS, PRESETS, RNN_TYPES
+from hf_bahdanau import PRESETS
+from hf_bahdanau.attention import ATTENTION_SCORES
+from hf_bahdanau.bridge import BRIDGES
+from hf_bahdanau.readout import DEEP_OUTPUTS
+from hf_bahdanau.recurrent import RNN_TYPES
+
+ATTENTION_TYPES = ATTENTION_SCORES.allowed  # every score, and "none"
 
 STYLES = [("bahdanau", False), ("luong", False), ("luong", True)]
 COMBINATIONS = list(itertools.product(RNN_TYPES, ATTENTION_TYPES, STYLES, BRIDGES, DEEP_OUTPUTS))

@@ -12,7 +12,7 @@ import torch
 
 from conftest import EOS, PAD, VOCAB, tiny_config, tiny_model
 from hf_bahdanau import BahdanauForSequenceClassification, BahdanauForTokenClassification, PRESETS
-from hf_bahdanau.configuration_bahdanau import TOKEN_ATTENTION_TYPES
+from hf_bahdanau.token_attention import token_attention_types
 from hf_bahdanau.padding import check_attention_mask, rotate_rows
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -96,7 +96,7 @@ def test_generate_equals_right_padding(preset, num_beams, starts):
         assert torch.equal(other_step[0], shifted(right_step[0], rows_starts, dim=-1))
 
 
-@pytest.mark.parametrize("token_attention_type", TOKEN_ATTENTION_TYPES)
+@pytest.mark.parametrize("token_attention_type", token_attention_types())
 def test_the_tagger_equals_right_padding(token_attention_type, starts):
     torch.manual_seed(0)
     model = BahdanauForTokenClassification(tiny_config(token_attention_type=token_attention_type, num_labels=5)).eval()

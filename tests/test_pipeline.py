@@ -15,7 +15,7 @@ from child_process import run_child
 from conftest import FLOAT64_PATHS_RTOL, softmax_sum_tolerance, tiny_config
 from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauTranslationPipeline
 from hf_bahdanau.configuration_bahdanau import CUSTOM_PIPELINES
-from hf_bahdanau.plotting import alignments_from_generate
+from hf_bahdanau.alignments import alignments_from_generate
 from training.tokenization import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -68,7 +68,7 @@ def test_saved_config_names_the_pipeline(saved):
     assert config["custom_pipelines"] == {"translation": {
         "impl": "pipeline_bahdanau.BahdanauTranslationPipeline", "pt": ["AutoModelForSeq2SeqLM"], "type": "text"}}
     assert config["custom_pipelines"] == CUSTOM_PIPELINES
-    assert (folder / "pipeline_bahdanau.py").is_file() and (folder / "plotting.py").is_file()
+    assert (folder / "pipeline_bahdanau.py").is_file() and (folder / "alignments.py").is_file()
 
 
 @pytest.mark.parametrize("num_beams", [1, 3], ids=["greedy", "beam"])

@@ -2,6 +2,7 @@
 attention, the -100 loss, padding invariance, save/load and loading a seq2seq checkpoint's encoder."""
 
 import json
+import logging
 import math
 
 import pytest
@@ -13,8 +14,7 @@ from conftest import (
     VOCAB, assert_float64_close, cross_entropy_tolerance, padded_batch, softmax_sum_tolerance, tiny_config, tiny_model,
 )
 from hf_bahdanau import BahdanauConfig, BahdanauForTokenClassification
-from hf_bahdanau.configuration_bahdanau import TOKEN_ATTENTION_TYPES
-from hf_bahdanau.modeling_token_classification import QueryTokenAttention, SentenceTokenAttention
+from hf_bahdanau.token_attention import ContextVectorTokenAttention, QueryTokenAttention, token_attention_types
 from hf_bahdanau.pooling import ContextVectorAttention
 
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
@@ -23,7 +23,7 @@ LENGTHS = (7, 5, 2)
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-def tagger(token_attention_type: str = "sentence", seed: int = 0, **overrides) -> BahdanauForTokenClassification:
+def tagger(token_attention_type: str = "context_vector", seed: int = 0, **overrides) -> BahdanauForTokenClassification:
     torch.manual_seed(seed)
     config = tiny_config(token_attention_type=token_attention_type, num_labels=len(LABELS),
                          id2label=dict(enumerate(LABELS)), label2id={label: i for i, label in enumerate(LABELS)},
@@ -75,7 +75,7 @@ def test_context_vector_energy_golden_values():
 
 def test_seed_attention_reweights_each_annotation():
     config = tiny_config(encoder_hidden_size=1, num_labels=3)  # annotations of size 2 (two directions)
-    seed = SentenceTokenAttention(config).double()
+    seed = ContextVectorTokenAttention(config).double()
     seed.attention = fixed_context_attention()
     states = as_tensor([STATES, STATES])
     mask = torch.tensor([[True, True, True, True], [True, True, False, False]])
@@ -105,7 +105,7 @@ def test_query_attention_is_the_score_function_over_the_sentence():
 # 2. shapes and masks, every attention -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("token_attention_type", TOKEN_ATTENTION_TYPES)
+@pytest.mark.parametrize("token_attention_type", token_attention_types())
 def test_shapes_and_masks(token_attention_type):
     model = tagger(token_attention_type)
     input_ids, attention_mask = padded_batch(LENGTHS + (0,))  # the last row is all padding
@@ -128,7 +128,7 @@ def test_shapes_and_masks(token_attention_type):
     assert torch.equal(weights[-1], torch.zeros(1, length, length))  # an empty row: zeros, not NaN
 
 
-@pytest.mark.parametrize("token_attention_type", ["sentence", "additive", "general"])
+@pytest.mark.parametrize("token_attention_type", ["context_vector", "additive", "general"])
 def test_padded_batch_equals_each_sentence_alone(token_attention_type):
     model = tagger(token_attention_type).double()  # float64: a padded batch and one sentence alone round alike
     input_ids, attention_mask = padded_batch(LENGTHS)
@@ -174,7 +174,7 @@ def test_loss_ignores_minus_100_against_hand_computed_cross_entropy():
     assert_close(summed.loss, sum(terms) / 4, atol=error / 4 + 2 * eps * total / 4, rtol=0)  # Trainer's count
 
 
-def test_return_dict_false_and_config_validation():
+def test_return_dict_false_and_config_validation(caplog):
     model = tagger()
     input_ids, attention_mask = padded_batch(LENGTHS)
     labels = torch.zeros_like(input_ids)
@@ -184,8 +184,11 @@ def test_return_dict_false_and_config_validation():
     assert isinstance(as_tuple, tuple) and len(as_tuple) == 2
     # the same computation on the same weights and inputs: the same kernels give the same bits
     assert torch.equal(as_tuple[0], as_dict.loss) and torch.equal(as_tuple[1], as_dict.logits)
-    with pytest.raises(ValueError, match="token_attention_type.*'sentence'.*'additive'"):
+    with pytest.raises(ValueError, match="token_attention_type.*'context_vector'.*'additive'"):
         BahdanauConfig(token_attention_type="none")
+    with caplog.at_level(logging.WARNING):  # the old name of the seed's attention still loads
+        assert BahdanauConfig(token_attention_type="sentence").token_attention_type == "context_vector"
+    assert "token_attention_type='sentence' is now called 'context_vector'" in caplog.text
     with pytest.raises(ValueError, match="classifier_attention_size"):
         BahdanauConfig(classifier_attention_size=0)
     with pytest.raises(ValueError, match="classifier_dropout"):

@@ -25,23 +25,17 @@ from huggingface_hub import CommitInfo
 from transformers import TrainerCallback
 from transformers.utils.hub import hf_api
 
-from hf_bahdanau.configuration_bahdanau import copy_auto_map_code
+from hf_bahdanau.remote_code import copy_model_code
 from model_cards import set_model_id
 
 IGNORE_PATTERNS = ["_*", "checkpoint-*"]  # what Trainer.push_to_hub leaves out too
-
-
-def save_code_files(config, folder: str | os.PathLike) -> None:
-    """Copy the hf_bahdanau modules that every class of ``config.auto_map`` and the custom pipeline need (imports
-    included) into folder."""
-    copy_auto_map_code(config, folder)
 
 
 class CodeFilesCallback(TrainerCallback):
     """Before each checkpoint push, put the model code next to the weights that Trainer copied to output_dir."""
 
     def on_push_begin(self, args, state, control, model=None, **kwargs):
-        save_code_files(model.config, args.output_dir)
+        copy_model_code(model.config, args.output_dir)
 
 
 def push_output_dir(

@@ -160,7 +160,7 @@ def save_attention_pictures(model, tokenizer, sentences: list[list[str]], output
         tokens = tokenizer.convert_ids_to_tokens(encoding["input_ids"][0])
         tags = [model.config.id2label[int(index)] for index in outputs.logits[0].argmax(-1)]
         weights = outputs.attentions[0][0, 0]  # [S, S]
-        if model.config.token_attention_type == "sentence":
+        if model.config.token_attention_type == "context_vector":
             weights = weights[0]  # the seed's one distribution over the sentence
         plot_token_attention(weights, tokens, tags, path=output_dir / ATTENTION_PICTURE.format(number),
                              title=" ".join(words))
