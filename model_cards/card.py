@@ -12,6 +12,7 @@ import json
 import re
 import textwrap
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from importlib import metadata
 from os import PathLike
 from pathlib import Path
@@ -41,6 +42,8 @@ HYPERPARAMETERS = (
 )
 LOG_ROWS = 12
 MODEL_ID_LINE = re.compile(r'^model_id = ".*"$', re.MULTILINE)
+NOT_RECORDED = "Not recorded."
+DATA_SECTION = re.compile(r"^### Data\n(.*?)^### ", re.MULTILINE | re.DOTALL)  # the template's data section
 
 
 def write_model_card(
@@ -93,6 +96,10 @@ def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | No
         results = read_json(model_dir / "all_results.json") or {}
     if training_args is None:
         training_args = training_arguments(model_dir) or {}
+    previous = previous_card(model_dir)
+    language = language or previous.language
+    dataset_name = dataset_name or previous.dataset_name
+    dataset_description = dataset_description or previous.dataset_description
     model_id = model_id or training_args.get("hub_model_id") or str(model_dir)
     model_name = model_id.rstrip("/").split("/")[-1]
     splits = split_metrics(results)
@@ -101,11 +108,11 @@ def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | No
     eval_results = [
         EvalResult(task_type=task, task_name=task_name, dataset_type=dataset_type,
                    dataset_name=dataset_name or "custom data", dataset_split=split, metric_type=name,
-                   metric_name=METRIC_NAMES.get(name, name), metric_value=value)
+                   metric_name=METRIC_NAMES.get(name, name), metric_value=round(value, 4))
         for split, metrics in splits.items() if split != "train"
         for name, value in metrics.items() if name not in NOT_IN_MODEL_INDEX
     ]
-    architecture = describe(config, with_decoder=task == "translation")
+    architecture = describe(config, task)
     tags = ["hf_bahdanau", "rnn", "attention" if config.get("attention_type") != "none" else "no-attention",
             config["rnn_type"], task, "custom_code"]
     if architecture.preset:
@@ -118,7 +125,8 @@ def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | No
     )
     figures = pictures(model_dir)
     generation = read_json(model_dir / "generation_config.json") or {}
-    examples = list(example_inputs or ["An example input."])
+    examples = list(example_inputs or previous.examples or ["An example input."])
+    card_data.widget = [{"text": text} for text in examples]
     state = read_json(model_dir / "trainer_state.json")
     log_headers, log_rows = training_log(state)
     return ModelCard.from_template(
@@ -130,6 +138,7 @@ def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | No
         task_description=task_description(task, config),
         results=[(split, METRIC_NAMES.get(name, name), format_value(value))
                  for split, metrics in splits.items() if split != "train" for name, value in metrics.items()],
+        results_note=results_note(task, splits),
         alignment_pictures=[path for path in figures if "align" in Path(path).name],
         other_pictures=[path for path in figures if "align" not in Path(path).name],
         usage_plugin=usage(task, auto_class, model_id, examples, generation, config, remote=False),
@@ -141,6 +150,45 @@ def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | No
         versions=framework_versions(),
         limitations=limitations(task, config),
     )
+
+
+@dataclass
+class PreviousCard:
+    """What was given when the folder's card was last written: writing it again without them keeps them."""
+
+    examples: list[str] = field(default_factory=list)
+    language: str | list[str] | None = None
+    dataset_name: str | None = None
+    dataset_description: str | None = None
+
+
+def previous_card(model_dir: Path) -> PreviousCard:
+    """The example inputs (``widget``), languages and dataset of the card already in ``model_dir``, if any."""
+    path = model_dir / "README.md"
+    if not path.is_file():
+        return PreviousCard()
+    card = ModelCard.load(path)
+    metadata = card.data.to_dict()
+    widget = metadata.get("widget") or []
+    dataset_name = (metadata.get("datasets") or [None])[0]
+    data_section = DATA_SECTION.search(card.text)
+    description = data_section.group(1).strip() if data_section else ""
+    if dataset_name:
+        description = description.removeprefix(f"**{dataset_name}**.").strip()
+    return PreviousCard(
+        examples=[entry["text"] for entry in widget if isinstance(entry, dict) and isinstance(entry.get("text"), str)],
+        language=metadata.get("language"), dataset_name=dataset_name,
+        dataset_description=description if description and description != NOT_RECORDED else None,
+    )
+
+
+def results_note(task: str, splits: dict[str, dict[str, float]]) -> str:
+    """What to read when BLEU says little: outputs shorter than BLEU's 4-grams (gen_len counts <s> and </s>)."""
+    lengths = [metrics["gen_len"] - 2 for metrics in splits.values() if "gen_len" in metrics]
+    if task != "translation" or not lengths or min(lengths) >= 4:
+        return ""
+    return (f"The outputs are short (about {min(lengths):.3g} tokens on average): BLEU counts matching n-grams up to "
+            "4 tokens, so it is near 0 or meaningless for them; read exact match and chrF.")
 
 
 def set_model_id(card_path: str | PathLike, model_id: str) -> None:
@@ -199,7 +247,8 @@ def usage(task: str, auto_class: str, model_id: str, examples: list[str], genera
         return code
     return code + "\n\n" + textwrap.dedent(f"""\
         # the soft alignment of the first example as a heat map (needs matplotlib)
-        from hf_bahdanau.plotting import alignments_from_generate, plot_alignment
+        from hf_bahdanau.alignments import alignments_from_generate
+        from hf_bahdanau.plotting import plot_alignment
 
         out = model.generate(**inputs, {generate_kwargs(generation)}, output_attentions=True,
                              return_dict_in_generate=True)
@@ -226,20 +275,28 @@ def pipeline_usage(model_id: str, examples: list[str], generation: dict[str, Any
 
 def dataset_text(dataset_name: str | None, dataset_description: str | None) -> str:
     if dataset_name is None and dataset_description is None:
-        return "Not recorded."
+        return NOT_RECORDED
     return " ".join(part for part in (f"**{dataset_name}**." if dataset_name else None, dataset_description) if part)
 
 
 def hyperparameters(training_args: dict[str, Any], state: dict[str, Any] | None,
                     train_metrics: dict[str, float]) -> list[tuple[str, Any]]:
-    """(name, value) for the recorded training choices: TrainingArguments, then what trainer_state.json adds."""
+    """(name, value) for the recorded training choices: TrainingArguments (``num_train_epochs`` only when it, not
+    ``max_steps``, decided the length of the run), then what trainer_state.json adds: steps, epochs, and the training
+    loss both as the mean over the run (Trainer's ``train_loss``) and as last logged."""
+    decided_by_steps = (training_args.get("max_steps") or -1) > 0
     rows = [(name, training_args[name]) for name in HYPERPARAMETERS
-            if training_args.get(name) not in (None, "", -1) and not (name == "max_steps" and training_args[name] <= 0)]
+            if training_args.get(name) not in (None, "", -1) and not (name == "max_steps" and training_args[name] <= 0)
+            and not (name == "num_train_epochs" and decided_by_steps)]
     if state:
         rows += [(name, state[key]) for name, key in (("total train batch size", "train_batch_size"),
                                                       ("optimisation steps", "global_step"),
                                                       ("epochs trained", "epoch")) if state.get(key) is not None]
-    rows += [(f"final training {name}", format_value(value)) for name, value in train_metrics.items()]
+    if "loss" in train_metrics:
+        rows.append(("training loss, mean over the run", format_value(train_metrics["loss"])))
+    logged = [entry for entry in (state or {}).get("log_history", []) if "loss" in entry]
+    if logged:
+        rows.append((f"training loss, last logged (step {logged[-1]['step']})", format_value(logged[-1]["loss"])))
     return rows
 
 

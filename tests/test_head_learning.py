@@ -6,14 +6,12 @@ import json
 from pathlib import Path
 
 import pytest
-from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.linear_model import LogisticRegression
 from transformers import pipeline
 
 from training import run_classification, run_ner
+from training.bag_of_words_baseline import bag_of_words_accuracy
 
 REPO = Path(__file__).resolve().parents[1]
-HAN_DATA = REPO / "training" / "data" / "han"
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_thread")]
 
@@ -33,15 +31,6 @@ def test_tagger_learns_the_bundled_ner_data(tmp_path):
     entities = [(entity["entity_group"], entity["word"]) for entity in tag("Jordan flew to Jordan on monday .")]
     assert entities == [("PER", "Jordan"), ("LOC", "Jordan")]
     assert (tmp_path / "attention_0.png").is_file() and (tmp_path / "README.md").is_file()
-
-
-def bag_of_words_accuracy() -> float:
-    rows = {split: [json.loads(line) for line in (HAN_DATA / f"{split}.jsonl").read_text().splitlines()]
-            for split in ("train", "test")}
-    counts = CountVectorizer(token_pattern=r"\S+")
-    train = counts.fit_transform(row["text"] for row in rows["train"])
-    classifier = LogisticRegression(max_iter=2000).fit(train, [row["label"] for row in rows["train"]])
-    return classifier.score(counts.transform(row["text"] for row in rows["test"]), [row["label"] for row in rows["test"]])
 
 
 def test_han_learns_what_only_the_sentence_structure_reveals(tmp_path):

@@ -124,8 +124,10 @@ def test_text_describes_architecture_results_and_training(card, model_dir):
     assert "| validation | Loss | 0.5 |" in text and "runtime" not in text.lower()
     # hyper-parameters from training_args.bin and trainer_state.json
     for line in ("- learning_rate: 0.003", "- seed: 7", "- generation_num_beams: 3", "- total train batch size: 32",
-                 f"- optimisation steps: {LOG_STEPS}", "- final training loss: 0.9"):
+                 f"- optimisation steps: {LOG_STEPS}", "- training loss, mean over the run: 0.9",
+                 f"- training loss, last logged (step {LOG_STEPS}): 1"):
         assert line in text
+    assert "- num_train_epochs: 3.0" in text  # epochs decided this run (no max_steps)
     assert "**dates**. Generated dates in 4 languages." in text
     # training log: one row per evaluation (8), each with the last training loss logged before it
     rows = [line for line in text.splitlines() if re.match(r"\| \d+ \| ", line)]
@@ -257,3 +259,33 @@ def test_training_args_of_unknown_classes_are_not_unpickled(model_dir, tmp_path)
     text = write_model_card(folder, training_args={"learning_rate": 0.125, "hub_model_id": "org/x"}).read_text()
     assert "- learning_rate: 0.125" in text
     assert all('model_id = "org/x"' in block for block in python_blocks(text))
+
+
+def test_what_decided_the_run_rounded_values_short_outputs_and_kept_examples(model_dir, tmp_path):
+    """max_steps, not the default num_train_epochs, decided a run of steps; values in the model-index are rounded;
+    BLEU is explained away for outputs shorter than its 4-grams; writing the card again keeps its example inputs,
+    languages and dataset."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    for path in model_dir.iterdir():
+        if path.is_file():
+            (folder / path.name).write_bytes(path.read_bytes())
+    torch.save(Seq2SeqTrainingArguments(output_dir=str(folder), max_steps=40, report_to="none"),
+               folder / "training_args.bin")
+    results = {"predict_bleu": 100.00000000000004, "predict_exact_match": 100.0, "predict_gen_len": 3.5}
+    write_model_card(folder, results=results, example_inputs=["9. Mai 2001", "1/2/03"], language=["de", "fr"],
+                     dataset_name="org/dates", dataset_description="Dates, written out.")
+    card = ModelCard.load(folder / "README.md")
+    assert "- max_steps: 40" in card.text and "num_train_epochs" not in card.text
+    assert {r.metric_type: r.metric_value for r in card.data.eval_results} == {"bleu": 100.0, "exact_match": 100.0}
+    assert "BLEU counts matching n-grams up to 4 tokens, so it is near 0 or meaningless" in card.text
+    write_model_card(folder, results=results)  # again, without the examples
+    again = ModelCard.load(folder / "README.md")
+    assert [entry["text"] for entry in again.data.to_dict()["widget"]] == ["9. Mai 2001", "1/2/03"]
+    assert '["9. Mai 2001", "1/2/03"]' in again.text
+    assert again.data.language == ["de", "fr"] and again.data.datasets == ["org/dates"]
+    assert "**org/dates**. Dates, written out.\n" in again.text
+    write_model_card(folder, results=results, dataset_description="New words.")  # a new description replaces it
+    assert "**org/dates**. New words.\n" in ModelCard.load(folder / "README.md").text
+    write_model_card(folder, results={"predict_bleu": 40.0, "predict_gen_len": 12.0})
+    assert "meaningless" not in ModelCard.load(folder / "README.md").text  # long outputs: no note

@@ -164,3 +164,5 @@ def test_a_short_run_logs_no_repeated_warnings_and_says_where_the_model_is(tmp_p
     saved = json.loads((output_dir / "generation_config.json").read_text())
     assert saved["max_new_tokens"] == 17 and "max_length" not in saved  # 1.5 x the longest target (11 tokens)
     assert json.loads((output_dir / "config.json").read_text())["max_training_source_length"] == 14
+    card = (output_dir / "README.md").read_text()
+    assert "Local files: train.jsonl, validation.jsonl." in card and " trained on " not in card  # no dataset named

@@ -248,7 +248,7 @@ def alignment_metrics(model, tokenizer, dataset: datasets.Dataset, data_args: Da
     rate, counted = alignment_error_rate(model, tokenizer, dataset[data_args.source_column],
                                          dataset[data_args.target_column], *(dataset[c] for c in span_columns))
     logger.info("%s alignment error rate %.4f over %d field tokens", prefix, rate, counted)
-    return {f"{prefix}_alignment_error_rate": rate}
+    return {f"{prefix}_alignment_error_rate": 100 * rate}  # in percent, as every other metric here
 
 
 def generated_texts(tokenizer, predictions: np.ndarray) -> list[str]:

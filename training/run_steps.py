@@ -93,10 +93,12 @@ def finish_run(trainer: Trainer, training_args: TrainingArguments, data_args, *,
             plot_training_curve(trainer.state.log_history, output_dir / TRAINING_CURVE, metric=metric)
         else:
             logger.warning("No training curve: no loss was logged (training ran fewer than --logging_steps steps).")
-        dataset_name = data_args.dataset_name or Path(data_args.train_file).parent.name
-        write_model_card(output_dir, task=task, dataset_name=dataset_name,
-                         dataset_description=data_args.dataset_description, training_args=training_args.to_dict(),
-                         language=data_args.language, example_inputs=example_inputs)
+        files = [Path(path).name for path in (data_args.train_file, data_args.validation_file, data_args.test_file)
+                 if path]
+        description = data_args.dataset_description or (f"Local files: {', '.join(files)}." if files else None)
+        write_model_card(output_dir, task=task, dataset_name=data_args.dataset_name, dataset_description=description,
+                         training_args=training_args.to_dict(), language=data_args.language,
+                         example_inputs=example_inputs)
     if training_args.push_to_hub:  # the finished folder, real card included (instead of trainer.push_to_hub)
         push_output_dir(output_dir, training_args.hub_model_id or output_dir.name, token=training_args.hub_token,
                         private=training_args.hub_private_repo, revision=training_args.hub_revision)
