@@ -10,6 +10,11 @@ from .padding import check_attention_mask
 from .recurrent import RecurrentStack, reverse_within_lengths
 
 
+def token_embedding(config) -> nn.Embedding:
+    """The embedding table E [vocab_size, embedding_size] of a source or target vocabulary; padding at pad_token_id."""
+    return nn.Embedding(config.vocab_size, config.embedding_size, padding_idx=config.pad_token_id)
+
+
 @dataclass
 class BahdanauEncoderOutput(ModelOutput):
     """Encoder outputs, all batch-first so ``generate`` can expand them for beams.

@@ -14,7 +14,7 @@ from transformers.utils import can_return_tuple
 from .attention import GaussianKernelAttention
 from .configuration_bahdanau import CUSTOM_PIPELINES, BahdanauConfig
 from .decoder import DecoderOutput, StepPlan, build_decoder
-from .encoder import BahdanauEncoder, BahdanauEncoderOutput
+from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .input_checks import check_embeddings, check_token_ids
 from .loss import linear_cross_entropy, per_target, token_cross_entropy
 from .search import FastSearchMixin
@@ -114,12 +114,8 @@ class BahdanauModel(BahdanauPreTrainedModel):
 
     def __init__(self, config: BahdanauConfig):
         super().__init__(config)
-        self.encoder = BahdanauEncoder(
-            config, nn.Embedding(config.vocab_size, config.embedding_size, padding_idx=config.pad_token_id)
-        )
-        self.decoder = build_decoder(
-            config, nn.Embedding(config.vocab_size, config.embedding_size, padding_idx=config.pad_token_id)
-        )
+        self.encoder = BahdanauEncoder(config, token_embedding(config))
+        self.decoder = build_decoder(config, token_embedding(config))
         self.post_init()
 
     def get_input_embeddings(self) -> nn.Embedding:

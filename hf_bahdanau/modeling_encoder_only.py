@@ -11,7 +11,7 @@ from transformers import PreTrainedModel
 from transformers.utils import can_return_tuple
 
 from .configuration_bahdanau import CUSTOM_PIPELINES, BahdanauConfig
-from .encoder import BahdanauEncoder, BahdanauEncoderOutput
+from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .modeling_bahdanau import BahdanauPreTrainedModel
 
 __all__ = ["BahdanauEncoderModel", "BahdanauEncoderPreTrainedModel"]
@@ -39,9 +39,7 @@ class BahdanauEncoderModel(BahdanauEncoderPreTrainedModel):
 
     def __init__(self, config: BahdanauConfig):
         super().__init__(config)
-        self.encoder = BahdanauEncoder(
-            config, nn.Embedding(config.vocab_size, config.embedding_size, padding_idx=config.pad_token_id)
-        )
+        self.encoder = BahdanauEncoder(config, token_embedding(config))
         self.post_init()
 
     def get_input_embeddings(self) -> nn.Embedding:
