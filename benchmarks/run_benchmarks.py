@@ -4,7 +4,7 @@
     python benchmarks/run_benchmarks.py --repeats 1 --train_batches 3 --models rnnsearch   # quick look
     python benchmarks/run_benchmarks.py --peers          # plus every installed peer toolkit (peers/README.md)
 
-Sizes (the peers' comparison in ../shared/PEERS.md): vocab 8000, embedding 256, bidirectional
+Sizes (those of the peers' comparison, docs/performance.md): vocab 8000, embedding 256, bidirectional
 encoder 2 x 128, decoder 256, one layer each, batch 64, source 20–40 tokens, target 25–35.
 Every figure is a median over ``--repeats`` runs (with min–max), ours and the naive reference
 alternating in the same process, reported with our speed-up over it (> 1: ours is faster). Peak RSS of training is
