@@ -105,8 +105,19 @@ def test_model_index_holds_exactly_the_results(card):
     assert {result.metric_name for result in results} == {"BLEU", "Exact match", "Alignment error rate"}
 
 
+def copy_without_card(model_dir: Path, tmp_path: Path) -> Path:
+    """The files of model_dir, without the card another test may have written there."""
+    folder = tmp_path / "model"
+    folder.mkdir()
+    for path in model_dir.iterdir():
+        if path.is_file() and path.name != "README.md":
+            (folder / path.name).write_bytes(path.read_bytes())
+    return folder
+
+
 def test_results_argument_overrides_all_results_json(model_dir, tmp_path):
-    card = ModelCard(write_model_card(model_dir, results={"predict_chrf": 55.5}).read_text())
+    folder = copy_without_card(model_dir, tmp_path)
+    card = ModelCard(write_model_card(folder, results={"predict_chrf": 55.5}).read_text())
     assert [(r.dataset_split, r.metric_type, r.metric_value) for r in card.data.eval_results] == [
         ("test", "chrf", 55.5)]
     assert card.data.datasets is None  # no dataset named: the model-index says "custom data"
@@ -265,11 +276,7 @@ def test_what_decided_the_run_rounded_values_short_outputs_and_kept_examples(mod
     """max_steps, not the default num_train_epochs, decided a run of steps; values in the model-index are rounded;
     BLEU is explained away for outputs shorter than its 4-grams; writing the card again keeps its example inputs,
     languages and dataset."""
-    folder = tmp_path / "model"
-    folder.mkdir()
-    for path in model_dir.iterdir():
-        if path.is_file():
-            (folder / path.name).write_bytes(path.read_bytes())
+    folder = copy_without_card(model_dir, tmp_path)
     torch.save(Seq2SeqTrainingArguments(output_dir=str(folder), max_steps=40, report_to="none"),
                folder / "training_args.bin")
     results = {"predict_bleu": 100.00000000000004, "predict_exact_match": 100.0, "predict_gen_len": 3.5}
