@@ -51,7 +51,8 @@ class StepPlan(NamedTuple):
     """What a decoder's step loop reads besides its tokens and state; it depends only on the weights and
     the memory. input_weight [gates * H, E], input_bias [gates * H]: the first layer's W_iy and b_ih, applied
     to every target embedding before the loop; project_extra: x_t -> a_t + W_ix x_t, the rest of W_ih;
-    step_weights: ``RecurrentStack.step_weights()``; attend: query [N, H] -> (context, weights), or None."""
+    step_weights: ``RecurrentStack.step_weights()``; attend: query [N, H] -> (context, weights), or None.
+    One step with a plan computes one step of ``reference.bahdanau_decoder`` / ``reference.luong_decoder``."""
 
     input_weight: Tensor
     input_bias: Tensor

@@ -87,7 +87,8 @@ def _apply(weight: Tensor, inputs: Tensor, bias: Tensor | None) -> Tensor:
 
 
 class LoopLinear:
-    """x_t [B, in] -> a_t + x_t Wᵀ + b [B, out] at every step of one loop (build one per forward pass).
+    """x_t [B, in] -> a_t + x_t Wᵀ + b [B, out] at every step of one loop (build one per forward pass): the per-step
+    products of ``reference._attend`` (c_t = Σ_j α_tj h_j, and q·k scores) and of the decoder's input maps.
 
     weight [out, in], or [B, out, in] for one matrix per batch row (then without bias); bias [out] or
     None; the addend a_t [B, out] is optional. With autograd off (inference) it is a plain product.

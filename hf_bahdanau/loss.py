@@ -69,7 +69,7 @@ def linear_cross_entropy(
     chunk_size: int = 1024,
 ) -> Tensor:
     """Σ_n CE(W hidden_n + b, labels_n) over labels != ignore_index, as ``F.cross_entropy(F.linear(hidden,
-    weight, bias), labels, reduction="sum")`` computes it, in float32 at least.
+    weight, bias), labels, reduction="sum")`` computes it, in float32 at least (on ``reference.logits``' pre-output).
 
     hidden [..., D]; weight [V, D]; bias [V] or None; labels [...] (same leading shape) -> scalar.
     Rows with ``ignore_index`` are dropped before the projection, so padding costs nothing.

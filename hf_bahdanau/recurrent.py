@@ -221,7 +221,8 @@ class RecurrentStack(nn.Module):
     def _run_step_loop(
         self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | tuple[Tensor, Tensor] | None
     ) -> tuple[list[Tensor], list[Tensor] | None]:
-        """The directions of a layer in one step loop: runs [B, T, I] per direction -> per direction outputs
+        """The directions of a layer in one step loop (the encoder of ``reference.encode``, each direction over each
+        sentence alone): runs [B, T, I] per direction -> per direction outputs
         h_t [B, T, H], and for an LSTM its cells c_t [B, T, H]. W_ih x_t + b_ih is one product per direction
         before the loop; each step is one batched product W_hh h + b_hh for the D directions and one
         ``cell.step`` on [D, B, gates * H]."""
