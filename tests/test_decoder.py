@@ -28,6 +28,14 @@ DECODERS = [
 ]
 
 
+def assert_equals_the_reference(model, input_ids, mask, decoder_input_ids) -> None:
+    """The model's logits equal ``reference.logits`` (float64 models)."""
+    with torch.no_grad():
+        fast = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits
+        expected = reference.logits(model, input_ids, mask, decoder_input_ids)
+    assert_float64_close(fast, expected)
+
+
 @pytest.mark.parametrize("rnn_type", RNN_TYPES)
 @pytest.mark.parametrize("decoder", DECODERS, ids=lambda d: "-".join(str(v) for v in d.values()))
 def test_fast_paths_equal_the_reference_decoder(decoder, rnn_type):
@@ -35,11 +43,7 @@ def test_fast_paths_equal_the_reference_decoder(decoder, rnn_type):
     model = tiny_model(rnn_type=rnn_type, encoder_layers=2, decoder_layers=2, bridge="last", deep_output="maxout",
                        **decoder).double()
     input_ids, mask = padded_batch()
-    decoder_input_ids = random_labels(3, 6)
-    with torch.no_grad():
-        fast = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits
-        expected = reference.logits(model, input_ids, mask, decoder_input_ids)
-    assert_float64_close(fast, expected)
+    assert_equals_the_reference(model, input_ids, mask, random_labels(3, 6))
 
 
 @pytest.mark.parametrize("rnn_type", RNN_TYPES)
@@ -71,11 +75,7 @@ def test_every_preset_equals_the_reference_on_a_padded_batch(preset, left_padded
     input_ids, mask = padded_batch()
     if left_padded:
         input_ids, mask = input_ids.flip(1), mask.flip(1)
-    decoder_input_ids = random_labels(3, 5)
-    with torch.no_grad():
-        fast = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits
-        expected = reference.logits(model, input_ids, mask, decoder_input_ids)
-    assert_float64_close(fast, expected)
+    assert_equals_the_reference(model, input_ids, mask, random_labels(3, 5))
 
 
 @pytest.mark.parametrize("rnn_type", RNN_TYPES)
