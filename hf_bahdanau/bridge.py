@@ -4,7 +4,7 @@ import torch
 from torch import Tensor, nn
 
 from .encoder import BahdanauEncoderOutput
-from .recurrent import RecurrentState
+from .recurrent import RNN_TYPES, RecurrentState
 from .registry import Registry
 from .state import EncoderMemory
 
@@ -19,7 +19,8 @@ class ZeroBridge(nn.Module):
 
     def __init__(self, config):
         super().__init__()
-        self.layers, self.hidden_size, self.has_cell = config.decoder_layers, config.hidden_size, config.rnn_type == "lstm"
+        self.layers, self.hidden_size = config.decoder_layers, config.hidden_size
+        self.has_cell = RNN_TYPES[config.rnn_type].has_memory_cell
 
     def forward(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> RecurrentState:
         """-> state [decoder_layers, B, hidden_size]."""
@@ -52,7 +53,7 @@ class ProjectedBridge(nn.Module):
     def __init__(self, config):
         super().__init__()
         self.layers, self.hidden_size = config.decoder_layers, config.hidden_size
-        self.has_cell = config.rnn_type == "lstm"
+        self.has_cell = RNN_TYPES[config.rnn_type].has_memory_cell
         self.proj = nn.Linear(self.summary_size(config), config.decoder_layers * config.hidden_size)
 
     def forward(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> RecurrentState:

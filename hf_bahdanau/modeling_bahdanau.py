@@ -17,6 +17,7 @@ from .decoder import DecoderOutput, StepPlan, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .input_checks import check_embeddings, check_token_ids
 from .loss import linear_cross_entropy, per_target, token_cross_entropy
+from .recurrent import RNN_TYPES
 from .search import FastSearchMixin
 from .state import RecurrentDecoderCache
 from .transformers_private import EMBEDDING_RESIZE, SHARED_BEAM_MEMORY, fall_back_once
@@ -215,7 +216,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
         """``encoder_outputs`` given by the caller (generate() passes the encoder's own): as ``BahdanauEncoderOutput``,
         its annotations [B, S, encoder_output_size] matching ``attention_mask`` [B, S]."""
         if isinstance(encoder_outputs, tuple):
-            encoder_outputs = BahdanauEncoderOutput.from_tuple(encoder_outputs, self.config.rnn_type == "lstm")
+            encoder_outputs = BahdanauEncoderOutput.from_tuple(encoder_outputs, RNN_TYPES[self.config.rnn_type].has_memory_cell)
         annotations = getattr(encoder_outputs, "last_hidden_state", None)
         if not isinstance(annotations, Tensor):
             raise TypeError("`encoder_outputs` must be a BahdanauEncoderOutput (or its tuple) whose first field holds "

@@ -62,6 +62,7 @@ class GRUCell:
 
     description = "GRU"
     module = nn.GRU
+    has_memory_cell = False
     fused_run = torch.gru  # one direction of one layer, batch first
 
     @staticmethod
@@ -81,6 +82,7 @@ class LSTMCell:
 
     description = "LSTM"
     module = nn.LSTM
+    has_memory_cell = True  # c_t beside h_t
     fused_run = None  # torch's fused LSTM call does not return each step's memory cell
 
     @staticmethod
@@ -97,6 +99,7 @@ class TanhCell:
 
     description = "tanh RNN (Elman)"
     module = nn.RNN
+    has_memory_cell = False
     fused_run = torch.rnn_tanh
 
     @staticmethod
@@ -215,7 +218,7 @@ class RecurrentStack(nn.Module):
                        else layer_state[direction:direction + 1].contiguous())
             weights = self._direction_weights(layer, direction)
             run_outputs.append(self.cell.fused_run(run_input, initial, weights, True, 1, 0.0, self.training,
-                                                         False, True)[0])
+                                                   False, True)[0])
         return run_outputs, None
 
     def _run_step_loop(
@@ -236,7 +239,7 @@ class RecurrentStack(nn.Module):
         else:
             hidden = (runs[0].new_zeros(len(runs), runs[0].shape[0], self.hidden_size) if layer_state is None
                       else layer_state)
-            cell = torch.zeros_like(hidden) if self.rnn_type == "lstm" else None
+            cell = torch.zeros_like(hidden) if self.cell.has_memory_cell else None
         hiddens, cells = [], []
         for step_gates in input_gates.unbind(2):
             hidden, cell = self.cell.step(step_gates, torch.baddbmm(hidden_biases, hidden, hidden_weights),

@@ -9,7 +9,7 @@ implements it.
 
 A new score function, bridge, deep output or decoder style is that: one class with a ``description`` and one
 ``register`` line. The config's allowed values and its error message, the model card's words and the README's table
-of axes (``markdown_table``) are all read from the registries, so nothing else has to be kept in step.
+of axes (``configuration_bahdanau.axes_table``) are all read from the registries, so nothing else has to be kept in step.
 """
 
 from collections.abc import Callable
