@@ -216,7 +216,8 @@ class BahdanauModel(BahdanauPreTrainedModel):
         """``encoder_outputs`` given by the caller (generate() passes the encoder's own): as ``BahdanauEncoderOutput``,
         its annotations [B, S, encoder_output_size] matching ``attention_mask`` [B, S]."""
         if isinstance(encoder_outputs, tuple):
-            encoder_outputs = BahdanauEncoderOutput.from_tuple(encoder_outputs, RNN_TYPES[self.config.rnn_type].has_memory_cell)
+            has_cell = RNN_TYPES[self.config.rnn_type].has_memory_cell
+            encoder_outputs = BahdanauEncoderOutput.from_tuple(encoder_outputs, has_cell)
         annotations = getattr(encoder_outputs, "last_hidden_state", None)
         if not isinstance(annotations, Tensor):
             raise TypeError("`encoder_outputs` must be a BahdanauEncoderOutput (or its tuple) whose first field holds "

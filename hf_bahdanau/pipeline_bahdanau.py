@@ -73,7 +73,8 @@ class BahdanauTranslationPipeline(Pipeline):
         batch = model_inputs["input_ids"].shape[0]
         outputs = dict(model_inputs, output_ids=sequences.reshape(batch, -1, sequences.shape[-1]))
         if return_alignments:
-            rows = [row.alignment for row in decoded_rows(generated, first_eos(self.model.generation_config.eos_token_id))]
+            eos_token_id = first_eos(self.model.generation_config.eos_token_id)
+            rows = [row.alignment for row in decoded_rows(generated, eos_token_id)]
             lengths = torch.tensor([len(row) for row in rows])
             weights = rows[0].new_zeros(len(rows), int(lengths.max()), rows[0].shape[-1])
             for index, row in enumerate(rows):
