@@ -59,8 +59,13 @@ def main(argv: list[str] | None = None) -> None:
     from .decoding import translate
 
     options = dict(revision=args.revision, trust_remote_code=args.trust_remote_code)
-    tokenizer = AutoTokenizer.from_pretrained(args.model, **options)
-    model = AutoModelForSeq2SeqLM.from_pretrained(args.model, **options)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(args.model, **options)
+        model = AutoModelForSeq2SeqLM.from_pretrained(args.model, **options)
+    except OSError as error:  # not a local folder, and not on the Hub or in its cache
+        reason = str(error).strip().splitlines()[0]
+        raise SystemExit(f"hf-bahdanau-translate: error: cannot load `model` {args.model!r}: no such local folder, "
+                         f"and from the Hub: {reason}") from None
     results = translate(model, tokenizer, args.sentences, num_beams=args.num_beams,
                         max_new_tokens=args.max_new_tokens, batch_size=args.batch_size,
                         output_alignments=args.alignments_dir is not None)

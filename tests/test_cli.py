@@ -58,6 +58,15 @@ def test_a_missing_model_folder_is_an_error_at_once(tmp_path):
     assert done.returncode == 2 and "is not a local folder" in done.stderr
 
 
+def test_a_hub_name_that_cannot_be_loaded_is_one_error_line(tmp_path):
+    """A name that can be a Hub id (and so is not refused before loading), offline and not in the cache."""
+    done = subprocess.run([sys.executable, "-m", "hf_bahdanau.cli", "nobody/no-such-model", "3/14/15"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
+    assert done.returncode == 1 and not done.stdout
+    assert "cannot load `model` 'nobody/no-such-model'" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_alignment_pictures_are_saved_and_their_paths_printed(saved_model, tmp_path):
     folder, model, tokenizer = saved_model
     lines = run_cli(str(folder), *SENTENCES[:2], "--alignments_dir", str(tmp_path / "pictures"))
