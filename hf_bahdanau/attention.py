@@ -46,6 +46,7 @@ __all__ = [
     "MultiHeadAttention",
     "ProductAttention",
     "ScaledDotAttention",
+    "broadcast_like",
     "build_attention",
     "masked_softmax",
 ]
@@ -59,17 +60,24 @@ ATTENTION_SCORES = Registry("attention_type", special={
 def masked_softmax(scores: Tensor, mask: Tensor) -> Tensor:
     """alpha_j = exp(e_j) / sum_{k real} exp(e_k) for real tokens j, and exactly 0 for padding.
 
-    scores [B, ..., S] (e.g. [B, S], [B, T, S] or [B, H, T, S]); mask [B, S] bool,
-    True = real token, broadcast over the middle axes -> weights, same shape as scores.
+    scores [B, ..., S] (e.g. [B, S], [B, T, S] or [B, H, T, S]); mask bool, True = real token: [B, S], or [B, T, S]
+    for a mask per step (a local window), broadcast over the axes between -> weights, same shape as scores.
     A row that is all padding gets all-zero weights, never NaN.
     """
     if mask.dtype != torch.bool:
         raise ValueError(f"mask must be a bool tensor (True = real token), got dtype {mask.dtype}")
-    padding = ~mask.view(mask.shape[0], *([1] * (scores.dim() - 2)), mask.shape[-1])
+    padding = ~broadcast_like(mask, scores)
     # The finite minimum (not -inf) keeps an all-padding row at a uniform softmax
     # instead of NaN; the second fill then zeroes it like every other padded entry.
     weights = torch.softmax(scores.masked_fill(padding, torch.finfo(scores.dtype).min), dim=-1)
     return weights.masked_fill(padding, 0.0)
+
+
+def broadcast_like(mask: Tensor, scores: Tensor) -> Tensor:
+    """A mask (or any tensor) [B, S] or [B, T, S] viewed to broadcast against scores [B, ..., S] or [B, ..., T, S]
+    (e.g. heads between)."""
+    leading = mask.shape[:-2] if mask.dim() == 3 else mask.shape[:1]
+    return mask.view(*leading, *([1] * (scores.dim() - mask.dim())), *mask.shape[len(leading):])
 
 
 def _as_steps(query: Tensor) -> Tensor:
@@ -120,7 +128,8 @@ class AttentionMechanism(nn.Module):
         return keys
 
     def score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
-        """e_tj: query [B, Dq] or [B, T, Dq], projected keys from ``project_keys`` -> [B, S] or [B, T, S]."""
+        """e_tj: query [B, Dq] or [B, T, Dq], projected keys from ``project_keys`` -> [B, S] or [B, T, S] (per head,
+        [B, H, S] or [B, H, T, S])."""
         return _like_query(self._score(_as_steps(query), projected_keys), query)
 
     def forward(
@@ -147,18 +156,21 @@ class AttentionMechanism(nn.Module):
         """``forward`` for a loop that attends with one query per step over the same memory.
 
         values [B, S, Dv]; mask [B, S]; projected_keys = project_keys(keys). Returns
-        query [B, Dq] -> (context [B, Dv], weights [B, S]). The values (and, for scores that are
-        products q·k, the keys) are read through ``LoopLinear``: their gradients are one batched
-        product after the loop, Σ_t α_tᵀ g_t, instead of an outer product and a sum at every step.
+        query [B, Dq] -> (context [B, Dv], weights [B, S]), from ``step_functions``.
         """
-        score = self._step_score(projected_keys)
+        score, pool = self.step_functions(values, projected_keys)
+        return lambda query: pool(masked_softmax(score(query), mask))
+
+    def step_functions(self, values: Tensor, projected_keys: Tensor) -> tuple[Callable[[Tensor], Tensor],
+                                                                            Callable[[Tensor], tuple[Tensor, Tensor]]]:
+        """The two halves of a loop's attention step, for a loop that normalises the scores its own way (a scope):
+        score: query [B, Dq] -> e [B, S] (per head: [B, H, S]); pool: weights like e -> (context [B, Dv], weights
+        [B, S]). The values (and, for scores that are products q·k, the keys) are read through ``LoopLinear``: their
+        gradients are one batched product after the loop, Σ_t α_tᵀ g_t, instead of an outer product and a sum at
+        every step.
+        """
         pool = LoopLinear(values.transpose(1, 2))  # α_t [B, S] -> Σ_j α_tj v_j [B, Dv]
-
-        def attend(query: Tensor) -> tuple[Tensor, Tensor]:
-            weights = masked_softmax(score(query), mask)
-            return pool(weights), weights
-
-        return attend
+        return self._step_score(projected_keys), lambda weights: (pool(weights), weights)
 
     def _step_score(self, projected_keys: Tensor) -> Callable[[Tensor], Tensor]:
         """For ``stepwise``: query [B, Dq] -> scores [B, S], through ``_score``."""
@@ -168,10 +180,14 @@ class AttentionMechanism(nn.Module):
         """query [B, T, Dq] -> scores [B, T, S]."""
         raise NotImplementedError
 
+    def pool(self, weights: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
+        """c_t = Σ_j α_tj v_j: weights [B, T, S] (as ``_score`` gives them), values [B, S, Dv] -> context [B, T, Dv]
+        and the weights to report [B, T, S]."""
+        return weights @ values, weights
+
     def _attend(self, query: Tensor, projected_keys: Tensor, values: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         """query [B, T, Dq], values [B, S, Dv] -> context [B, T, Dv], weights [B, T, S]."""
-        weights = masked_softmax(self._score(query, projected_keys), mask)
-        return weights @ values, weights
+        return self.pool(masked_softmax(self._score(query, projected_keys), mask), values)
 
     @classmethod
     def from_config(cls, config: Any, query_size: int, key_size: int) -> "AttentionMechanism":
@@ -373,12 +389,18 @@ class MultiHeadAttention(AttentionMechanism):
     def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
         return _dot(self._split_heads(self.q_proj(query)), projected_keys) / math.sqrt(self.head_size)
 
-    def stepwise(self, values: Tensor, mask: Tensor, projected_keys: Tensor) -> Callable[[Tensor], tuple[Tensor, Tensor]]:
-        """Per-head weights pool the raw values (``_attend``), so each step runs the plain ``forward``."""
-        return lambda query: self(query, values, values, mask, projected_keys)
+    def step_functions(self, values: Tensor, projected_keys: Tensor) -> tuple[Callable[[Tensor], Tensor],
+                                                                            Callable[[Tensor], tuple[Tensor, Tensor]]]:
+        """Per-head weights [B, H, S] pool the raw values (``pool``), one step at a time."""
 
-    def _attend(self, query: Tensor, projected_keys: Tensor, values: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
-        weights = masked_softmax(self._score(query, projected_keys), mask)  # [B, H, T, S]
+        def pool(weights: Tensor) -> tuple[Tensor, Tensor]:
+            context, mean_weights = self.pool(weights.unsqueeze(-2), values)
+            return context.squeeze(-2), mean_weights.squeeze(-2)
+
+        return lambda query: self.score(query, projected_keys), pool
+
+    def pool(self, weights: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
+        """Per-head weights [B, H, T, S], values [B, S, Dv] -> context [B, T, Dv], weights averaged over heads."""
         # sum_j alpha_hj (W_h^V v_j + b_h) = W_h^V (sum_j alpha_hj v_j) + b_h sum_j alpha_hj:
         # pooling the raw values first avoids projecting all S values at every decoder step.
         pooled = weights @ values.unsqueeze(1)  # [B, H, T, Dv]

@@ -17,11 +17,13 @@ from huggingface_hub.errors import StrictDataclassFieldValidationError
 from transformers import PreTrainedConfig
 
 from .attention import ATTENTION_SCORES
+from .attention_mode import ATTENTION_MODES
 from .bridge import BRIDGES
 from .decoder import CONTEXT_MODES, DECODER_STYLES
 from .readout import DEEP_OUTPUTS
 from .recurrent import RNN_TYPES
 from .remote_code import copy_model_code
+from .scope import ATTENTION_SCOPES
 from .token_attention import LEGACY_NAMES, token_attention_types
 
 logger = logging.getLogger(__name__)
@@ -67,7 +69,8 @@ PRESETS["luong-concat"] = {**PRESETS["luong-dot"], "attention_type": "concat"}
 PRESETS["luong-location"] = {**PRESETS["luong-dot"], "attention_type": "location"}
 
 
-AXES = (RNN_TYPES, ATTENTION_SCORES, DECODER_STYLES, CONTEXT_MODES, BRIDGES, DEEP_OUTPUTS)
+AXES = (RNN_TYPES, ATTENTION_SCORES, ATTENTION_SCOPES, ATTENTION_MODES, DECODER_STYLES, CONTEXT_MODES, BRIDGES,
+        DEEP_OUTPUTS)
 
 
 def axes_table() -> str:
@@ -132,6 +135,30 @@ class BahdanauConfig(PreTrainedConfig):
             Width w > 0 of ``attention_type="gaussian_kernel"``, e_ij = -½ (w ‖q_i - h_j‖)².
         gaussian_kernel_learnable (`bool`, *optional*, defaults to `True`):
             Whether w is learned (parametric Nadaraya–Watson pooling) or fixed.
+        attention_scope (`str`, *optional*, defaults to `"global"`):
+            Where the decoder may attend, a name in ``scope.ATTENTION_SCOPES``: ``"global"`` (every position),
+            ``"local-m"`` / ``"local-p"`` (Luong's window around p_i = i or a predicted p_i), ``"monotonic"`` (Raffel
+            et al.: left to right, hard at inference). Works with every score except ``"multihead"`` for monotonic.
+        local_window (`int`, *optional*, defaults to 10):
+            Half-width D of the local scopes' window [p_i − D, p_i + D]; the Gaussian's σ is D / 2.
+        monotonic_bias_init (`float`, *optional*, defaults to -4.0):
+            Initial value of the monotonic scope's learned energy bias r (Raffel et al.: −4, so training starts from
+            low stopping probabilities).
+        monotonic_noise_std (`float`, *optional*, defaults to 1.0):
+            Standard deviation (≥ 0) of the Gaussian noise added to the monotonic energies in training (Raffel et
+            al.: 1), which pushes the stopping probabilities towards 0 or 1.
+        attention_mode (`str`, *optional*, defaults to `"soft"`):
+            A name in ``attention_mode.ATTENTION_MODES``: ``"soft"`` (the context is the expectation Σ_j α_ij h_j) or
+            ``"hard"`` (one position: sampled in training, the argmax at inference). Not with ``"monotonic"``,
+            which is already hard at inference.
+        hard_attention_temperature (`float`, *optional*, defaults to 1.0):
+            Temperature τ > 0 of the straight-through Gumbel-softmax that trains hard attention.
+        use_coverage (`bool`, *optional*, defaults to `False`):
+            Add the coverage c_ij = Σ_{i'<i} α_i'j to the additive score, e = vᵀ tanh(W q + U h_j + w_c c_ij)
+            (Tu et al. 2016; See et al. 2017); needs ``attention_type`` "additive" or "concat".
+        coverage_loss_weight (`float`, *optional*, defaults to 0.0):
+            λ ≥ 0 of See et al.'s coverage loss λ Σ_j min(α_ij, c_ij) per target token, added to the training loss
+            and reported as the output's ``coverage_loss``; needs attention.
         decoder_style (`str`, *optional*, defaults to `"bahdanau"`):
             A name in ``decoder.DECODER_STYLES``: ``"bahdanau"`` attends with s_{i-1}, then updates; ``"luong"``
             updates, then attends with h_t.
@@ -200,6 +227,14 @@ class BahdanauConfig(PreTrainedConfig):
     max_source_positions: int = 256
     gaussian_kernel_width: float | int = 1.0
     gaussian_kernel_learnable: bool = True
+    attention_scope: str = "global"
+    local_window: int = 10
+    monotonic_bias_init: float | int = -4.0
+    monotonic_noise_std: float | int = 1.0
+    attention_mode: str = "soft"
+    hard_attention_temperature: float | int = 1.0
+    use_coverage: bool = False
+    coverage_loss_weight: float | int = 0.0
     decoder_style: str = "bahdanau"
     input_feeding: bool = False
     context_mode: str = "cho"
@@ -268,9 +303,9 @@ class BahdanauConfig(PreTrainedConfig):
         (a field may have been changed in between). Raises ValueError naming the field."""
         for field in ("vocab_size", "embedding_size", "hidden_size", "encoder_hidden_size", "encoder_layers",
                       "decoder_layers", "attention_size", "num_attention_heads", "max_source_positions",
-                      "output_size", "classifier_attention_size"):
+                      "output_size", "classifier_attention_size", "local_window"):
             _require_positive(field, getattr(self, field))
-        for registry in (RNN_TYPES, ATTENTION_SCORES, DECODER_STYLES, CONTEXT_MODES, BRIDGES, DEEP_OUTPUTS):
+        for registry in AXES:
             registry.check(getattr(self, registry.field))
         _require_choice("token_attention_type", self.token_attention_type, tuple(token_attention_types()))
         if self.max_training_source_length is not None:
@@ -309,6 +344,7 @@ class BahdanauConfig(PreTrainedConfig):
                 f"`attention_size` ({self.attention_size}) must be divisible by `num_attention_heads` "
                 f"({self.num_attention_heads})."
             )
+        self._validate_attention_options()
         if self.input_feeding and (self.decoder_style != "luong" or self.attention_type == "none"):
             raise ValueError(
                 "`input_feeding=True` feeds Luong's attentional vector back into the decoder: it needs "
@@ -332,6 +368,32 @@ class BahdanauConfig(PreTrainedConfig):
                 f"`tie_word_embeddings=True` shares the decoder embedding with the output projection: "
                 f"`output_size` ({self.output_size}) must equal `embedding_size` ({self.embedding_size})."
             )
+
+    def _validate_attention_options(self) -> None:
+        """The scope, mode and coverage fields, and the combinations they refuse."""
+        for field in ("monotonic_noise_std", "coverage_loss_weight"):
+            if getattr(self, field) < 0:
+                raise ValueError(f"`{field}` must be >= 0, got {getattr(self, field)}.")
+        if self.hard_attention_temperature <= 0:
+            raise ValueError(f"`hard_attention_temperature` must be > 0, got {self.hard_attention_temperature}.")
+        changed = [field for field, default in (("attention_scope", "global"), ("attention_mode", "soft"),
+                                                ("use_coverage", False), ("coverage_loss_weight", 0))
+                   if getattr(self, field) != default]
+        if self.attention_type == "none" and changed:
+            raise ValueError(f"{', '.join(f'`{field}={getattr(self, field)!r}`' for field in changed)} shape the "
+                             "attention, but `attention_type='none'` has none; pick a score (e.g. 'additive').")
+        if self.attention_scope == "monotonic" and self.attention_type == "multihead":
+            raise ValueError("`attention_scope='monotonic'` stops at one source position per step, but "
+                             "`attention_type='multihead'` scores each head on its own; use one head's score (e.g. "
+                             "'scaled_dot' or 'general') or another scope.")
+        if self.attention_scope == "monotonic" and self.attention_mode == "hard":
+            raise ValueError("`attention_mode='hard'` with `attention_scope='monotonic'`: monotonic attention is "
+                             "already hard at inference and trains on its expected alignment; use "
+                             "`attention_mode='soft'` (hard works with the global and local scopes).")
+        if self.use_coverage and self.attention_type not in ("additive", "concat"):
+            raise ValueError(f"`use_coverage=True` adds w_c c_ij inside the additive score's tanh, but "
+                             f"`attention_type={self.attention_type!r}` has no such term; use 'additive' or 'concat' "
+                             "(GNMT's coverage penalty in generate() works with every score).")
 
 
 def _builtin_errors(strict_setattr):

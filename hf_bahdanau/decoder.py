@@ -22,7 +22,9 @@ import torch
 from torch import Tensor, nn
 
 from .attention import build_attention
+from .attention_mode import ATTENTION_MODES, SoftAttention
 from .bridge import BRIDGES
+from .coverage import CoverageFeature
 from .encoder import BahdanauEncoderOutput
 from .input_checks import check_embeddings, check_one_source, check_token_ids
 from .loop_linear import LoopLinear
@@ -30,7 +32,8 @@ from .padding import check_attention_mask
 from .readout import DEEP_OUTPUTS
 from .recurrent import RecurrentStack
 from .registry import Registry
-from .state import DecoderState, EncoderMemory
+from .scope import ATTENTION_SCOPES, GlobalScope
+from .state import AttentionState, DecoderState, EncoderMemory
 
 DECODER_STYLES = Registry("decoder_style")  # decoders that attend
 CONTEXT_MODES = Registry("context_mode")  # decoders without attention (attention_type="none")
@@ -51,14 +54,15 @@ class StepPlan(NamedTuple):
     """What a decoder's step loop reads besides its tokens and state; it depends only on the weights and
     the memory. input_weight [gates * H, E], input_bias [gates * H]: the first layer's W_iy and b_ih, applied
     to every target embedding before the loop; project_extra: x_t -> a_t + W_ix x_t, the rest of W_ih;
-    step_weights: ``RecurrentStack.step_weights()``; attend: query [N, H] -> (context, weights), or None.
+    step_weights: ``RecurrentStack.step_weights()``; attend: (query [N, H], AttentionState) -> (context [N, D],
+    weights [N, S], the next AttentionState), or None.
     One step with a plan computes one step of ``reference.bahdanau_decoder`` / ``reference.luong_decoder``."""
 
     input_weight: Tensor
     input_bias: Tensor
     project_extra: LoopLinear
     step_weights: list[tuple[LoopLinear | None, LoopLinear]]
-    attend: Callable[[Tensor], tuple[Tensor, Tensor]] | None
+    attend: Callable[[Tensor, AttentionState], tuple[Tensor, Tensor, AttentionState]] | None
 
 
 class RecurrentDecoder(nn.Module):
@@ -80,6 +84,17 @@ class RecurrentDecoder(nn.Module):
         self.bridge = BRIDGES[config.bridge](config)
         self.readout = DEEP_OUTPUTS[config.deep_output](readout_input_size, config.output_size)
         self.attention = None
+
+    def add_attention(self, config, query_size: int, key_size: int) -> None:
+        """The attention of a decoder that has one: its score (``attention_type``), scope (``attention_scope``),
+        mode (``attention_mode``) and, with ``use_coverage``, the coverage term of the score."""
+        self.attention = build_attention(config.attention_type, config, query_size, key_size)
+        self.scope = ATTENTION_SCOPES[config.attention_scope].from_config(config, query_size)
+        self.attention_mode = ATTENTION_MODES[config.attention_mode].from_config(config)
+        self.coverage = CoverageFeature(config.attention_size) if config.use_coverage else None
+        # Global soft attention without coverage keeps the fast paths: shared beam memory, batched or blocked scores.
+        self.is_global_soft = (isinstance(self.scope, GlobalScope) and isinstance(self.attention_mode, SoftAttention)
+                               and self.coverage is None)
 
     def check_inputs(self, input_ids: Tensor | None, inputs_embeds: Tensor | None,
                      attention_mask: Tensor | None = None) -> int:
@@ -108,7 +123,17 @@ class RecurrentDecoder(nn.Module):
         return EncoderMemory(annotations, layout.right_mask, projected_keys, source_starts=layout.starts)
 
     def initial_state(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> DecoderState:
-        return DecoderState(self.bridge(encoder_outputs, memory))
+        return DecoderState(self.bridge(encoder_outputs, memory), attention=self.initial_attention_state(memory))
+
+    def initial_attention_state(self, memory: EncoderMemory) -> AttentionState | None:
+        """Step 0; a recurrent scope's α_0; the coverage c_0 = 0 [B, S] when the score reads it or, without
+        autograd, for a search that scores it (GNMT's coverage penalty)."""
+        if self.attention is None:
+            return None
+        mask, dtype = memory.mask, memory.annotations.dtype
+        track_coverage = self.coverage is not None or not torch.is_grad_enabled()
+        return AttentionState(0, self.scope.initial_previous(mask, dtype),
+                              torch.zeros(mask.shape, dtype=dtype, device=mask.device) if track_coverage else None)
 
     def embed(self, input_ids: Tensor | None, inputs_embeds: Tensor | None = None) -> Tensor:
         """E y [B, T, E] (with dropout), from the ids or from embeddings given instead of them."""
@@ -137,29 +162,77 @@ class RecurrentDecoder(nn.Module):
 
     def serve_rows(self, memory: EncoderMemory, state: DecoderState, rows: int) -> tuple[EncoderMemory, DecoderState]:
         """Memory and initial state for ``rows`` decoder rows per source (beam search): the state is repeated,
-        rows b·k … b·k + k − 1 for source b; the memory is not, its attention reads queries in groups of ``rows``."""
+        rows b·k … b·k + k − 1 for source b. Global soft attention reads the memory once for the k rows of a source
+        (``attend`` reads queries in groups of ``rows``); the other attentions read a copy per row."""
         source_of_row = torch.arange(memory.mask.shape[0], device=memory.mask.device).repeat_interleave(rows)
-        return memory._replace(rows_per_source=rows), state.index_select(source_of_row)
+        state = state.index_select(source_of_row)
+        if self.attention is None or self.is_global_soft:
+            return memory._replace(rows_per_source=rows), state
+        return memory.index_select(source_of_row), state
 
-    def attend(self, query: Tensor, memory: EncoderMemory) -> tuple[Tensor, Tensor]:
-        """query [N, T, H] -> context [N, T, D], weights [N, T, S]; N = B · rows_per_source. The rows of one
-        source attend as one query sequence [B, rows · T, H] (every score reads each query on its own)."""
+    def attend(self, query: Tensor, memory: EncoderMemory,
+               state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
+        """query [N, T, H] -> context [N, T, D], weights [N, T, S] and the state after the T steps;
+        N = B · rows_per_source. Global soft attention: the rows of one source attend as one query sequence
+        [B, rows · T, H] (every score reads each query on its own)."""
+        if not self.is_global_soft:
+            return self._attend_scoped(query, memory, state)
         rows, (total_rows, steps) = memory.rows_per_source, query.shape[:2]
         context, weights = self.attention(query.reshape(-1, rows * steps, query.shape[-1]), memory.annotations,
                                           memory.annotations, memory.mask, memory.projected_keys)
-        return context.reshape(total_rows, steps, -1), weights.reshape(total_rows, steps, -1)
+        weights = weights.reshape(total_rows, steps, -1)
+        return context.reshape(total_rows, steps, -1), weights, state.advance(weights)
 
-    def attend_stepwise(self, memory: EncoderMemory) -> Callable[[Tensor], tuple[Tensor, Tensor]]:
-        """For a step loop: query [N, H] -> context [N, D], weights [N, S] (``AttentionMechanism.stepwise``;
-        with several rows per source, ``attend`` with one step: they come from generate(), which needs no gradients)."""
-        if memory.rows_per_source == 1:
-            return self.attention.stepwise(memory.annotations, memory.mask, memory.projected_keys)
+    def _attend_scoped(self, query: Tensor, memory: EncoderMemory,
+                       state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
+        """``attend`` for the other scopes and modes: e = score, α = mode(scope(e)), one row per source. With
+        coverage the score of step t reads c_t, so the steps run one at a time."""
+        if self.coverage is not None:
+            contexts, weights = [], []
+            attend = self.attend_stepwise(memory)
+            for step_query in query.unbind(1):
+                context, step_weights, state = attend(step_query, state)
+                contexts.append(context)
+                weights.append(step_weights)
+            return torch.stack(contexts, dim=1), torch.stack(weights, dim=1), state
+        scores = self.attention.score(query, memory.projected_keys)
+        aligned = self.scope.align(scores, query, memory.mask, state)
+        context, weights = self.attention.pool(self.attention_mode(aligned), memory.annotations)
+        return context, weights, state.advance(weights, aligned[..., -1, :] if self.scope.is_recurrent else None)
 
-        def attend(query: Tensor) -> tuple[Tensor, Tensor]:
-            context, weights = self.attend(query.unsqueeze(1), memory)
-            return context.squeeze(1), weights.squeeze(1)
+    def attend_stepwise(self, memory: EncoderMemory) -> Callable[[Tensor, AttentionState],
+                                                                 tuple[Tensor, Tensor, AttentionState]]:
+        """For a step loop: (query [N, H], state) -> (context [N, D], weights [N, S], next state). One row per
+        source reads the memory through ``AttentionMechanism.step_functions``; several rows per source (global soft
+        attention in beam search, which needs no gradients) run ``attend`` with one step."""
+        if memory.rows_per_source > 1:
+            def attend_rows(query: Tensor, state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
+                context, weights, state = self.attend(query.unsqueeze(1), memory, state)
+                return context.squeeze(1), weights.squeeze(1), state
 
-        return attend
+            return attend_rows
+        if self.is_global_soft:
+            attend_global = self.attention.stepwise(memory.annotations, memory.mask, memory.projected_keys)
+
+            def attend(query: Tensor, state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
+                context, weights = attend_global(query)
+                return context, weights, state.advance(weights)
+
+            return attend
+        step_score, pool = self.attention.step_functions(memory.annotations, memory.projected_keys)
+
+        def score(query: Tensor, state: AttentionState) -> Tensor:
+            if self.coverage is None:
+                return step_score(query)
+            return self.attention.score(query, self.coverage(memory.projected_keys, state.coverage))  # reads c_tj
+
+        def attend_scoped(query: Tensor, state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
+            scores = score(query, state).unsqueeze(-2)  # one step: [N, (H,) 1, S]
+            aligned = self.scope.align(scores, query.unsqueeze(1), memory.mask, state).squeeze(-2)
+            context, weights = pool(self.attention_mode(aligned))
+            return context, weights, state.advance(weights, aligned if self.scope.is_recurrent else None)
+
+        return attend_scoped
 
 
 @DECODER_STYLES.register("bahdanau")
@@ -174,7 +247,7 @@ class BahdanauDecoder(RecurrentDecoder):
     def __init__(self, config, embed_tokens: nn.Embedding):
         context_size = config.encoder_output_size
         super().__init__(config, embed_tokens, context_size, config.hidden_size + context_size + config.embedding_size)
-        self.attention = build_attention(config.attention_type, config, config.hidden_size, context_size)
+        self.add_attention(config, config.hidden_size, context_size)
 
     def forward(self, input_ids: Tensor | None, memory: EncoderMemory, state: DecoderState,
                 plan: StepPlan | None = None, inputs_embeds: Tensor | None = None,
@@ -183,10 +256,10 @@ class BahdanauDecoder(RecurrentDecoder):
         plan: ``plan_steps(memory)`` (built here when None)."""
         plan = self.plan_steps(memory) if plan is None else plan
         embedded = self.embed(input_ids, inputs_embeds)
-        layers = self.rnn.unbind_state(state.rnn)
+        layers, attention_state = self.rnn.unbind_state(state.rnn), state.attention
         states, contexts, weights, every_layer = [], [], [], []
         for step_gates in self.project_embeddings(embedded, plan):
-            context, alpha = plan.attend(layers[-1][0])
+            context, alpha, attention_state = plan.attend(layers[-1][0], attention_state)
             layers = self.rnn.step(plan.project_extra(context, step_gates), layers, plan.step_weights)
             states.append(layers[-1][0])
             contexts.append(context)
@@ -197,7 +270,7 @@ class BahdanauDecoder(RecurrentDecoder):
         pre_output = self.readout(torch.cat([states, contexts, embedded], dim=-1))
         hidden_states = self.layer_states(embedded, every_layer, states) if output_hidden_states else None
         return DecoderOutput(pre_output, hidden_states, torch.stack(weights, dim=1),
-                             DecoderState(self.rnn.stack_state(layers)))
+                             DecoderState(self.rnn.stack_state(layers), attention=attention_state))
 
 
 @DECODER_STYLES.register("luong")
@@ -214,14 +287,14 @@ class LuongDecoder(RecurrentDecoder):
         self.input_feeding = config.input_feeding
         super().__init__(config, embed_tokens, config.output_size if config.input_feeding else 0,
                          context_size + config.hidden_size)
-        self.attention = build_attention(config.attention_type, config, config.hidden_size, context_size)
+        self.add_attention(config, config.hidden_size, context_size)
 
     def initial_state(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> DecoderState:
         state = super().initial_state(encoder_outputs, memory)
         if not self.input_feeding:
             return state
         feed = memory.annotations.new_zeros(memory.annotations.shape[0], self.readout.output_size)
-        return DecoderState(state.rnn, feed)
+        return state._replace(input_feed=feed)
 
     def forward(self, input_ids: Tensor | None, memory: EncoderMemory, state: DecoderState,
                 plan: StepPlan | None = None, inputs_embeds: Tensor | None = None,
@@ -232,18 +305,18 @@ class LuongDecoder(RecurrentDecoder):
         if not self.input_feeding:
             layer_outputs, rnn_state = self.rnn(embedded, state.rnn)
             states = layer_outputs[-1]
-            contexts, weights = self.attend(states, memory)
+            contexts, weights, attention_state = self.attend(states, memory, state.attention)
             pre_output = self.readout(torch.cat([contexts, states], dim=-1))
             hidden_states = (embedded, *layer_outputs) if output_hidden_states else None
-            return DecoderOutput(pre_output, hidden_states, weights, DecoderState(rnn_state))
+            return DecoderOutput(pre_output, hidden_states, weights, DecoderState(rnn_state, None, attention_state))
 
         plan = self.plan_steps(memory) if plan is None else plan
-        layers, feed = self.rnn.unbind_state(state.rnn), state.input_feed
+        layers, feed, attention_state = self.rnn.unbind_state(state.rnn), state.input_feed, state.attention
         states, feeds, weights, every_layer = [], [], [], []
         for step_gates in self.project_embeddings(embedded, plan):
             layers = self.rnn.step(plan.project_extra(feed, step_gates), layers, plan.step_weights)
             top = layers[-1][0]
-            context, alpha = plan.attend(top)
+            context, alpha, attention_state = plan.attend(top, attention_state)
             feed = self.readout(torch.cat([context, top], dim=-1))
             states.append(top)
             feeds.append(feed)
@@ -253,7 +326,7 @@ class LuongDecoder(RecurrentDecoder):
         states = torch.stack(states, dim=1)
         hidden_states = self.layer_states(embedded, every_layer, states) if output_hidden_states else None
         return DecoderOutput(torch.stack(feeds, dim=1), hidden_states, torch.stack(weights, dim=1),
-                             DecoderState(self.rnn.stack_state(layers), feed))
+                             DecoderState(self.rnn.stack_state(layers), feed, attention_state))
 
 
 @CONTEXT_MODES.register("cho")

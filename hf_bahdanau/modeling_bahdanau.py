@@ -13,11 +13,13 @@ from transformers.utils import can_return_tuple
 
 from .attention import GaussianKernelAttention
 from .configuration_bahdanau import CUSTOM_PIPELINES, BahdanauConfig
+from .coverage import coverage_loss
 from .decoder import DecoderOutput, StepPlan, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .input_checks import check_embeddings, check_token_ids
 from .loss import linear_cross_entropy, per_target, token_cross_entropy
 from .recurrent import RNN_TYPES
+from .scope import MonotonicScope
 from .search import FastSearchMixin
 from .state import RecurrentDecoderCache
 from .transformers_private import EMBEDDING_RESIZE, SHARED_BEAM_MEMORY, fall_back_once
@@ -40,6 +42,17 @@ class BahdanauSeq2SeqModelOutput(Seq2SeqModelOutput):
     ``decoder_hidden_states`` (with ``output_hidden_states``: the embedded inputs, then each layer bottom to top).
     cross_attentions: (α [B, 1, T, S],) over the caller's source columns (with ``output_attentions``).
     """
+
+
+@dataclass
+class BahdanauSeq2SeqLMOutput(Seq2SeqLMOutput):
+    r"""``Seq2SeqLMOutput`` of ``BahdanauForConditionalGeneration``.
+
+    coverage_loss: with ``labels`` and ``config.coverage_loss_weight`` λ > 0, See et al.'s Σ_t Σ_j min(α_tj, c_tj)
+    per target token (before λ; ``loss`` includes λ times it), for logging beside the cross-entropy.
+    """
+
+    coverage_loss: Tensor | None = None
 
 
 class BahdanauPreTrainedModel(PreTrainedModel):
@@ -77,6 +90,9 @@ class BahdanauPreTrainedModel(PreTrainedModel):
                     init.zeros_(param)
         elif isinstance(module, GaussianKernelAttention):
             init.constant_(module.width, self.config.gaussian_kernel_width)
+        elif isinstance(module, MonotonicScope):
+            init.constant_(module.energy_gain, 1.0)
+            init.constant_(module.energy_bias, self.config.monotonic_bias_init)
 
     def _upload_modified_files(self, working_dir, repo_id, files_timestamps, **kwargs):
         """``push_to_hub``'s upload step. A model loaded from a folder with a model card (``README.md``, e.g. from
@@ -331,10 +347,11 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         return_dict: bool | None = None,
         num_items_in_batch: int | Tensor | None = None,
         logits_to_keep: int | Tensor = 0,
-    ) -> Seq2SeqLMOutput:
+    ) -> BahdanauSeq2SeqLMOutput:
         """labels [B, T]: target ids, -100 where ignored (the decoder inputs are the labels shifted right unless given,
-        with the labels' shape); the loss is their summed cross-entropy divided by ``num_items_in_batch`` (given by
-        Trainer across gradient-accumulation steps) or by their count. In training mode with labels the loss is
+        with the labels' shape); the loss is their summed cross-entropy (plus λ times the coverage loss, when
+        ``coverage_loss_weight`` λ > 0) divided by ``num_items_in_batch`` (given by Trainer across
+        gradient-accumulation steps) or by their count. In training mode with labels the loss is
         fused with the vocabulary projection and ``logits`` is None (``model.eval()``, or calling without labels,
         gives the logits). ``logits_to_keep``: k > 0 computes the logits of the last k positions only (generate()
         asks for 1), a tensor those positions; ``return_dict`` is read by ``can_return_tuple``."""
@@ -348,12 +365,14 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             if tuple(labels.shape) != tuple(decoder_shape):
                 raise ValueError(f"`labels` must have the decoder inputs' shape {list(decoder_shape)} ([batch, target "
                                  f"tokens]), got {list(labels.shape)}.")
+        output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
+        with_coverage_loss = labels is not None and self.config.coverage_loss_weight > 0
         outputs = self.model(
             input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
             past_key_values=past_key_values, inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds,
-            use_cache=use_cache, output_attentions=output_attentions, output_hidden_states=output_hidden_states,
-            return_dict=True,
+            use_cache=use_cache, output_attentions=output_attentions or with_coverage_loss,
+            output_hidden_states=output_hidden_states, return_dict=True,
         )
         pre_output = self.output_dropout(outputs.last_hidden_state)
         if labels is not None and self.training and torch.is_grad_enabled():
@@ -366,16 +385,22 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             kept = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
             logits = self.lm_head(pre_output[:, kept])
             loss = None if labels is None else token_cross_entropy(logits, labels[:, kept], num_items_in_batch)
-        return Seq2SeqLMOutput(
+        covered = None
+        if with_coverage_loss:  # Σ_j min(α_tj, c_tj) is the same over the caller's columns as over the memory's
+            total = coverage_loss(outputs.cross_attentions[0][:, 0], labels.to(pre_output.device) != -100)
+            covered = per_target(total, labels, num_items_in_batch)
+            loss = loss + self.config.coverage_loss_weight * covered
+        return BahdanauSeq2SeqLMOutput(
             loss=loss,
+            coverage_loss=covered,
             logits=logits,
             past_key_values=outputs.past_key_values,
             decoder_hidden_states=outputs.decoder_hidden_states,
-            cross_attentions=outputs.cross_attentions,
+            cross_attentions=outputs.cross_attentions if output_attentions else None,
             encoder_last_hidden_state=outputs.encoder_last_hidden_state,
             encoder_hidden_states=outputs.encoder_hidden_states,
         )
 
 
-__all__ = ["BahdanauForConditionalGeneration", "BahdanauModel", "BahdanauPreTrainedModel", "BahdanauSeq2SeqModelOutput",
-           "shift_tokens_right"]
+__all__ = ["BahdanauForConditionalGeneration", "BahdanauModel", "BahdanauPreTrainedModel", "BahdanauSeq2SeqLMOutput",
+           "BahdanauSeq2SeqModelOutput", "shift_tokens_right"]

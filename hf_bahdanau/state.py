@@ -10,6 +10,11 @@ from .padding import rotate_rows
 from .recurrent import RecurrentState
 
 
+def _rows(tensor: Tensor | None, index: Tensor) -> Tensor | None:
+    """tensor [N, …] -> tensor[index] [len(index), …]; None stays None."""
+    return None if tensor is None else tensor.index_select(0, index)
+
+
 class EncoderMemory(NamedTuple):
     """Computed once per source and reused at every decoder step.
 
@@ -34,6 +39,11 @@ class EncoderMemory(NamedTuple):
         """Sources B (the decoder runs B · rows_per_source rows)."""
         return self.mask.shape[0]
 
+    def index_select(self, index: Tensor) -> "EncoderMemory":
+        """The memory of sources ``index`` [N] (one row per source): a copy per decoder row."""
+        return EncoderMemory(_rows(self.annotations, index), _rows(self.mask, index), _rows(self.projected_keys, index),
+                             _rows(self.summary, index), 1, _rows(self.source_starts, index))
+
     def to_caller_layout(self, weights: Tensor) -> Tensor:
         """Attention weights [B · rows_per_source, T, S] over the memory -> over the caller's source columns."""
         if self.source_starts is None:
@@ -41,20 +51,47 @@ class EncoderMemory(NamedTuple):
         return rotate_rows(weights, -self.source_starts.repeat_interleave(self.rows_per_source), dim=-1)
 
 
+class AttentionState(NamedTuple):
+    """What the attention carries from one decoder step to the next (``scope``, ``coverage``).
+
+    step: target tokens attended so far (local-m's p_t = t); previous: α_{t-1} [N, S], the alignment a monotonic
+    scope continues from, else None; coverage: c_t = Σ_{t'<t} α_t' [N, S] when the score reads it
+    (``use_coverage``) or a search scores it (GNMT's coverage penalty), else None.
+    """
+
+    step: int = 0
+    previous: Tensor | None = None
+    coverage: Tensor | None = None
+
+    def advance(self, weights: Tensor, previous: Tensor | None = None) -> "AttentionState":
+        """The state after the steps of ``weights`` [N, T, S] (or one step [N, S]); ``previous``: the monotonic
+        alignment of the last of them."""
+        steps = weights.shape[1] if weights.dim() == 3 else 1
+        coverage = self.coverage
+        if coverage is not None:
+            coverage = coverage + (weights.sum(1) if weights.dim() == 3 else weights)
+        return AttentionState(self.step + steps, previous, coverage)
+
+    def index_select(self, index: Tensor) -> "AttentionState":
+        return AttentionState(self.step, _rows(self.previous, index), _rows(self.coverage, index))
+
+
 class DecoderState(NamedTuple):
     """What changes from one decoder step to the next.
 
     rnn: per-layer state [layers, B, H] (and LSTM cells); input_feed [B, output_size]: Luong's
-    attentional vector h̃_{t-1} when ``input_feeding``, else None.
+    attentional vector h̃_{t-1} when ``input_feeding``, else None; attention: the ``AttentionState`` of a
+    decoder with attention, else None.
     """
 
     rnn: RecurrentState
     input_feed: Tensor | None = None
+    attention: AttentionState | None = None
 
     def index_select(self, index: Tensor) -> "DecoderState":
         """Pick batch rows (beam search reordering, or k rows per source for its start)."""
-        feed = None if self.input_feed is None else self.input_feed.index_select(0, index)
-        return DecoderState(self.rnn.index_select(index), feed)
+        attention = None if self.attention is None else self.attention.index_select(index)
+        return DecoderState(self.rnn.index_select(index), _rows(self.input_feed, index), attention)
 
 
 class RecurrentLayerCache(NamedTuple):
