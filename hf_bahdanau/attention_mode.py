@@ -68,7 +68,7 @@ class HardAttention(AttentionMode):
         if not self.training:
             return one_hot
         relaxed = torch.softmax((logits / self.temperature).masked_fill(~attendable, lowest), dim=-1) * attendable
-        return one_hot + relaxed - relaxed.detach()
+        return one_hot + (relaxed - relaxed.detach())  # exactly the one-hot forward, the relaxed gradient
 
     @classmethod
     def from_config(cls, config: Any) -> "HardAttention":

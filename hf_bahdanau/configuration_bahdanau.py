@@ -67,6 +67,11 @@ PRESETS: dict[str, dict[str, Any]] = {
 PRESETS["luong-general"] = {**PRESETS["luong-dot"], "attention_type": "general"}
 PRESETS["luong-concat"] = {**PRESETS["luong-dot"], "attention_type": "concat"}
 PRESETS["luong-location"] = {**PRESETS["luong-dot"], "attention_type": "location"}
+# Luong et al. 2015's best single system: local-p attention (D = 10) with the general score and input feeding.
+PRESETS["luong-local-p"] = {**PRESETS["luong-general"], "attention_scope": "local-p"}
+# Raffel et al. 2017 on RNNsearch: monotonic additive attention, hard and left to right at inference (TF-Addons'
+# BahdanauMonotonicAttention), for nearly monotone tasks: G2P, transliteration, normalisation.
+PRESETS["rnnsearch-monotonic"] = {**PRESETS["rnnsearch"], "attention_scope": "monotonic"}
 
 
 AXES = (RNN_TYPES, ATTENTION_SCORES, ATTENTION_SCOPES, ATTENTION_MODES, DECODER_STYLES, CONTEXT_MODES, BRIDGES,

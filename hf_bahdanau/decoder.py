@@ -84,6 +84,7 @@ class RecurrentDecoder(nn.Module):
         self.bridge = BRIDGES[config.bridge](config)
         self.readout = DEEP_OUTPUTS[config.deep_output](readout_input_size, config.output_size)
         self.attention = None
+        self.is_global_soft = False
 
     def add_attention(self, config, query_size: int, key_size: int) -> None:
         """The attention of a decoder that has one: its score (``attention_type``), scope (``attention_scope``),
@@ -95,6 +96,13 @@ class RecurrentDecoder(nn.Module):
         # Global soft attention without coverage keeps the fast paths: shared beam memory, batched or blocked scores.
         self.is_global_soft = (isinstance(self.scope, GlobalScope) and isinstance(self.attention_mode, SoftAttention)
                                and self.coverage is None)
+
+    @property
+    def shares_beam_memory(self) -> bool:
+        """Whether the k decoder rows of a source (beam search) read one copy of its memory: without attention, and
+        with global soft attention, whose state is the same for every row; the other attentions keep a per-row state
+        (window position, monotonic alignment, coverage) and read a copy per row."""
+        return self.attention is None or self.is_global_soft
 
     def check_inputs(self, input_ids: Tensor | None, inputs_embeds: Tensor | None,
                      attention_mask: Tensor | None = None) -> int:
@@ -162,11 +170,11 @@ class RecurrentDecoder(nn.Module):
 
     def serve_rows(self, memory: EncoderMemory, state: DecoderState, rows: int) -> tuple[EncoderMemory, DecoderState]:
         """Memory and initial state for ``rows`` decoder rows per source (beam search): the state is repeated,
-        rows b·k … b·k + k − 1 for source b. Global soft attention reads the memory once for the k rows of a source
-        (``attend`` reads queries in groups of ``rows``); the other attentions read a copy per row."""
+        rows b·k … b·k + k − 1 for source b; the memory is shared by the k rows or copied (``shares_beam_memory``;
+        shared, ``attend`` reads queries in groups of ``rows``)."""
         source_of_row = torch.arange(memory.mask.shape[0], device=memory.mask.device).repeat_interleave(rows)
         state = state.index_select(source_of_row)
-        if self.attention is None or self.is_global_soft:
+        if self.shares_beam_memory:
             return memory._replace(rows_per_source=rows), state
         return memory.index_select(source_of_row), state
 

@@ -13,6 +13,15 @@ its parameters; nothing here is used by the model itself.
                           h_t = f(h_{t-1}, [E y_{t-1}; h̃_{t-1}])     (h̃_{t-1} only with input feeding)
                           a_t(s) = softmax_s(score(h_t, h̄_s)),  c_t = Σ_s a_t(s) h̄_s
                           h̃_t = tanh(W_c [c_t; h_t]),  p(y_t | y_<t, x) = softmax(W_s h̃_t)
+    _attend           c_t = Σ_j α_tj h_j for the model's score, scope, mode and coverage (one step, one sentence):
+                          global     α_tj = softmax_j(e_tj)
+                          local-m/p  α_tj = softmax_{|j − p_t| ≤ D}(e_tj) · exp(−(j − p_t)² / 2σ²), σ = D/2, p_t = t or
+                                     L · sigmoid(v_pᵀ tanh(W_p q_t))                        (Luong et al. 2015, §3.2)
+                          monotonic  scan j = t_{i−1}, t_{i−1} + 1, …: stop at the first p_ij = σ(g e_ij + r) ≥ ½
+                                     (α_i its one-hot, 0 if none)                           (Raffel et al. 2017)
+                          hard       α_t = one-hot of argmax_j α_tj
+                          coverage   e_tj = v_aᵀ tanh(W_a q_t + U_a h_j + w_c c_tj), c_t = Σ_{t'<t} α_t'
+    monotonic_expected_alignment  Raffel et al.'s training alignment, by its recurrence (eq. 10 and 11)
     cho_decoder       Cho et al. (2014), §2.2: h_t = f(h_{t-1}, [E y_{t-1}; C]),  t = φ(W_r [h_t; C; E y_{t-1}])
     sutskever_decoder Sutskever et al. (2014): h_t = f(h_{t-1}, E y_{t-1}),  t = φ(W_r h_t)
     logits            the decoder of the model's config, projected: [B, T, V]
@@ -22,13 +31,16 @@ model's ``RecurrentStack.step``); scores and φ are the model's attention mechan
 reads ``_score``) and deep output, whose own equations are tested against hand-computed values.
 """
 
+import math
+
 import torch
 from torch import Tensor
 
 from .encoder import BahdanauEncoderOutput
 from .state import EncoderMemory
 
-__all__ = ["bahdanau_decoder", "cho_decoder", "encode", "logits", "luong_decoder", "sutskever_decoder"]
+__all__ = ["bahdanau_decoder", "cho_decoder", "encode", "logits", "luong_decoder", "monotonic_expected_alignment",
+           "sutskever_decoder"]
 
 
 def encode(model, input_ids: Tensor, attention_mask: Tensor) -> BahdanauEncoderOutput:
@@ -94,21 +106,80 @@ def _cell_step(model, rnn_input: Tensor, layers: list) -> tuple[Tensor, list]:
     return rnn_input, new_layers
 
 
-def _attend(model, query: Tensor, annotations: Tensor) -> Tensor:
-    """c = Σ_j α_j h_j with α = softmax_j(score(query, h_j)), over one sentence's real annotations [1, L, D]."""
-    mask = torch.ones(annotations.shape[:2], dtype=torch.bool, device=annotations.device)
-    context, _ = model.model.decoder.attention(query, annotations, annotations, mask)
-    return context
+class _Attended:
+    """What one sentence's attention carries from step to step: t, the position it stopped at (monotonic) and
+    the coverage c_t [L]."""
+
+    def __init__(self, annotations: Tensor) -> None:
+        self.step, self.position = 0, 0
+        self.coverage = annotations.new_zeros(annotations.shape[1])
+
+
+def _attend(model, query: Tensor, annotations: Tensor, attended: _Attended) -> Tensor:
+    """c = Σ_j α_j h_j over one sentence's real annotations [1, L, D] from the query [1, Dq]; advances ``attended``."""
+    decoder, config = model.model.decoder, model.config
+    length = annotations.shape[1]
+    keys = decoder.attention.project_keys(annotations)
+    if config.use_coverage:  # U_a h_j + w_c c_tj
+        keys = keys + attended.coverage[None, :, None] * decoder.coverage.coverage_proj.weight[:, 0]
+    scores = decoder.attention.score(query, keys)[0]  # e_j [L], or [H, L] per head
+    if config.attention_scope == "global":
+        weights = torch.softmax(scores, dim=-1)
+    elif config.attention_scope == "monotonic":
+        weights, scope = torch.zeros_like(scores), decoder.scope
+        stops = [j for j in range(attended.position, length)
+                 if torch.sigmoid(scope.energy_gain * scores[j] + scope.energy_bias) >= 0.5]
+        attended.position = stops[0] if stops else length
+        if stops:
+            weights[stops[0]] = 1.0
+    else:
+        if config.attention_scope == "local-m":
+            centre = torch.tensor(float(min(attended.step, length - 1)), dtype=scores.dtype)
+        else:
+            scope = decoder.scope
+            centre = length * torch.sigmoid(scope.position_energy(torch.tanh(scope.position_proj(query))))[0, 0]
+        window = [j for j in range(length) if abs(j - centre) <= config.local_window]
+        sigma = config.local_window / 2
+        in_window = torch.softmax(scores[..., window], dim=-1)
+        weights = torch.zeros_like(scores)
+        for column, j in enumerate(window):
+            weights[..., j] = in_window[..., column] * torch.exp(-(j - centre) ** 2 / (2 * sigma**2))
+    if config.attention_mode == "hard":
+        weights = torch.nn.functional.one_hot(weights.argmax(-1), length).to(weights.dtype)
+    context, reported = decoder.attention.pool(weights[None, ..., None, :], annotations)
+    attended.step += 1
+    attended.coverage = attended.coverage + reported[0, 0]
+    return context[:, 0]
+
+
+def monotonic_expected_alignment(probabilities: Tensor) -> Tensor:
+    """Raffel et al.'s expected alignment, written as its recurrence: stopping probabilities p [T, S] ->
+    α [T, S], with α_0 = δ_j0 and
+
+        q_ij = (1 − p_{i,j−1}) q_{i,j−1} + α_{i−1,j},   α_ij = p_ij q_ij,   q_i0 = α_{i−1,0}.
+    """
+    steps, length = probabilities.shape
+    previous = [1.0] + [0.0] * (length - 1)
+    rows = []
+    for i in range(steps):
+        row, q = [], 0.0
+        for j in range(length):
+            q = (1 - float(probabilities[i, j - 1])) * q + previous[j] if j else previous[0]
+            row.append(float(probabilities[i, j]) * q)
+        rows.append(row)
+        previous = row
+    return torch.tensor(rows, dtype=probabilities.dtype)
 
 
 def bahdanau_decoder(model, input_ids: Tensor, attention_mask: Tensor, decoder_input_ids: Tensor) -> Tensor:
     """One sentence [1, S] -> t_i [1, T, output_size]: attend with s_{i-1}, then update (Bahdanau et al.)."""
     decoder = model.model.decoder
     _, annotations, layers = _start(model, input_ids, attention_mask)
+    attended = _Attended(annotations)
     pre_outputs = []
     for token in decoder_input_ids[0]:
         embedded = decoder.embed_tokens(token[None])  # E y_{i-1} [1, E]
-        context = _attend(model, layers[-1][0][0], annotations)  # c_i from s_{i-1}
+        context = _attend(model, layers[-1][0][0], annotations, attended)  # c_i from s_{i-1}
         state, layers = _cell_step(model, torch.cat([embedded, context], dim=-1), layers)  # s_i
         pre_outputs.append(decoder.readout(torch.cat([state, context, embedded], dim=-1)))  # t_i
     return torch.stack(pre_outputs, dim=1)
@@ -118,13 +189,14 @@ def luong_decoder(model, input_ids: Tensor, attention_mask: Tensor, decoder_inpu
     """One sentence [1, S] -> h̃_t [1, T, output_size]: update, then attend with h_t (Luong et al.)."""
     decoder = model.model.decoder
     _, annotations, layers = _start(model, input_ids, attention_mask)
+    attended = _Attended(annotations)
     feed = annotations.new_zeros(1, model.config.output_size)  # h̃_0
     attentional = []
     for token in decoder_input_ids[0]:
         embedded = decoder.embed_tokens(token[None])
         rnn_input = torch.cat([embedded, feed], dim=-1) if model.config.input_feeding else embedded
         state, layers = _cell_step(model, rnn_input, layers)  # h_t
-        context = _attend(model, state, annotations)  # c_t from h_t
+        context = _attend(model, state, annotations, attended)  # c_t from h_t
         feed = decoder.readout(torch.cat([context, state], dim=-1))  # h̃_t = tanh(W_c [c_t; h_t])
         attentional.append(feed)
     return torch.stack(attentional, dim=1)

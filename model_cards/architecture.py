@@ -11,10 +11,12 @@ from typing import Any
 
 from hf_bahdanau import PRESETS
 from hf_bahdanau.attention import ATTENTION_SCORES
+from hf_bahdanau.attention_mode import ATTENTION_MODES
 from hf_bahdanau.bridge import BRIDGES
 from hf_bahdanau.decoder import CONTEXT_MODES, DECODER_STYLES
 from hf_bahdanau.readout import DEEP_OUTPUTS
 from hf_bahdanau.recurrent import RNN_TYPES
+from hf_bahdanau.scope import ATTENTION_SCOPES
 from hf_bahdanau.token_attention import describe_token_attention
 
 SIZE_FIELDS = ("encoder_layers", "decoder_layers")  # presets fix them; small models override them
@@ -28,6 +30,8 @@ PAPERS = {
                   "https://arxiv.org/abs/1409.0473"),
     "luong": ("Luong et al., 2015", "Effective Approaches to Attention-based Neural Machine Translation",
               "https://arxiv.org/abs/1508.04025"),
+    "rnnsearch-monotonic": ("Raffel et al., 2017", "Online and Linear-Time Attention by Enforcing Monotonic "
+                            "Alignments", "https://arxiv.org/abs/1704.00784"),
 }
 
 @dataclass
@@ -59,6 +63,20 @@ def paper_of(preset: str | None) -> tuple[str, str, str] | None:
     return PAPERS["luong" if preset.startswith("luong") else preset]
 
 
+def _where_and_how(config: dict[str, Any]) -> str:
+    """The attention's scope, mode and coverage in words (configs saved before these fields read as the defaults)."""
+    scope = config.get("attention_scope", "global")
+    words = ATTENTION_SCOPES.describe(scope)
+    if scope.startswith("local"):
+        words += f", D = {config['local_window']}"
+    words += "; " + ATTENTION_MODES.describe(config.get("attention_mode", "soft"))
+    if config.get("use_coverage"):
+        words += "; the score reads the coverage c_ij = Σ_{i'<i} α_i'j (e = vᵀ tanh(W q_i + U h_j + w_c c_ij))"
+    if config.get("coverage_loss_weight"):
+        words += f"; trained with the coverage loss λ Σ_j min(α_ij, c_ij), λ = {config['coverage_loss_weight']}"
+    return words
+
+
 def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
     """Bullet lines naming every architectural choice of a ``BahdanauConfig`` dict: the encoder, then the decoder's
     (translation), the tagger's token attention (token-classification) or the pooling (text-classification)."""
@@ -78,6 +96,7 @@ def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
             if config["attention_type"] == "multihead":
                 attention += f" ({config['num_attention_heads']} heads)"
             attention += f", attention size {config['attention_size']}"
+            attention += "; " + _where_and_how(config)
         lines.append(f"**Attention**: {attention}")
         decoder = f"**Decoder**: {config['decoder_layers']}-layer {cell} with {config['hidden_size']} units"
         if config["attention_type"] != "none":

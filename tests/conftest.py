@@ -18,8 +18,21 @@ def product_tolerance(left: torch.Tensor, right: torch.Tensor) -> float:
     return 2 * inner * torch.finfo(left.dtype).eps * float((left.abs() @ right.abs()).max())
 
 
+# Scopes, modes and coverage on decoders the presets do not pair them with: "name": (preset, overrides).
+VARIANTS = {
+    "rnnsearch+coverage": ("rnnsearch", dict(use_coverage=True, coverage_loss_weight=0.5)),
+    "rnnsearch+coverage+hard": ("rnnsearch", dict(use_coverage=True, attention_mode="hard")),
+    "luong-general+hard": ("luong-general", dict(attention_mode="hard")),
+    "luong-dot+local-m": ("luong-dot", dict(attention_scope="local-m", local_window=2)),
+    "luong-general-no-feeding+monotonic": ("luong-general", dict(attention_scope="monotonic", input_feeding=False)),
+}
+
+
 def tiny_config(preset: str | None = None, **overrides) -> BahdanauConfig:
-    """A small model: vocab 40, embedding 12, decoder 16, encoder 2 x 8 (bidirectional)."""
+    """A small model: vocab 40, embedding 12, decoder 16, encoder 2 x 8 (bidirectional). ``preset``: a preset or a
+    ``VARIANTS`` name."""
+    preset, variant = VARIANTS.get(preset, (preset, {}))
+    overrides = {**variant, **overrides}
     sizes = dict(vocab_size=VOCAB, embedding_size=12, hidden_size=16, attention_size=10, output_size=12,
                  max_source_positions=32)
     if preset in (None, "rnnsearch", "rnnencdec"):

@@ -18,8 +18,14 @@ def test_presets_reproduce_the_papers():
                         ("luong-location", "location")]:
         luong = BahdanauConfig.from_preset(name)
         assert (luong.decoder_style, luong.attention_type, luong.input_feeding) == ("luong", score, True)
+    local_p = BahdanauConfig.from_preset("luong-local-p")
+    assert (local_p.attention_scope, local_p.local_window, local_p.attention_type, local_p.input_feeding) == (
+        "local-p", 10, "general", True)
+    monotonic = BahdanauConfig.from_preset("rnnsearch-monotonic")
+    assert (monotonic.attention_scope, monotonic.attention_type, monotonic.decoder_style) == (
+        "monotonic", "additive", "bahdanau")
     assert set(PRESETS) >= {"rnnencdec", "sutskever", "rnnsearch", "luong-dot", "luong-general", "luong-concat",
-                            "luong-location"}
+                            "luong-location", "luong-local-p", "rnnsearch-monotonic"}
 
 
 def test_preset_overrides_win():

@@ -16,13 +16,16 @@ import torch
 from torch.testing import assert_close
 from transformers import GenerationMixin
 
-from conftest import BOS, EOS, PAD, VOCAB, assert_float64_close, padded_batch, softmax_sum_tolerance, tiny_model
+from conftest import (BOS, EOS, PAD, VARIANTS, VOCAB, assert_float64_close, padded_batch, softmax_sum_tolerance,
+                      tiny_model)
 from hf_bahdanau import PRESETS
 from hf_bahdanau.state import RecurrentDecoderCache
 
-PRESET_NAMES = sorted(PRESETS)
-ATTENTION_PRESETS = [name for name in PRESET_NAMES if PRESETS[name]["attention_type"] != "none"]
+# every preset, and the scopes, modes and coverage on other decoders
+PRESET_NAMES = sorted(PRESETS) + list(VARIANTS)
+ATTENTION_PRESETS = [name for name in PRESET_NAMES if PRESETS[VARIANTS.get(name, (name,))[0]]["attention_type"] != "none"]
 FIXED_CONTEXT_PRESETS = [name for name in PRESET_NAMES if name not in ATTENTION_PRESETS]
+FIXTURE_SEEDS = {"luong-local-p": 2, "luong-dot+local-m": 4}  # seed 1: every greedy row stops early (eos=SOMETIMES)
 LENGTHS = (7, 5, 2, 6)  # source lengths of the padded test batch
 MAX_NEW = 6
 NUM_BEAMS = 4
@@ -30,11 +33,13 @@ NUM_BEAMS = 4
 NEVER, SOMETIMES, ALWAYS = "never", "sometimes", "always"  # how readily a test model emits EOS
 
 
-def decisive_model(preset: str, eos: str = NEVER, seed: int = 1, **overrides):
-    """``tiny_model(preset, **overrides)`` with every parameter redrawn from N(0, 1); lm_head bias 0 except PAD (-1000: never
+def decisive_model(preset: str, eos: str = NEVER, seed: int | None = None, **overrides):
+    """``tiny_model(preset, **overrides)`` (a ``VARIANTS`` name: its preset and overrides) with every parameter
+    redrawn from N(0, 1) (seed: ``FIXTURE_SEEDS``, else 1); lm_head bias 0 except PAD (-1000: never
     generated) and EOS: -1000 (``never``), +1000 (``always``: EOS is the argmax at every step) or, for
     ``sometimes``, the bias that makes EOS the argmax at a quarter of the teacher-forced positions of random
     targets (so some hypotheses end early and others do not, whatever the preset's logit scale)."""
+    seed = FIXTURE_SEEDS.get(preset, 1) if seed is None else seed
     model = tiny_model(preset, seed=seed, **overrides)
     generator = torch.Generator().manual_seed(seed + 1000)
     with torch.no_grad():
@@ -418,6 +423,17 @@ def teacher_forced_alignments(model, input_ids, attention_mask, sequences) -> to
     return weights[:, 0]
 
 
+def assert_weights_sum(model, weights: torch.Tensor, source_length: int) -> None:
+    """Every step's weights [..., S] sum to 1 (global soft attention) or to at most 1 (a local window times a
+    Gaussian, a monotonic or hard position, which may be none), within the float64 softmax's rounding."""
+    tolerance = softmax_sum_tolerance(source_length, torch.float64)
+    sums = weights.sum(-1)
+    if model.model.decoder.is_global_soft:
+        assert_close(sums, torch.ones_like(sums), atol=tolerance, rtol=0)
+    else:
+        assert (sums <= 1 + tolerance).all()
+
+
 @pytest.mark.parametrize("preset", ATTENTION_PRESETS)
 def test_greedy_returns_alignments_per_step(preset):
     model = decisive_model(preset).double()  # float64: the cached steps and teacher forcing round alike
@@ -433,9 +449,15 @@ def test_greedy_returns_alignments_per_step(preset):
     alignments = torch.cat([step[0][:, 0] for step in out.cross_attentions], dim=1)  # [B, T, S]
     padding = attention_mask[:, None, :].expand_as(alignments) == 0
     assert (alignments[padding] == 0).all()
-    assert_close(alignments.sum(-1), torch.ones(batch_size, MAX_NEW, dtype=torch.float64),
-                 atol=softmax_sum_tolerance(max(LENGTHS), torch.float64), rtol=0)
-    assert (alignments[~padding] > 0).all()
+    assert_weights_sum(model, alignments, max(LENGTHS))
+    if model.model.decoder.is_global_soft:
+        assert (alignments[~padding] > 0).all()
+    assert alignments.sum() > 0
+    if model.config.attention_scope == "monotonic":  # one-hot positions that never go back; none once run out
+        attended = alignments.sum(-1) > 0
+        assert ((alignments == 0) | (alignments == 1)).all() and (attended[:, :-1] >= attended[:, 1:]).all()
+        positions = alignments.argmax(-1).masked_fill(~attended, max(LENGTHS))
+        assert (positions[:, :-1] <= positions[:, 1:]).all()
     expected = teacher_forced_alignments(model, input_ids, attention_mask, out.sequences)
     assert_float64_close(alignments, expected, scale=1.0)  # weights: at most 1
 
@@ -477,8 +499,7 @@ def test_beam_search_alignments_follow_beam_indices(preset):
         for step in range(length):
             weights = out.cross_attentions[step][0][indices[step], 0, 0]
             assert (weights[attention_mask[source] == 0] == 0).all()
-            assert_close(weights.sum(), torch.tensor(1.0, dtype=torch.float64),
-                         atol=softmax_sum_tolerance(max(LENGTHS), torch.float64), rtol=0)
+            assert_weights_sum(model, weights, max(LENGTHS))
             assert_float64_close(weights, expected[row, step], scale=1.0)  # weights: at most 1
             checked += 1
     assert checked > batch_size * NUM_BEAMS
@@ -524,7 +545,9 @@ def test_rows_sharing_a_source_equal_the_source_repeated(preset):
     with torch.no_grad():
         shared = [model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids[:, :2],
                         output_attentions=True)]
-        assert shared[0].past_key_values.memory.mask.shape[0] == len(LENGTHS)  # one copy per source
+        # global soft attention reads one copy per source; the others, whose state differs per row, one per row
+        copies = len(LENGTHS) * (1 if model.model.decoder.shares_beam_memory else rows)
+        assert shared[0].past_key_values.memory.mask.shape[0] == copies
         shared.append(model(decoder_input_ids=decoder_input_ids[:, 2:], past_key_values=shared[0].past_key_values,
                             attention_mask=attention_mask, output_attentions=True))
         copied = [model(**repeated, decoder_input_ids=decoder_input_ids[:, :2], output_attentions=True)]

@@ -35,7 +35,8 @@ TARGET_LENGTH = 5
 MAX_NEW = 6
 # (preset, tie_word_embeddings): every decoder style, GRU and LSTM, tied and untied output embeddings
 CASES = [("rnnsearch", False), ("rnnsearch", True), ("luong-general", True), ("sutskever", False),
-         ("rnnencdec", True)]
+         ("rnnencdec", True), ("luong-local-p", False), ("rnnsearch-monotonic", False),
+         ("rnnsearch+coverage+hard", False)]
 CASE_IDS = [f"{preset}{'-tied' if tied else ''}" for preset, tied in CASES]
 
 
@@ -196,7 +197,8 @@ REMOTE_CODE_CHILD = """
     print(json.dumps(dict(results=results, hf_bahdanau_modules=loaded)))
 """ % dict(max_new=MAX_NEW)
 
-REMOTE_CASES = [("rnnsearch", True), ("luong-general", True), ("sutskever", False)]
+REMOTE_CASES = [("rnnsearch", True), ("luong-general", True), ("sutskever", False), ("luong-local-p", False),
+                ("rnnsearch-monotonic", False), ("rnnsearch+coverage+hard", False)]
 
 
 @pytest.fixture(scope="module")

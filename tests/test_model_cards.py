@@ -19,6 +19,7 @@ from conftest import tiny_config
 from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauForTokenClassification
 from hf_bahdanau.plotting import plot_alignment
 from model_cards import set_model_id, write_model_card
+from model_cards.architecture import describe
 from training.tokenization import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -296,3 +297,23 @@ def test_what_decided_the_run_rounded_values_short_outputs_and_kept_examples(mod
     assert "**org/dates**. New words.\n" in ModelCard.load(folder / "README.md").text
     write_model_card(folder, results={"predict_bleu": 40.0, "predict_gen_len": 12.0})
     assert "meaningless" not in ModelCard.load(folder / "README.md").text  # long outputs: no note
+
+
+@pytest.mark.parametrize("overrides, words", [
+    (dict(), ["global: every source position", "soft: the context is the expectation"]),
+    (dict(attention_scope="local-p", local_window=7), ["local-p (Luong)", "D = 7"]),
+    (dict(attention_scope="monotonic"), ["monotonic (Raffel et al., 2017)"]),
+    (dict(attention_mode="hard", use_coverage=True, coverage_loss_weight=0.5),
+     ["hard: one source position per step", "reads the coverage c_ij", "coverage loss", "λ = 0.5"]),
+])
+def test_the_card_names_the_attention_scope_mode_and_coverage(overrides, words):
+    architecture = describe(tiny_config("rnnsearch", **overrides).to_dict())
+    attention = next(line for line in architecture.lines if line.startswith("**Attention**"))
+    assert all(word in attention for word in words), attention
+
+
+@pytest.mark.parametrize("preset, paper", [("luong-local-p", "Luong et al., 2015"),
+                                           ("rnnsearch-monotonic", "Raffel et al., 2017")])
+def test_the_new_presets_are_recognised_with_their_papers(preset, paper):
+    architecture = describe(tiny_config(preset).to_dict())
+    assert architecture.preset == preset and architecture.paper[0] == paper
