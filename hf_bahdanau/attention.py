@@ -119,6 +119,7 @@ class AttentionMechanism(nn.Module):
 
     description: str
     same_size_required: bool = False  # True when query_size must equal key_size
+    position_free: bool = True  # e_tj reads q_t and k_j only: scoring a subset of the keys scores those positions
 
     def project_keys(self, keys: Tensor) -> Tensor:
         """Source-only work, done once per source: keys [B, S, Dk] -> projected keys.
@@ -331,6 +332,7 @@ class LocationAttention(AttentionMechanism):
     """
 
     description = "location score e_i = W_a q_i (one score per source position; the keys are not read)"
+    position_free = False
 
     def __init__(self, query_size: int, max_source_positions: int) -> None:
         super().__init__()

@@ -32,7 +32,7 @@ from .padding import check_attention_mask
 from .readout import DEEP_OUTPUTS
 from .recurrent import RecurrentStack
 from .registry import Registry
-from .scope import ATTENTION_SCOPES, GlobalScope
+from .scope import ATTENTION_SCOPES, GlobalScope, MonotonicScope
 from .state import AttentionState, DecoderState, EncoderMemory
 
 DECODER_STYLES = Registry("decoder_style")  # decoders that attend
@@ -194,8 +194,9 @@ class RecurrentDecoder(nn.Module):
     def _attend_scoped(self, query: Tensor, memory: EncoderMemory,
                        state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
         """``attend`` for the other scopes and modes: e = score, α = mode(scope(e)), one row per source. With
-        coverage the score of step t reads c_t, so the steps run one at a time."""
-        if self.coverage is not None:
+        coverage the score of step t reads c_t, and a monotonic scan scores from the previous position: their steps
+        run one at a time."""
+        if self.coverage is not None or self._scans_monotonically():
             contexts, weights = [], []
             attend = self.attend_stepwise(memory)
             for step_query in query.unbind(1):
@@ -227,6 +228,8 @@ class RecurrentDecoder(nn.Module):
                 return context, weights, state.advance(weights)
 
             return attend
+        if self._scans_monotonically():
+            return self._scan_stepwise(memory)
         step_score, pool = self.attention.step_functions(memory.annotations, memory.projected_keys)
 
         def score(query: Tensor, state: AttentionState) -> Tensor:
@@ -241,6 +244,35 @@ class RecurrentDecoder(nn.Module):
             return context, weights, state.advance(weights, aligned if self.scope.is_recurrent else None)
 
         return attend_scoped
+
+    def _scans_monotonically(self) -> bool:
+        """Whether steps attend by ``MonotonicScope.scan`` (inference without autograd, a score of q and k_j only):
+        the same positions as the full hard step, with the scores of the positions it passes only."""
+        return (isinstance(self.scope, MonotonicScope) and not self.scope.training and not torch.is_grad_enabled()
+                and self.attention.position_free)
+
+    def _scan_stepwise(self, memory: EncoderMemory) -> Callable[[Tensor, AttentionState],
+                                                               tuple[Tensor, Tensor, AttentionState]]:
+        """``attend_stepwise`` of hard monotonic attention in linear time: score from the previous position on,
+        c_t = h_{j_t} (0 when no position is left)."""
+        lengths, rows = memory.mask.sum(-1), torch.arange(memory.mask.shape[0], device=memory.mask.device)
+
+        def attend(query: Tensor, state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
+            def score_positions(positions: Tensor) -> Tensor:  # positions [N, C] -> e [N, C]
+                keys = memory.projected_keys.gather(
+                    1, positions.unsqueeze(-1).expand(-1, -1, memory.projected_keys.shape[-1]))
+                if self.coverage is not None:
+                    keys = self.coverage(keys, state.coverage.gather(1, positions))
+                return self.attention.score(query, keys)
+
+            stopped = self.scope.scan(score_positions, state.previous, lengths)  # [N], −1: none
+            found = (stopped >= 0).unsqueeze(-1)
+            positions = stopped.clamp(min=0)
+            weights = nn.functional.one_hot(positions, memory.mask.shape[-1]).to(memory.annotations.dtype) * found
+            context = memory.annotations[rows, positions] * found
+            return context, weights, state.advance(weights, weights)
+
+        return attend
 
 
 @DECODER_STYLES.register("bahdanau")

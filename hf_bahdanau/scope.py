@@ -14,6 +14,7 @@ positions outside it and padding get exactly 0, and the weights of a step sum to
 T steps, S source positions, H heads (``multihead`` scores [N, H, T, S]), Dq the query size.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -141,6 +142,7 @@ class MonotonicScope(AttentionScope):
                    "p_ij = σ(g e_ij + r) ≥ ½; trained on the expected alignment")
     is_recurrent = True
     SMALLEST_KEPT = 1e-10  # clamp of the cumulative products' divisor
+    SCAN_CHUNK = 8  # positions scored at a time by ``scan``
 
     def __init__(self, bias_init: float, noise_std: float) -> None:
         super().__init__()
@@ -185,6 +187,25 @@ class MonotonicScope(AttentionScope):
         stops = (probabilities >= 0.5) & (positions >= start.unsqueeze(-1))
         first = stops.to(torch.uint8).argmax(-1)  # argmax returns the first of equal maxima
         return nn.functional.one_hot(first, length).to(previous.dtype) * stops.any(-1, keepdim=True)
+
+    def scan(self, score_positions: Callable[[Tensor], Tensor], previous: Tensor, lengths: Tensor) -> Tensor:
+        """``hard_step`` in linear time, for inference: the position [N] each row stops at (−1: none left), scoring
+        only the positions from the previous one on, ``SCAN_CHUNK`` at a time, until every row has stopped or run
+        out. score_positions: positions [N, C] -> e [N, C]; previous: α_{t−1} [N, S]; lengths [N]."""
+        start = torch.where(previous.any(-1), previous.argmax(-1), lengths)  # a row that ran out starts at its end
+        stopped = torch.full_like(lengths, -1)
+        offsets = torch.arange(self.SCAN_CHUNK, device=lengths.device)
+        while True:
+            positions = start.unsqueeze(-1) + offsets  # [N, C]
+            inside = positions < lengths.unsqueeze(-1)
+            if not inside.any():
+                return stopped
+            energy = self.energy_gain * score_positions(positions.clamp(max=previous.shape[-1] - 1)) + self.energy_bias
+            stops = (torch.sigmoid(energy) >= 0.5) & inside
+            found = stops.any(-1)
+            first = positions.gather(1, stops.to(torch.uint8).argmax(-1, keepdim=True)).squeeze(-1)
+            stopped = torch.where(found, first, stopped)
+            start = torch.where(found, lengths, start + self.SCAN_CHUNK)
 
     @classmethod
     def from_config(cls, config: Any, query_size: int) -> "MonotonicScope":

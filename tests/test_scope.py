@@ -292,3 +292,51 @@ def test_the_coverage_loss_is_reported_and_added_to_the_loss(training):
 def test_bad_attention_options_are_refused_by_name(overrides, message):
     with pytest.raises(ValueError, match=message):
         BahdanauConfig(**overrides)
+
+
+# 7. monotonic inference in linear time --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bias", [-1.0, 0.0, 3.0], ids=["sparse-stops", "some-stops", "stops-everywhere"])
+@pytest.mark.parametrize("decoder_style, input_feeding", STYLES)
+def test_the_monotonic_scan_equals_the_full_hard_step(bias, decoder_style, input_feeding):
+    """Without autograd, inference scores from the previous position on (``MonotonicScope.scan``); with autograd the
+    full hard step scores every position. Same logits and alignments, left- and right-padded."""
+    model = tiny_model("rnnsearch-monotonic", decoder_style=decoder_style, input_feeding=input_feeding,
+                       monotonic_bias_init=bias).double()
+    input_ids, mask = padded_batch(lengths=(7, 5, 2, 0))
+    decoder_input_ids = random_labels(4, 9)
+    for ids, attention_mask in ((input_ids, mask), (input_ids.flip(1), mask.flip(1))):
+        with torch.no_grad():
+            scanned = model(input_ids=ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
+                            output_attentions=True)
+        full = model(input_ids=ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
+                     output_attentions=True)
+        assert_float64_close(scanned.logits, full.logits.detach())
+        assert torch.equal(scanned.cross_attentions[0], full.cross_attentions[0].detach())
+
+
+@pytest.mark.parametrize("bias", [10.0, -10.0], ids=["stops-at-once", "never-stops"])
+def test_the_monotonic_scan_scores_only_the_positions_it_passes(bias, monkeypatch):
+    """With e ≡ 0, p = σ(bias). Stopping at once, every step stays at position 0 and scores one chunk of
+    ``SCAN_CHUNK`` positions, whatever the length; never stopping, the first step passes every position once and the
+    row has run out: ⌈S / chunk⌉ chunks in all, over 12 steps (global attention scores 12 · S)."""
+    model = tiny_model("rnnsearch-monotonic", monotonic_bias_init=bias, monotonic_noise_std=0.0)
+    with torch.no_grad():
+        model.model.decoder.scope.energy_gain.zero_()
+    scored = []
+    score = type(model.model.decoder.attention).score
+    monkeypatch.setattr(type(model.model.decoder.attention), "score",
+                        lambda self, query, keys: scored.append(keys.shape[1]) or score(self, query, keys))
+    chunk = MonotonicScope.SCAN_CHUNK
+    for length in (20, 200):
+        scored.clear()
+        input_ids, mask = padded_batch(lengths=(length,))
+        with torch.no_grad():
+            out = model.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=12, min_new_tokens=12,
+                                 output_attentions=True, return_dict_in_generate=True)
+        alignments = torch.stack([step[0][0, 0, 0] for step in out.cross_attentions])  # [12, S]
+        if bias > 0:
+            assert scored == [chunk] * 12 and (alignments[:, 0] == 1).all() and alignments.sum() == 12
+        else:
+            assert scored == [chunk] * math.ceil(length / chunk) and alignments.sum() == 0
