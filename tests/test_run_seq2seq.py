@@ -166,3 +166,20 @@ def test_a_short_run_logs_no_repeated_warnings_and_says_where_the_model_is(tmp_p
     assert json.loads((output_dir / "config.json").read_text())["max_training_source_length"] == 14
     card = (output_dir / "README.md").read_text()
     assert "Local files: train.jsonl, validation.jsonl." in card and " trained on " not in card  # no dataset named
+
+
+def test_a_run_with_the_coverage_loss_logs_it_beside_the_loss(tmp_path):
+    from training.run_seq2seq import main
+
+    rows = [{"source": f"{day} March 2015", "target": f"2015-03-{day:02d}"} for day in range(1, 17)]
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    output_dir = tmp_path / "model"
+    main(["--preset", "rnnsearch", "--config_overrides",
+          "embedding_size=8,hidden_size=16,attention_size=8,use_coverage=True,coverage_loss_weight=0.5",
+          "--train_file", str(tmp_path / "train.jsonl"), "--do_train", "--max_steps", "4", "--logging_steps", "2",
+          "--per_device_train_batch_size", "8", "--save_strategy", "no", "--report_to", "none",
+          "--output_dir", str(output_dir), "--num_alignment_pictures", "0"])
+    history = json.loads((output_dir / "trainer_state.json").read_text())["log_history"]
+    logged = [entry for entry in history if "loss" in entry]
+    assert len(logged) == 2 and all(0 < entry["coverage_loss"] < entry["loss"] for entry in logged)
+    assert json.loads((output_dir / "config.json").read_text())["coverage_loss_weight"] == 0.5

@@ -47,6 +47,7 @@ from training.arguments import parse_arguments, parse_config_overrides  # noqa: 
 from training.data_files import DataFileArguments, load_raw_splits, requested_splits  # noqa: E402
 from training.figures import save_alignment_pictures  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
+from training.loss_logging import LossPartsLogging  # noqa: E402
 from training.metrics import load_metric  # noqa: E402
 from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
 from training.tokenization import TOKENIZER_KINDS, train_tokenizer  # noqa: E402
@@ -205,8 +206,9 @@ def tokenize_split(dataset: datasets.Dataset, split: str, tokenizer, data_args: 
     return tokenized.remove_columns(TRUNCATED)
 
 
-class GenerationConfigKeepingTrainer(Seq2SeqTrainer):
-    """``Seq2SeqTrainer`` whose evaluation leaves the model's generation config as it found it. transformers' own
+class GenerationConfigKeepingTrainer(LossPartsLogging, Seq2SeqTrainer):
+    """``Seq2SeqTrainer`` that logs ``coverage_loss`` beside ``loss`` (``LossPartsLogging``) and whose evaluation leaves
+    the model's generation config as it found it. transformers' own
     writes every default into it after its first batch (``max_length=20`` among them), which then clashes with
     ``max_new_tokens`` at every later ``generate()``: "Both `max_new_tokens` and `max_length` seem to have been set",
     once per evaluation batch, and the saved model would carry the defaults."""
