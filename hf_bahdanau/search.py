@@ -20,22 +20,135 @@ among the best 2k of its own beam). Finished hypotheses, length penalty, early s
 logits processors are transformers' own helpers, called as its loop calls them; the returned outputs are the same.
 Sampling, and greedy with per-step attentions or hidden states or without a cache, keep transformers' loops; so does
 everything if the installed transformers changed the private helpers used here (``transformers_private``).
+
+GNMT's scoring of finished hypotheses (Wu et al. 2016, §7; ``BeamPenalties``), asked for with generate()'s (or the
+generation config's) ``coverage_penalty`` β and ``length_penalty_style="gnmt"``:
+
+    s(Y, X) = log P(Y|X) / lp(Y) + cp(X; Y)
+    lp(Y) = ((5 + |Y|) / 6)^α  ("gnmt")  or  |Y|^α  ("transformers", the default)      α = ``length_penalty``
+    cp(X; Y) = β Σ_j log(min(Σ_t α_tj, 1))  over the real source positions j              (``coverage_penalty``)
+
+The attention totals Σ_t α_tj of every running beam are the cache's ``AttentionState.coverage``. With both off the
+scores are transformers' own, bit for bit.
 """
 
+import math
+import numbers
+from typing import NamedTuple
+
 import torch
+import transformers
 from torch import Tensor
-from transformers.generation import GenerationConfig, LogitsProcessorList, StoppingCriteriaList
+from transformers.generation import GenerationConfig, GenerationMode, LogitsProcessorList, StoppingCriteriaList
 from transformers.generation.utils import GenerateBeamEncoderDecoderOutput, GenerateEncoderDecoderOutput
 
 from .block_select import row_argmax, row_topk
-from .transformers_private import FAST_SEARCH, fall_back_once
+from .coverage import coverage_penalty
+from .state import RecurrentDecoderCache
+from .transformers_private import BEAM_PENALTIES, FAST_SEARCH, fall_back_once
 
-__all__ = ["FastSearchMixin"]
+__all__ = ["BeamPenalties", "FastSearchMixin", "LENGTH_PENALTY_STYLES", "check_beam_penalties"]
+
+LENGTH_PENALTY_STYLES = ("transformers", "gnmt")
+BEAM_PENALTY_OPTIONS = ("coverage_penalty", "length_penalty_style")
+
+
+class BeamPenalties(NamedTuple):
+    """s(Y, X) = log P(Y|X) / lp(Y) + cp(X; Y) of a finished hypothesis Y (see the module docstring): coverage β,
+    alpha α, gnmt: GNMT's lp instead of transformers' |Y|^α. |Y| counts the generated tokens, EOS included, as
+    transformers' ``_update_finished_beams`` does for its own penalty."""
+
+    coverage: float
+    alpha: float
+    gnmt: bool
+
+    @classmethod
+    def of(cls, config: GenerationConfig) -> "BeamPenalties | None":
+        """The penalties ``config`` asks for (values checked by ``check_beam_penalties``); None: transformers'
+        own scores."""
+        beta = getattr(config, "coverage_penalty", None) or 0.0
+        gnmt = getattr(config, "length_penalty_style", None) == "gnmt"
+        return cls(float(beta), config.length_penalty, gnmt) if beta or gnmt else None
+
+    def describe(self) -> str:
+        """The options as they were asked for, for error messages."""
+        options = [f"`coverage_penalty={self.coverage}`"] * bool(self.coverage)
+        return " and ".join(options + ["`length_penalty_style='gnmt'`"] * self.gnmt)
+
+    def length_penalty(self, length: int) -> float:
+        """lp(Y) for |Y| = length."""
+        return ((5 + length) / 6) ** self.alpha if self.gnmt else length ** self.alpha
+
+    def finished_scores(self, log_probs: Tensor, length: int, cache: RecurrentDecoderCache | None,
+                        rows: Tensor) -> Tensor:
+        """s(Y, X) [B, K] of candidates of one length: log_probs [B, K] their log P(Y|X); rows [B, K] the decoder
+        row each extends. cp reads that row's attention totals (the cache's coverage [N, S], which includes the step
+        that scored the candidate's last token) and its source's mask (``EncoderMemory.mask`` row
+        row // rows_per_source)."""
+        scores = log_probs / self.length_penalty(length)
+        if not self.coverage:
+            return scores
+        rows = rows.flatten().to(torch.int64)
+        totals = cache.state.attention.coverage.index_select(0, rows)
+        mask = cache.memory.mask.index_select(0, rows // cache.memory.rows_per_source)
+        totals = totals.to(torch.promote_types(totals.dtype, scores.dtype))
+        return scores + coverage_penalty(totals, mask, self.coverage).view_as(scores).to(scores.dtype)
+
+    def best_running_scores(self, running_scores: Tensor, cur_len: int, max_length: int, prompt_length: int,
+                            early_stopping: bool | str) -> Tensor:
+        """The best s(Y, X) [B, k] the running beams (log P [B, k]) could still reach, for the early-stopping
+        heuristic: cp ≤ 0, so log P / lp at the length transformers' heuristic assumes for its own penalty (the
+        maximum length with ``early_stopping="never"`` and α > 0, where lp grows with |Y|; else the current one)."""
+        longest = early_stopping == "never" and self.alpha > 0
+        return running_scores / self.length_penalty((max_length if longest else cur_len) - prompt_length)
+
+
+def check_beam_penalties(config: GenerationConfig, attention_type: str) -> None:
+    """A ``ValueError`` naming the argument where ``config``'s ``coverage_penalty`` or ``length_penalty_style`` is
+    not allowed: a value out of range, coverage without attention, either without beam search, coverage without
+    the cache that holds the attention totals."""
+    beta = getattr(config, "coverage_penalty", None)
+    if beta is not None and (isinstance(beta, bool) or not isinstance(beta, numbers.Real) or not math.isfinite(beta)
+                             or beta < 0):
+        raise ValueError(f"`coverage_penalty` must be a finite number ≥ 0 (GNMT's β; 0 turns it off), got {beta!r}.")
+    style = getattr(config, "length_penalty_style", None)
+    if style is not None and style not in LENGTH_PENALTY_STYLES:
+        raise ValueError(f"`length_penalty_style` must be one of {LENGTH_PENALTY_STYLES}, got {style!r}.")
+    penalties = BeamPenalties.of(config)
+    if penalties is None:
+        return
+    if penalties.coverage and attention_type == "none":
+        raise ValueError(f"`coverage_penalty={beta}` scores the attention weights, and this model has no attention "
+                         "(attention_type='none'): leave coverage_penalty at 0.")
+    mode = config.get_generation_mode()
+    if mode != GenerationMode.BEAM_SEARCH:
+        raise ValueError(f"{penalties.describe()}: for beam search only (num_beams > 1, do_sample=False), and this "
+                         f"call runs {mode.value} (num_beams={config.num_beams}, do_sample={config.do_sample}).")
+    if penalties.coverage and config.use_cache is False:
+        raise ValueError(f"`coverage_penalty={beta}` reads the attention totals from the decoder's cache: it needs "
+                         "use_cache=True.")
 
 
 class FastSearchMixin:
     """Greedy and beam search for an encoder–decoder model whose ``_next_token_logits(tokens, cache)`` advances its
     cache by ``tokens`` [N, 1] and returns the next-token logits [N, V]. Mix in before ``GenerationMixin``."""
+
+    def _prepare_generation_config(self, generation_config: GenerationConfig | None,
+                                   **kwargs) -> tuple[GenerationConfig, dict]:
+        """transformers' ``_prepare_generation_config``, with ``coverage_penalty`` and ``length_penalty_style`` taken
+        into the generation config instead of the model kwargs (a keyword argument overrides ``generation_config``
+        and ``model.generation_config``, which may hold them too), then checked (``check_beam_penalties``)."""
+        if not BEAM_PENALTIES:
+            if any(name in kwargs for name in BEAM_PENALTY_OPTIONS):
+                raise ValueError(f"{BEAM_PENALTY_OPTIONS} need transformers' private _prepare_generation_config, "
+                                 f"which transformers {transformers.__version__} changed.")
+            return super()._prepare_generation_config(generation_config, **kwargs)
+        requested = {name: kwargs.pop(name) for name in BEAM_PENALTY_OPTIONS if name in kwargs}
+        generation_config, model_kwargs = super()._prepare_generation_config(generation_config, **kwargs)
+        for name, value in requested.items():
+            setattr(generation_config, name, value)
+        check_beam_penalties(generation_config, self.config.attention_type)
+        return generation_config, model_kwargs
 
     def _sample(
         self,
@@ -124,7 +237,14 @@ class FastSearchMixin:
         **model_kwargs,
     ):
         """Beam search: transformers' ``_beam_search``, with each step's best continuations from
-        ``_best_continuations`` instead of a top-k over [B, k·V]."""
+        ``_best_continuations`` instead of a top-k over [B, k·V], and finished hypotheses scored with
+        ``BeamPenalties`` where the generation config asks for them."""
+        penalties = BeamPenalties.of(generation_config)
+        if penalties is not None and (generation_config.do_sample or generation_config.low_memory or synced_gpus
+                                      or not (FAST_SEARCH and BEAM_PENALTIES)):
+            raise ValueError(f"{penalties.describe()}: scored by hf_bahdanau's beam search loop, which does not "
+                             f"run with do_sample, low_memory or synced_gpus, nor where the installed transformers "
+                             f"({transformers.__version__}) changed the private helpers it uses.")
         if generation_config.do_sample or generation_config.low_memory or synced_gpus:
             return super()._beam_search(input_ids, logits_processor, stopping_criteria, generation_config,
                                         synced_gpus=synced_gpus, **model_kwargs)
@@ -134,6 +254,8 @@ class FastSearchMixin:
         config = generation_config
         return_dict = config.return_dict_in_generate
         num_beams, early_stopping, length_penalty = config.num_beams, config.early_stopping, config.length_penalty
+        # With penalties the scores are s(Y, X) from ``penalties``: transformers' helpers divide them by L^0 = 1.
+        scored_length_penalty = length_penalty if penalties is None else 0.0
         eos_token_id, pad_token_id = config._eos_token_tensor, config._pad_token_tensor
         flat_size, prompt_length = input_ids.shape[:2]
         batch_size = flat_size // num_beams
@@ -196,6 +318,9 @@ class FastSearchMixin:
                 topk_log_probs=topk_log_probs, topk_running_sequences=topk_running_sequences,
                 topk_running_beam_indices=topk_running_beam_indices,
                 next_token_hits_stopping_criteria=next_token_hits_stopping_criteria, num_beams=num_beams)
+            if penalties is not None:  # the candidates' rows of the cache, before it is reordered
+                topk_log_probs = penalties.finished_scores(topk_log_probs, cur_len + 1 - prompt_length, cache,
+                                                           topk_running_beam_indices[..., cur_len - prompt_length])
             sequences, beam_scores, beam_indices, is_sent_finished = self._update_finished_beams(
                 sequences=sequences, topk_running_sequences=topk_running_sequences, beam_scores=beam_scores,
                 topk_log_probs=topk_log_probs, beam_indices=beam_indices,
@@ -203,16 +328,18 @@ class FastSearchMixin:
                 is_early_stop_heuristic_unsatisfied=is_early_stop_heuristic_unsatisfied,
                 is_sent_finished=is_sent_finished, next_token_hits_stopping_criteria=next_token_hits_stopping_criteria,
                 top_num_beam_mask=top_num_beam_mask, num_beams=num_beams, cur_len=cur_len,
-                decoder_prompt_len=prompt_length, length_penalty=length_penalty, early_stopping=early_stopping)
+                decoder_prompt_len=prompt_length, length_penalty=scored_length_penalty, early_stopping=early_stopping)
 
             if cache is not None:
                 cache.reorder_cache(running_beam_indices[..., cur_len - prompt_length].reshape(flat_size))
             cur_len += 1
+            best_running_scores = running_beam_scores if penalties is None else penalties.best_running_scores(
+                running_beam_scores, cur_len, config.max_length, prompt_length, early_stopping)
             is_early_stop_heuristic_unsatisfied = self._check_early_stop_heuristic(
                 is_early_stop_heuristic_unsatisfied=is_early_stop_heuristic_unsatisfied,
-                running_beam_scores=running_beam_scores, beam_scores=beam_scores, is_sent_finished=is_sent_finished,
+                running_beam_scores=best_running_scores, beam_scores=beam_scores, is_sent_finished=is_sent_finished,
                 cur_len=cur_len, max_length=config.max_length, decoder_prompt_len=prompt_length,
-                early_stopping=early_stopping, length_penalty=length_penalty)
+                early_stopping=early_stopping, length_penalty=scored_length_penalty)
             if not self._beam_search_has_unfinished_sequences(
                 is_early_stop_heuristic_unsatisfied, is_sent_finished, next_token_hits_stopping_criteria,
                 early_stopping,

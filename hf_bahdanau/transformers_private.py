@@ -8,6 +8,9 @@ falls back to transformers' own public path (slower, never wrong) and says so on
   ``_update_model_kwargs_for_generation``, the beam bookkeeping of ``_beam_search`` and the generation config's
   ``_pad_token_tensor`` / ``_eos_token_tensor``, and replace ``_sample`` / ``_beam_search``. Without them generate()
   runs transformers' own loops.
+- ``BEAM_PENALTIES``: ``_prepare_generation_config`` (generate()'s ``coverage_penalty`` and ``length_penalty_style``
+  go into the generation config instead of the model kwargs, and are checked there). The penalties are scored in our
+  beam search loop, so they also need ``FAST_SEARCH``. Without either, asking for them raises a clear error.
 - ``SHARED_BEAM_MEMORY``: ``_expand_inputs_for_generation`` (one encoder memory per source in beam search). Without
   it every beam gets its own copy, as in transformers.
 - ``CARD_UPLOAD``: ``PreTrainedModel._upload_modified_files`` (``push_to_hub`` ships the folder's model card).
@@ -29,7 +32,7 @@ from collections.abc import Callable
 
 from transformers import GenerationMixin, PreTrainedModel
 
-__all__ = ["CARD_UPLOAD", "EMBEDDING_RESIZE", "FAST_SEARCH", "SHARED_BEAM_MEMORY", "fall_back_once"]
+__all__ = ["BEAM_PENALTIES", "CARD_UPLOAD", "EMBEDDING_RESIZE", "FAST_SEARCH", "SHARED_BEAM_MEMORY", "fall_back_once"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +67,7 @@ FAST_SEARCH = all(_accepts(GenerationMixin, name, parameters) for name, paramete
     "_beam_search_has_unfinished_sequences": ("is_early_stop_heuristic_unsatisfied", "is_sent_finished",
                                               "next_token_hits_stopping_criteria", "early_stopping"),
 }.items())
+BEAM_PENALTIES = _accepts(GenerationMixin, "_prepare_generation_config", ("generation_config", "kwargs"))
 SHARED_BEAM_MEMORY = _accepts(GenerationMixin, "_expand_inputs_for_generation",
                               ("expand_size", "is_encoder_decoder", "input_ids"))
 CARD_UPLOAD = _accepts(PreTrainedModel, "_upload_modified_files", ("working_dir", "repo_id", "files_timestamps"))
