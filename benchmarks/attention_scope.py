@@ -1,14 +1,14 @@
 """What the attention scopes, hard attention and coverage cost against global soft attention, measured in one run.
 
     python benchmarks/attention_scope.py                      # both parts, benchmarks/results/attention_scope.json
-    python benchmarks/attention_scope.py --part train --repeats 3
+    python benchmarks/attention_scope.py --part decode --repeats 3 --decode_vocab 8000
 
 train: target tokens per second of a training step (forward + backward + fused Adam) at run_benchmarks.py's sizes
 (vocab 8000, embedding 256, BiGRU 2 x 128, decoder 256, batch 64, sources of 20–40 tokens), for each base model with
 each option; the variants of one base alternate in the same process, and the cost is global's tokens/s over the
 variant's (< 1.3 is the target). decode: batch-1 greedy decoding of sources of S tokens, forced to S new tokens (the
-work of global attention grows as S², that of a monotonic scan as S); ms per sentence, global and monotonic
-alternating. Medians over ``--repeats`` (with min–max).
+work of global attention grows as S², that of a monotonic scan as S), with a G2P-sized vocabulary (100: at 8000 the
+output projection dominates a step); ms per sentence, global and monotonic alternating. Medians over ``--repeats`` (with min–max).
 """
 
 import argparse
@@ -39,7 +39,7 @@ DECODE_LENGTHS = (25, 50, 100, 200, 400)
 
 def build(base: str, **options) -> BahdanauForConditionalGeneration:
     overrides = {**rb.MODELS[base], **options}
-    config = BahdanauConfig.from_preset(overrides.pop("preset"), **rb.SIZES, **overrides)
+    config = BahdanauConfig.from_preset(overrides.pop("preset"), **{**rb.SIZES, **overrides})
     torch.manual_seed(0)
     return BahdanauForConditionalGeneration(config)
 
@@ -83,16 +83,24 @@ def batch1_ms(model, length: int, sentences: int = 3) -> float:
     generator = torch.Generator().manual_seed(length)
     start = time.perf_counter()
     for _ in range(sentences):
-        input_ids = torch.randint(3, rb.VOCAB, (1, length), generator=generator)
+        input_ids = torch.randint(3, model.config.vocab_size, (1, length), generator=generator)
         model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), max_new_tokens=length,
                        min_new_tokens=length, do_sample=False)
     return (time.perf_counter() - start) / sentences * 1000
 
 
-def decoding_times(repeats: int) -> dict:
-    models = {"global": build("rnnsearch"), "monotonic": build("rnnsearch", attention_scope="monotonic")}
+def decoding_times(repeats: int, vocab_size: int) -> dict:
+    """Global attention against a monotonic model whose every step stops within the first ``SCAN_CHUNK`` positions
+    from the previous one, as a trained model of a monotone task does (energy gain 0, bias +10: it stops where it
+    is); an untrained monotonic model (bias −4) would run out of source at its first step and score nothing after."""
+    models = {"global": build("rnnsearch", vocab_size=vocab_size),
+              "monotonic": build("rnnsearch", vocab_size=vocab_size, attention_scope="monotonic")}
+    with torch.no_grad():
+        models["monotonic"].model.decoder.scope.energy_gain.zero_()
+        models["monotonic"].model.decoder.scope.energy_bias.fill_(10.0)
     results = {}
-    print("\nrnnsearch: batch-1 greedy, S source tokens and S new tokens, ms per sentence (and per new token)")
+    print(f"\nrnnsearch, vocabulary {vocab_size}: batch-1 greedy, S source tokens and S new tokens, ms per sentence "
+          "(and per new token)")
     for length in DECODE_LENGTHS:
         times = medians({name: (lambda model=model: batch1_ms(model, length)) for name, model in models.items()},
                         repeats)
@@ -108,16 +116,21 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--train_batches", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--decode_vocab", type=int, default=100,
+                        help="vocabulary of the decoding part (100: a G2P or transliteration model's)")
     parser.add_argument("--output", default=str(Path(__file__).resolve().parent / "results" / "attention_scope.json"))
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {args.threads} threads, {args.repeats} repeats")
-    results = dict(threads=args.threads, repeats=args.repeats, torch=torch.__version__)
+    output = Path(args.output)
+    results = json.loads(output.read_text()) if output.is_file() else {}  # a part run alone keeps the other's
+    run = dict(threads=args.threads, repeats=args.repeats, torch=torch.__version__)
     if args.part in ("train", "both"):
-        results["train"] = training_costs(args.repeats, args.train_batches)
+        results["train"] = dict(run, results=training_costs(args.repeats, args.train_batches))
     if args.part in ("decode", "both"):
-        results["decode"] = decoding_times(args.repeats)
-    Path(args.output).write_text(json.dumps(results, indent=1) + "\n")
+        results["decode"] = dict(run, vocab_size=args.decode_vocab,
+                                 results=decoding_times(args.repeats, args.decode_vocab))
+    output.write_text(json.dumps(results, indent=1) + "\n")
     print(f"\nwritten: {args.output}")
 
 

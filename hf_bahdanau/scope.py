@@ -205,6 +205,8 @@ class MonotonicScope(AttentionScope):
             found = stops.any(-1)
             first = positions.gather(1, stops.to(torch.uint8).argmax(-1, keepdim=True)).squeeze(-1)
             stopped = torch.where(found, first, stopped)
+            if found.all():  # the usual case: every row stops within its first chunk
+                return stopped
             start = torch.where(found, lengths, start + self.SCAN_CHUNK)
 
     @classmethod

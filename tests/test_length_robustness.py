@@ -28,11 +28,12 @@ def test_length_bins_cover_the_range():
 def test_tiny_experiment_writes_numbers_and_picture(tmp_path):
     results = main(["--output_dir", str(tmp_path), "--max_steps", "3", "--train_examples", "64",
                     "--test_examples_per_bin", "4", "--min_length", "5", "--max_length", "20", "--bin_width", "5",
-                    "--hidden_size", "16", "--embedding_size", "8", "--per_device_train_batch_size", "16"])
+                    "--hidden_size", "16", "--embedding_size", "8", "--per_device_train_batch_size", "16",
+                    "--presets", "rnnsearch", "rnnencdec", "rnnsearch:attention_scope=local-p,local_window=3"])
     saved = json.loads((tmp_path / "length_robustness.json").read_text())
     assert saved == json.loads(json.dumps(results))
     assert (tmp_path / "length_robustness.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert list(saved["models"]) == ["rnnsearch", "rnnencdec"]
+    assert list(saved["models"]) == ["rnnsearch", "rnnencdec", "rnnsearch:attention_scope=local-p,local_window=3"]
     for model in saved["models"].values():
         bins = [tuple(map(int, name.split("-"))) for name in model["by_length"]]
         assert bins == [(5, 9), (10, 14), (15, 19), (20, 20)]  # ascending and contiguous

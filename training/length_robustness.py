@@ -29,7 +29,7 @@ from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/length_robustness.py` puts training/ first, not the repository
     sys.path.insert(0, str(REPO_ROOT))
-from training.arguments import parse_arguments  # noqa: E402
+from training.arguments import parse_arguments, parse_config_overrides  # noqa: E402
 from training.tokenization import train_tokenizer  # noqa: E402
 
 SYMBOLS = [f"{letter}{digit}" for letter in "abcdefgh" for digit in "01"]  # 16 source symbols
@@ -39,7 +39,8 @@ LEXICON = {symbol: symbol.upper() for symbol in SYMBOLS}  # each renamed: a targ
 @dataclass
 class ExperimentArguments:
     presets: list[str] = field(default_factory=lambda: ["rnnsearch", "rnnencdec"],
-                               metadata={"help": "Models to compare (an attention and a no-attention preset)."})
+                               metadata={"help": "Models to compare, each a preset with optional config overrides, "
+                                                 "'preset:field=value,...' (e.g. rnnsearch:attention_scope=local-p)."})
     reverse: bool = field(default=False, metadata={"help": "Reverse the target as well as renaming it."})
     min_length: int = field(default=5)
     max_length: int = field(default=60)
@@ -83,16 +84,19 @@ def length_bins(args: ExperimentArguments) -> list[tuple[int, int]]:
     return [(start, min(start + args.bin_width - 1, args.max_length)) for start in starts]
 
 
-def train_model(preset: str, tokenizer, train: Dataset, args: ExperimentArguments,
+def train_model(name: str, tokenizer, train: Dataset, args: ExperimentArguments,
                 training_args: LengthTrainingArguments) -> tuple[BahdanauForConditionalGeneration, float]:
+    """Train the model ``name`` ('preset' or 'preset:field=value,...'); returns it and the training seconds."""
+    preset, _, overrides = name.partition(":")
     torch.manual_seed(training_args.seed)
     config = BahdanauConfig.from_preset(
         preset, vocab_size=len(tokenizer), embedding_size=args.embedding_size, hidden_size=args.hidden_size,
         attention_size=args.hidden_size, output_size=args.embedding_size, max_source_positions=args.max_length + 1,
+        **parse_config_overrides(overrides),
     )
     model = BahdanauForConditionalGeneration(config)
     run_args = training_args.set_save(strategy="no")
-    run_args.output_dir = str(Path(training_args.output_dir) / preset)
+    run_args.output_dir = str(Path(training_args.output_dir) / name.replace(":", "-").replace(",", "-"))
     trainer = Seq2SeqTrainer(model=model, args=run_args, train_dataset=train, processing_class=tokenizer,
                              data_collator=DataCollatorForSeq2Seq(tokenizer, model=model))
     start = time.perf_counter()
