@@ -30,12 +30,11 @@ class CoverageFeature(nn.Module):
         return projected_keys + self.coverage_proj(coverage.unsqueeze(-1).to(projected_keys.dtype))
 
 
-def coverage_loss(weights: Tensor, target_mask: Tensor, initial: Tensor | None = None) -> Tensor:
-    """Σ over the kept steps of Σ_j min(α_tj, c_tj): weights α [N, T, S], target_mask [N, T] bool (the steps whose
-    label is kept), initial c_0 [N, S] (None: zero) -> a scalar sum (the caller divides it like the cross-entropy)."""
+def coverage_loss(weights: Tensor, target_mask: Tensor) -> Tensor:
+    """Σ over the kept steps of Σ_j min(α_tj, c_tj), c_0 = 0: weights α [N, T, S] from the first target token,
+    target_mask [N, T] bool (the steps whose label is kept) -> a scalar sum (the caller divides it like the
+    cross-entropy)."""
     coverage = torch.cumsum(weights, dim=1) - weights  # Σ_{t'<t} α_t'
-    if initial is not None:
-        coverage = coverage + initial.unsqueeze(1)
     return (torch.minimum(weights, coverage).sum(-1) * target_mask).sum()
 
 
