@@ -24,7 +24,6 @@ VARIANTS = {
     "rnnsearch+coverage+hard": ("rnnsearch", dict(use_coverage=True, attention_mode="hard")),
     "luong-general+hard": ("luong-general", dict(attention_mode="hard")),
     "luong-dot+local-m": ("luong-dot", dict(attention_scope="local-m", local_window=2)),
-    "luong-general-no-feeding+monotonic": ("luong-general", dict(attention_scope="monotonic", input_feeding=False)),
 }
 
 

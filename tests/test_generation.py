@@ -21,8 +21,9 @@ from conftest import (BOS, EOS, PAD, VARIANTS, VOCAB, assert_float64_close, padd
 from hf_bahdanau import PRESETS
 from hf_bahdanau.state import RecurrentDecoderCache
 
-# every preset, and the scopes, modes and coverage on other decoders
-PRESET_NAMES = sorted(PRESETS) + list(VARIANTS)
+# every preset, and coverage, hard attention and local-m on decoders the presets do not pair them with (the rest of
+# the combinations: tests/test_scope.py's sweep)
+PRESET_NAMES = sorted(PRESETS) + ["rnnsearch+coverage", "luong-general+hard", "luong-dot+local-m"]
 ATTENTION_PRESETS = [name for name in PRESET_NAMES if PRESETS[VARIANTS.get(name, (name,))[0]]["attention_type"] != "none"]
 FIXED_CONTEXT_PRESETS = [name for name in PRESET_NAMES if name not in ATTENTION_PRESETS]
 FIXTURE_SEEDS = {"luong-local-p": 2, "luong-dot+local-m": 4}  # seed 1: every greedy row stops early (eos=SOMETIMES)
