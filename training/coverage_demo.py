@@ -20,14 +20,14 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
-from datasets import Dataset
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 from training.arguments import parse_arguments  # noqa: E402
-from training.length_robustness import LEXICON, LengthTrainingArguments, train_model  # noqa: E402
-from training.tokenization import train_tokenizer  # noqa: E402
+from training.length_robustness import (  # noqa: E402
+    LEXICON, LengthTrainingArguments, tokenized_training_set, train_model,
+)
 
 SYMBOLS = sorted(LEXICON)[:4]
 
@@ -84,7 +84,8 @@ def score(model, tokenizer, pairs: list[tuple[str, str]], args: CoverageArgument
     dropped = repeated = exact = 0
     for prediction, (_, reference) in zip(predictions, pairs):
         missing, extra = dropped_and_repeated(prediction.split(), reference.split())
-        dropped, repeated, exact = dropped + missing, repeated + extra, exact + (prediction.split() == reference.split())
+        dropped, repeated = dropped + missing, repeated + extra
+        exact += prediction.split() == reference.split()
     return {"exact_match": exact / len(pairs), "dropped": dropped, "repeated": repeated,
             "reference_symbols": sum(len(reference.split()) for _, reference in pairs)}
 
@@ -97,15 +98,7 @@ def main(argv: list[str] | None = None) -> dict:
     lengths = (args.min_length, args.max_length)
     train_pairs = make_pairs(args.train_examples, lengths, seed=training_args.seed)
     test_pairs = make_pairs(args.test_examples, lengths, seed=10_000)
-    tokenizer = train_tokenizer([text for pair in train_pairs for text in pair], kind="word")
-
-    def tokenize(batch):
-        encoded = tokenizer(batch["source"])
-        encoded["labels"] = tokenizer(batch["target"])["input_ids"]
-        return encoded
-
-    train = Dataset.from_dict({"source": [s for s, _ in train_pairs], "target": [t for _, t in train_pairs]})
-    train = train.map(tokenize, batched=True, remove_columns=["source", "target"])
+    tokenizer, train = tokenized_training_set(train_pairs)
     results = {"task": f"rename {args.min_length}-{args.max_length} symbols drawn from {len(SYMBOLS)}",
                "arguments": asdict(args), "max_steps": training_args.max_steps,
                "batch_size": training_args.per_device_train_batch_size, "models": {}}

@@ -22,7 +22,7 @@ from pathlib import Path
 import sacrebleu
 import torch
 from datasets import Dataset
-from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTrainingArguments
+from transformers import DataCollatorForSeq2Seq, PreTrainedTokenizerFast, Seq2SeqTrainer, Seq2SeqTrainingArguments
 
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 
@@ -76,6 +76,19 @@ def make_pairs(count: int, lengths: tuple[int, int], seed: int, reverse: bool = 
         target = [LEXICON[symbol] for symbol in (reversed(source) if reverse else source)]
         pairs.append((" ".join(source), " ".join(target)))
     return pairs
+
+
+def tokenized_training_set(pairs: list[tuple[str, str]]) -> tuple[PreTrainedTokenizerFast, Dataset]:
+    """A word-level tokenizer trained on the (source, target) pairs, and the pairs tokenized (input_ids, labels)."""
+    tokenizer = train_tokenizer([text for pair in pairs for text in pair], kind="word")
+
+    def tokenize(batch):
+        encoded = tokenizer(batch["source"])
+        encoded["labels"] = tokenizer(batch["target"])["input_ids"]
+        return encoded
+
+    train = Dataset.from_dict({"source": [s for s, _ in pairs], "target": [t for _, t in pairs]})
+    return tokenizer, train.map(tokenize, batched=True, remove_columns=["source", "target"])
 
 
 def length_bins(args: ExperimentArguments) -> list[tuple[int, int]]:
@@ -157,15 +170,7 @@ def main(argv: list[str] | None = None) -> dict:
     for index, (low, high) in enumerate(length_bins(args)):
         tests[(low, high)] = make_pairs(args.test_examples_per_bin, (low, high), seed=10_000 + index,
                                         reverse=args.reverse)
-    tokenizer = train_tokenizer([text for pair in train_pairs for text in pair], kind="word")
-
-    def tokenize(batch):
-        encoded = tokenizer(batch["source"])
-        encoded["labels"] = tokenizer(batch["target"])["input_ids"]
-        return encoded
-
-    train = Dataset.from_dict({"source": [s for s, _ in train_pairs], "target": [t for _, t in train_pairs]})
-    train = train.map(tokenize, batched=True, remove_columns=["source", "target"])
+    tokenizer, train = tokenized_training_set(train_pairs)
 
     task = f"{'reverse and ' if args.reverse else ''}rename {args.min_length}-{args.max_length} random symbols"
     results = {"task": task, "arguments": asdict(args),
