@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> None:
     for number, result in enumerate(results):
         path = args.alignments_dir / f"alignment_{number}.png"
         plot_alignment(result.alignment, result.source_tokens, result.target_tokens, path=path,
-                       title=f"{result.source} → {result.translation}")
+                       title=f"{result.source} → {result.translation}", p_gen=result.p_gen)
         print(f"{result.translation}\t{path}")
 
 

@@ -164,6 +164,10 @@ class BahdanauConfig(PreTrainedConfig):
         coverage_loss_weight (`float`, *optional*, defaults to 0.0):
             λ ≥ 0 of See et al.'s coverage loss λ Σ_j min(α_ij, c_ij) per target token, added to the training loss
             and reported as the output's ``coverage_loss``; needs attention.
+        copy_attention (`bool`, *optional*, defaults to `False`):
+            See et al.'s pointer-generator output: P(w) = p_gen P_vocab(w) + (1 − p_gen) Σ_{j: x_j = w} α_ij with
+            p_gen = σ(w_cᵀ c_i + w_sᵀ s_i + w_xᵀ E y_{i-1} + b), so the model can copy source tokens, also ones the
+            vocabulary lacks (``copying``: ``copy_input_ids``, ids from ``vocab_size`` up); needs attention.
         decoder_style (`str`, *optional*, defaults to `"bahdanau"`):
             A name in ``decoder.DECODER_STYLES``: ``"bahdanau"`` attends with s_{i-1}, then updates; ``"luong"``
             updates, then attends with h_t.
@@ -192,6 +196,9 @@ class BahdanauConfig(PreTrainedConfig):
             Beginning-of-sequence token, in [0, vocab_size) or None.
         eos_token_id (`int` or `list[int]`, *optional*, defaults to 2):
             End-of-sequence token(s), each in [0, vocab_size).
+        unk_token_id (`int`, *optional*, defaults to 3):
+            The unknown token, in [0, vocab_size) or None; with ``copy_attention`` a copied word the vocabulary lacks
+            is read back by the decoder as this token (See et al.).
         decoder_start_token_id (`int`, *optional*, defaults to 1):
             The decoder's first input token, in [0, vocab_size).
         token_attention_type (`str`, *optional*, defaults to `"additive"`):
@@ -240,6 +247,7 @@ class BahdanauConfig(PreTrainedConfig):
     hard_attention_temperature: float | int = 1.0
     use_coverage: bool = False
     coverage_loss_weight: float | int = 0.0
+    copy_attention: bool = False
     decoder_style: str = "bahdanau"
     input_feeding: bool = False
     context_mode: str = "cho"
@@ -253,6 +261,7 @@ class BahdanauConfig(PreTrainedConfig):
     pad_token_id: int | None = 0
     bos_token_id: int | None = 1
     eos_token_id: int | list[int] | None = 2
+    unk_token_id: int | None = 3
     decoder_start_token_id: int | None = 1
     token_attention_type: str = "additive"
     classifier_attention_size: int | None = None
@@ -320,7 +329,7 @@ class BahdanauConfig(PreTrainedConfig):
         if self.init_std < 0:
             raise ValueError(f"`init_std` (the standard deviation of the embeddings' initialisation) must be >= 0, "
                              f"got {self.init_std}.")
-        for field in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id"):
+        for field in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "unk_token_id"):
             value = getattr(self, field)
             for token_id in value if isinstance(value, list) else [value]:
                 if token_id is not None and not 0 <= token_id < self.vocab_size:
@@ -382,7 +391,8 @@ class BahdanauConfig(PreTrainedConfig):
         if self.hard_attention_temperature <= 0:
             raise ValueError(f"`hard_attention_temperature` must be > 0, got {self.hard_attention_temperature}.")
         changed = [field for field, default in (("attention_scope", "global"), ("attention_mode", "soft"),
-                                                ("use_coverage", False), ("coverage_loss_weight", 0))
+                                                ("use_coverage", False), ("coverage_loss_weight", 0),
+                                                ("copy_attention", False))
                    if getattr(self, field) != default]
         if self.attention_type == "none" and changed:
             raise ValueError(f"{', '.join(f'`{field}={getattr(self, field)!r}`' for field in changed)} shape the "
@@ -399,6 +409,9 @@ class BahdanauConfig(PreTrainedConfig):
             raise ValueError(f"`use_coverage=True` adds w_c c_ij inside the additive score's tanh, but "
                              f"`attention_type={self.attention_type!r}` has no such term; use 'additive' or 'concat' "
                              "(GNMT's coverage penalty in generate() works with every score).")
+        if self.copy_attention and self.unk_token_id is None:
+            raise ValueError("`copy_attention=True` feeds a copied word the vocabulary lacks back to the decoder as "
+                             "the unknown token: set `unk_token_id` (the tokenizer's unk id).")
 
 
 def _builtin_errors(strict_setattr):

@@ -42,12 +42,14 @@ CONTEXT_MODES = Registry("context_mode")  # decoders without attention (attentio
 class DecoderOutput(NamedTuple):
     """pre_output [B, T, output_size]; hidden_states (when asked for): the embedded inputs E y [B, T, E] and every
     RNN layer's states [B, T, hidden], bottom to top; attention_weights [B, T, S] over the memory's right-padded
-    source positions, or None; state: the decoding state after the last token."""
+    source positions, or None; state: the decoding state after the last token; generation_gate [B, T]: with
+    ``copy_attention``, g_t of p_gen = σ(g_t) (``pointer_generator``), else None."""
 
     pre_output: Tensor
     hidden_states: tuple[Tensor, ...] | None
     attention_weights: Tensor | None
     state: DecoderState
+    generation_gate: Tensor | None = None
 
 
 class StepPlan(NamedTuple):
@@ -84,12 +86,16 @@ class RecurrentDecoder(nn.Module):
         self.bridge = BRIDGES[config.bridge](config)
         self.readout = DEEP_OUTPUTS[config.deep_output](readout_input_size, config.output_size)
         self.attention = None
+        self.generation_gate = None
         self.is_global_soft = False
 
     def add_attention(self, config, query_size: int, key_size: int) -> None:
         """The attention of a decoder that has one: its score (``attention_type``), scope (``attention_scope``),
-        mode (``attention_mode``) and, with ``use_coverage``, the coverage term of the score."""
+        mode (``attention_mode``), with ``use_coverage`` the coverage term of the score and with ``copy_attention``
+        the pointer-generator's gate g_t = wᵀ [s_t; c_t; E y_{t-1}] + b."""
         self.attention = build_attention(config.attention_type, config, query_size, key_size)
+        if config.copy_attention:
+            self.generation_gate = nn.Linear(query_size + key_size + config.embedding_size, 1)
         self.scope = ATTENTION_SCOPES[config.attention_scope].from_config(config, query_size)
         self.attention_mode = ATTENTION_MODES[config.attention_mode].from_config(config)
         self.coverage = CoverageFeature(config.attention_size) if config.use_coverage else None
@@ -103,6 +109,13 @@ class RecurrentDecoder(nn.Module):
         with global soft attention, whose state is the same for every row; the other attentions keep a per-row state
         (window position, monotonic alignment, coverage) and read a copy per row."""
         return self.attention is None or self.is_global_soft
+
+    def p_gen_logits(self, states: Tensor, contexts: Tensor, embedded: Tensor) -> Tensor | None:
+        """g_t = wᵀ [s_t; c_t; E y_{t-1}] + b [N, T] from states [N, T, H], contexts [N, T, D] and embedded
+        [N, T, E] (See et al.'s w_sᵀ s_t + w_cᵀ c_t + w_xᵀ x_t + b_ptr), with ``copy_attention``; else None."""
+        if self.generation_gate is None:
+            return None
+        return self.generation_gate(torch.cat([states, contexts, embedded], dim=-1)).squeeze(-1)
 
     def check_inputs(self, input_ids: Tensor | None, inputs_embeds: Tensor | None,
                      attention_mask: Tensor | None = None) -> int:
@@ -310,7 +323,8 @@ class BahdanauDecoder(RecurrentDecoder):
         pre_output = self.readout(torch.cat([states, contexts, embedded], dim=-1))
         hidden_states = self.layer_states(embedded, every_layer, states) if output_hidden_states else None
         return DecoderOutput(pre_output, hidden_states, torch.stack(weights, dim=1),
-                             DecoderState(self.rnn.stack_state(layers), attention=attention_state))
+                             DecoderState(self.rnn.stack_state(layers), attention=attention_state),
+                             self.p_gen_logits(states, contexts, embedded))
 
 
 @DECODER_STYLES.register("luong")
@@ -348,25 +362,28 @@ class LuongDecoder(RecurrentDecoder):
             contexts, weights, attention_state = self.attend(states, memory, state.attention)
             pre_output = self.readout(torch.cat([contexts, states], dim=-1))
             hidden_states = (embedded, *layer_outputs) if output_hidden_states else None
-            return DecoderOutput(pre_output, hidden_states, weights, DecoderState(rnn_state, None, attention_state))
+            return DecoderOutput(pre_output, hidden_states, weights, DecoderState(rnn_state, None, attention_state),
+                                 self.p_gen_logits(states, contexts, embedded))
 
         plan = self.plan_steps(memory) if plan is None else plan
         layers, feed, attention_state = self.rnn.unbind_state(state.rnn), state.input_feed, state.attention
-        states, feeds, weights, every_layer = [], [], [], []
+        states, contexts, feeds, weights, every_layer = [], [], [], [], []
         for step_gates in self.project_embeddings(embedded, plan):
             layers = self.rnn.step(plan.project_extra(feed, step_gates), layers, plan.step_weights)
             top = layers[-1][0]
             context, alpha, attention_state = plan.attend(top, attention_state)
             feed = self.readout(torch.cat([context, top], dim=-1))
             states.append(top)
+            contexts.append(context)
             feeds.append(feed)
             weights.append(alpha)
             if output_hidden_states:
                 every_layer.append([hidden for hidden, _ in layers])
         states = torch.stack(states, dim=1)
         hidden_states = self.layer_states(embedded, every_layer, states) if output_hidden_states else None
+        gate = None if self.generation_gate is None else self.p_gen_logits(states, torch.stack(contexts, 1), embedded)
         return DecoderOutput(torch.stack(feeds, dim=1), hidden_states, torch.stack(weights, dim=1),
-                             DecoderState(self.rnn.stack_state(layers), feed, attention_state))
+                             DecoderState(self.rnn.stack_state(layers), feed, attention_state), gate)
 
 
 @CONTEXT_MODES.register("cho")

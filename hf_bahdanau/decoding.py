@@ -12,6 +12,7 @@ from typing import NamedTuple
 import torch
 
 from .alignments import alignments_from_generate
+from .copying import decode_with_copies, encode_with_copies, tokens_with_copies
 
 __all__ = ["DecodedRow", "Translation", "check_texts", "decoded_rows", "first_eos", "translate", "warn_about_source"]
 
@@ -22,13 +23,16 @@ SHOWN_CHARACTERS = 40  # how much of an input a warning quotes
 @dataclass
 class Translation:
     """One decoded sentence. ``alignment`` is α [len(target_tokens), len(source_tokens)] (None when not asked for):
-    row t is the attention that produced ``target_tokens[t]``, over the source tokens (EOS included, padding not)."""
+    row t is the attention that produced ``target_tokens[t]``, over the source tokens (EOS included, padding not).
+    ``p_gen`` [len(target_tokens)]: with the alignment of a ``copy_attention`` model, the probability that each
+    output token was generated from the vocabulary rather than copied."""
 
     source: str
     translation: str
     source_tokens: list[str]
     target_tokens: list[str]
     alignment: torch.Tensor | None = None
+    p_gen: torch.Tensor | None = None
 
 
 def check_texts(texts: Sequence[str], name: str = "texts") -> list[str]:
@@ -48,12 +52,12 @@ def check_texts(texts: Sequence[str], name: str = "texts") -> list[str]:
 
 def warn_about_source(text: str, input_ids: Sequence[int], tokenizer, config) -> None:
     """Log a warning when the model is likely to answer ``text`` (tokenised as ``input_ids``) confidently and wrongly:
-    some of its tokens are unknown to the tokenizer (``<unk>``), or it is longer than every source seen in training
+    some of its tokens are unknown to the tokenizer (``<unk>``; not for a ``copy_attention`` model), or it is longer than every source seen in training
     (``config.max_training_source_length``, stored by the training script)."""
     shown = text if len(text) <= SHOWN_CHARACTERS else text[:SHOWN_CHARACTERS] + "…"
     unknown_id = tokenizer.unk_token_id
     unknown = 0 if unknown_id is None else sum(token == unknown_id for token in input_ids)
-    if unknown:
+    if unknown and not getattr(config, "copy_attention", False):  # a pointer-generator can copy them
         logger.warning("%r: %d of its %d tokens are unknown to the tokenizer (%s); the output is unreliable.", shown,
                        unknown, len(input_ids), tokenizer.unk_token)
     longest = getattr(config, "max_training_source_length", None)
@@ -114,22 +118,36 @@ def translate(
         raise ValueError("`output_alignments=True` needs a model with attention; this one has attention_type='none'.")
     model.eval()
     eos_token_id = first_eos(model.generation_config.eos_token_id)
+    vocab_size, copying = model.config.vocab_size, model.config.copy_attention
     results = []
     for start in range(0, len(texts), batch_size):
         batch_texts = list(texts[start:start + batch_size])
-        batch = tokenizer(batch_texts, padding=True, return_tensors="pt").to(model.device)
+        if copying:  # source words the vocabulary lacks get ids ≥ vocab_size (``copying``)
+            encoded = encode_with_copies(tokenizer, batch_texts, vocab_size=vocab_size, return_tensors="pt")
+            batch = {key: value.to(model.device) for key, value in encoded.model_inputs().items()}
+            oovs = encoded.source_oovs
+        else:
+            batch = tokenizer(batch_texts, padding=True, return_tensors="pt").to(model.device)
+            oovs = [[] for _ in batch_texts]
         for text, ids, mask in zip(batch_texts, batch["input_ids"], batch["attention_mask"]):
             warn_about_source(text, ids[mask.bool()].tolist(), tokenizer, model.config)
         limits = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
         out = model.generate(**batch, num_beams=num_beams, output_attentions=output_alignments,
                              return_dict_in_generate=True, **limits)
+        p_gen = None
+        if copying and output_alignments:  # teacher-forced on the outputs: the same steps as the search took
+            p_gen = model(**batch, decoder_input_ids=out.sequences[:, :-1], output_attentions=True).p_gen
         for row, (text, decoded) in enumerate(zip(batch_texts, decoded_rows(out, eos_token_id))):
             source_positions = batch["attention_mask"][row].bool()
+            source_ids = batch["copy_input_ids" if copying else "input_ids"][row][source_positions].tolist()
+            row_oovs = oovs[row]
             results.append(Translation(
                 source=text,
-                translation=tokenizer.decode(decoded.output_ids, skip_special_tokens=True),
-                source_tokens=tokenizer.convert_ids_to_tokens(batch["input_ids"][row][source_positions].tolist()),
-                target_tokens=tokenizer.convert_ids_to_tokens(decoded.output_ids),
+                translation=(decode_with_copies(tokenizer, [decoded.output_ids], [row_oovs], vocab_size)[0] if copying
+                             else tokenizer.decode(decoded.output_ids, skip_special_tokens=True)),
+                source_tokens=tokens_with_copies(tokenizer, source_ids, row_oovs, vocab_size),
+                target_tokens=tokens_with_copies(tokenizer, decoded.output_ids, row_oovs, vocab_size),
                 alignment=None if decoded.alignment is None else decoded.alignment[:, source_positions].cpu(),
+                p_gen=None if p_gen is None else p_gen[row, :len(decoded.output_ids)].cpu(),
             ))
     return results

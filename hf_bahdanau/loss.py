@@ -20,13 +20,20 @@ from torch import Tensor, nn
 
 class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, hidden: Tensor, weight: Tensor, bias: Tensor | None, targets: Tensor, chunk_size: int) -> Tensor:
+    def forward(ctx, hidden: Tensor, weight: Tensor, bias: Tensor | None, targets: Tensor, chunk_size: int,
+                generate_log: Tensor | None = None, copy_log: Tensor | None = None) -> Tensor:
         compute_dtype = torch.promote_types(weight.dtype, torch.float32)
         hidden_c, weight_c = hidden.to(compute_dtype), weight.to(compute_dtype)
         bias_c = None if bias is None else bias.to(compute_dtype)
         grad_hidden = torch.empty_like(hidden_c)
         grad_weight = torch.zeros_like(weight_c)
         grad_bias = None if bias is None else torch.zeros_like(bias_c)
+        mixed = generate_log is not None
+        grad_generate = grad_copy = None
+        mixture_dtype = None if not mixed else generate_log.dtype
+        if mixed:
+            generate_log, copy_log = generate_log.to(compute_dtype), copy_log.to(compute_dtype)
+            grad_generate, grad_copy = torch.empty_like(generate_log), torch.empty_like(copy_log)
         total = hidden_c.new_zeros(())
         buffer = hidden_c.new_empty(min(chunk_size, hidden.shape[0]), weight.shape[0])
         ones = None if bias is None else hidden_c.new_ones(buffer.shape[0])  # Σ_n of the bias gradient
@@ -40,39 +47,54 @@ class _LinearCrossEntropy(torch.autograd.Function):
                 torch.addmm(bias_c, chunk, weight_c.t(), out=logits)
             log_probs = torch.log_softmax(logits, dim=-1, out=logits)
             positions = torch.arange(chunk.shape[0], device=chunk.device)
-            total -= log_probs[positions, chunk_targets].sum()
-            grad_logits = log_probs.exp_()  # softmax, in place
-            grad_logits[positions, chunk_targets] -= 1
+            if not mixed:
+                total -= log_probs[positions, chunk_targets].sum()
+                grad_logits = log_probs.exp_()  # softmax, in place
+                grad_logits[positions, chunk_targets] -= 1
+            else:  # log P(y) = logaddexp(a + log P_vocab(y), b); ∂/∂z = w (softmax − onehot), w = p_gen P_vocab(y) / P(y)
+                in_vocabulary = chunk_targets < weight.shape[0]
+                index = chunk_targets.where(in_vocabulary, 0)
+                generated = generate_log[rows] + log_probs[positions, index].masked_fill(~in_vocabulary, -torch.inf)
+                row_log_probs = torch.logaddexp(generated, copy_log[rows])
+                total -= row_log_probs.sum()
+                share = torch.exp(generated - row_log_probs)
+                grad_generate[rows], grad_copy[rows] = -share, share - 1
+                grad_logits = log_probs.exp_()
+                grad_logits[positions, index] -= in_vocabulary.to(compute_dtype)
+                grad_logits.mul_(share.unsqueeze(-1))
             torch.mm(grad_logits, weight_c, out=grad_hidden[rows])
             grad_weight.addmm_(grad_logits.t(), chunk)
             if grad_bias is not None:
                 grad_bias.addmv_(grad_logits.t(), ones[:chunk.shape[0]])  # GEMV: 1.3 ms, .sum(0): 2.9 (1024 x 8000)
-        ctx.save_for_backward(grad_hidden, grad_weight, grad_bias)
-        ctx.dtypes = hidden.dtype, weight.dtype, None if bias is None else bias.dtype
+        ctx.save_for_backward(grad_hidden, grad_weight, grad_bias, grad_generate, grad_copy)
+        ctx.dtypes = hidden.dtype, weight.dtype, None if bias is None else bias.dtype, mixture_dtype
         return total
 
     @staticmethod
     def backward(ctx, grad_total: Tensor):
-        grad_hidden, grad_weight, grad_bias = ctx.saved_tensors
-        hidden_dtype, weight_dtype, bias_dtype = ctx.dtypes
-        return (
-            (grad_hidden * grad_total).to(hidden_dtype),
-            (grad_weight * grad_total).to(weight_dtype),
-            None if grad_bias is None else (grad_bias * grad_total).to(bias_dtype),
-            None,
-            None,
-        )
+        grad_hidden, grad_weight, grad_bias, grad_generate, grad_copy = ctx.saved_tensors
+        hidden_dtype, weight_dtype, bias_dtype, mixture_dtype = ctx.dtypes
+
+        def scaled(grad: Tensor | None, dtype: torch.dtype | None) -> Tensor | None:
+            return None if grad is None else (grad * grad_total).to(dtype)
+
+        return (scaled(grad_hidden, hidden_dtype), scaled(grad_weight, weight_dtype), scaled(grad_bias, bias_dtype),
+                None, None, scaled(grad_generate, mixture_dtype), scaled(grad_copy, mixture_dtype))
 
 
 def linear_cross_entropy(
     hidden: Tensor, weight: Tensor, bias: Tensor | None, labels: Tensor, ignore_index: int = -100,
-    chunk_size: int = 1024,
+    chunk_size: int = 1024, mixture: tuple[Tensor, Tensor] | None = None,
 ) -> Tensor:
     """Σ_n CE(W hidden_n + b, labels_n) over labels != ignore_index, as ``F.cross_entropy(F.linear(hidden,
     weight, bias), labels, reduction="sum")`` computes it, in float32 at least (on ``reference.logits``' pre-output).
 
     hidden [..., D]; weight [V, D]; bias [V] or None; labels [...] (same leading shape) -> scalar.
     Rows with ``ignore_index`` are dropped before the projection, so padding costs nothing.
+
+    mixture (a, b), each with the labels' shape: the loss is −Σ_n log(e^{a_n} P_vocab(y_n) + e^{b_n}) instead, the
+    pointer-generator's mixture (``pointer_generator.copy_loss_terms``: a = log p_gen, b = log of the copy term),
+    and labels may be ≥ V (words only copying reaches: P_vocab = 0). Its gradients reach a and b too.
     """
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be a positive number of rows, got {chunk_size}")
@@ -82,10 +104,11 @@ def linear_cross_entropy(
         )
     keep = labels.reshape(-1) != ignore_index
     targets = labels.reshape(-1)[keep]
-    if targets.numel() and (targets.min() < 0 or targets.max() >= weight.shape[0]):
+    if targets.numel() and (targets.min() < 0 or (mixture is None and targets.max() >= weight.shape[0])):
         raise ValueError(f"labels must be in [0, {weight.shape[0]}) or {ignore_index}")
     rows = hidden.reshape(-1, hidden.shape[-1])[keep]
-    return _LinearCrossEntropy.apply(rows, weight, bias, targets, chunk_size)
+    kept_mixture = () if mixture is None else tuple(term.reshape(-1)[keep] for term in mixture)
+    return _LinearCrossEntropy.apply(rows, weight, bias, targets, chunk_size, *kept_mixture)
 
 
 def per_target(total: Tensor, labels: Tensor, num_items_in_batch: int | Tensor | None = None) -> Tensor:

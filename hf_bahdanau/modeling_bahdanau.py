@@ -6,7 +6,7 @@ from pathlib import Path
 
 import torch
 from torch import Tensor, nn
-from transformers import GenerationMixin, PreTrainedModel
+from transformers import GenerationConfig, GenerationMixin, PreTrainedModel
 from transformers import initialization as init
 from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 from transformers.utils import can_return_tuple
@@ -18,6 +18,7 @@ from .decoder import DecoderOutput, StepPlan, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .input_checks import check_embeddings, check_token_ids
 from .loss import linear_cross_entropy, per_target, token_cross_entropy
+from .pointer_generator import CopySource, copy_loss_terms, mixture_log_probs
 from .recurrent import RNN_TYPES
 from .scope import MonotonicScope
 from .search import FastSearchMixin
@@ -41,7 +42,10 @@ class BahdanauSeq2SeqModelOutput(Seq2SeqModelOutput):
     (the deep output's; Luong's attentional vectors h̃_t), not a decoder state. The decoder RNN's states are in
     ``decoder_hidden_states`` (with ``output_hidden_states``: the embedded inputs, then each layer bottom to top).
     cross_attentions: (α [B, 1, T, S],) over the caller's source columns (with ``output_attentions``).
+    p_gen_logits [B, T]: with ``copy_attention``, g_t of the pointer-generator's p_gen = σ(g_t).
     """
+
+    p_gen_logits: Tensor | None = None
 
 
 @dataclass
@@ -50,9 +54,14 @@ class BahdanauSeq2SeqLMOutput(Seq2SeqLMOutput):
 
     coverage_loss: with ``labels`` and ``config.coverage_loss_weight`` λ > 0, See et al.'s Σ_t Σ_j min(α_tj, c_tj)
     per target token (before λ; ``loss`` includes λ times it), for logging beside the cross-entropy.
+    p_gen [B, T]: with ``copy_attention`` and ``output_attentions``, the probability of generating from the
+    vocabulary at each step (1 − p_gen: of copying with ``cross_attentions``' weights).
+    logits: with ``copy_attention``, log P(w) of the pointer-generator's mixture over the extended vocabulary
+    [B, T, V + n] (``pointer_generator``).
     """
 
     coverage_loss: Tensor | None = None
+    p_gen: Tensor | None = None
 
 
 class BahdanauPreTrainedModel(PreTrainedModel):
@@ -225,6 +234,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
                               if output_attentions and weights is not None else None),
             encoder_last_hidden_state=None if encoder_outputs is None else encoder_outputs.last_hidden_state,
             encoder_hidden_states=None if encoder_outputs is None else encoder_outputs.hidden_states,
+            p_gen_logits=decoded.generation_gate,
         )
 
     def _check_encoder_outputs(self, encoder_outputs: BahdanauEncoderOutput | tuple,
@@ -317,17 +327,76 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         if not SHARED_BEAM_MEMORY:
             return fall_back_once("one encoder memory per source in beam search", expand, expand_size,
                                   is_encoder_decoder, input_ids, **model_kwargs)
-        shared = {key: model_kwargs.pop(key) for key in ("encoder_outputs", "attention_mask") if key in model_kwargs}
+        shared = {key: model_kwargs.pop(key) for key in ("encoder_outputs", "attention_mask", "copy_input_ids")
+                  if key in model_kwargs}
         input_ids, model_kwargs = expand(expand_size, False, input_ids, **model_kwargs)
         return input_ids, {**model_kwargs, **shared}
+
+    def generate(self, inputs: Tensor | None = None, generation_config: GenerationConfig | None = None, **kwargs):
+        """``GenerationMixin.generate``. With ``copy_attention`` the model copies from the source ids (``inputs`` or
+        ``input_ids``) unless ``copy_input_ids`` gives them in the extended vocabulary (``copying``)."""
+        if self.config.copy_attention and kwargs.get("copy_input_ids") is None and kwargs.get("encoder_outputs") is None:
+            source = inputs if inputs is not None else kwargs.get("input_ids")
+            if source is not None:
+                kwargs["copy_input_ids"] = source
+        return super().generate(inputs, generation_config, **kwargs)
 
     def _next_token_logits(self, tokens: Tensor, cache: RecurrentDecoderCache) -> Tensor:
         """tokens [N, 1] -> logits [N, V] of the token after them; advances ``cache``. The logits of
         ``forward(decoder_input_ids=tokens, past_key_values=cache)``, without its output objects (greedy and
         beam search call this at every step; at batch size 1 the objects cost a third of a step)."""
+        copying = cache.copy_source
+        if copying is not None:
+            tokens = self._read_back(tokens)
         decoded = self.model.decoder(tokens, cache.memory, cache.state, self.model.step_plan(cache))
         cache.update_state(decoded.state, tokens.shape[1])
-        return self.lm_head(self.output_dropout(decoded.pre_output[:, -1]))
+        logits = self.lm_head(self.output_dropout(decoded.pre_output[:, -1]))
+        if copying is None:
+            return logits
+        weights = cache.memory.to_caller_layout(decoded.attention_weights[:, -1:])
+        return mixture_log_probs(logits[:, None], decoded.generation_gate[:, -1:], weights,
+                                 copying.per_row(weights.shape[0]), copying.width)[:, 0]
+
+    def _read_back(self, ids: Tensor) -> Tensor:
+        """Decoder inputs in the extended vocabulary -> in the model's: a copied word the vocabulary lacks
+        (id ≥ vocab_size) is read as ``unk_token_id`` (See et al.)."""
+        return ids.masked_fill(ids >= self.config.vocab_size, self.config.unk_token_id)
+
+    def _copy_source(self, copy_input_ids: Tensor | None, input_ids: Tensor | None, attention_mask: Tensor | None,
+                     past_key_values: RecurrentDecoderCache | None) -> CopySource | None:
+        """What a ``copy_attention`` model copies from: the cache's, else ``copy_input_ids``, else ``input_ids``
+        (checked: non-negative ids of the source's shape); None without copy attention."""
+        if not self.config.copy_attention:
+            if copy_input_ids is not None:
+                raise ValueError("`copy_input_ids` are the ids a pointer-generator copies from, and this model has "
+                                 "`copy_attention=False`; leave them out.")
+            return None
+        if past_key_values is not None and past_key_values.copy_source is not None:
+            return past_key_values.copy_source
+        ids = input_ids if copy_input_ids is None else copy_input_ids
+        if ids is None:
+            raise ValueError("A `copy_attention=True` model copies source tokens: pass `input_ids` or "
+                             "`copy_input_ids` [batch, source] with `inputs_embeds` or `encoder_outputs`.")
+        check_token_ids("copy_input_ids", ids, torch.iinfo(torch.int64).max, what="[batch, source tokens]")
+        for name, other in (("input_ids", input_ids), ("attention_mask", attention_mask)):
+            if other is not None and other is not ids and tuple(other.shape) != tuple(ids.shape):
+                raise ValueError(f"`copy_input_ids` must have the shape of `{name}` {list(other.shape)}, got "
+                                 f"{list(ids.shape)}.")
+        return CopySource.of(ids, self.config.vocab_size)
+
+    def _check_copied_labels(self, labels: Tensor, copying: CopySource) -> None:
+        """A label beyond the vocabulary is a copied word: it must be among its own row's ``copy_input_ids``."""
+        beyond = labels >= self.config.vocab_size
+        rows, sources = labels.shape[0], copying.ids.shape[0]
+        if rows % sources or not beyond.any():
+            return  # a row count that is not k per source is refused by the model
+        found = (labels.unsqueeze(-1) == copying.per_row(rows).to(labels.device).unsqueeze(1)).any(-1)
+        missing = (beyond & ~found).nonzero()
+        if len(missing):
+            row, column = missing[0].tolist()
+            raise ValueError(f"`labels[{row}, {column}]` = {int(labels[row, column])} is beyond the vocabulary "
+                             f"({self.config.vocab_size}) and not among row {row}'s `copy_input_ids`: a copied word "
+                             "must occur in its own source.")
 
     @can_return_tuple
     def forward(
@@ -347,6 +416,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         return_dict: bool | None = None,
         num_items_in_batch: int | Tensor | None = None,
         logits_to_keep: int | Tensor = 0,
+        copy_input_ids: Tensor | None = None,
     ) -> BahdanauSeq2SeqLMOutput:
         """labels [B, T]: target ids, -100 where ignored (the decoder inputs are the labels shifted right unless given,
         with the labels' shape); the loss is their summed cross-entropy (plus λ times the coverage loss, when
@@ -354,36 +424,56 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         gradient-accumulation steps) or by their count. In training mode with labels the loss is
         fused with the vocabulary projection and ``logits`` is None (``model.eval()``, or calling without labels,
         gives the logits). ``logits_to_keep``: k > 0 computes the logits of the last k positions only (generate()
-        asks for 1), a tensor those positions; ``return_dict`` is read by ``can_return_tuple``."""
+        asks for 1), a tensor those positions; ``return_dict`` is read by ``can_return_tuple``.
+
+        With ``copy_attention``: ``copy_input_ids`` [B, S] are the source ids in the extended vocabulary (default:
+        ``input_ids``; ``copying.encode_with_copies`` makes them); labels and decoder inputs may hold their ids ≥
+        vocab_size (decoder inputs read them as ``unk_token_id``), and ``logits`` is log P(w) of the mixture."""
+        copying = self._copy_source(copy_input_ids, input_ids, attention_mask, past_key_values)
+        vocabulary = self.config.vocab_size if copying is None else copying.width
         if labels is not None:
             use_cache = False
-            check_token_ids("labels", labels, self.config.vocab_size, ignore_index=-100,
+            check_token_ids("labels", labels, vocabulary, ignore_index=-100,
                             what="[batch, target tokens] (-100 = ignored)")
+            if copying is not None:
+                self._check_copied_labels(labels, copying)
             if decoder_input_ids is None and decoder_inputs_embeds is None:
                 decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
             decoder_shape = (decoder_input_ids if decoder_inputs_embeds is None else decoder_inputs_embeds).shape[:2]
             if tuple(labels.shape) != tuple(decoder_shape):
                 raise ValueError(f"`labels` must have the decoder inputs' shape {list(decoder_shape)} ([batch, target "
                                  f"tokens]), got {list(labels.shape)}.")
+        if copying is not None and decoder_input_ids is not None:
+            check_token_ids("decoder_input_ids", decoder_input_ids, vocabulary)
+            decoder_input_ids = self._read_back(decoder_input_ids)
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
         with_coverage_loss = labels is not None and self.config.coverage_loss_weight > 0
         outputs = self.model(
             input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
             past_key_values=past_key_values, inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds,
-            use_cache=use_cache, output_attentions=output_attentions or with_coverage_loss,
+            use_cache=use_cache, output_attentions=output_attentions or with_coverage_loss or copying is not None,
             output_hidden_states=output_hidden_states, return_dict=True,
         )
+        if copying is not None:
+            if outputs.past_key_values is not None:
+                outputs.past_key_values.copy_source = copying
+            weights, gate = outputs.cross_attentions[0][:, 0], outputs.p_gen_logits
+            copy_ids = copying.per_row(weights.shape[0]).to(weights.device)
         pre_output = self.output_dropout(outputs.last_hidden_state)
         if labels is not None and self.training and torch.is_grad_enabled():
             # Training needs only the loss: fused with the projection, no [B, T, V] logits (logits is None).
+            targets = labels.to(pre_output.device)
             total = linear_cross_entropy(
-                pre_output, self.lm_head.weight, self.lm_head.bias, labels.to(pre_output.device)
+                pre_output, self.lm_head.weight, self.lm_head.bias, targets,
+                mixture=None if copying is None else copy_loss_terms(gate, weights, copy_ids, targets),
             )
             logits, loss = None, per_target(total, labels, num_items_in_batch)
         else:
             kept = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
             logits = self.lm_head(pre_output[:, kept])
+            if copying is not None:
+                logits = mixture_log_probs(logits, gate[:, kept], weights[:, kept], copy_ids, copying.width)
             loss = None if labels is None else token_cross_entropy(logits, labels[:, kept], num_items_in_batch)
         covered = None
         if with_coverage_loss:  # Σ_j min(α_tj, c_tj) is the same over the caller's columns as over the memory's
@@ -393,6 +483,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         return BahdanauSeq2SeqLMOutput(
             loss=loss,
             coverage_loss=covered,
+            p_gen=torch.sigmoid(gate) if copying is not None and output_attentions else None,
             logits=logits,
             past_key_values=outputs.past_key_values,
             decoder_hidden_states=outputs.decoder_hidden_states,

@@ -18,6 +18,7 @@ refused with a ValueError; unknown tokens and inputs longer than every training 
 import torch
 from transformers import GenerationConfig, Pipeline
 
+from .copying import decode_with_copies, encode_with_copies, tokens_with_copies
 from .decoding import check_texts, decoded_rows, first_eos, warn_about_source
 
 
@@ -55,10 +56,18 @@ class BahdanauTranslationPipeline(Pipeline):
             return [records[0] for records in result]
         return result
 
-    def preprocess(self, text: str) -> dict[str, torch.Tensor]:
-        encoded = self.tokenizer(text, return_tensors="pt")
-        warn_about_source(text, encoded["input_ids"][0].tolist(), self.tokenizer, self.model.config)
-        return {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}
+    def preprocess(self, text: str) -> dict:
+        """The model inputs of one text; with ``copy_attention`` also ``copy_input_ids`` and the words they copy,
+        ``source_oovs``."""
+        config = self.model.config
+        if not config.copy_attention:
+            encoded = self.tokenizer(text, return_tensors="pt")
+            inputs = {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}
+        else:
+            encoded = encode_with_copies(self.tokenizer, [text], vocab_size=config.vocab_size, return_tensors="pt")
+            inputs = dict(encoded.model_inputs(), source_oovs=encoded.source_oovs[0])
+        warn_about_source(text, inputs["input_ids"][0].tolist(), self.tokenizer, config)
+        return inputs
 
     def _forward(self, model_inputs: dict[str, torch.Tensor], return_alignments: bool = False, **generate_kwargs):
         """generate() on a batch; outputs reshaped to [batch, num_return_sequences, …] so the pipeline can split them
@@ -68,10 +77,15 @@ class BahdanauTranslationPipeline(Pipeline):
             generate_kwargs = self._prepare_generate_kwargs(generate_kwargs, **overrides)
         else:  # a transformers without that private helper: the caller's arguments as they are
             generate_kwargs = {**generate_kwargs, **overrides}
+        source_oovs = model_inputs.pop("source_oovs", None)
         generated = self.model.generate(**model_inputs, **generate_kwargs)
         sequences = generated.sequences if return_alignments else generated
         batch = model_inputs["input_ids"].shape[0]
-        outputs = dict(model_inputs, output_ids=sequences.reshape(batch, -1, sequences.shape[-1]))
+        outputs = dict(model_inputs, output_ids=sequences.reshape(batch, -1, sequences.shape[-1]),
+                       source_oovs=source_oovs)
+        if return_alignments and self.model.config.copy_attention:  # teacher-forced on the outputs: the same steps
+            p_gen = self.model(**model_inputs, decoder_input_ids=sequences[:, :-1], output_attentions=True).p_gen
+            outputs["p_gen"] = p_gen.reshape(batch, -1, p_gen.shape[-1])
         if return_alignments:
             eos_token_id = first_eos(self.model.generation_config.eos_token_id)
             rows = [row.alignment for row in decoded_rows(generated, eos_token_id)]
@@ -86,17 +100,26 @@ class BahdanauTranslationPipeline(Pipeline):
     def postprocess(self, model_outputs, return_alignments: bool = False, clean_up_tokenization_spaces: bool = False):
         records = []
         real_source = model_outputs["attention_mask"][0].bool()
-        source_tokens = self.tokenizer.convert_ids_to_tokens(model_outputs["input_ids"][0][real_source].tolist())
+        oovs, vocab_size = model_outputs.get("source_oovs") or [], self.model.config.vocab_size
+        source_ids = model_outputs["copy_input_ids" if "copy_input_ids" in model_outputs else "input_ids"][0]
+        source_tokens = tokens_with_copies(self.tokenizer, source_ids[real_source].tolist(), oovs, vocab_size)
         for index, output_ids in enumerate(model_outputs["output_ids"][0]):
-            record = {"translation_text": self.tokenizer.decode(
-                output_ids, skip_special_tokens=True, clean_up_tokenization_spaces=clean_up_tokenization_spaces)}
+            if "copy_input_ids" in model_outputs:
+                text = decode_with_copies(self.tokenizer, [output_ids], [oovs], vocab_size)[0]
+            else:
+                text = self.tokenizer.decode(output_ids, skip_special_tokens=True,
+                                             clean_up_tokenization_spaces=clean_up_tokenization_spaces)
+            record = {"translation_text": text}
             if return_alignments:
                 length = int(model_outputs["alignment_lengths"][0, index])
                 weights = model_outputs["alignments"][0, index, :length][:, real_source]
                 record["alignment"] = {
                     "source_tokens": source_tokens,
-                    "target_tokens": self.tokenizer.convert_ids_to_tokens(output_ids[1:1 + length].tolist()),
+                    "target_tokens": tokens_with_copies(self.tokenizer, output_ids[1:1 + length].tolist(), oovs,
+                                                        vocab_size),
                     "weights": weights.tolist(),
                 }
+                if "p_gen" in model_outputs:
+                    record["alignment"]["p_gen"] = model_outputs["p_gen"][0, index, :length].tolist()
             records.append(record)
         return records

@@ -36,21 +36,31 @@ def plot_alignment(
     path: str | PathLike | None = None,
     ax: Axes | None = None,
     title: str | None = None,
+    p_gen: torch.Tensor | np.ndarray | None = None,
 ) -> Figure:
     """Heat map of α [T, S]: source tokens along the top (x), output tokens down the side (y), white = 1, black = 0.
 
     Draws on ``ax`` if given (else on a new figure sized to the tokens) and saves to ``path`` if given.
-    Whitespace tokens are labelled "␣".
+    Whitespace tokens are labelled "␣". p_gen [T]: a pointer-generator's probability of generating each output
+    token from the vocabulary (1 − p_gen: of copying it with α), drawn as a last column after a gap.
     """
     from matplotlib.figure import Figure
 
-    weights = np.asarray(weights.detach().cpu().float() if isinstance(weights, torch.Tensor) else weights)
+    weights = _as_array(weights)
     expected = (len(target_tokens), len(source_tokens))
     if weights.ndim != 2 or weights.shape != expected:
         raise ValueError(
             f"`weights` must have shape [len(target_tokens), len(source_tokens)] = {list(expected)}, got "
             f"{list(weights.shape)}."
         )
+    if p_gen is not None:
+        p_gen = _as_array(p_gen)
+        if p_gen.shape != expected[:1]:
+            raise ValueError(f"`p_gen` must have one value per target token ({expected[0]}), got shape "
+                             f"{list(p_gen.shape)}.")
+        gap = np.full((expected[0], 1), np.nan)  # drawn blank
+        weights = np.concatenate([weights, gap, p_gen[:, None]], axis=1)
+        source_tokens, expected = [*source_tokens, "", "p_gen"], (expected[0], expected[1] + 2)
     if ax is None:
         figure = Figure(figsize=(1.5 + 0.3 * expected[1], 1.2 + 0.3 * expected[0]), layout="constrained")
         ax = figure.add_subplot()

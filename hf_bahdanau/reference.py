@@ -22,9 +22,13 @@ its parameters; nothing here is used by the model itself.
                           hard       α_t = one-hot of argmax_j α_tj
                           coverage   e_tj = v_aᵀ tanh(W_a q_t + U_a h_j + w_c c_tj), c_t = Σ_{t'<t} α_t'
     monotonic_expected_alignment  Raffel et al.'s training alignment, by its recurrence (eq. 10 and 11)
+    logits (copy_attention)  See et al. (2017), the pointer-generator, one word at a time:
+                          p_gen = σ(w_sᵀ s_t + w_cᵀ c_t + w_xᵀ E y_{t-1} + b)
+                          P(w) = (p_gen P_vocab(w) + (1 − p_gen) Σ_{j: x_j = w} α_tj) / (p_gen + (1 − p_gen) Σ_j α_tj)
     cho_decoder       Cho et al. (2014), §2.2: h_t = f(h_{t-1}, [E y_{t-1}; C]),  t = φ(W_r [h_t; C; E y_{t-1}])
     sutskever_decoder Sutskever et al. (2014): h_t = f(h_{t-1}, E y_{t-1}),  t = φ(W_r h_t)
-    logits            the decoder of the model's config, projected: [B, T, V]
+    logits            the decoder of the model's config, projected: [B, T, V] (with copy_attention log P(w) over
+                      the extended vocabulary [B, T, V + n])
 
 f is one step of the model's stacked cells through torch's own ``nn.GRU``/``nn.LSTM``/``nn.RNN`` layers (not the
 model's ``RecurrentStack.step``); scores and φ are the model's attention mechanism (its plain ``forward``, which
@@ -72,16 +76,49 @@ def encode(model, input_ids: Tensor, attention_mask: Tensor) -> BahdanauEncoderO
     )
 
 
-def logits(model, input_ids: Tensor, attention_mask: Tensor, decoder_input_ids: Tensor) -> Tensor:
-    """log-linear scores of every target position [B, T, V], by the decoder the model's config names."""
+def logits(model, input_ids: Tensor, attention_mask: Tensor, decoder_input_ids: Tensor,
+           copy_input_ids: Tensor | None = None) -> Tensor:
+    """log-linear scores of every target position [B, T, V], by the decoder the model's config names; with
+    ``copy_attention`` log P(w) of the mixture [B, T, V + n], copying from ``copy_input_ids`` (default ``input_ids``)
+    and reading decoder inputs ≥ V as ``unk_token_id``."""
     config = model.config
     if config.attention_type == "none":
         decoder = cho_decoder if config.context_mode == "cho" else sutskever_decoder
     else:
         decoder = bahdanau_decoder if config.decoder_style == "bahdanau" else luong_decoder
-    outputs = [decoder(model, input_ids[row:row + 1], attention_mask[row:row + 1], decoder_input_ids[row:row + 1])
-               for row in range(input_ids.shape[0])]
-    return model.lm_head(torch.cat(outputs))
+    if not config.copy_attention:
+        outputs = [decoder(model, input_ids[row:row + 1], attention_mask[row:row + 1], decoder_input_ids[row:row + 1])
+                   for row in range(input_ids.shape[0])]
+        return model.lm_head(torch.cat(outputs))
+    copy_input_ids = input_ids if copy_input_ids is None else copy_input_ids
+    width = max(config.vocab_size, int(copy_input_ids.max()) + 1)
+    read = decoder_input_ids.masked_fill(decoder_input_ids >= config.vocab_size, config.unk_token_id)
+    rows = []
+    for row in range(input_ids.shape[0]):
+        steps = []
+        pre_outputs = decoder(model, input_ids[row:row + 1], attention_mask[row:row + 1], read[row:row + 1], steps)
+        sources = copy_input_ids[row][attention_mask[row].bool()]
+        rows.append(torch.stack([_pointer_generator(model, pre_output, weights, p_gen, sources, width)
+                                 for pre_output, (weights, p_gen) in zip(pre_outputs[0], steps)]))
+    return torch.stack(rows)
+
+
+def _pointer_generator(model, pre_output: Tensor, weights: Tensor, p_gen: Tensor, sources: Tensor,
+                       width: int) -> Tensor:
+    """log P(w) [width] of one step: pre_output t [O], weights α [L], p_gen (a scalar), the source ids x_j [L]."""
+    probabilities = pre_output.new_zeros(width)
+    probabilities[:model.config.vocab_size] = p_gen * torch.softmax(model.lm_head(pre_output), dim=-1)
+    for alpha, word in zip(weights, sources.tolist()):
+        probabilities[word] += (1 - p_gen) * alpha
+    total = p_gen + (1 - p_gen) * weights.sum()
+    return probabilities.log() - total.log()
+
+
+def _p_gen(model, state: Tensor, context: Tensor, embedded: Tensor) -> Tensor:
+    """p_gen = σ(w_sᵀ s_t + w_cᵀ c_t + w_xᵀ x_t + b) from [1, H], [1, D], [1, E] (the gate's weight is [w_s; w_c; w_x])."""
+    gate = model.model.decoder.generation_gate
+    w_s, w_c, w_x = gate.weight[0].split([state.shape[-1], context.shape[-1], embedded.shape[-1]])
+    return torch.sigmoid(w_s @ state[0] + w_c @ context[0] + w_x @ embedded[0] + gate.bias[0])
 
 
 def _start(model, input_ids: Tensor, attention_mask: Tensor):
@@ -115,8 +152,9 @@ class _Attended:
         self.coverage = annotations.new_zeros(annotations.shape[1])
 
 
-def _attend(model, query: Tensor, annotations: Tensor, attended: _Attended) -> Tensor:
-    """c = Σ_j α_j h_j over one sentence's real annotations [1, L, D] from the query [1, Dq]; advances ``attended``."""
+def _attend(model, query: Tensor, annotations: Tensor, attended: _Attended) -> tuple[Tensor, Tensor]:
+    """c = Σ_j α_j h_j [1, D] and α [L] (averaged over heads) over one sentence's real annotations [1, L, D] from the
+    query [1, Dq]; advances ``attended``."""
     decoder, config = model.model.decoder, model.config
     length = annotations.shape[1]
     keys = decoder.attention.project_keys(annotations)
@@ -149,7 +187,7 @@ def _attend(model, query: Tensor, annotations: Tensor, attended: _Attended) -> T
     context, reported = decoder.attention.pool(weights[None, ..., None, :], annotations)
     attended.step += 1
     attended.coverage = attended.coverage + reported[0, 0]
-    return context[:, 0]
+    return context[:, 0], reported[0, 0]
 
 
 def monotonic_expected_alignment(probabilities: Tensor) -> Tensor:
@@ -171,22 +209,28 @@ def monotonic_expected_alignment(probabilities: Tensor) -> Tensor:
     return torch.tensor(rows, dtype=probabilities.dtype)
 
 
-def bahdanau_decoder(model, input_ids: Tensor, attention_mask: Tensor, decoder_input_ids: Tensor) -> Tensor:
-    """One sentence [1, S] -> t_i [1, T, output_size]: attend with s_{i-1}, then update (Bahdanau et al.)."""
+def bahdanau_decoder(model, input_ids: Tensor, attention_mask: Tensor, decoder_input_ids: Tensor,
+                     steps: list | None = None) -> Tensor:
+    """One sentence [1, S] -> t_i [1, T, output_size]: attend with s_{i-1}, then update (Bahdanau et al.). ``steps``
+    (a list) receives each step's (α_i [L], p_gen) with ``copy_attention``."""
     decoder = model.model.decoder
     _, annotations, layers = _start(model, input_ids, attention_mask)
     attended = _Attended(annotations)
     pre_outputs = []
     for token in decoder_input_ids[0]:
         embedded = decoder.embed_tokens(token[None])  # E y_{i-1} [1, E]
-        context = _attend(model, layers[-1][0][0], annotations, attended)  # c_i from s_{i-1}
+        context, weights = _attend(model, layers[-1][0][0], annotations, attended)  # c_i from s_{i-1}
         state, layers = _cell_step(model, torch.cat([embedded, context], dim=-1), layers)  # s_i
         pre_outputs.append(decoder.readout(torch.cat([state, context, embedded], dim=-1)))  # t_i
+        if steps is not None:
+            steps.append((weights, _p_gen(model, state, context, embedded)))
     return torch.stack(pre_outputs, dim=1)
 
 
-def luong_decoder(model, input_ids: Tensor, attention_mask: Tensor, decoder_input_ids: Tensor) -> Tensor:
-    """One sentence [1, S] -> h̃_t [1, T, output_size]: update, then attend with h_t (Luong et al.)."""
+def luong_decoder(model, input_ids: Tensor, attention_mask: Tensor, decoder_input_ids: Tensor,
+                  steps: list | None = None) -> Tensor:
+    """One sentence [1, S] -> h̃_t [1, T, output_size]: update, then attend with h_t (Luong et al.). ``steps`` (a
+    list) receives each step's (α_t [L], p_gen) with ``copy_attention``."""
     decoder = model.model.decoder
     _, annotations, layers = _start(model, input_ids, attention_mask)
     attended = _Attended(annotations)
@@ -196,9 +240,11 @@ def luong_decoder(model, input_ids: Tensor, attention_mask: Tensor, decoder_inpu
         embedded = decoder.embed_tokens(token[None])
         rnn_input = torch.cat([embedded, feed], dim=-1) if model.config.input_feeding else embedded
         state, layers = _cell_step(model, rnn_input, layers)  # h_t
-        context = _attend(model, state, annotations, attended)  # c_t from h_t
+        context, weights = _attend(model, state, annotations, attended)  # c_t from h_t
         feed = decoder.readout(torch.cat([context, state], dim=-1))  # h̃_t = tanh(W_c [c_t; h_t])
         attentional.append(feed)
+        if steps is not None:
+            steps.append((weights, _p_gen(model, state, context, embedded)))
     return torch.stack(attentional, dim=1)
 
 

@@ -110,7 +110,9 @@ class RecurrentDecoderCache(Cache):
     beam search calls ``reorder_cache(beam_idx)``. Only the decoder state is reordered, because every beam of a
     source shares the same encoder memory (``beam_idx`` never crosses sources). There are no key/value tensors to
     ``update``, ``crop`` or offload: an RNN state cannot be rolled back a token (the model is ``_is_stateful``).
-    ``step_plan``: the decoder's ``StepPlan`` for this memory, kept by the search loop after its first step.
+    ``step_plan``: the decoder's ``StepPlan`` for this memory, kept by the search loop after its first step;
+    ``copy_source``: the ``pointer_generator.CopySource`` a ``copy_attention`` model copies from (per source, shared by
+    its rows like the memory), else None.
     """
 
     is_compileable = False
@@ -121,6 +123,7 @@ class RecurrentDecoderCache(Cache):
         self.state = state
         self.seen_tokens = 0
         self.step_plan = None
+        self.copy_source = None
 
     @property
     def layers(self) -> list[RecurrentLayerCache]:

@@ -24,6 +24,8 @@ VARIANTS = {
     "rnnsearch+coverage+hard": ("rnnsearch", dict(use_coverage=True, attention_mode="hard")),
     "luong-general+hard": ("luong-general", dict(attention_mode="hard")),
     "luong-dot+local-m": ("luong-dot", dict(attention_scope="local-m", local_window=2)),
+    "rnnsearch+copy": ("rnnsearch", dict(copy_attention=True)),
+    "luong-general+copy+local-p": ("luong-local-p", dict(copy_attention=True, input_feeding=True)),
 }
 
 

@@ -23,10 +23,11 @@ from hf_bahdanau.state import RecurrentDecoderCache
 
 # every preset, and coverage, hard attention and local-m on decoders the presets do not pair them with (the rest of
 # the combinations: tests/test_scope.py's sweep)
-PRESET_NAMES = sorted(PRESETS) + ["rnnsearch+coverage", "luong-general+hard", "luong-dot+local-m"]
+PRESET_NAMES = sorted(PRESETS) + ["rnnsearch+coverage", "luong-general+hard", "luong-dot+local-m", "rnnsearch+copy",
+                                   "luong-general+copy+local-p"]
 ATTENTION_PRESETS = [name for name in PRESET_NAMES if PRESETS[VARIANTS.get(name, (name,))[0]]["attention_type"] != "none"]
 FIXED_CONTEXT_PRESETS = [name for name in PRESET_NAMES if name not in ATTENTION_PRESETS]
-FIXTURE_SEEDS = {"luong-local-p": 2, "luong-dot+local-m": 4}  # seed 1: every greedy row stops early (eos=SOMETIMES)
+FIXTURE_SEEDS = {"luong-local-p": 2, "luong-dot+local-m": 4, "luong-general+copy+local-p": 2}  # seed 1: every greedy row stops early (eos=SOMETIMES)
 LENGTHS = (7, 5, 2, 6)  # source lengths of the padded test batch
 MAX_NEW = 6
 NUM_BEAMS = 4
@@ -39,7 +40,8 @@ def decisive_model(preset: str, eos: str = NEVER, seed: int | None = None, **ove
     redrawn from N(0, 1) (seed: ``FIXTURE_SEEDS``, else 1); lm_head bias 0 except PAD (-1000: never
     generated) and EOS: -1000 (``never``), +1000 (``always``: EOS is the argmax at every step) or, for
     ``sometimes``, the bias that makes EOS the argmax at a quarter of the teacher-forced positions of random
-    targets (so some hypotheses end early and others do not, whatever the preset's logit scale)."""
+    targets (so some hypotheses end early and others do not, whatever the preset's logit scale). A pointer-generator
+    (``copy_attention``) gets p_gen = 1 with ``always``."""
     seed = FIXTURE_SEEDS.get(preset, 1) if seed is None else seed
     model = tiny_model(preset, seed=seed, **overrides)
     generator = torch.Generator().manual_seed(seed + 1000)
@@ -49,6 +51,8 @@ def decisive_model(preset: str, eos: str = NEVER, seed: int | None = None, **ove
         model.lm_head.bias.zero_()
         model.lm_head.bias[PAD] = -1e3
         model.lm_head.bias[EOS] = {NEVER: -1e3, ALWAYS: 1e3, SOMETIMES: 0.0}[eos]
+        if eos == ALWAYS and model.config.copy_attention:  # p_gen = 1: nothing copied outweighs EOS
+            model.model.decoder.generation_gate.bias.fill_(1e3)
         if eos == SOMETIMES:
             input_ids, attention_mask = padded_batch(LENGTHS, seed=seed + 1)
             targets = torch.randint(3, VOCAB, (len(LENGTHS), 8), generator=generator)

@@ -36,7 +36,7 @@ MAX_NEW = 6
 # (preset, tie_word_embeddings): every decoder style, GRU and LSTM, tied and untied output embeddings
 CASES = [("rnnsearch", False), ("rnnsearch", True), ("luong-general", True), ("sutskever", False),
          ("rnnencdec", True), ("luong-local-p", False), ("rnnsearch-monotonic", False),
-         ("rnnsearch+coverage+hard", False)]
+         ("rnnsearch+coverage+hard", False), ("rnnsearch+copy", False)]
 CASE_IDS = [f"{preset}{'-tied' if tied else ''}" for preset, tied in CASES]
 
 
@@ -198,7 +198,7 @@ REMOTE_CODE_CHILD = """
 """ % dict(max_new=MAX_NEW)
 
 REMOTE_CASES = [("rnnsearch", True), ("luong-general", True), ("sutskever", False), ("luong-local-p", False),
-                ("rnnsearch-monotonic", False), ("rnnsearch+coverage+hard", False)]
+                ("rnnsearch-monotonic", False), ("rnnsearch+coverage+hard", False), ("rnnsearch+copy", False)]
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from conftest import assert_float64_close, padded_batch, random_labels, tiny_config, tiny_model
+from conftest import VOCAB, assert_float64_close, padded_batch, random_labels, tiny_config, tiny_model
 from hf_bahdanau import BahdanauConfig, reference
 from hf_bahdanau.attention import ATTENTION_SCORES
 from hf_bahdanau.attention_mode import ATTENTION_MODES, HardAttention
@@ -185,31 +185,51 @@ def test_weights_sum_to_at_most_one_and_are_zero_outside_the_window_and_on_paddi
         assert (weights[(torch.arange(7) - centres).abs() > 1] == 0).all()
 
 
-# 4. every score x decoder style x scope x mode x coverage ------------------------------------------------------
+# 4. every score x decoder style x scope x mode, plain and with coverage and copying ----------------------------
 
 
 STYLES = [("bahdanau", False), ("luong", False), ("luong", True)]
-SWEEP = list(itertools.product(ATTENTION_SCORES, STYLES, ATTENTION_SCOPES, ATTENTION_MODES, [False, True]))
+# "extras": See et al.'s pointer-generator (copy_attention) with coverage where the score has the term for it
+SWEEP = list(itertools.product(ATTENTION_SCORES, STYLES, ATTENTION_SCOPES, ATTENTION_MODES, ["plain", "extras"]))
 
 
-def refusal(attention_type: str, scope: str, mode: str, coverage: bool) -> str | None:
+def refusal(attention_type: str, scope: str, mode: str) -> str | None:
     """The fields a refused combination's error names, or None."""
     if scope == "monotonic" and attention_type == "multihead":
         return "attention_scope='monotonic'.*attention_type='multihead'"
     if scope == "monotonic" and mode == "hard":
         return "attention_mode='hard'.*attention_scope='monotonic'"
-    if coverage and attention_type not in ("additive", "concat"):
-        return f"use_coverage=True.*attention_type='{attention_type}'"
     return None
 
 
-@pytest.mark.parametrize("attention_type, style, scope, mode, coverage", SWEEP)
+def assert_log_probs_close(actual: torch.Tensor, expected: torch.Tensor) -> None:
+    """float64 log-probabilities equal where finite (to the rounding of their size) and −∞ at the same entries (a
+    pointer-generator's extended ids that a row's source does not hold)."""
+    assert torch.equal(actual.isneginf(), expected.isneginf())
+    finite = expected.isfinite()
+    assert finite.any() and actual[finite].isfinite().all()
+    assert_float64_close(actual[finite], expected[finite])
+
+
+def copy_batch(input_ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor):
+    """copy_input_ids with two words beyond the vocabulary (ids VOCAB, VOCAB + 1) in row 0 and one in row 1, labels
+    that copy them, decoder inputs that read one."""
+    copy_ids = input_ids.clone()
+    copy_ids[0, 1], copy_ids[0, 4], copy_ids[1, 0] = VOCAB, VOCAB + 1, VOCAB
+    labels = labels.clone()
+    labels[0, 0], labels[0, 2], labels[1, 1] = VOCAB + 1, VOCAB, VOCAB
+    return copy_ids, labels
+
+
+@pytest.mark.parametrize("attention_type, style, scope, mode, extras", SWEEP)
 def test_every_accepted_combination_trains_steps_like_teacher_forcing_and_equals_the_reference(
-        attention_type, style, scope, mode, coverage):
+        attention_type, style, scope, mode, extras):
+    coverage = extras == "extras" and attention_type in ("additive", "concat")
     overrides = dict(attention_type=attention_type, decoder_style=style[0], input_feeding=style[1],
                      attention_scope=scope, attention_mode=mode, use_coverage=coverage, local_window=2,
-                     monotonic_bias_init=0.0, coverage_loss_weight=0.5 if coverage else 0.0)
-    expected_error = refusal(attention_type, scope, mode, coverage)
+                     monotonic_bias_init=0.0, coverage_loss_weight=0.5 if coverage else 0.0,
+                     copy_attention=extras == "extras")
+    expected_error = refusal(attention_type, scope, mode)
     if expected_error:
         with pytest.raises(ValueError, match=expected_error):
             tiny_config(**overrides)
@@ -218,28 +238,34 @@ def test_every_accepted_combination_trains_steps_like_teacher_forcing_and_equals
     input_ids, mask = padded_batch()
     labels = random_labels(3, 5)
     labels[1, 3:] = -100
-    out = model(input_ids=input_ids, attention_mask=mask, labels=labels)
+    decoder_input_ids = random_labels(3, 4, seed=2)
+    copying = {}
+    if model.config.copy_attention:
+        copy_ids, labels = copy_batch(input_ids, mask, labels)
+        decoder_input_ids[0, 2] = VOCAB
+        copying = dict(copy_input_ids=copy_ids)
+    out = model(input_ids=input_ids, attention_mask=mask, labels=labels, **copying)
     out.loss.backward()
     gradients = {name: p.grad for name, p in model.named_parameters()}
     assert all(g is not None and torch.isfinite(g).all() for g in gradients.values()), \
         [name for name, g in gradients.items() if g is None or not torch.isfinite(g).all()]
-    for name in ("scope.position_proj.weight", "scope.energy_bias", "coverage.coverage_proj.weight"):
+    for name in ("scope.position_proj.weight", "scope.energy_bias", "coverage.coverage_proj.weight",
+                 "generation_gate.weight"):
         if f"model.decoder.{name}" in gradients:  # what the option adds is trained
             assert gradients[f"model.decoder.{name}"].abs().sum() > 0, name
 
     model.eval()
-    decoder_input_ids = random_labels(3, 4, seed=2)
     with torch.no_grad():
-        full = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids)
+        full = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids, **copying)
         cache, steps = None, []
         for position in range(4):
             step = model(input_ids=input_ids, attention_mask=mask, past_key_values=cache, use_cache=True,
-                         decoder_input_ids=decoder_input_ids[:, position:position + 1])
+                         decoder_input_ids=decoder_input_ids[:, position:position + 1], **copying)
             cache = step.past_key_values
             steps.append(step.logits)
-        expected = reference.logits(model, input_ids, mask, decoder_input_ids)
-    assert_float64_close(torch.cat(steps, dim=1), full.logits)
-    assert_float64_close(full.logits, expected)
+        expected = reference.logits(model, input_ids, mask, decoder_input_ids, copying.get("copy_input_ids"))
+    assert_log_probs_close(torch.cat(steps, dim=1), full.logits)
+    assert_log_probs_close(full.logits, expected)
 
 
 # 5. the coverage loss in the model ------------------------------------------------------------------------------
@@ -288,6 +314,9 @@ def test_the_coverage_loss_is_reported_and_added_to_the_loss(training):
     (dict(hard_attention_temperature=0.0), "`hard_attention_temperature` must be > 0, got 0.0"),
     (dict(monotonic_noise_std=-1.0), "`monotonic_noise_std` must be >= 0"),
     (dict(coverage_loss_weight=-0.1), "`coverage_loss_weight` must be >= 0"),
+    (dict(attention_type="dot", use_coverage=True), "use_coverage=True.*attention_type='dot'"),
+    (dict(attention_type="none", copy_attention=True), "copy_attention=True.*attention_type='none'"),
+    (dict(copy_attention=True, unk_token_id=None), "copy_attention=True.*unk_token_id"),
 ])
 def test_bad_attention_options_are_refused_by_name(overrides, message):
     with pytest.raises(ValueError, match=message):

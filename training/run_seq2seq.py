@@ -42,6 +42,7 @@ from transformers import (  # noqa: E402
 )
 
 from hf_bahdanau import PRESETS, BahdanauConfig, BahdanauForConditionalGeneration  # noqa: E402
+from hf_bahdanau.copying import DataCollatorForCopying, decode_with_copies, encode_with_copies  # noqa: E402
 from training.alignment_error import alignment_error_rate  # noqa: E402
 from training.arguments import parse_arguments, parse_config_overrides  # noqa: E402
 from training.data_files import DataFileArguments, load_raw_splits, requested_splits  # noqa: E402
@@ -170,7 +171,7 @@ def load_model(model_args: ModelArguments, tokenizer):
     config = BahdanauConfig.from_preset(model_args.preset, **{
         "vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
         "eos_token_id": tokenizer.eos_token_id, "decoder_start_token_id": tokenizer.bos_token_id,
-        **parse_config_overrides(model_args.config_overrides)})
+        "unk_token_id": tokenizer.unk_token_id, **parse_config_overrides(model_args.config_overrides)})
     model = BahdanauForConditionalGeneration(config)
     logger.info("New %s model: %s parameters", model_args.preset, f"{model.num_parameters():,}")
     return model
@@ -182,17 +183,25 @@ def clip(ids: list[int], limit: int | None) -> list[int]:
 
 
 def tokenize_split(dataset: datasets.Dataset, split: str, tokenizer, data_args: DataTrainingArguments,
-                   main_process_first) -> datasets.Dataset:
-    """input_ids/attention_mask/labels; truncation only with --max_*_length, and every truncated row is counted."""
+                   main_process_first, copy_vocab_size: int | None = None) -> datasets.Dataset:
+    """input_ids/attention_mask/labels; truncation only with --max_*_length, and every truncated row is counted.
+    copy_vocab_size: the vocabulary size of a ``copy_attention`` model, whose rows also get ``copy_input_ids`` and
+    ``source_oovs`` (``hf_bahdanau.copying``)."""
 
     def tokenize(batch):
-        sources = tokenizer(batch[data_args.source_column])["input_ids"]
-        targets = tokenizer(text_target=batch[data_args.target_column])["input_ids"]
+        if copy_vocab_size is None:
+            encoded = {"input_ids": tokenizer(batch[data_args.source_column])["input_ids"],
+                       "labels": tokenizer(text_target=batch[data_args.target_column])["input_ids"]}
+        else:
+            encoded = dict(encode_with_copies(tokenizer, batch[data_args.source_column],
+                                              batch[data_args.target_column], vocab_size=copy_vocab_size))
+            encoded["copy_input_ids"] = [clip(ids, data_args.max_source_length) for ids in encoded["copy_input_ids"]]
+        sources, targets = encoded["input_ids"], encoded["labels"]
         input_ids = [clip(ids, data_args.max_source_length) for ids in sources]
         labels = [clip(ids, data_args.max_target_length) for ids in targets]
-        return {"input_ids": input_ids, "attention_mask": [[1] * len(ids) for ids in input_ids], "labels": labels,
-                TRUNCATED: [(len(a), len(b)) != (len(c), len(d))
-                            for a, b, c, d in zip(input_ids, labels, sources, targets)]}
+        return {**encoded, "input_ids": input_ids, "attention_mask": [[1] * len(ids) for ids in input_ids],
+                "labels": labels, TRUNCATED: [(len(a), len(b)) != (len(c), len(d))
+                                              for a, b, c, d in zip(input_ids, labels, sources, targets)]}
 
     with main_process_first(desc=f"{split} dataset tokenisation"):
         tokenized = dataset.map(tokenize, batched=True, remove_columns=dataset.column_names,
@@ -211,7 +220,24 @@ class GenerationConfigKeepingTrainer(LossPartsLogging, Seq2SeqTrainer):
     the model's generation config as it found it. transformers' own
     writes every default into it after its first batch (``max_length=20`` among them), which then clashes with
     ``max_new_tokens`` at every later ``generate()``: "Both `max_new_tokens` and `max_length` seem to have been set",
-    once per evaluation batch, and the saved model would carry the defaults."""
+    once per evaluation batch, and the saved model would carry the defaults.
+
+    For a ``copy_attention`` model, ``source_oovs`` holds the words each row of the split being evaluated or
+    predicted may copy (its ``source_oovs`` column, which the Trainer does not pass to the model), for decoding."""
+
+    source_oovs: list[list[str]] | None = None
+
+    def evaluate(self, eval_dataset=None, *args, **kwargs):
+        self._read_copied_words(self.eval_dataset if eval_dataset is None else eval_dataset)
+        return super().evaluate(eval_dataset, *args, **kwargs)
+
+    def predict(self, test_dataset, *args, **kwargs):
+        self._read_copied_words(test_dataset)
+        return super().predict(test_dataset, *args, **kwargs)
+
+    def _read_copied_words(self, dataset) -> None:
+        columns = getattr(dataset, "column_names", ())
+        self.source_oovs = dataset["source_oovs"] if "source_oovs" in columns else None
 
     def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None, **gen_kwargs):
         generation_config = copy.deepcopy(self.model.generation_config)
@@ -221,16 +247,16 @@ class GenerationConfigKeepingTrainer(LossPartsLogging, Seq2SeqTrainer):
             self.model.generation_config = generation_config
 
 
-def metrics_function(tokenizer):
-    """compute_metrics for predict_with_generate: sacreBLEU, chrF, exact match (all in percent), mean output length."""
+def metrics_function(tokenizer, copied_words=lambda: None, vocab_size: int | None = None):
+    """compute_metrics for predict_with_generate: sacreBLEU, chrF, exact match (all in percent), mean output length.
+    copied_words(): the evaluated split's ``source_oovs`` for a ``copy_attention`` model, else None."""
     bleu, chrf, exact_match = (load_metric(name) for name in ("sacrebleu", "chrf", "exact_match"))
 
     def compute_metrics(eval_prediction) -> dict[str, float]:
         predictions, labels = eval_prediction.predictions, eval_prediction.label_ids
         predictions = np.where(predictions != -100, predictions, tokenizer.pad_token_id)
-        labels = np.where(labels != -100, labels, tokenizer.pad_token_id)
-        outputs = [text.strip() for text in tokenizer.batch_decode(predictions, skip_special_tokens=True)]
-        references = [text.strip() for text in tokenizer.batch_decode(labels, skip_special_tokens=True)]
+        outputs = generated_texts(tokenizer, predictions, copied_words(), vocab_size)
+        references = generated_texts(tokenizer, labels, copied_words(), vocab_size)
         return {
             "bleu": bleu.compute(predictions=outputs, references=[[r] for r in references])["score"],
             "chrf": chrf.compute(predictions=outputs, references=[[r] for r in references])["score"],
@@ -253,10 +279,16 @@ def alignment_metrics(model, tokenizer, dataset: datasets.Dataset, data_args: Da
     return {f"{prefix}_alignment_error_rate": 100 * rate}  # in percent, as every other metric here
 
 
-def generated_texts(tokenizer, predictions: np.ndarray) -> list[str]:
-    """The decoded texts of generate()'s predictions (-100 where Trainer padded them)."""
+def generated_texts(tokenizer, predictions: np.ndarray, source_oovs: list[list[str]] | None = None,
+                    vocab_size: int | None = None) -> list[str]:
+    """The decoded texts of generate()'s predictions or of labels (-100 where Trainer padded them); with
+    ``source_oovs`` (a ``copy_attention`` model's), ids ≥ vocab_size are the rows' copied words."""
     predictions = np.where(predictions != -100, predictions, tokenizer.pad_token_id)
-    return [text.strip() for text in tokenizer.batch_decode(predictions, skip_special_tokens=True)]
+    if source_oovs is None:
+        texts = tokenizer.batch_decode(predictions, skip_special_tokens=True)
+    else:
+        texts = decode_with_copies(tokenizer, predictions, source_oovs, vocab_size)
+    return [text.strip() for text in texts]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -276,7 +308,9 @@ def main(argv: list[str] | None = None) -> None:
 
     tokenizer = load_tokenizer(model_args, raw_splits.get("train", raw.get("train")), data_args)
     model = load_model(model_args, tokenizer)
-    tokenized = {name: tokenize_split(split, name, tokenizer, data_args, training_args.main_process_first)
+    copy_vocab_size = model.config.vocab_size if model.config.copy_attention else None
+    tokenized = {name: tokenize_split(split, name, tokenizer, data_args, training_args.main_process_first,
+                                      copy_vocab_size)
                  for name, split in raw_splits.items()}
     if "train" in tokenized:  # decoding warns about inputs longer than any the model was trained on
         longest = max(len(ids) for ids in tokenized["train"]["input_ids"])
@@ -294,14 +328,16 @@ def main(argv: list[str] | None = None) -> None:
         train_dataset=tokenized.get("train"),
         eval_dataset=tokenized.get("eval"),
         processing_class=tokenizer,
-        data_collator=DataCollatorForSeq2Seq(tokenizer, model=model),
-        compute_metrics=metrics_function(tokenizer) if training_args.predict_with_generate else None,
+        data_collator=(DataCollatorForCopying if copy_vocab_size else DataCollatorForSeq2Seq)(tokenizer, model=model),
         callbacks=[CodeFilesCallback()],  # checkpoint pushes carry the model code too
     )
+    if training_args.predict_with_generate:
+        trainer.compute_metrics = metrics_function(tokenizer, lambda: trainer.source_oovs, copy_vocab_size)
     output_dir = Path(training_args.output_dir)
     train_and_evaluate(
         trainer, training_args, tokenized, predictions_file="generated_predictions.txt",
-        prediction_lines=(lambda output: generated_texts(tokenizer, output.predictions))
+        prediction_lines=(lambda output: generated_texts(tokenizer, output.predictions, trainer.source_oovs,
+                                                         copy_vocab_size))
         if training_args.predict_with_generate else None,
         extra_metrics=lambda split: alignment_metrics(trainer.model, tokenizer, raw_splits[split], data_args, split),
         **({"num_beams": data_args.num_beams} if data_args.num_beams else {}))

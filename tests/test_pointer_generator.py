@@ -1,0 +1,192 @@
+"""The pointer-generator (copy_attention): its mixture against hand-computed values, its fused training loss, the
+extended vocabulary from text to text, and the errors it raises. The model against the papers' equations in every
+score x style x scope x mode: tests/test_scope.py's sweep; generate(): tests/test_generation.py's variants."""
+
+import math
+
+import pytest
+import torch
+from torch.testing import assert_close
+
+from conftest import PAD, VOCAB, padded_batch, random_labels, tiny_model
+from hf_bahdanau.copying import DataCollatorForCopying, decode_with_copies, encode_with_copies
+from hf_bahdanau.decoding import translate
+from hf_bahdanau.loss import linear_cross_entropy
+from hf_bahdanau.pointer_generator import copy_loss_terms, mixture_log_probs
+from training.tokenization import train_tokenizer
+
+
+def test_the_mixture_equals_the_hand_computed_distribution():
+    """V = 3, logits (0, log 2, log 5): P_vocab = (1/8, 2/8, 5/8); g = 0: p_gen = 1/2; source ids (2, 4, 2) with
+    α = (0.5, 0.3, 0.2): copy(2) = 0.7, copy(4) = 0.3 (an extended id); Z = 1.
+    P = (1/16, 2/16, 5/16 + 0.35, 0, 0.15)."""
+    logits = torch.tensor([[[0.0, math.log(2), math.log(5)]]], dtype=torch.float64)
+    weights = torch.tensor([[[0.5, 0.3, 0.2]]], dtype=torch.float64)
+    log_probs = mixture_log_probs(logits, torch.zeros(1, 1, dtype=torch.float64), weights, torch.tensor([[2, 4, 2]]),
+                                  width=5)
+    expected = torch.tensor([1 / 16, 2 / 16, 5 / 16 + 0.35, 0.0, 0.15], dtype=torch.float64).log()
+    assert_close(log_probs[0, 0], expected, atol=1e-15, rtol=0)
+
+
+def test_weights_that_do_not_sum_to_one_are_normalised():
+    """α = (0.2, 0.2) (a local window's Gaussian), p_gen = σ(log 3) = 3/4, P_vocab uniform over 2:
+    Z = 3/4 + 1/4 · 0.4 = 0.85; P(0) = (3/8 + 0.05) / 0.85, P(1) = 3/8 / 0.85, P(2) = 0.05 / 0.85."""
+    log_probs = mixture_log_probs(torch.zeros(1, 1, 2, dtype=torch.float64),
+                                  torch.full((1, 1), math.log(3), dtype=torch.float64),
+                                  torch.tensor([[[0.2, 0.2]]], dtype=torch.float64), torch.tensor([[0, 2]]), width=3)
+    expected = torch.tensor([3 / 8 + 0.05, 3 / 8, 0.05], dtype=torch.float64) / 0.85
+    assert_close(log_probs[0, 0].exp(), expected, atol=1e-15, rtol=0)
+    assert_close(log_probs.exp().sum(), torch.tensor(1.0, dtype=torch.float64), atol=1e-15, rtol=0)
+
+
+def test_the_fused_mixture_loss_and_its_gradients_equal_the_plain_computation():
+    """linear_cross_entropy(mixture=copy_loss_terms(...)) = −Σ log P(y) from mixture_log_probs, with the gradients of
+    the pre-output, W_o, b_o, the gate and the weights; labels beyond the vocabulary (copied words) included."""
+    generator = torch.Generator().manual_seed(0)
+    rows, steps, source, hidden_size, vocab = 3, 4, 5, 6, 7
+    hidden = torch.randn(rows, steps, hidden_size, dtype=torch.float64, generator=generator, requires_grad=True)
+    weight = torch.randn(vocab, hidden_size, dtype=torch.float64, generator=generator, requires_grad=True)
+    bias = torch.randn(vocab, dtype=torch.float64, generator=generator, requires_grad=True)
+    gate = torch.randn(rows, steps, dtype=torch.float64, generator=generator, requires_grad=True)
+    scores = torch.randn(rows, steps, source, dtype=torch.float64, generator=generator, requires_grad=True)
+    copy_ids = torch.randint(3, vocab + 2, (rows, source), generator=generator)
+    labels = copy_ids[:, :steps].clone()  # every label is copyable; some are ≥ V
+    labels[0, 0], labels[2, 3] = 1, -100
+
+    def plain():
+        log_probs = mixture_log_probs(hidden @ weight.t() + bias, gate, scores.softmax(-1), copy_ids, vocab + 2)
+        kept = labels != -100
+        return -log_probs[kept].gather(-1, labels[kept][:, None]).sum()
+
+    def fused():
+        terms = copy_loss_terms(gate, scores.softmax(-1), copy_ids, labels)
+        return linear_cross_entropy(hidden, weight, bias, labels, chunk_size=5, mixture=terms)
+
+    parameters = (hidden, weight, bias, gate, scores)
+    expected_loss, actual_loss = plain(), fused()
+    expected = torch.autograd.grad(expected_loss, parameters)
+    actual = torch.autograd.grad(actual_loss, parameters)
+    assert_close(actual_loss, expected_loss, atol=1e-12, rtol=0)
+    for name, got, want in zip(("hidden", "weight", "bias", "gate", "weights"), actual, expected):
+        assert_close(got, want, atol=1e-12, rtol=0, msg=name)
+
+
+def test_the_model_loss_is_the_same_fused_in_training_and_plain_in_eval():
+    model = tiny_model("rnnsearch", copy_attention=True).double()
+    input_ids, mask = padded_batch()
+    copy_ids = input_ids.clone()
+    copy_ids[0, 2] = VOCAB
+    labels = random_labels(3, 5)
+    labels[0, 1] = VOCAB
+    losses = []
+    for training in (True, False):
+        model.train(training)
+        loss = model(input_ids=input_ids, attention_mask=mask, labels=labels, copy_input_ids=copy_ids).loss
+        gate_gradient = torch.autograd.grad(loss, model.model.decoder.generation_gate.weight)[0]
+        losses.append((loss.detach(), gate_gradient))
+    assert_close(losses[0][0], losses[1][0], atol=1e-12, rtol=0)
+    assert_close(losses[0][1], losses[1][1], atol=1e-12, rtol=0)
+
+
+def test_p_gen_is_returned_with_the_attentions():
+    model = tiny_model("rnnsearch", copy_attention=True)
+    input_ids, mask = padded_batch()
+    decoder_input_ids = random_labels(3, 4)
+    out = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids, output_attentions=True)
+    gate = model.model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).p_gen_logits
+    assert out.p_gen.shape == (3, 4) and ((out.p_gen > 0) & (out.p_gen < 1)).all()
+    assert_close(out.p_gen, torch.sigmoid(gate))
+    assert model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).p_gen is None
+
+
+# the extended vocabulary, from text to text ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def word_tokenizer():
+    return train_tokenizer(["meeting with Ann Lee on 3 March 2015", "Ann Lee | 2015-03-03"], kind="word")
+
+
+def test_source_words_beyond_the_vocabulary_get_ids_of_their_example(word_tokenizer):
+    vocab = len(word_tokenizer)
+    encoded = encode_with_copies(word_tokenizer, ["meeting with Ngozi Adeyemi on 3 March", "lunch with Ngozi"],
+                                 ["Ngozi Adeyemi | 2015", "Ngozi Obi"])
+    unk = word_tokenizer.unk_token_id
+    assert encoded.source_oovs == [["Ngozi", "Adeyemi"], ["lunch", "Ngozi"]]
+    assert encoded["input_ids"][0][2:4] == [unk, unk] and encoded["copy_input_ids"][0][2:4] == [vocab, vocab + 1]
+    assert encoded["copy_input_ids"][1][:3] == [vocab, word_tokenizer.convert_tokens_to_ids("with"), vocab + 1]
+    assert encoded["labels"][0][:2] == [vocab, vocab + 1]
+    assert encoded["labels"][1][:2] == [vocab + 1, unk]  # "Obi" is in neither the vocabulary nor the source
+    texts = decode_with_copies(word_tokenizer, encoded["labels"], encoded.source_oovs)
+    assert texts == ["Ngozi Adeyemi | 2015", "Ngozi"]  # <unk> is a special token: skipped
+    with pytest.raises(ValueError, match=r"`sequences\[0\]` holds id 17, beyond the vocabulary \(15\)"):
+        decode_with_copies(word_tokenizer, [[vocab + 2]], [["Ngozi", "Adeyemi"]])
+
+
+@pytest.mark.parametrize("side", ["right", "left"])
+def test_the_collator_pads_copy_ids_like_input_ids(word_tokenizer, side):
+    word_tokenizer.padding_side = side
+    try:
+        encoded = encode_with_copies(word_tokenizer, ["meeting with Ngozi Adeyemi", "Ngozi"], ["Ngozi", "Lee"])
+        rows = [{key: encoded[key][row] for key in encoded} for row in range(2)]
+        batch = DataCollatorForCopying(word_tokenizer)(rows)
+    finally:
+        word_tokenizer.padding_side = "right"
+    assert batch["copy_input_ids"].shape == batch["input_ids"].shape == (2, 5)
+    real = batch["attention_mask"].bool()
+    assert batch["copy_input_ids"][real].tolist() == sum(encoded["copy_input_ids"], [])
+    assert (batch["copy_input_ids"][~real] == PAD).all() and "source_oovs" not in batch
+
+
+def copying_model(tokenizer):
+    """p_gen = 0 and a local-m window of one position with equal scores: step t copies source token t, so the output
+    is the source, words beyond the vocabulary included."""
+    model = tiny_model("luong-general", vocab_size=len(tokenizer), attention_scope="local-m", local_window=1,
+                       copy_attention=True)
+    with torch.no_grad():
+        model.model.decoder.attention.key_proj.weight.zero_()
+        model.model.decoder.generation_gate.weight.zero_()
+        model.model.decoder.generation_gate.bias.fill_(-50.0)
+    return model
+
+
+def test_a_copied_word_the_vocabulary_lacks_comes_back_as_text(word_tokenizer):
+    model = copying_model(word_tokenizer)
+    texts = ["meeting with Ngozi Adeyemi", "Ann Obi"]
+    for num_beams in (1, 3):
+        results = translate(model, word_tokenizer, texts, num_beams=num_beams, max_new_tokens=8,
+                            output_alignments=True)
+        assert [result.translation for result in results] == texts
+        assert results[0].target_tokens == ["meeting", "with", "Ngozi", "Adeyemi", "</s>"]
+        assert (results[0].p_gen < 1e-20).all() and results[0].p_gen.shape == (5,)
+    from hf_bahdanau import BahdanauTranslationPipeline
+
+    pipe = BahdanauTranslationPipeline(model=model, tokenizer=word_tokenizer)
+    records = pipe(texts, max_new_tokens=8, return_alignments=True, batch_size=2)
+    assert [record["translation_text"] for record in records] == texts
+    assert records[1]["alignment"]["source_tokens"] == ["Ann", "Obi", "</s>"]
+    assert len(records[1]["alignment"]["p_gen"]) == 3
+
+
+def test_bad_copy_inputs_are_refused_by_name(word_tokenizer):
+    model = tiny_model("rnnsearch", copy_attention=True)
+    input_ids, mask = padded_batch()
+    with pytest.raises(ValueError, match="`copy_input_ids` are the ids a pointer-generator copies from"):
+        tiny_model("rnnsearch")(input_ids=input_ids, attention_mask=mask, copy_input_ids=input_ids,
+                                decoder_input_ids=input_ids)
+    with pytest.raises(ValueError, match=r"`copy_input_ids` must have the shape of `input_ids` \[3, 7\], got \[3, 6\]"):
+        model(input_ids=input_ids, attention_mask=mask, copy_input_ids=input_ids[:, :6], decoder_input_ids=input_ids)
+    with pytest.raises(ValueError, match=r"`copy_input_ids` must hold ids in \[0, "):
+        model(input_ids=input_ids, attention_mask=mask, copy_input_ids=-input_ids, decoder_input_ids=input_ids)
+    labels = random_labels(3, 4)
+    labels[1, 2] = VOCAB  # row 1's source holds no word beyond the vocabulary
+    copy_ids = input_ids.clone()
+    copy_ids[0, 0] = VOCAB
+    with pytest.raises(ValueError, match=r"`labels\[1, 2\]` = 40 is beyond the vocabulary \(40\) and not among row 1"):
+        model(input_ids=input_ids, attention_mask=mask, copy_input_ids=copy_ids, labels=labels)
+    with pytest.raises(ValueError, match=r"`labels` must hold ids in \[0, 41\)"):
+        model(input_ids=input_ids, attention_mask=mask, copy_input_ids=copy_ids, labels=labels + 5)
+    with pytest.raises(ValueError, match=r"`decoder_input_ids` must hold ids in \[0, 41\)"):
+        model(input_ids=input_ids, attention_mask=mask, copy_input_ids=copy_ids, decoder_input_ids=copy_ids + 2)
+    with pytest.raises(ValueError, match="pass `input_ids` or `copy_input_ids`"):
+        model(inputs_embeds=torch.randn(3, 7, 12), attention_mask=mask, decoder_input_ids=input_ids)
