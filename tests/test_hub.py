@@ -158,7 +158,8 @@ def test_save_and_load_round_trip(preset, tie, tmp_path):
         hidden = base(**batch).last_hidden_state
         expected_hidden = model.model(**batch).last_hidden_state
         assert_float64_close(hidden, expected_hidden)
-        assert_float64_close(model.lm_head(hidden), expected["logits"])
+        if not model.config.copy_attention:  # a pointer-generator's logits also read its attention
+            assert_float64_close(model.lm_head(hidden), expected["logits"])
 
 
 # 2. remote code in a process without hf_bahdanau -------------------------------------------------------

@@ -199,9 +199,10 @@ def tokenize_split(dataset: datasets.Dataset, split: str, tokenizer, data_args: 
         sources, targets = encoded["input_ids"], encoded["labels"]
         input_ids = [clip(ids, data_args.max_source_length) for ids in sources]
         labels = [clip(ids, data_args.max_target_length) for ids in targets]
-        return {**encoded, "input_ids": input_ids, "attention_mask": [[1] * len(ids) for ids in input_ids],
-                "labels": labels, TRUNCATED: [(len(a), len(b)) != (len(c), len(d))
-                                              for a, b, c, d in zip(input_ids, labels, sources, targets)]}
+        return {"input_ids": input_ids, "attention_mask": [[1] * len(ids) for ids in input_ids], "labels": labels,
+                **{key: value for key, value in encoded.items() if key not in ("input_ids", "attention_mask", "labels")},
+                TRUNCATED: [(len(a), len(b)) != (len(c), len(d))
+                            for a, b, c, d in zip(input_ids, labels, sources, targets)]}
 
     with main_process_first(desc=f"{split} dataset tokenisation"):
         tokenized = dataset.map(tokenize, batched=True, remove_columns=dataset.column_names,
