@@ -1,6 +1,7 @@
 """hf_bahdanau: the classic RNN encoder–attention–decoder models as Hugging Face transformers models.
 
-Importing the package registers ``model_type="bahdanau"`` with the Auto classes, and marks every
+Importing the package registers ``model_type="bahdanau"`` (and ``"bahdanau-pointer"``, the pointer network's, with
+``AutoModel``) with the Auto classes, and marks every
 class for ``register_for_auto_class`` so ``save_pretrained`` writes the code next to the weights
 (loadable with ``trust_remote_code=True`` where hf_bahdanau is not installed).
 
@@ -19,9 +20,10 @@ from transformers import (
 )
 
 from . import attention
-from .configuration_bahdanau import PRESETS, BahdanauConfig
+from .configuration_bahdanau import PRESETS, BahdanauConfig, BahdanauPointerConfig
 from .modeling_bahdanau import BahdanauForConditionalGeneration, BahdanauModel, BahdanauPreTrainedModel
 from .modeling_encoder_only import BahdanauEncoderModel
+from .modeling_pointer import BahdanauForPointerNetwork
 from .modeling_sequence_classification import BahdanauForSequenceClassification
 from .modeling_token_classification import BahdanauForTokenClassification
 
@@ -37,6 +39,10 @@ for auto_class, model_class in (
 ):
     auto_class.register(BahdanauConfig, model_class, exist_ok=True)
     model_class.register_for_auto_class(auto_class.__name__)
+AutoConfig.register(BahdanauPointerConfig.model_type, BahdanauPointerConfig, exist_ok=True)
+BahdanauPointerConfig.register_for_auto_class()
+AutoModel.register(BahdanauPointerConfig, BahdanauForPointerNetwork, exist_ok=True)
+BahdanauForPointerNetwork.register_for_auto_class("AutoModel")
 
 
 def __getattr__(name: str):
@@ -52,9 +58,11 @@ __all__ = [
     "BahdanauConfig",
     "BahdanauEncoderModel",
     "BahdanauForConditionalGeneration",
+    "BahdanauForPointerNetwork",
     "BahdanauForSequenceClassification",
     "BahdanauForTokenClassification",
     "BahdanauModel",
+    "BahdanauPointerConfig",
     "BahdanauPreTrainedModel",
     "BahdanauTranslationPipeline",
     "attention",

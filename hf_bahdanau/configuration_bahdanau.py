@@ -35,6 +35,10 @@ AUTO_MAP = {
     "AutoModelForTokenClassification": "modeling_token_classification.BahdanauForTokenClassification",
     "AutoModelForSequenceClassification": "modeling_sequence_classification.BahdanauForSequenceClassification",
 }
+POINTER_AUTO_MAP = {
+    "AutoConfig": "configuration_bahdanau.BahdanauPointerConfig",
+    "AutoModel": "modeling_pointer.BahdanauForPointerNetwork",
+}
 
 PIPELINE_TASK = "translation"
 # config.json's ``custom_pipelines`` of a seq2seq model: pipeline(model=..., trust_remote_code=True) loads ours
@@ -220,6 +224,7 @@ class BahdanauConfig(PreTrainedConfig):
     """
 
     model_type = "bahdanau"
+    default_auto_map = AUTO_MAP
     keys_to_ignore_at_inference = ["past_key_values"]
     attribute_map = {"num_hidden_layers": "encoder_layers"}  # as BART: transformers' generic code reads this name
 
@@ -284,7 +289,7 @@ class BahdanauConfig(PreTrainedConfig):
         if self.classifier_attention_size is None:
             self.classifier_attention_size = max(1, self.encoder_output_size // 2)
         if getattr(self, "auto_map", None) is None:
-            self.auto_map = dict(AUTO_MAP)
+            self.auto_map = dict(self.default_auto_map)
         super().__post_init__(**kwargs)
         self.validate_architecture()
 
@@ -431,4 +436,56 @@ def _builtin_errors(strict_setattr):
 
 BahdanauConfig.__setattr__ = _builtin_errors(BahdanauConfig.__setattr__)
 
-__all__ = ["AXES", "BahdanauConfig", "CUSTOM_PIPELINES", "PIPELINE_TASK", "PRESETS", "axes_table"]
+
+@strict
+class BahdanauPointerConfig(BahdanauConfig):
+    r"""Configuration of a pointer network (``modeling_pointer.BahdanauForPointerNetwork``; Vinyals et al. 2015): the
+    fields of ``BahdanauConfig``, read the same way, plus ``input_feature_size``. The decoder's attention over the
+    inputs is the output distribution, so it is Luong style (it points with the state that has read the previous
+    output) and global soft attention without coverage or copying; any score.
+
+    Args:
+        input_feature_size (`int`, *optional*):
+            F of ``input_features`` [batch, inputs, F] (e.g. 2 for points in the plane), embedded by a linear map;
+            None: the inputs are token ids (``input_ids``, ``vocab_size`` of them).
+        vocab_size (`int`, *optional*, defaults to 1):
+            The input vocabulary of a model that reads ``input_ids``; unused with ``input_feature_size``.
+        decoder_style (`str`, *optional*, defaults to `"luong"`):
+            Must be ``"luong"``.
+        input_feeding (`bool`, *optional*, defaults to `False`):
+            Feed h̃_{i-1} = tanh(W_c [c_{i-1}; d_{i-1}]) (``deep_output``) to the next step beside the input pointed
+            at; without it h̃ is not read by the pointer and its weights get no gradient.
+    """
+
+    model_type = "bahdanau-pointer"
+    default_auto_map = POINTER_AUTO_MAP
+
+    input_feature_size: int | None = None
+    vocab_size: int = 1
+    decoder_style: str = "luong"
+    deep_output: str = "tanh"
+    bos_token_id: int | None = None
+    eos_token_id: int | list[int] | None = 0
+    unk_token_id: int | None = None
+    decoder_start_token_id: int | None = 0
+
+    def validate_architecture(self) -> None:
+        """``BahdanauConfig.validate_architecture`` and what a pointer needs; ValueError naming the field."""
+        super().validate_architecture()
+        if self.input_feature_size is not None:
+            _require_positive("input_feature_size", self.input_feature_size)
+        if self.decoder_style != "luong" or self.attention_type == "none":
+            raise ValueError(f"A pointer network points with its decoder's attention after the decoder has read the "
+                             f"input it pointed at last: it needs `decoder_style='luong'` and an `attention_type` "
+                             f"other than 'none', got {self.decoder_style!r} and {self.attention_type!r}.")
+        changed = [f"`{field}={getattr(self, field)!r}`" for field, default in (
+            ("attention_scope", "global"), ("attention_mode", "soft"), ("use_coverage", False),
+            ("coverage_loss_weight", 0), ("copy_attention", False)) if getattr(self, field) != default]
+        if changed:
+            raise ValueError(f"A pointer network's output distribution is the softmax of its attention scores over "
+                             f"all inputs: {', '.join(changed)} cannot be used with it (leave the default).")
+
+
+BahdanauPointerConfig.__setattr__ = _builtin_errors(BahdanauPointerConfig.__setattr__)
+
+__all__ = ["AXES", "BahdanauConfig", "BahdanauPointerConfig", "CUSTOM_PIPELINES", "PIPELINE_TASK", "PRESETS", "axes_table"]

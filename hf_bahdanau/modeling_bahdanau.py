@@ -272,30 +272,9 @@ class BahdanauModel(BahdanauPreTrainedModel):
         return rows
 
 
-class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin, GenerationMixin):
-    """p(y_i | y_<i, x) = softmax(W_o t_i): the seq2seq LM head, trained with ``labels`` (-100 ignored)
-    and decoded with ``generate()``."""
-
-    _tied_weights_keys = {"lm_head.weight": "model.decoder.embed_tokens.weight"}
-    accepts_loss_kwargs = True  # Trainer passes num_items_in_batch: the loss is exact under gradient accumulation
-
-    def __init__(self, config: BahdanauConfig):
-        super().__init__(config)
-        self.model = BahdanauModel(config)
-        self.output_dropout = nn.Dropout(config.dropout)
-        self.lm_head = nn.Linear(config.output_size, config.vocab_size)
-        if not getattr(config, "custom_pipelines", None):  # saved with the model: pipeline(model=..., trust_remote_code=True)
-            config.custom_pipelines = CUSTOM_PIPELINES
-        self.post_init()
-
-    def get_output_embeddings(self) -> nn.Linear:
-        return self.lm_head
-
-    def set_output_embeddings(self, value: nn.Linear) -> None:
-        self.lm_head = value
-
-    def prepare_decoder_input_ids_from_labels(self, labels: Tensor) -> Tensor:
-        return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
+class RecurrentGenerationMixin(GenerationMixin):
+    """What ``generate()`` needs of every recurrent encoder–decoder head here: the step's inputs read from the cache,
+    and beams that share their source's encoder outputs."""
 
     def prepare_inputs_for_generation(
         self,
@@ -331,6 +310,32 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
                   if key in model_kwargs}
         input_ids, model_kwargs = expand(expand_size, False, input_ids, **model_kwargs)
         return input_ids, {**model_kwargs, **shared}
+
+
+class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin, RecurrentGenerationMixin):
+    """p(y_i | y_<i, x) = softmax(W_o t_i): the seq2seq LM head, trained with ``labels`` (-100 ignored)
+    and decoded with ``generate()``."""
+
+    _tied_weights_keys = {"lm_head.weight": "model.decoder.embed_tokens.weight"}
+    accepts_loss_kwargs = True  # Trainer passes num_items_in_batch: the loss is exact under gradient accumulation
+
+    def __init__(self, config: BahdanauConfig):
+        super().__init__(config)
+        self.model = BahdanauModel(config)
+        self.output_dropout = nn.Dropout(config.dropout)
+        self.lm_head = nn.Linear(config.output_size, config.vocab_size)
+        if not getattr(config, "custom_pipelines", None):  # saved with the model: pipeline(model=..., trust_remote_code=True)
+            config.custom_pipelines = CUSTOM_PIPELINES
+        self.post_init()
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.lm_head
+
+    def set_output_embeddings(self, value: nn.Linear) -> None:
+        self.lm_head = value
+
+    def prepare_decoder_input_ids_from_labels(self, labels: Tensor) -> Tensor:
+        return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 
     def generate(self, inputs: Tensor | None = None, generation_config: GenerationConfig | None = None, **kwargs):
         """``GenerationMixin.generate``. With ``copy_attention`` the model copies from the source ids (``inputs`` or
@@ -494,4 +499,4 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
 
 
 __all__ = ["BahdanauForConditionalGeneration", "BahdanauModel", "BahdanauPreTrainedModel", "BahdanauSeq2SeqLMOutput",
-           "BahdanauSeq2SeqModelOutput", "shift_tokens_right"]
+           "BahdanauSeq2SeqModelOutput", "RecurrentGenerationMixin", "shift_tokens_right"]

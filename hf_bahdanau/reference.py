@@ -29,6 +29,9 @@ its parameters; nothing here is used by the model itself.
     sutskever_decoder Sutskever et al. (2014): h_t = f(h_{t-1}, E y_{t-1}),  t = φ(W_r h_t)
     logits            the decoder of the model's config, projected: [B, T, V] (with copy_attention log P(w) over
                       the extended vocabulary [B, T, V + n])
+    pointer_network   Vinyals et al. (2015), a ``BahdanauForPointerNetwork``, one input sequence at a time:
+                          e = [e_0; h_1 … h_L],  d_i = f(d_{i-1}, [x_{C_{i-1}}; h̃_{i-1}])   (x_{C_0} the start input)
+                          p(C_i = j | C_<i, P) = a_i(j), the Luong decoder's attention over e from d_i
 
 f is one step of the model's stacked cells through torch's own ``nn.GRU``/``nn.LSTM``/``nn.RNN`` layers (not the
 model's ``RecurrentStack.step``); scores and φ are the model's attention mechanism (its plain ``forward``, which
@@ -44,17 +47,19 @@ from .encoder import BahdanauEncoderOutput
 from .state import EncoderMemory
 
 __all__ = ["bahdanau_decoder", "cho_decoder", "encode", "logits", "luong_decoder", "monotonic_expected_alignment",
-           "sutskever_decoder"]
+           "pointer_network", "sutskever_decoder"]
 
 
-def encode(model, input_ids: Tensor, attention_mask: Tensor) -> BahdanauEncoderOutput:
+def encode(model, input_ids: Tensor | None, attention_mask: Tensor,
+           inputs_embeds: Tensor | None = None) -> BahdanauEncoderOutput:
     """Every sentence alone through the encoder's layers: annotations [B, S, D] (0 on padding), each layer's final
     states [B, layers, D] (forward after the last token, backward at the first). Masks may be left- or
-    right-padded."""
+    right-padded. ``inputs_embeds`` [B, S, E] are read instead of the ids' embeddings when given."""
     encoder = model.model.encoder
     rows, finals, cells = [], [], []
-    for ids, mask in zip(input_ids, attention_mask.bool()):
-        layer_input = encoder.embed_tokens(ids[mask])[None]  # [1, L, E], the real tokens only
+    embedded = encoder.embed_tokens(input_ids) if inputs_embeds is None else inputs_embeds
+    for embeddings, mask in zip(embedded, attention_mask.bool()):
+        layer_input = embeddings[mask][None]  # [1, L, E], the real tokens only
         if encoder.reverse_source:
             layer_input = layer_input.flip(1)
         row_finals, row_cells = [], []
@@ -65,7 +70,7 @@ def encode(model, input_ids: Tensor, attention_mask: Tensor) -> BahdanauEncoderO
             row_cells.append(None if cell is None else cell.transpose(0, 1).reshape(1, -1))
         if encoder.reverse_source:
             layer_input = layer_input.flip(1)
-        annotations = layer_input.new_zeros(1, ids.shape[0], layer_input.shape[-1])
+        annotations = layer_input.new_zeros(1, mask.shape[0], layer_input.shape[-1])
         annotations[:, mask] = layer_input
         rows.append(annotations)
         finals.append(torch.stack(row_finals, dim=1))
@@ -270,3 +275,37 @@ def sutskever_decoder(model, input_ids: Tensor, attention_mask: Tensor, decoder_
         state, layers = _cell_step(model, decoder.embed_tokens(token[None]), layers)
         pre_outputs.append(decoder.readout(state))
     return torch.stack(pre_outputs, dim=1)
+
+
+def pointer_network(model, attention_mask: Tensor, decoder_input_ids: Tensor, input_features: Tensor | None = None,
+                    input_ids: Tensor | None = None) -> Tensor:
+    """log p(C_i = j) [B, T, S + 1] of a pointer network (−∞ at padded inputs), one sequence at a time: the
+    attention weights over [e_0; h_1 … h_L] of a Luong decoder that reads the input it pointed at last. Pointer id
+    0 is the end (and the start input), j + 1 input j; inputs right-padded."""
+    embedded = (model.model.encoder.embed_tokens(input_ids) if input_features is None
+                else model.feature_projection(input_features))  # x_j [B, S, E]
+    encoded = encode(model, None, attention_mask, inputs_embeds=embedded)
+    rows = []
+    for row, mask in enumerate(attention_mask.bool()):
+        length = int(mask.sum())
+        memory = torch.cat([model.end_annotation[None, None], encoded.last_hidden_state[row:row + 1, :length]], 1)
+        row_encoded = BahdanauEncoderOutput(memory, encoded.final_hidden_state[row:row + 1],
+                                            None if encoded.final_cell_state is None
+                                            else encoded.final_cell_state[row:row + 1])
+        state = model.model.decoder.bridge(row_encoded, EncoderMemory(memory, torch.ones_like(memory[..., 0]).bool()))
+        layers = [(state.hidden[layer:layer + 1], None if state.cell is None else state.cell[layer:layer + 1])
+                  for layer in range(state.hidden.shape[0])]
+        inputs = torch.cat([model.start_input[None], embedded[row, :length]])  # what pointer id k reads
+        attended, feed = _Attended(memory), memory.new_zeros(1, model.config.output_size)
+        steps = []
+        for pointer in decoder_input_ids[row].tolist():
+            read = inputs[pointer][None]
+            rnn_input = torch.cat([read, feed], dim=-1) if model.config.input_feeding else read
+            query, layers = _cell_step(model, rnn_input, layers)  # d_i
+            context, weights = _attend(model, query, memory, attended)  # a_i over [e_0; h_1 … h_L]
+            feed = model.model.decoder.readout(torch.cat([context, query], dim=-1))
+            log_probs = memory.new_full((attention_mask.shape[1] + 1,), float("-inf"))
+            log_probs[:length + 1] = weights.log()
+            steps.append(log_probs)
+        rows.append(torch.stack(steps))
+    return torch.stack(rows)

@@ -112,7 +112,8 @@ class RecurrentDecoderCache(Cache):
     ``update``, ``crop`` or offload: an RNN state cannot be rolled back a token (the model is ``_is_stateful``).
     ``step_plan``: the decoder's ``StepPlan`` for this memory, kept by the search loop after its first step;
     ``copy_source``: the ``pointer_generator.CopySource`` a ``copy_attention`` model copies from (per source, shared by
-    its rows like the memory), else None.
+    its rows like the memory), else None; ``pointer_inputs``: a pointer network's [x_start; x_1 … x_S] [B, S + 1, E],
+    what it reads for each pointer id (``modeling_pointer``), else None.
     """
 
     is_compileable = False
@@ -124,6 +125,7 @@ class RecurrentDecoderCache(Cache):
         self.seen_tokens = 0
         self.step_plan = None
         self.copy_source = None
+        self.pointer_inputs = None
 
     @property
     def layers(self) -> list[RecurrentLayerCache]:
