@@ -130,11 +130,13 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         (the attention's weights): log (1/h Σ_h p_h)."""
         (rows, steps, size), sources = states.shape, mask.shape[0]
         scores = self.model.decoder.attention.score(states.reshape(sources, -1, size), keys)
+        scores = scores.to(torch.promote_types(scores.dtype, torch.float32))
         padding = ~mask.view(sources, *([1] * (scores.dim() - 2)), -1)
-        log_probs = scores.to(torch.promote_types(scores.dtype, torch.float32)).masked_fill(padding, float("-inf"))
-        log_probs = log_probs.log_softmax(-1)
+        # the finite minimum, not −∞, until the heads are combined: logsumexp over −∞ only has NaN gradients
+        log_probs = scores.masked_fill(padding, torch.finfo(scores.dtype).min).log_softmax(-1)
         if log_probs.dim() == 4:  # [B, heads, k·T, S + 1]
             log_probs = log_probs.logsumexp(1) - math.log(log_probs.shape[1])
+        log_probs = log_probs.masked_fill(~mask.unsqueeze(1), float("-inf"))
         return log_probs.reshape(rows, steps, -1).to(states.dtype)
 
     def _check_labels(self, labels: Tensor, mask: Tensor) -> None:

@@ -64,7 +64,8 @@ def paper_of(preset: str | None) -> tuple[str, str, str] | None:
 
 
 def _where_and_how(config: dict[str, Any]) -> str:
-    """The attention's scope, mode and coverage in words (configs saved before these fields read as the defaults)."""
+    """The attention's scope, mode, coverage and copying in words (configs saved before these fields read as the
+    defaults)."""
     scope = config.get("attention_scope", "global")
     words = ATTENTION_SCOPES.describe(scope)
     if scope.startswith("local"):
@@ -74,6 +75,9 @@ def _where_and_how(config: dict[str, Any]) -> str:
         words += "; the score reads the coverage c_ij = Σ_{i'<i} α_i'j (e = vᵀ tanh(W q_i + U h_j + w_c c_ij))"
     if config.get("coverage_loss_weight"):
         words += f"; trained with the coverage loss λ Σ_j min(α_ij, c_ij), λ = {config['coverage_loss_weight']}"
+    if config.get("copy_attention"):
+        words += ("; pointer-generator copying (See et al., 2017): P(w) = p_gen P_vocab(w) + (1 − p_gen) "
+                  "Σ_{j: x_j = w} α_ij, so source words outside the vocabulary can be output")
     return words
 
 
@@ -87,8 +91,10 @@ def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
                f"units per direction, over {config['embedding_size']}-dimensional embeddings")
     if config.get("reverse_source"):
         encoder += "; the source is read in reverse"
+    if config.get("input_feature_size"):
+        encoder += f" (a linear map of each {config['input_feature_size']}-dimensional input vector)"
     lines = [encoder]
-    if task == "translation":
+    if task in ("translation", "pointer-network"):
         if config["attention_type"] == "none":
             attention = CONTEXT_MODES.describe(config["context_mode"])
         else:
@@ -108,7 +114,12 @@ def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
         output = DEEP_OUTPUTS.describe(config["deep_output"])
         if config.get("tie_word_embeddings"):
             output += " (tied with the decoder embeddings)"
-        lines.append(f"**Output**: {output}, over a vocabulary of {config['vocab_size']:,} tokens")
+        if task == "pointer-network":
+            lines.append("**Output**: a pointer (Vinyals et al., 2015): p(C_i = j) = softmax_j(u_ij), the decoder's "
+                         "attention scores over a learned end position and the inputs; the decoder reads the input "
+                         "it pointed at last")
+        else:
+            lines.append(f"**Output**: {output}, over a vocabulary of {config['vocab_size']:,} tokens")
     elif task == "token-classification":
         lines.append(f"**Token attention**: {describe_token_attention(config['token_attention_type'])}")
     else:

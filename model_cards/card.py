@@ -28,11 +28,14 @@ TASKS = {  # task -> (Auto class of its head, how the task reads in words)
     "translation": ("AutoModelForSeq2SeqLM", "Translation"),
     "token-classification": ("AutoModelForTokenClassification", "Token Classification"),
     "text-classification": ("AutoModelForSequenceClassification", "Text Classification"),
+    "pointer-network": ("AutoModel", "Pointer Network"),
 }
+MODEL_TYPES = {"bahdanau-pointer": "pointer-network"}  # model types that have one task; the others: "bahdanau"
 METRIC_NAMES = {
     "bleu": "BLEU", "sacrebleu": "BLEU", "chrf": "chrF", "exact_match": "Exact match", "loss": "Loss",
     "aer": "Alignment error rate", "alignment_error_rate": "Alignment error rate", "accuracy": "Accuracy",
     "f1": "F1", "precision": "Precision", "recall": "Recall", "gen_len": "Mean generated length",
+    "area_coverage": "Area coverage", "invalid_fraction": "Not a simple polygon",
 }
 NOT_IN_MODEL_INDEX = ("loss", "gen_len")  # reported in the table, not quality metrics
 HYPERPARAMETERS = (
@@ -85,9 +88,12 @@ def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | No
     if task not in TASKS:
         raise ValueError(f"`task` must be one of {list(TASKS)}, got {task!r}.")
     config = read_json(model_dir / "config.json")
-    if config is None or config.get("model_type") != "bahdanau":
+    model_type = (config or {}).get("model_type")
+    if model_type not in ("bahdanau", *MODEL_TYPES):
         raise ValueError(f"`model_dir` ({model_dir}) must hold a saved hf_bahdanau model (config.json of model_type "
-                         "'bahdanau').")
+                         f"{['bahdanau', *MODEL_TYPES]}).")
+    if MODEL_TYPES.get(model_type, task) != task or (model_type == "bahdanau" and task in MODEL_TYPES.values()):
+        raise ValueError(f"`task={task!r}` does not fit the model in {model_dir} (model_type {model_type!r}).")
     auto_class, task_name = TASKS[task]
     if auto_class not in config.get("auto_map", {}):
         raise ValueError(f"`task={task!r}` loads with {auto_class}, which the config's auto_map lacks "
@@ -119,7 +125,8 @@ def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | No
         tags.insert(1, architecture.preset)
     card_data = ModelCardData(
         model_name=model_name, library_name="transformers", license=license, language=language, tags=tags,
-        datasets=[dataset_name] if dataset_name else None, base_model=base_model, pipeline_tag=task,
+        datasets=[dataset_name] if dataset_name else None, base_model=base_model,
+        pipeline_tag=None if task in MODEL_TYPES.values() else task,  # no Hub pipeline points at inputs
         metrics=sorted({result.metric_type for result in eval_results}) or None,
         eval_results=eval_results or None,
     )
@@ -204,6 +211,11 @@ def summary(task: str, title: str, dataset_name: str | None) -> str:
 
 
 def task_description(task: str, config: dict[str, Any]) -> str:
+    if task == "pointer-network":
+        return ("Its outputs are positions of its inputs (Vinyals et al., 2015): pointer id j + 1 points at input j "
+                "and 0 ends the output. At each step the output distribution is the decoder's attention over the "
+                "inputs and an end position; `generate()` (greedy or beam search, `forbid_repeats=True` to point at "
+                "each input at most once) returns pointer ids after the start id 0.")
     if task == "translation":
         return ("It reads the source into annotations h_1..h_S and generates the output token by token with "
                 "`generate()` (greedy or beam search); with attention, every step's soft alignment is returned as "
@@ -227,6 +239,18 @@ def usage(task: str, auto_class: str, model_id: str, examples: list[str], genera
     """Python code that loads the model and runs it on ``examples``, with the plugin or with remote code only."""
     trust = ", trust_remote_code=True" if remote else ""
     header = "" if remote else "import hf_bahdanau  # noqa: F401  (registers the bahdanau model type)\n"
+    if task == "pointer-network":
+        return header + textwrap.dedent(f"""\
+            import json
+
+            import torch
+            from transformers import AutoModel
+
+            model_id = {json.dumps(model_id)}
+            model = AutoModel.from_pretrained(model_id{trust})
+            inputs = torch.tensor([json.loads({json.dumps(examples[0])})])  # [1, n, input_feature_size]
+            pointers = model.generate(input_features=inputs, forbid_repeats=True)
+            print([j - 1 for j in pointers[0, 1:].tolist() if j > 0])  # the input positions, in order""")
     if task != "translation":
         return header + textwrap.dedent(f"""\
             from transformers import pipeline
@@ -344,6 +368,9 @@ def limitations(task: str, config: dict[str, Any]) -> list[str]:
         "Closed vocabulary: tokens absent from the tokenizer's training data become `<unk>`.",
         "The model knows only its training distribution; check it on your own data before relying on it.",
     ]
+    if task == "pointer-network":
+        lines[1] = ("It can only point at its own inputs, and its accuracy falls for more inputs than it was trained "
+                    "on (Vinyals et al., 2015, table 1).")
     if task == "translation" and config.get("attention_type") == "none":
         lines.insert(0, "No attention: the whole source passes through a fixed-size vector, so quality drops on long "
                         "inputs (Cho et al., 2014; Bahdanau et al., 2015, figure 2).")

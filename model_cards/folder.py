@@ -8,6 +8,7 @@ allowed, so writing a card never runs code from the folder.
 import importlib
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ import torch
 from safetensors import safe_open
 
 SPLIT_PREFIXES = {"eval": "validation", "test": "test", "predict": "test", "train": "train"}
+SIZED_SPLIT = re.compile(r"n(\d+)_(.+)")  # "n10_accuracy": the accuracy on the test set of inputs of size 10
 # Trainer's bookkeeping, not a property of the model
 NOT_METRICS = ("runtime", "samples_per_second", "steps_per_second", "epoch", "total_flos", "samples")
 TRAINING_ARGS_MODULES = ("transformers.training_args", "transformers.trainer_utils", "transformers.trainer_pt_utils",
@@ -41,13 +43,17 @@ def parameter_count(model_dir: Path) -> int:
 def split_metrics(results: dict[str, Any]) -> dict[str, dict[str, float]]:
     """{"eval_bleu": 31.2, "predict_bleu": 30.9, "train_loss": 1.2} -> {"validation": {"bleu": 31.2},
     "test": {"bleu": 30.9}, "train": {"loss": 1.2}}; Trainer's timings and counters are dropped, a metric without a
-    split prefix counts as a test result."""
+    split prefix counts as a test result. A test set per input size (``run_pointer.py``'s "predict_n10_accuracy") is
+    its own split, "test (n = 10)"."""
     splits: dict[str, dict[str, float]] = {}
     for key, value in results.items():
         prefix, _, name = key.partition("_")
         split = SPLIT_PREFIXES.get(prefix)
         if split is None:
             split, name = "test", key
+        sized = SIZED_SPLIT.fullmatch(name)
+        if sized:
+            split, name = f"{split} (n = {sized[1]})", sized[2]
         if not isinstance(value, (int, float)) or isinstance(value, bool) or name.endswith(NOT_METRICS):
             continue
         splits.setdefault(split, {})[name] = value

@@ -9,6 +9,8 @@ import torch
 from transformers import AutoModel
 
 from hf_bahdanau import BahdanauForPointerNetwork, BahdanauPointerConfig, reference
+from hf_bahdanau.attention import ATTENTION_SCORES
+from hf_bahdanau.recurrent import RNN_TYPES
 from hf_bahdanau.pointing import END, DataCollatorForPointing, ForbidRepeatedPointers, positions
 
 from child_process import run_child
@@ -104,6 +106,46 @@ def test_first_step_by_hand():
         memory = torch.cat([model.end_annotation[None], annotations[0]])  # [e_0; h_1 … h_4]
         energies = attention.energy_proj(torch.tanh(attention.query_proj(d1[0]) + attention.key_proj(memory)))[:, 0]
     assert_float64_close(logits, torch.log_softmax(energies, dim=-1))
+
+
+SWEEP = [(score, cell, feeding) for score in ATTENTION_SCORES for cell in RNN_TYPES for feeding in (False, True)]
+
+
+@pytest.mark.parametrize("score, cell, feeding", SWEEP, ids=["-".join(map(str, case)) for case in SWEEP])
+def test_every_score_cell_and_input_feeding(score, cell, feeding):
+    """Every registered score and cell, with and without input feeding: the equations, teacher forcing == cache
+    stepping, and training gradients that reach the pointer's score."""
+    torch.manual_seed(0)
+    same_size = ATTENTION_SCORES[score].same_size_required
+    config = BahdanauPointerConfig(input_feature_size=2, attention_type=score, rnn_type=cell, input_feeding=feeding,
+                                   bidirectional=not same_size, num_attention_heads=2 if score == "multihead" else 1,
+                                   **SIZES)
+    model = BahdanauForPointerNetwork(config).double().eval()
+    batch = {key: value.double() if value.is_floating_point() else value
+             for key, value in pointer_batch(model).items()}
+    decoder_input_ids = teacher_forced(batch["labels"])
+    with torch.no_grad():
+        full = model(**inputs_of(batch), decoder_input_ids=decoder_input_ids).logits
+        expected = reference.pointer_network(model, batch["attention_mask"], decoder_input_ids,
+                                             input_features=batch["input_features"])
+        encoded, cache, steps = model.encode(batch["input_features"], attention_mask=batch["attention_mask"]), None, []
+        for step in range(decoder_input_ids.shape[1]):
+            output = model(encoder_outputs=encoded, decoder_input_ids=decoder_input_ids[:, step:step + 1],
+                           past_key_values=cache, use_cache=True)
+            cache = output.past_key_values
+            steps.append(output.logits)
+    assert_log_probs_close(full, expected)
+    assert_log_probs_close(torch.cat(steps, dim=1), full)
+    model.train()
+    model(**batch).loss.backward()
+    # the multi-head values and output map pool the context, which reaches the pointer only through input feeding
+    score_gradients = [parameter.grad for name, parameter in model.model.decoder.attention.named_parameters()
+                       if feeding or not name.startswith(("v_proj", "out_proj"))]
+    assert all(gradient is not None and torch.isfinite(gradient).all() and gradient.abs().sum() > 0
+               for gradient in score_gradients)
+    assert model.start_input.grad.abs().sum() > 0
+    if score != "location":  # the location score reads no keys, so not the end annotation either
+        assert model.end_annotation.grad.abs().sum() > 0
 
 
 # 2. paths: cache stepping, generate() ----------------------------------------------------------------------
