@@ -54,12 +54,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
 
     from .decoding import translate
 
     options = dict(revision=args.revision, trust_remote_code=args.trust_remote_code)
     try:
+        if AutoConfig.from_pretrained(args.model, **options).model_type == "bahdanau-pointer":
+            raise SystemExit(f"hf-bahdanau-translate: error: {args.model!r} is a pointer network: it outputs positions "
+                             "of its inputs, not text; use AutoModel.from_pretrained(...).generate(input_features=...) "
+                             "or training/run_pointer.py.")
         tokenizer = AutoTokenizer.from_pretrained(args.model, **options)
         model = AutoModelForSeq2SeqLM.from_pretrained(args.model, **options)
     except OSError as error:  # not a local folder, and not on the Hub or in its cache

@@ -67,6 +67,16 @@ def test_a_hub_name_that_cannot_be_loaded_is_one_error_line(tmp_path):
     assert "cannot load `model` 'nobody/no-such-model'" in done.stderr and "Traceback" not in done.stderr
 
 
+def test_a_pointer_network_is_refused_with_what_to_use_instead(tmp_path):
+    from hf_bahdanau import BahdanauForPointerNetwork, BahdanauPointerConfig
+
+    BahdanauForPointerNetwork(BahdanauPointerConfig(input_feature_size=2, hidden_size=8, embedding_size=4)
+                              ).save_pretrained(tmp_path)
+    done = subprocess.run([sys.executable, "-m", "hf_bahdanau.cli", str(tmp_path), "3/14/15"], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 1 and "is a pointer network" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_alignment_pictures_are_saved_and_their_paths_printed(saved_model, tmp_path):
     folder, model, tokenizer = saved_model
     lines = run_cli(str(folder), *SENTENCES[:2], "--alignments_dir", str(tmp_path / "pictures"))
