@@ -14,7 +14,7 @@ def trained(kind: str, **kwargs):
     return train_tokenizer(TEXTS, kind=kind, vocab_size=size, **kwargs)
 
 
-@pytest.mark.parametrize("kind", ["char", "word", "bpe", "unigram"])
+@pytest.mark.parametrize("kind", ["char", "word", "g2p", "bpe", "unigram"])
 def test_special_tokens_have_the_config_ids_and_eos_is_appended(kind):
     tokenizer = trained(kind, extra_special_tokens=["<sep>"])
     assert tokenizer.convert_ids_to_tokens([0, 1, 2, 3, 4]) == [*SPECIAL_TOKENS, "<sep>"]
@@ -26,7 +26,8 @@ def test_special_tokens_have_the_config_ids_and_eos_is_appended(kind):
 
 
 @pytest.mark.parametrize("kind, decoded", [
-    ("char", "3. März 2015"), ("word", "3 . März 2015"), ("bpe", "3. März 2015"), ("unigram", "3. März 2015"),
+    ("char", "3. März 2015"), ("word", "3 . März 2015"), ("g2p", "3 . M ä r z 2 0 1 5"), ("bpe", "3. März 2015"),
+    ("unigram", "3. März 2015"),
 ])
 def test_decode_round_trip_and_save_load(kind, decoded, tmp_path):
     tokenizer = trained(kind)
@@ -38,6 +39,18 @@ def test_decode_round_trip_and_save_load(kind, decoded, tmp_path):
     assert reloaded.decode(ids, skip_special_tokens=True) == decoded
 
 
+def test_g2p_tokens_are_the_letters_of_a_word_and_whole_phonemes():
+    tokenizer = train_tokenizer(["forbush", "F AO1 R B UH2 SH", "'bout", "B AW1 T"], kind="g2p")
+    word = tokenizer("forbush", return_offsets_mapping=True)
+    assert tokenizer.convert_ids_to_tokens(word["input_ids"]) == [*"forbush", "</s>"]
+    assert word["offset_mapping"][:-1] == [(i, i + 1) for i in range(7)]
+    phonemes = tokenizer("F AO1 R B UH2 SH", return_offsets_mapping=True)
+    assert tokenizer.convert_ids_to_tokens(phonemes["input_ids"]) == ["F", "AO1", "R", "B", "UH2", "SH", "</s>"]
+    assert phonemes["offset_mapping"][:-1] == [(0, 1), (2, 5), (6, 7), (8, 9), (10, 13), (14, 16)]
+    assert tokenizer.decode(phonemes["input_ids"], skip_special_tokens=True) == "F AO1 R B UH2 SH"
+    assert tokenizer.convert_ids_to_tokens(tokenizer("'bout")["input_ids"]) == ["'", "b", "o", "u", "t", "</s>"]
+
+
 def test_char_tokens_are_characters_with_their_offsets():
     tokenizer = trained("char")
     text = "le 3 mars"
@@ -46,7 +59,7 @@ def test_char_tokens_are_characters_with_their_offsets():
     assert encoded["offset_mapping"] == [(i, i + 1) for i in range(len(text))] + [(0, 0)]
 
 
-@pytest.mark.parametrize("kind", ["char", "word", "bpe", "unigram"])
+@pytest.mark.parametrize("kind", ["char", "word", "g2p", "bpe", "unigram"])
 def test_word_ids_follow_pre_split_words(kind):
     tokenizer = trained(kind)
     encoded = tokenizer(["3", "März", "2015"], is_split_into_words=True)
@@ -76,7 +89,7 @@ def test_vocab_size_caps_the_vocabulary_and_lowercase_folds_case():
 
 
 def test_bad_arguments_raise_value_errors_naming_them():
-    with pytest.raises(ValueError, match="`kind` must be one of \\['char', 'word', 'bpe', 'unigram'\\]"):
+    with pytest.raises(ValueError, match="`kind` must be one of \\['char', 'word', 'g2p', 'bpe', 'unigram'\\]"):
         train_tokenizer(TEXTS, kind="bytes")
     with pytest.raises(ValueError, match="`vocab_size`"):
         train_tokenizer(TEXTS, kind="bpe", vocab_size=4)

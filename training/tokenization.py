@@ -1,6 +1,6 @@
 """Train a tokenizer on the training texts with the `tokenizers` library, wrapped as `PreTrainedTokenizerFast`.
 
-    tokenizer = train_tokenizer(texts, kind="char")   # or "word", "bpe", "unigram"
+    tokenizer = train_tokenizer(texts, kind="char")   # or "word", "g2p", "bpe", "unigram"
     tokenizer.save_pretrained(output_dir)             # reload with AutoTokenizer.from_pretrained(output_dir)
 
 Every kind reserves the same ids as `BahdanauConfig`'s defaults: ``<pad>`` = 0, ``<s>`` = 1 (the decoder
@@ -10,6 +10,8 @@ start), ``</s>`` = 2 (appended to every encoded sequence), ``<unk>`` = 3; extra 
 | --------- | -------------------------- | ------------------------------- | ------------------ |
 | `char`    | WordLevel over characters  | every character (spaces too)    | characters joined  |
 | `word`    | WordLevel over words       | `\\w+` and punctuation runs       | words joined by " " |
+| `g2p`     | WordLevel over symbols     | ARPAbet phonemes (`AO1`) whole, | symbols joined by " " |
+|           |                            | other characters one by one     |                    |
 | `bpe`     | BPE                        | Metaspace (SentencePiece style) | Metaspace          |
 | `unigram` | Unigram (SentencePiece LM) | Metaspace                       | Metaspace          |
 
@@ -25,13 +27,16 @@ from transformers import PreTrainedTokenizerFast
 
 PAD, BOS, EOS, UNK = "<pad>", "<s>", "</s>", "<unk>"
 SPECIAL_TOKENS = (PAD, BOS, EOS, UNK)  # ids 0, 1, 2, 3 = BahdanauConfig's pad/bos(decoder start)/eos defaults
-TOKENIZER_KINDS = ("char", "word", "bpe", "unigram")
+TOKENIZER_KINDS = ("char", "word", "g2p", "bpe", "unigram")
+# g2p: a run of capitals with an optional stress digit is one phoneme ("AO1", "SH"); anything else but spaces is a
+# character: "forbush" -> f o r b u s h, "F AO1 R B UH2 SH" -> F AO1 R B UH2 SH (written words are lower case)
+G2P_SYMBOL = Regex(r"[A-Z]+[0-9]?|\S")
 DEFAULT_SUBWORD_VOCAB_SIZE = 8000
 
 
 def _model_and_trainer(kind: str, vocab_size: int | None, special_tokens: list[str]):
     """The `tokenizers` model to train and its trainer; `vocab_size=None` keeps every char/word seen."""
-    if kind in ("char", "word"):
+    if kind in ("char", "word", "g2p"):
         size = vocab_size if vocab_size is not None else 2**31 - 1
         return models.WordLevel(unk_token=UNK), trainers.WordLevelTrainer(
             vocab_size=size, min_frequency=1, special_tokens=special_tokens, show_progress=False
@@ -51,6 +56,9 @@ def _pre_tokenizer_and_decoder(kind: str):
         return pre_tokenizers.Split(Regex("."), behavior="isolated"), decoders.Fuse()
     if kind == "word":
         return pre_tokenizers.Whitespace(), None  # no decoder: tokens are joined with single spaces
+    if kind == "g2p":
+        return pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(),
+                                        pre_tokenizers.Split(G2P_SYMBOL, behavior="isolated")]), None
     return pre_tokenizers.Metaspace(), decoders.Metaspace()
 
 
@@ -63,8 +71,8 @@ def train_tokenizer(
 ) -> PreTrainedTokenizerFast:
     """Train a `kind` tokenizer on `texts` and return it as a `PreTrainedTokenizerFast`.
 
-    vocab_size: the size including the special tokens; None keeps every character (char) or word
-    (word) seen, and means 8000 for bpe/unigram. Encoding appends ``</s>`` to every sequence.
+    vocab_size: the size including the special tokens; None keeps every character (char), word (word) or symbol
+    (g2p) seen, and means 8000 for bpe/unigram. Encoding appends ``</s>`` to every sequence.
     """
     if kind not in TOKENIZER_KINDS:
         raise ValueError(f"`kind` must be one of {list(TOKENIZER_KINDS)}, got {kind!r}.")
