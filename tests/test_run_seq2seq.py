@@ -48,7 +48,7 @@ def test_model_arguments_reject_bad_combinations():
         ModelArguments(preset="transformer")
     with pytest.raises(ValueError, match="use it with `--preset`"):
         ModelArguments(model_name_or_path="x", config_overrides="hidden_size=3")
-    with pytest.raises(ValueError, match="`--tokenizer_type` must be one of \\['char', 'word', 'bpe', 'unigram'\\]"):
+    with pytest.raises(ValueError, match="`--tokenizer_type` must be one of \\['char', 'word', 'g2p', 'bpe', 'unigram'\\]"):
         ModelArguments(preset="rnnsearch", tokenizer_type="bytes")
 
 
@@ -140,6 +140,23 @@ def test_metrics_decode_generations_and_score_them_in_percent(monkeypatch):
     assert metrics["gen_len"] == 12  # <s> + 10 characters + </s>
 
 
+def test_metrics_score_wer_and_per_against_every_accepted_output(monkeypatch):
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+    accepted = [["F AO1 R B UH2 SH"], ["AE1 B IY0", "AE0 B EY1"], ["B AW1 T"]]
+    tokenizer = train_tokenizer([phonemes for row in accepted for phonemes in row], kind="g2p")
+    labels = tokenizer(text_target=[row[0] for row in accepted], padding=True, return_tensors="np")["input_ids"]
+    labels = np.where(labels == tokenizer.pad_token_id, -100, labels)
+    # right; the second pronunciation; one substitution (T -> B) in 3 phonemes
+    outputs = ["F AO1 R B UH2 SH", "AE0 B EY1", "B AW1 B"]
+    predictions = tokenizer(outputs, padding=True, return_tensors="np")["input_ids"]
+    metrics = metrics_function(tokenizer, accepted_outputs=lambda: accepted)(
+        EvalPrediction(predictions=predictions, label_ids=labels))
+    assert metrics["wer"] == pytest.approx(100 / 3)  # 1 of 3 words wrong
+    assert metrics["per"] == pytest.approx(100 * 1 / (6 + 3 + 3))  # 1 edit over the closest references' 12 phonemes
+    assert metrics["exact_match"] == pytest.approx(100 / 3)  # against the first pronunciation only
+    assert "wer" not in metrics_function(tokenizer)(EvalPrediction(predictions=predictions, label_ids=labels))
+
+
 def test_a_short_run_logs_no_repeated_warnings_and_says_where_the_model_is(tmp_path, capfd, recwarn):
     """Evaluation in several batches used to warn "Both `max_new_tokens` … and `max_length` … seem to have been set"
     once per batch (Seq2SeqTrainer writes max_length=20 into the generation config), and every data loader warned
@@ -166,6 +183,28 @@ def test_a_short_run_logs_no_repeated_warnings_and_says_where_the_model_is(tmp_p
     assert json.loads((output_dir / "config.json").read_text())["max_training_source_length"] == 14
     card = (output_dir / "README.md").read_text()
     assert "Local files: train.jsonl, validation.jsonl." in card and " trained on " not in card  # no dataset named
+
+
+def test_a_split_with_references_reports_wer_and_per(tmp_path):
+    from training.run_seq2seq import main
+
+    words = {"abbe": ["AE1 B IY0", "AE0 B EY1"], "bout": ["B AW1 T"], "forbush": ["F AO1 R B UH2 SH"]}
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps({"source": word, "target": variant}) + "\n"
+                                                  for word, variants in words.items() for variant in variants))
+    (tmp_path / "test.jsonl").write_text("".join(
+        json.dumps({"source": word, "target": variants[0], "references": variants}) + "\n"
+        for word, variants in words.items()))
+    output_dir = tmp_path / "model"
+    main(["--preset", "rnnsearch", "--config_overrides", "embedding_size=8,hidden_size=16,attention_size=8",
+          "--tokenizer_type", "g2p", "--train_file", str(tmp_path / "train.jsonl"), "--test_file",
+          str(tmp_path / "test.jsonl"), "--do_train", "--do_predict", "--predict_with_generate", "--max_steps", "2",
+          "--per_device_train_batch_size", "4", "--save_strategy", "no", "--report_to", "none",
+          "--output_dir", str(output_dir), "--num_alignment_pictures", "0"])
+    results = json.loads((output_dir / "all_results.json").read_text())
+    predicted = (output_dir / "generated_predictions.txt").read_text().splitlines()
+    wrong = sum(" ".join(output.split()) not in variants for output, variants in zip(predicted, words.values()))
+    assert results["predict_wer"] == pytest.approx(100 * wrong / 3)
+    assert 0 <= results["predict_per"] and (results["predict_per"] == 0) == (wrong == 0)
 
 
 def test_a_run_with_the_coverage_loss_logs_it_beside_the_loss(tmp_path):

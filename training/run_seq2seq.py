@@ -56,6 +56,7 @@ from training.tokenization import TOKENIZER_KINDS, train_tokenizer  # noqa: E402
 logger = logging.getLogger(__name__)
 
 TRUNCATED = "truncated"
+REFERENCES = "references"  # a split's column of every accepted output per row: WER and PER are scored against it
 
 
 @dataclass
@@ -199,8 +200,10 @@ def tokenize_split(dataset: datasets.Dataset, split: str, tokenizer, data_args: 
         sources, targets = encoded["input_ids"], encoded["labels"]
         input_ids = [clip(ids, data_args.max_source_length) for ids in sources]
         labels = [clip(ids, data_args.max_target_length) for ids in targets]
+        kept = {REFERENCES: batch[REFERENCES]} if REFERENCES in batch else {}
         return {"input_ids": input_ids, "attention_mask": [[1] * len(ids) for ids in input_ids], "labels": labels,
                 **{key: value for key, value in encoded.items() if key not in ("input_ids", "attention_mask", "labels")},
+                **kept,
                 TRUNCATED: [(len(a), len(b)) != (len(c), len(d))
                             for a, b, c, d in zip(input_ids, labels, sources, targets)]}
 
@@ -223,22 +226,25 @@ class GenerationConfigKeepingTrainer(LossPartsLogging, Seq2SeqTrainer):
     ``max_new_tokens`` at every later ``generate()``: "Both `max_new_tokens` and `max_length` seem to have been set",
     once per evaluation batch, and the saved model would carry the defaults.
 
-    For a ``copy_attention`` model, ``source_oovs`` holds the words each row of the split being evaluated or
-    predicted may copy (its ``source_oovs`` column, which the Trainer does not pass to the model), for decoding."""
+    Columns of the split being evaluated or predicted that the Trainer does not pass to the model: ``source_oovs``,
+    the words each row of a ``copy_attention`` model may copy (for decoding), and ``references``, every accepted
+    output of each row (for WER and PER)."""
 
     source_oovs: list[list[str]] | None = None
+    references: list[list[str]] | None = None
 
     def evaluate(self, eval_dataset=None, *args, **kwargs):
-        self._read_copied_words(self.eval_dataset if eval_dataset is None else eval_dataset)
+        self._read_split_columns(self.eval_dataset if eval_dataset is None else eval_dataset)
         return super().evaluate(eval_dataset, *args, **kwargs)
 
     def predict(self, test_dataset, *args, **kwargs):
-        self._read_copied_words(test_dataset)
+        self._read_split_columns(test_dataset)
         return super().predict(test_dataset, *args, **kwargs)
 
-    def _read_copied_words(self, dataset) -> None:
+    def _read_split_columns(self, dataset) -> None:
         columns = getattr(dataset, "column_names", ())
         self.source_oovs = dataset["source_oovs"] if "source_oovs" in columns else None
+        self.references = dataset[REFERENCES] if REFERENCES in columns else None
 
     def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None, **gen_kwargs):
         generation_config = copy.deepcopy(self.model.generation_config)
@@ -248,9 +254,12 @@ class GenerationConfigKeepingTrainer(LossPartsLogging, Seq2SeqTrainer):
             self.model.generation_config = generation_config
 
 
-def metrics_function(tokenizer, copied_words=lambda: None, vocab_size: int | None = None):
+def metrics_function(tokenizer, copied_words=lambda: None, vocab_size: int | None = None,
+                     accepted_outputs=lambda: None):
     """compute_metrics for predict_with_generate: sacreBLEU, chrF, exact match (all in percent), mean output length.
-    copied_words(): the evaluated split's ``source_oovs`` for a ``copy_attention`` model, else None."""
+    copied_words(): the evaluated split's ``source_oovs`` for a ``copy_attention`` model, else None. accepted_outputs():
+    its ``references`` column (every accepted output of each row, e.g. every pronunciation of a word), else None;
+    with it, WER and PER against the closest reference (``g2p_error_rates``), in percent."""
     bleu, chrf, exact_match = (load_metric(name) for name in ("sacrebleu", "chrf", "exact_match"))
 
     def compute_metrics(eval_prediction) -> dict[str, float]:
@@ -258,12 +267,17 @@ def metrics_function(tokenizer, copied_words=lambda: None, vocab_size: int | Non
         predictions = np.where(predictions != -100, predictions, tokenizer.pad_token_id)
         outputs = generated_texts(tokenizer, predictions, copied_words(), vocab_size)
         references = generated_texts(tokenizer, labels, copied_words(), vocab_size)
-        return {
+        metrics = {
             "bleu": bleu.compute(predictions=outputs, references=[[r] for r in references])["score"],
             "chrf": chrf.compute(predictions=outputs, references=[[r] for r in references])["score"],
             "exact_match": 100 * exact_match.compute(predictions=outputs, references=references)["exact_match"],
             "gen_len": float(np.mean(np.count_nonzero(predictions != tokenizer.pad_token_id, axis=1))),
         }
+        accepted = accepted_outputs()
+        if accepted is not None:
+            rates = load_metric("g2p_error_rates").compute(predictions=outputs, references=accepted)
+            metrics.update(wer=100 * rates["wer"], per=100 * rates["per"])
+        return metrics
 
     return compute_metrics
 
@@ -333,7 +347,8 @@ def main(argv: list[str] | None = None) -> None:
         callbacks=[CodeFilesCallback()],  # checkpoint pushes carry the model code too
     )
     if training_args.predict_with_generate:
-        trainer.compute_metrics = metrics_function(tokenizer, lambda: trainer.source_oovs, copy_vocab_size)
+        trainer.compute_metrics = metrics_function(tokenizer, lambda: trainer.source_oovs, copy_vocab_size,
+                                                   lambda: trainer.references)
     output_dir = Path(training_args.output_dir)
     train_and_evaluate(
         trainer, training_args, tokenized, predictions_file="generated_predictions.txt",
