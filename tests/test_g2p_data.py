@@ -67,6 +67,12 @@ def test_every_pronunciation_of_a_word_is_in_one_split(written):
     assert [row["source"] for row in rows["test"]] == sorted(row["source"] for row in rows["test"])
 
 
+def test_the_first_validation_words_are_a_random_sample(written):
+    _, _, rows = written
+    first_letters = {row["source"].lstrip("'")[0] for row in rows["validation"][:1000]}
+    assert len(first_letters) >= 24  # the sorted file's first 1,000 words would nearly all begin with "a"
+
+
 def test_the_same_seed_writes_the_same_files(written, tmp_path):
     folder, _, _ = written
     main(["--output_dir", str(tmp_path)])

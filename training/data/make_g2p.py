@@ -15,7 +15,8 @@ next ``--validation_words`` to validation, the rest to train. Lines::
                       one per word: its first pronunciation as the target, all of them as references
 
 Phonemes are ARPAbet with stress digits, separated by single spaces. The same dictionary and seed always give the
-same files, sorted by word.
+same files: train and test sorted by word, validation in a seeded random order, so that its first N words (what
+``--max_eval_samples N`` of the training scripts keeps) are a random sample of it rather than the words in "a".
 """
 
 import argparse
@@ -87,6 +88,7 @@ def main(argv: list[str] | None = None) -> dict[str, int]:
     splits = split_words(list(pronunciations), args.seed, args.test_words, args.validation_words)
     args.output_dir.mkdir(parents=True, exist_ok=True)
     counts = {}
+    random.Random(args.seed).shuffle(splits["validation"])
     for split, words in splits.items():
         lines = rows(split, words, pronunciations)
         (args.output_dir / f"{split}.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
