@@ -52,6 +52,7 @@ from training.loss_logging import LossPartsLogging  # noqa: E402
 from training.metrics import load_metric  # noqa: E402
 from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
 from training.tokenization import TOKENIZER_KINDS, train_tokenizer  # noqa: E402
+from training.training_clock import TrainingClockCallback  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -344,7 +345,7 @@ def main(argv: list[str] | None = None) -> None:
         eval_dataset=tokenized.get("eval"),
         processing_class=tokenizer,
         data_collator=(DataCollatorForCopying if copy_vocab_size else DataCollatorForSeq2Seq)(tokenizer, model=model),
-        callbacks=[CodeFilesCallback()],  # checkpoint pushes carry the model code too
+        callbacks=[CodeFilesCallback(), TrainingClockCallback()],  # pushes carry the code; logs the training minutes
     )
     if training_args.predict_with_generate:
         trainer.compute_metrics = metrics_function(tokenizer, lambda: trainer.source_oovs, copy_vocab_size,
