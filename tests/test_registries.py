@@ -1,6 +1,6 @@
 """One registry per axis: a new score function is one class and one registry line, and from there the config accepts
 it, the model runs it (forward, generate, save/load), the model card describes it; every path of every mechanism
-scores through its ``_score``; the README's table of axes is the registries'."""
+scores through its ``_score``; docs/architecture.md's table of axes is the registries'."""
 
 from pathlib import Path
 
@@ -17,7 +17,7 @@ from model_cards import write_model_card
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+AXES_DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 
 
 class CosineAttention(AttentionMechanism):
@@ -112,7 +112,7 @@ def test_a_subclass_that_overrides_only_score_gets_its_score_in_the_step_loop():
     assert not torch.allclose(weights, DotAttention(8, 8).double()(queries, keys, keys, mask)[1])  # it is another score
 
 
-# descriptions and the README ---------------------------------------------------------------------------------
+# descriptions and the table of axes ------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("registry", AXES, ids=lambda registry: registry.field)
@@ -123,6 +123,6 @@ def test_every_registered_value_is_accepted_and_described(registry):
         registry.check("unknown")
 
 
-def test_the_readme_table_of_axes_is_the_registries():
+def test_the_documented_table_of_axes_is_the_registries():
     """Regenerate with: python -c "from hf_bahdanau.configuration_bahdanau import axes_table; print(axes_table())"."""
-    assert axes_table() in README.read_text()
+    assert axes_table() in AXES_DOC.read_text()
