@@ -36,6 +36,7 @@ METRIC_NAMES = {
     "aer": "Alignment error rate", "alignment_error_rate": "Alignment error rate", "accuracy": "Accuracy",
     "f1": "F1", "precision": "Precision", "recall": "Recall", "gen_len": "Mean generated length",
     "area_coverage": "Area coverage", "invalid_fraction": "Not a simple polygon",
+    "wer": "Word error rate", "per": "Phoneme error rate",
 }
 NOT_IN_MODEL_INDEX = ("loss", "gen_len")  # reported in the table, not quality metrics
 HYPERPARAMETERS = (
