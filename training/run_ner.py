@@ -35,7 +35,6 @@ import torch  # noqa: E402
 from transformers import (  # noqa: E402
     AutoModelForTokenClassification,
     DataCollatorForTokenClassification,
-    Trainer,
     TrainingArguments,
     set_seed,
 )
@@ -46,6 +45,7 @@ from training.arguments import parse_arguments  # noqa: E402
 from training.data_files import DataFileArguments  # noqa: E402
 from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
 from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
+from training.split_order import InOrderTrainer  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.metrics import load_metric  # noqa: E402
 
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     tokenized = {name: tokenize_and_align(split, name, tokenizer, labels, data_args, training_args.main_process_first)
                  for name, split in splits.items()}
 
-    trainer = Trainer(
+    trainer = InOrderTrainer(
         model=model,
         args=training_args,
         train_dataset=tokenized.get("train"),

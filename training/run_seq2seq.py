@@ -51,6 +51,7 @@ from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.loss_logging import LossPartsLogging  # noqa: E402
 from training.metrics import load_metric  # noqa: E402
 from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
+from training.split_order import SplitOrderEvaluation  # noqa: E402
 from training.tokenization import TOKENIZER_KINDS, train_tokenizer  # noqa: E402
 from training.training_clock import TrainingClockCallback  # noqa: E402
 
@@ -220,8 +221,9 @@ def tokenize_split(dataset: datasets.Dataset, split: str, tokenizer, data_args: 
     return tokenized.remove_columns(TRUNCATED)
 
 
-class GenerationConfigKeepingTrainer(LossPartsLogging, Seq2SeqTrainer):
-    """``Seq2SeqTrainer`` that logs ``coverage_loss`` beside ``loss`` (``LossPartsLogging``) and whose evaluation leaves
+class GenerationConfigKeepingTrainer(SplitOrderEvaluation, LossPartsLogging, Seq2SeqTrainer):
+    """``Seq2SeqTrainer`` that logs ``coverage_loss`` beside ``loss`` (``LossPartsLogging``), evaluates and predicts the
+    rows in order (``SplitOrderEvaluation``), and whose evaluation leaves
     the model's generation config as it found it. transformers' own
     writes every default into it after its first batch (``max_length=20`` among them), which then clashes with
     ``max_new_tokens`` at every later ``generate()``: "Both `max_new_tokens` and `max_length` seem to have been set",
