@@ -9,11 +9,18 @@ longer than every training source, are decoded with a warning on stderr. Loading
 which the package registered when this module was imported.
 """
 
+from __future__ import annotations
+
 import argparse
 import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .locations import check_model_location
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -30,17 +37,37 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="allow code from the model folder (not needed for hf_bahdanau models)")
     args = parser.parse_args(argv)
     if args.sentences:
-        blank = [number for number, sentence in enumerate(args.sentences, 1) if not sentence.strip()]
-        where = "argument"
+        blank = blank_entries(args.sentences, "argument", "the input")
     else:
-        args.sentences = [line.rstrip("\r\n") for line in sys.stdin]
-        while args.sentences and not args.sentences[-1].strip():  # blank lines at the end of a file
-            args.sentences.pop()
-        blank = [number for number, sentence in enumerate(args.sentences, 1) if not sentence.strip()]
-        where = "line"
+        args.sentences = read_lines(sys.stdin)
+        blank = blank_entries(args.sentences, "line", "the input")
     if blank:
-        parser.error(f"{where} {', '.join(map(str, blank[:10]))}{' …' if len(blank) > 10 else ''} of the input "
-                     f"{'is' if len(blank) == 1 else 'are'} empty: there is nothing to translate.")
+        parser.error(f"{blank}: there is nothing to translate.")
+    check_model_arguments(parser, args)
+    return args
+
+
+def blank_entries(texts: Sequence[str], what: str, where: str) -> str | None:
+    """The error for the empty or blank ``texts``, numbered from 1 as ``what``s of ``where``: "line 2, 5 of the input
+    are empty"; None when every text has something in it."""
+    blank = [number for number, text in enumerate(texts, 1) if not text.strip()]
+    if not blank:
+        return None
+    shown = ", ".join(map(str, blank[:10])) + (" …" if len(blank) > 10 else "")
+    return f"{what} {shown} of {where} {'is' if len(blank) == 1 else 'are'} empty"
+
+
+def read_lines(stream: Iterable[str]) -> list[str]:
+    """The lines of a text stream without their line breaks; blank lines at the end of a file are dropped."""
+    lines = [line.rstrip("\r\n") for line in stream]
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return lines
+
+
+def check_model_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit with a usage error (``parser.error``) for a ``model`` that cannot exist or a decoding option
+    (``--num_beams``, ``--batch_size``, ``--max_new_tokens``) below 1."""
     try:
         check_model_location(args.model, "model")
     except ValueError as error:
@@ -49,27 +76,36 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         value = getattr(args, name)
         if value is not None and value < 1:
             parser.error(f"--{name} must be a positive integer, got {value}.")
-    return args
+
+
+def load_text_model(name: str, prog: str, *, revision: str | None = None,
+                    trust_remote_code: bool = False) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+    """(model, tokenizer) of a saved text-to-text model folder or Hub id, through the Auto classes. A pointer network
+    (it outputs positions, not text) or a name that cannot be loaded exits with one error line that starts with
+    ``prog``."""
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
+
+    options = dict(revision=revision, trust_remote_code=trust_remote_code)
+    try:
+        if AutoConfig.from_pretrained(name, **options).model_type == "bahdanau-pointer":
+            raise SystemExit(f"{prog}: error: {name!r} is a pointer network: it outputs positions of its inputs, not "
+                             "text; use AutoModel.from_pretrained(...).generate(input_features=...) or "
+                             "training/run_pointer.py.")
+        tokenizer = AutoTokenizer.from_pretrained(name, **options)
+        model = AutoModelForSeq2SeqLM.from_pretrained(name, **options)
+    except OSError as error:  # not a local folder, and not on the Hub or in its cache
+        reason = str(error).strip().splitlines()[0]
+        raise SystemExit(f"{prog}: error: cannot load `model` {name!r}: no such local folder, and from the Hub: "
+                         f"{reason}") from None
+    return model, tokenizer
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
-
     from .decoding import translate
 
-    options = dict(revision=args.revision, trust_remote_code=args.trust_remote_code)
-    try:
-        if AutoConfig.from_pretrained(args.model, **options).model_type == "bahdanau-pointer":
-            raise SystemExit(f"hf-bahdanau-translate: error: {args.model!r} is a pointer network: it outputs positions "
-                             "of its inputs, not text; use AutoModel.from_pretrained(...).generate(input_features=...) "
-                             "or training/run_pointer.py.")
-        tokenizer = AutoTokenizer.from_pretrained(args.model, **options)
-        model = AutoModelForSeq2SeqLM.from_pretrained(args.model, **options)
-    except OSError as error:  # not a local folder, and not on the Hub or in its cache
-        reason = str(error).strip().splitlines()[0]
-        raise SystemExit(f"hf-bahdanau-translate: error: cannot load `model` {args.model!r}: no such local folder, "
-                         f"and from the Hub: {reason}") from None
+    model, tokenizer = load_text_model(args.model, "hf-bahdanau-translate", revision=args.revision,
+                                       trust_remote_code=args.trust_remote_code)
     results = translate(model, tokenizer, args.sentences, num_beams=args.num_beams,
                         max_new_tokens=args.max_new_tokens, batch_size=args.batch_size,
                         output_alignments=args.alignments_dir is not None)

@@ -1,0 +1,232 @@
+// The alignment explorer's script (explore.py embeds it in every page it writes). It reads the sentences from the
+// page's JSON element #explorer-data and draws one page of them at a time. Every text from the data goes in with
+// textContent, never as HTML.
+"use strict";
+(function () {
+  const data = JSON.parse(document.getElementById("explorer-data").textContent);
+  const BLANK = "\u2423"; // how a whitespace token is shown
+  const ATTENDED = 0.005; // a source token is highlighted when its weight shows as at least 0.01
+  const wrongSentences = data.sentences.filter((sentence) => sentence.correct === false);
+  const state = { page: 0, onlyWrong: false, pinned: new Map() }; // pinned: sentence number -> output token index
+
+  function element(tag, className, text) {
+    const node = document.createElement(tag);
+    if (className) node.className = className;
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function tokenLabel(token) {
+    return token.trim() === "" ? BLANK : token;
+  }
+
+  function shade(weight) {
+    return "rgba(230, 85, 13, " + weight + ")";
+  }
+
+  // rows: [name, value, ...]; columns: the headings of the value columns (none: no heading row)
+  function fillTable(id, rows, columns = []) {
+    const table = document.getElementById(id);
+    table.closest("section").hidden = rows.length === 0;
+    if (columns.length > 0) {
+      const heading = table.createTHead().insertRow();
+      heading.appendChild(element("th"));
+      for (const column of columns) heading.appendChild(element("th", "column", column));
+    }
+    const body = table.createTBody();
+    for (const [name, ...values] of rows) {
+      const row = body.insertRow();
+      row.appendChild(element("th", "", name));
+      for (const value of values) row.appendChild(element("td", "", value));
+    }
+  }
+
+  function renderHeader() {
+    document.title = data.title;
+    document.getElementById("title").textContent = data.title;
+    fillTable("model-summary", data.model_summary);
+    fillTable("model-metrics", data.model_metrics.rows, data.model_metrics.columns);
+    fillTable("page-metrics", data.page_metrics);
+    const filter = document.getElementById("only-wrong-filter");
+    filter.hidden = !data.has_references;
+    if (data.has_references) {
+      document.getElementById("counts").textContent =
+        wrongSentences.length + " wrong / " + data.sentences.length;
+    }
+  }
+
+  function pinnedToken(sentence) {
+    return state.pinned.has(sentence.number) ? state.pinned.get(sentence.number) : null;
+  }
+
+  // One output token selected (t) or none (null): shade every source token by α[t][j] and print the weights.
+  function select(view, t) {
+    const sentence = view.sentence;
+    const pinned = pinnedToken(sentence);
+    view.targets.forEach((node, i) => {
+      node.classList.toggle("selected", i === t);
+      node.classList.toggle("pinned", i === pinned);
+    });
+    view.heatmapRows.forEach((row, i) => row.classList.toggle("selected", i === t));
+    view.sources.forEach((node, j) => {
+      const weight = t === null ? 0 : sentence.alignment[t][j];
+      node.style.backgroundColor = t === null ? "" : shade(weight);
+      node.classList.toggle("attended", t !== null && weight >= ATTENDED);
+      node.querySelector(".weight").textContent = t === null ? "" : weight.toFixed(2);
+      node.title = t === null ? "" : "\u03b1 = " + weight.toFixed(4);
+    });
+    view.caption.textContent = t === null ? "Hover over an output token; click it to pin." : describe(sentence, t);
+  }
+
+  function describe(sentence, t) {
+    const row = sentence.alignment[t];
+    const strongest = row.indexOf(Math.max(...row));
+    let text = "output token " + (t + 1) + " \u201c" + tokenLabel(sentence.target_tokens[t]) +
+      "\u201d attends most to source token " + (strongest + 1) + " \u201c" +
+      tokenLabel(sentence.source_tokens[strongest]) + "\u201d (\u03b1 = " + row[strongest].toFixed(2) + ")";
+    if (sentence.p_gen !== null) {
+      text += "; p_gen = " + sentence.p_gen[t].toFixed(2) + " (copied with probability " +
+        (1 - sentence.p_gen[t]).toFixed(2) + ")";
+    }
+    return text + (pinnedToken(sentence) === t ? " \u2014 pinned" : "");
+  }
+
+  function sourceToken(token, j) {
+    const node = element("span", "token source-token");
+    node.dataset.position = j;
+    node.appendChild(element("span", "text", tokenLabel(token)));
+    node.appendChild(element("span", "weight"));
+    return node;
+  }
+
+  function targetToken(sentence, token, t) {
+    const node = element("span", "token target-token");
+    node.dataset.position = t;
+    node.tabIndex = 0;
+    node.appendChild(element("span", "text", tokenLabel(token)));
+    if (sentence.p_gen !== null) {
+      const meter = element("span", "p-gen");
+      meter.title = "p_gen = " + sentence.p_gen[t].toFixed(4);
+      const bar = element("span", "p-gen-bar");
+      bar.style.width = (100 * sentence.p_gen[t]).toFixed(1) + "%";
+      meter.appendChild(bar);
+      node.appendChild(meter);
+    }
+    return node;
+  }
+
+  function heatmap(sentence) {
+    const table = element("table", "heatmap");
+    const header = table.createTHead().insertRow();
+    header.appendChild(element("th", "corner"));
+    for (const token of sentence.source_tokens) header.appendChild(element("th", "column", tokenLabel(token)));
+    const body = table.createTBody();
+    sentence.alignment.forEach((weights, t) => {
+      const row = body.insertRow();
+      const target = tokenLabel(sentence.target_tokens[t]);
+      row.appendChild(element("th", "row", target));
+      weights.forEach((weight, j) => {
+        const cell = row.insertCell();
+        cell.style.backgroundColor = shade(weight);
+        cell.title = target + " \u2190 " + tokenLabel(sentence.source_tokens[j]) + ": \u03b1 = " + weight.toFixed(4);
+      });
+    });
+    return table;
+  }
+
+  function labelledLine(label, content) {
+    const line = element("div", "line");
+    line.appendChild(element("span", "label", label));
+    line.appendChild(content);
+    return line;
+  }
+
+  function sentenceView(sentence) {
+    const article = element("article", "sentence");
+    article.dataset.number = sentence.number;
+    if (sentence.correct !== null) article.classList.add(sentence.correct ? "right" : "wrong");
+    const head = element("div", "sentence-head");
+    head.appendChild(element("span", "number", "#" + sentence.number));
+    if (sentence.correct !== null) {
+      head.appendChild(element("span", "verdict", sentence.correct ? "\u2713 right" : "\u2717 wrong"));
+    }
+    const text = element("div", "sentence-text");
+    text.appendChild(labelledLine("source", element("span", "source-text", sentence.source)));
+    text.appendChild(labelledLine("prediction", element("span", "prediction-text", sentence.prediction)));
+    if (sentence.references !== null) {
+      const references = element("span", "references");
+      for (const reference of sentence.references) references.appendChild(element("span", "reference", reference));
+      text.appendChild(labelledLine(sentence.references.length === 1 ? "reference" : "references", references));
+    }
+    const sources = sentence.source_tokens.map(sourceToken);
+    const targets = sentence.target_tokens.map((token, t) => targetToken(sentence, token, t));
+    const sourceLine = element("div", "tokens source-tokens");
+    sourceLine.append(...sources);
+    const targetLine = element("div", "tokens target-tokens");
+    targetLine.append(...targets);
+    text.appendChild(labelledLine("source tokens", sourceLine));
+    text.appendChild(labelledLine("output tokens", targetLine));
+    const caption = element("div", "caption");
+    text.appendChild(caption);
+    const details = element("details", "heatmap-details");
+    details.open = true;
+    details.appendChild(element("summary", "", "heat map (rows: output tokens, columns: source tokens)"));
+    const table = heatmap(sentence);
+    details.appendChild(table);
+    const body = element("div", "sentence-body");
+    body.append(text, details);
+    article.append(head, body);
+
+    const view = { sentence, sources, targets, caption, heatmapRows: Array.from(table.tBodies[0].rows) };
+    const showPinned = () => select(view, pinnedToken(sentence));
+    targets.forEach((node, t) => {
+      node.addEventListener("mouseenter", () => select(view, t));
+      node.addEventListener("focus", () => select(view, t));
+      node.addEventListener("mouseleave", showPinned);
+      node.addEventListener("blur", showPinned);
+      node.addEventListener("click", () => {
+        if (pinnedToken(sentence) === t) state.pinned.delete(sentence.number);
+        else state.pinned.set(sentence.number, t);
+        select(view, t);
+      });
+      node.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          node.click();
+        }
+      });
+    });
+    showPinned();
+    return article;
+  }
+
+  function render() {
+    const shown = state.onlyWrong ? wrongSentences : data.sentences;
+    const pages = Math.max(1, Math.ceil(shown.length / data.page_size));
+    state.page = Math.min(state.page, pages - 1);
+    const start = state.page * data.page_size;
+    const slice = shown.slice(start, start + data.page_size);
+    document.getElementById("sentences").replaceChildren(...slice.map(sentenceView));
+    document.getElementById("page-indicator").textContent = "page " + (state.page + 1) + " of " + pages;
+    document.getElementById("showing").textContent = shown.length === 0 ? "no sentences" :
+      "sentences " + (start + 1) + "\u2013" + (start + slice.length) + " of " + shown.length;
+    document.getElementById("previous-page").disabled = state.page === 0;
+    document.getElementById("next-page").disabled = state.page >= pages - 1;
+  }
+
+  function turnPage(step) {
+    state.page += step;
+    render();
+    document.getElementById("sentences").scrollIntoView();
+  }
+
+  renderHeader();
+  document.getElementById("previous-page").addEventListener("click", () => turnPage(-1));
+  document.getElementById("next-page").addEventListener("click", () => turnPage(1));
+  document.getElementById("only-wrong").addEventListener("change", (event) => {
+    state.onlyWrong = event.target.checked;
+    state.page = 0;
+    render();
+  });
+  render();
+})();
