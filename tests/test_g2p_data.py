@@ -1,10 +1,14 @@
-"""training/data/make_g2p.py: the CMU dictionary read as data, split by word, deterministic, with exact counts."""
+"""training/data/make_g2p.py: the CMU dictionary read as data, split by word, deterministic, with exact counts; and
+training/configs/g2p_cmudict.json run end to end on a slice of the split it writes."""
 
 import json
+from pathlib import Path
 
 import pytest
 
 from training.data.make_g2p import main, read_dictionary, split_words
+
+REPO = Path(__file__).resolve().parents[1]
 
 SNIPPET = """
 ;;; a comment line is not a word: the real file has none, this checks blank-ish lines
@@ -78,3 +82,28 @@ def test_the_same_seed_writes_the_same_files(written, tmp_path):
     main(["--output_dir", str(tmp_path)])
     for split in ("train", "validation", "test"):
         assert (tmp_path / f"{split}.jsonl").read_bytes() == (folder / f"{split}.jsonl").read_bytes()
+
+
+def test_the_g2p_config_trains_evaluates_and_scores_rows_with_their_own_references(written, tmp_path):
+    """training/configs/g2p_cmudict.json end to end on a slice of the real split (2 steps): the README's model, beam
+    search, WER and PER in all_results.json against each row's own pronunciations (batches grouped by length must not
+    pair a prediction with another row's references), the card and the alignment pictures."""
+    from training.run_seq2seq import main as run_seq2seq
+
+    folder, _, rows = written
+    output_dir = tmp_path / "g2p"
+    run_seq2seq([str(REPO / "training/configs/g2p_cmudict.json"), "--train_file", str(folder / "train.jsonl"),
+                 "--validation_file", str(folder / "validation.jsonl"), "--test_file", str(folder / "test.jsonl"),
+                 "--max_train_samples", "256", "--max_eval_samples", "24", "--max_predict_samples", "24",
+                 "--max_steps", "2", "--output_dir", str(output_dir)])
+    results = json.loads((output_dir / "all_results.json").read_text())
+    predicted = (output_dir / "generated_predictions.txt").read_text().splitlines()
+    references = [row["references"] for row in rows["test"][:24]]
+    wrong = sum(" ".join(output.split()) not in accepted for output, accepted in zip(predicted, references))
+    assert len(predicted) == 24 and results["predict_wer"] == pytest.approx(100 * wrong / 24)
+    assert {"eval_wer", "eval_per", "predict_per"} <= set(results)
+    config = json.loads((output_dir / "config.json").read_text())
+    assert (config["hidden_size"], config["encoder_hidden_size"], config["encoder_layers"]) == (384, 192, 2)
+    card = (output_dir / "README.md").read_text()
+    assert "BSD-style licence" in card and "type: wer" in card
+    assert (output_dir / "alignment_0.png").is_file()
