@@ -32,6 +32,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--alignments_dir", type=Path, default=None,
                         help="save each sentence's alignment heat map here as alignment_<n>.png and print its path")
+    parser.add_argument("--backend", choices=("pytorch", "onnxruntime"), default="pytorch",
+                        help="onnxruntime: `model` is a folder written by hf-bahdanau-export (the `onnx` extra)")
     parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
     parser.add_argument("--trust_remote_code", action="store_true",
                         help="allow code from the model folder (not needed for hf_bahdanau models)")
@@ -100,15 +102,32 @@ def load_text_model(name: str, prog: str, *, revision: str | None = None,
     return model, tokenizer
 
 
+def load_onnx_model(folder: str):
+    """``OnnxSeq2Seq`` of a folder written by hf-bahdanau-export; a missing onnxruntime or a folder that is not an
+    export exits with one error line."""
+    try:
+        from .onnx_decoding import OnnxSeq2Seq
+
+        return OnnxSeq2Seq(folder)
+    except ImportError as error:
+        raise SystemExit(f"hf-bahdanau-translate: error: --backend onnxruntime needs onnxruntime "
+                         f"(pip install \"hf_bahdanau[onnx]\"): {error}") from None
+    except ValueError as error:
+        raise SystemExit(f"hf-bahdanau-translate: error: {error}") from None
+
+
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    from .decoding import translate
+    options = dict(num_beams=args.num_beams, max_new_tokens=args.max_new_tokens, batch_size=args.batch_size,
+                   output_alignments=args.alignments_dir is not None)
+    if args.backend == "onnxruntime":
+        results = load_onnx_model(args.model).translate(args.sentences, **options)
+    else:
+        from .decoding import translate
 
-    model, tokenizer = load_text_model(args.model, "hf-bahdanau-translate", revision=args.revision,
-                                       trust_remote_code=args.trust_remote_code)
-    results = translate(model, tokenizer, args.sentences, num_beams=args.num_beams,
-                        max_new_tokens=args.max_new_tokens, batch_size=args.batch_size,
-                        output_alignments=args.alignments_dir is not None)
+        model, tokenizer = load_text_model(args.model, "hf-bahdanau-translate", revision=args.revision,
+                                           trust_remote_code=args.trust_remote_code)
+        results = translate(model, tokenizer, args.sentences, **options)
     if args.alignments_dir is None:
         for result in results:
             print(result.translation)

@@ -260,9 +260,10 @@ class RecurrentDecoder(nn.Module):
 
     def _scans_monotonically(self) -> bool:
         """Whether steps attend by ``MonotonicScope.scan`` (inference without autograd, a score of q and k_j only):
-        the same positions as the full hard step, with the scores of the positions it passes only."""
+        the same positions as the full hard step, with the scores of the positions it passes only. Not while
+        tracing (ONNX export): the scan's loop runs as long as the data says, which a traced graph cannot keep."""
         return (isinstance(self.scope, MonotonicScope) and not self.scope.training and not torch.is_grad_enabled()
-                and self.attention.position_free)
+                and self.attention.position_free and not torch.jit.is_tracing())
 
     def _scan_stepwise(self, memory: EncoderMemory) -> Callable[[Tensor, AttentionState],
                                                                tuple[Tensor, Tensor, AttentionState]]:

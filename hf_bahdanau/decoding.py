@@ -108,12 +108,19 @@ def translate(
     max_new_tokens: None keeps ``model.generation_config``'s limit. output_alignments needs a model with attention.
     An empty or blank text is refused (ValueError naming it); a text with tokens unknown to the tokenizer, or longer
     than every training source, is decoded with a logged warning (``warn_about_source``).
+    ``model`` may also be an exported folder on ONNX Runtime (``onnx_decoding.OnnxSeq2Seq``), which carries its
+    own tokenizer (``tokenizer`` is then not read).
     """
     texts = check_texts(texts)
     if num_beams < 1:
         raise ValueError(f"`num_beams` must be a positive integer, got {num_beams}.")
     if batch_size < 1:
         raise ValueError(f"`batch_size` must be a positive integer, got {batch_size}.")
+    if getattr(model, "backend", None) == "onnxruntime":  # OnnxSeq2Seq (not imported: it needs onnxruntime)
+        return [Translation(result.source, result.translation, result.source_tokens, result.target_tokens,
+                            None if result.alignment is None else torch.from_numpy(result.alignment))
+                for result in model.translate(texts, num_beams=num_beams, max_new_tokens=max_new_tokens,
+                                              batch_size=batch_size, output_alignments=output_alignments)]
     if output_alignments and model.config.attention_type == "none":
         raise ValueError("`output_alignments=True` needs a model with attention; this one has attention_type='none'.")
     model.eval()

@@ -1,0 +1,239 @@
+"""ONNX export of a seq2seq model: an encoder graph, run once per batch of sources, and a decoder-step graph, run
+once per generated token, for ONNX Runtime (``onnx_decoding``) or any other ONNX runtime.
+
+    encoder.onnx       input_ids [B, S] int64, attention_mask [B, S] int64 (right padding, 1 = real token)
+                       -> the memory: annotations h_j [B, S, D], mask [B, S] bool, the attention's keys U_a h_j
+                          [B, S, A] (with attention), Cho's summary C [B, D] (``context_mode="cho"``)
+                       -> the initial decoder state: hidden [L, B, H], cell [L, B, H] (LSTM), input_feed [B, O]
+                          (Luong's input feeding), attention_step [] int64, previous α [B, S] (monotonic scope),
+                          coverage [B, S] (with attention)
+    decoder_step.onnx  tokens [N] int64, the memory of each row, the state -> log_probs [N, V] float32, the next
+                       state (outputs named ``next_<name>``), attention [N, S] (α_t over the memory's positions)
+
+Batch and source length are dynamic axes. ``onnx_config.json`` lists the memory and state tensors with their row
+axis, the special token ids and the generation defaults; the folder also carries the tokenizer and the runtime
+(``onnx_decoding.py``, ``onnx_search.py``). Every preset, cell, score, scope and output layer exports except the
+options ``unexportable_options`` names (copy attention, GNMT penalties are search options and need no graph).
+
+    hf-bahdanau-export outputs/dates-rnnsearch outputs/dates-onnx
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import shutil
+import warnings
+from pathlib import Path
+
+import torch
+from torch import Tensor, nn
+
+from .recurrent import RNN_TYPES, RecurrentState
+from .state import AttentionState, DecoderState, EncoderMemory
+
+__all__ = ["OPSET", "export_onnx", "quantize_onnx", "unexportable_options"]
+
+OPSET = 17
+ROW_AXIS = {"hidden": 1, "cell": 1, "attention_step": None}  # every other tensor has its rows on axis 0
+RUNTIME_FILES = ("onnx_decoding.py", "onnx_search.py")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+
+
+def unexportable_options(config) -> list[str]:
+    """The config options the export cannot express yet, as ``field=value`` strings (empty: it exports)."""
+    options = []
+    if getattr(config, "copy_attention", False):
+        options.append("copy_attention=True (the pointer-generator's extended vocabulary)")
+    if getattr(config, "model_type", "bahdanau") != "bahdanau":
+        options.append(f"model_type={config.model_type!r} (only seq2seq models export)")
+    return options
+
+
+def memory_and_state_names(config) -> tuple[list[str], list[str]]:
+    """The tensors of the memory and of the decoder state a model with ``config`` carries, in graph order."""
+    attends = config.attention_type != "none"
+    memory = ["annotations", "mask"] + ["projected_keys"] * attends + ["summary"] * (config.context_mode == "cho"
+                                                                                      and not attends)
+    state = ["hidden"] + ["cell"] * RNN_TYPES[config.rnn_type].has_memory_cell
+    state += ["input_feed"] * (attends and config.decoder_style == "luong" and config.input_feeding)
+    if attends:
+        state += ["attention_step"] + ["previous"] * (config.attention_scope == "monotonic") + ["coverage"]
+    return memory, state
+
+
+def _flatten(memory: EncoderMemory, state: DecoderState, memory_names: list[str],
+             state_names: list[str]) -> tuple[Tensor, ...]:
+    attention = state.attention
+    values = {"annotations": memory.annotations, "mask": memory.mask, "projected_keys": memory.projected_keys,
+              "summary": memory.summary, "hidden": state.rnn.hidden, "cell": state.rnn.cell,
+              "input_feed": state.input_feed}
+    if attention is not None:
+        step = attention.step if isinstance(attention.step, Tensor) else torch.tensor(attention.step)
+        values.update(attention_step=step, previous=attention.previous, coverage=attention.coverage)
+    return tuple(values[name] for name in memory_names + state_names)
+
+
+def _unflatten(tensors: tuple[Tensor, ...], memory_names: list[str],
+               state_names: list[str]) -> tuple[EncoderMemory, DecoderState]:
+    named = dict(zip(memory_names + state_names, tensors))
+    memory = EncoderMemory(named["annotations"], named["mask"], named.get("projected_keys"), named.get("summary"))
+    attention = None
+    if "attention_step" in named:
+        attention = AttentionState(named["attention_step"], named.get("previous"), named.get("coverage"))
+    state = DecoderState(RecurrentState(named["hidden"], named.get("cell")), named.get("input_feed"), attention)
+    return memory, state
+
+
+class EncoderGraph(nn.Module):
+    """(input_ids, attention_mask) -> the memory and initial state tensors, in ``memory_and_state_names`` order."""
+
+    def __init__(self, model) -> None:
+        super().__init__()
+        self.model = model.model
+        self.names = memory_and_state_names(model.config)
+
+    def forward(self, input_ids: Tensor, attention_mask: Tensor) -> tuple[Tensor, ...]:
+        encoded = self.model.encoder(input_ids=input_ids, attention_mask=attention_mask)
+        memory = self.model.decoder.prepare_memory(encoded, attention_mask)
+        return _flatten(memory, self.model.decoder.initial_state(encoded, memory), *self.names)
+
+
+class DecoderStepGraph(nn.Module):
+    """(tokens [N], memory and state tensors) -> log_probs [N, V], the next state tensors, α [N, S]."""
+
+    def __init__(self, model) -> None:
+        super().__init__()
+        self.model = model
+        self.names = memory_and_state_names(model.config)
+
+    def forward(self, tokens: Tensor, *tensors: Tensor) -> tuple[Tensor, ...]:
+        memory, state = _unflatten(tensors, *self.names)
+        decoder = self.model.model.decoder
+        decoded = decoder(tokens.unsqueeze(1), memory, state, decoder.plan_steps(memory))
+        logits = self.model.lm_head(decoded.pre_output[:, -1])
+        next_state = _flatten(memory, decoded.state, [], self.names[1])
+        weights = decoded.attention_weights
+        weights = weights[:, -1] if weights is not None else memory.mask.to(logits.dtype)[:, :0]
+        return (torch.log_softmax(logits.float(), dim=-1), *next_state, weights)
+
+
+def _example_source(config) -> tuple[Tensor, Tensor]:
+    """Two sources of 5 and 3 tokens, right-padded: the traced graph takes the padded path, which also serves
+    unpadded batches."""
+    first = max(4, config.pad_token_id + 1, config.eos_token_id + 1) % config.vocab_size or 4
+    input_ids = torch.full((2, 5), first, dtype=torch.long)
+    attention_mask = torch.tensor([[1, 1, 1, 1, 1], [1, 1, 1, 0, 0]])
+    return input_ids.masked_fill(attention_mask == 0, config.pad_token_id), attention_mask
+
+
+def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSET) -> Path:
+    """Write ``encoder.onnx``, ``decoder_step.onnx``, ``onnx_config.json``, the tokenizer and the runtime modules to
+    ``output_dir``; each graph is checked with ``onnx.checker``. ``model``: a ``BahdanauForConditionalGeneration``
+    (or a saved folder / Hub id to load one from). Raises ValueError naming what cannot export."""
+    import onnx
+
+    if isinstance(model, (str, Path)):
+        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(model) if tokenizer is None else tokenizer
+        model = AutoModelForSeq2SeqLM.from_pretrained(model)
+    blocked = unexportable_options(model.config)
+    if blocked:
+        raise ValueError(f"This model cannot be exported to ONNX yet: {'; '.join(blocked)}. Decode it with "
+                         "generate() instead.")
+    output_dir = Path(output_dir)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    model = copy.deepcopy(model).float().eval()  # the caller's model keeps its mode and dtype
+    memory_names, state_names = memory_and_state_names(model.config)
+    rows = {name: ROW_AXIS.get(name, 0) for name in memory_names + state_names}
+    input_ids, attention_mask = _example_source(model.config)
+    # Evaluation mode for the tracing; torch.onnx.export puts each wrapper back in the mode it had, so they are
+    # built in evaluation mode too (a fresh module is in training mode, which would reach the model).
+    encoder, step = EncoderGraph(model).eval(), DecoderStepGraph(model).eval()
+
+    def axes(names: list[str], prefix: str = "") -> dict[str, dict[int, str]]:
+        dynamic = {}
+        for name in names:
+            shape = {0: "rows"} if rows[name] == 0 else {1: "rows"} if rows[name] == 1 else {}
+            if name in ("annotations", "mask", "projected_keys", "previous", "coverage"):
+                shape[1] = "source_length"
+            dynamic[prefix + name] = shape
+        return dynamic
+
+    # The tracer warns at every Python branch on a shape or a value; the branches taken for the example (padded
+    # sources, one step) serve every batch and length: tests/test_onnx.py decodes others against generate().
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        memory_and_state = encoder(input_ids, attention_mask)
+        torch.onnx.export(encoder, (input_ids, attention_mask), str(output_dir / "encoder.onnx"), dynamo=False,
+                          opset_version=opset, input_names=["input_ids", "attention_mask"],
+                          output_names=memory_names + state_names,
+                          dynamic_axes={"input_ids": {0: "rows", 1: "source_length"},
+                                        "attention_mask": {0: "rows", 1: "source_length"},
+                                        **axes(memory_names + state_names)})
+        tokens = torch.full((2,), model.config.decoder_start_token_id, dtype=torch.long)
+        outputs = ["log_probs", *(f"next_{name}" for name in state_names), "attention"]
+        torch.onnx.export(step, (tokens, *memory_and_state), str(output_dir / "decoder_step.onnx"), dynamo=False,
+                          opset_version=opset, input_names=["tokens", *memory_names, *state_names],
+                          output_names=outputs,
+                          dynamic_axes={"tokens": {0: "rows"}, **axes(memory_names + state_names),
+                                        **axes(state_names, "next_"), "log_probs": {0: "rows"},
+                                        "attention": {0: "rows", 1: "source_length"}})
+    for graph in ("encoder.onnx", "decoder_step.onnx"):
+        onnx.checker.check_model(str(output_dir / graph), full_check=True)
+    generation = model.generation_config
+    eos = generation.eos_token_id if generation.eos_token_id is not None else model.config.eos_token_id
+    manifest = {
+        "format": "hf_bahdanau-onnx/1", "opset": opset, "memory": memory_names, "state": state_names,
+        "row_axis": rows, "vocab_size": model.config.vocab_size,
+        "decoder_start_token_id": model.config.decoder_start_token_id,
+        "eos_token_id": eos if isinstance(eos, list) else [eos], "pad_token_id": model.config.pad_token_id,
+        "generation": {"num_beams": generation.num_beams or 1, "max_new_tokens": generation.max_new_tokens,
+                       "max_length": generation.max_length, "length_penalty": generation.length_penalty,
+                       "early_stopping": generation.early_stopping},
+        "source_model": model.name_or_path, "config": model.config.to_diff_dict(),
+    }
+    (output_dir / "onnx_config.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    if tokenizer is not None:
+        tokenizer.save_pretrained(output_dir)
+    for name in RUNTIME_FILES:
+        shutil.copyfile(Path(__file__).with_name(name), output_dir / name)
+    return output_dir
+
+
+def quantize_onnx(folder: str | Path) -> tuple[Path, Path]:
+    """int8 copies of an exported folder's graphs, ``encoder.int8.onnx`` and ``decoder_step.int8.onnx``: dynamic
+    quantisation (``onnxruntime.quantization.quantize_dynamic``, int8 weights, activations quantised per call) of
+    the matrix products; ``OnnxSeq2Seq(folder, quantized=True)`` runs them."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    folder = Path(folder)
+    written = []
+    for graph in ("encoder", "decoder_step"):
+        source = folder / f"{graph}.onnx"
+        if not source.is_file():
+            raise ValueError(f"`folder` {str(folder)!r} has no {source.name}: give a folder written by export_onnx.")
+        target = folder / f"{graph}.int8.onnx"
+        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8)
+        written.append(target)
+    return written[0], written[1]
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="hf-bahdanau-export", description=__doc__.split("\n")[0])
+    parser.add_argument("model", help="a saved seq2seq model folder (with its tokenizer) or a Hub model id")
+    parser.add_argument("output_dir", type=Path, help="the folder to write the ONNX graphs, tokenizer and runtime to")
+    parser.add_argument("--opset", type=int, default=OPSET, help=f"ONNX opset (≥ {OPSET})")
+    parser.add_argument("--int8", action="store_true", help="also write int8 graphs (dynamic quantisation)")
+    args = parser.parse_args(argv)
+    if args.opset < OPSET:
+        parser.error(f"--opset must be ≥ {OPSET}, got {args.opset}.")
+    try:
+        export_onnx(args.model, args.output_dir, opset=args.opset)
+        if args.int8:
+            quantize_onnx(args.output_dir)
+    except ValueError as error:
+        parser.error(str(error))
+    print(f"Exported to {args.output_dir}: hf-bahdanau-translate {args.output_dir} --backend onnxruntime \"...\"")

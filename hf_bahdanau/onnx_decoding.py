@@ -1,0 +1,196 @@
+"""Decode a model exported by ``hf-bahdanau-export`` with ONNX Runtime: numpy, onnxruntime and tokenizers only,
+no torch. The exported folder carries this file and ``onnx_search.py``, so it also runs where hf_bahdanau is not
+installed::
+
+    from onnx_decoding import OnnxSeq2Seq          # with the exported folder on sys.path, or hf_bahdanau.onnx_decoding
+    model = OnnxSeq2Seq("outputs/dates-onnx")
+    model.translate(["3/14/15"], num_beams=5)[0].translation
+
+The encoder graph runs once per batch; the decoder-step graph once per generated token, on the rows of every
+source (k rows per source in beam search, each with its copy of the source's memory).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+try:
+    from .onnx_search import SearchOutput, beam_search, greedy_search
+except ImportError:  # the exported folder, imported as top-level modules
+    from onnx_search import SearchOutput, beam_search, greedy_search
+
+__all__ = ["OnnxSeq2Seq", "OnnxTranslation"]
+
+GRAPHS = {False: ("encoder.onnx", "decoder_step.onnx"), True: ("encoder.int8.onnx", "decoder_step.int8.onnx")}
+
+
+@dataclass
+class OnnxTranslation:
+    """One decoded text: its tokens and, with ``output_alignments``, α [len(target_tokens), len(source_tokens)]."""
+
+    source: str
+    translation: str
+    source_tokens: list[str]
+    target_tokens: list[str]
+    alignment: np.ndarray | None = None
+    score: float | None = None
+    p_gen: None = None  # as ``decoding.Translation``; copy attention does not export
+
+
+class OnnxSeq2Seq:
+    """An exported folder on ONNX Runtime. ``quantized``: the int8 graphs ``quantize_onnx`` wrote beside the fp32
+    ones; ``threads``: ONNX Runtime's intra-op threads (None: its default)."""
+
+    backend = "onnxruntime"  # what ``decoding.translate`` recognises it by
+
+    def __init__(self, folder: str | Path, quantized: bool = False, threads: int | None = None,
+                 providers: Sequence[str] = ("CPUExecutionProvider",)) -> None:
+        import onnxruntime
+
+        self.folder = Path(folder)
+        manifest_path = self.folder / "onnx_config.json"
+        if not manifest_path.is_file():
+            raise ValueError(f"`folder` {str(folder)!r} has no onnx_config.json: give a folder written by "
+                             "hf-bahdanau-export.")
+        self.manifest = json.loads(manifest_path.read_text())
+        options = onnxruntime.SessionOptions()
+        if threads is not None:
+            options.intra_op_num_threads = threads
+        encoder, decoder = GRAPHS[bool(quantized)]
+        for name in (encoder, decoder):
+            if not (self.folder / name).is_file():
+                raise ValueError(f"`folder` {str(folder)!r} has no {name}" + (" (run quantize_onnx first)" if quantized
+                                                                              else "") + ".")
+        self.encoder = onnxruntime.InferenceSession(str(self.folder / encoder), options, providers=list(providers))
+        self.decoder = onnxruntime.InferenceSession(str(self.folder / decoder), options, providers=list(providers))
+        self.memory_names, self.state_names = self.manifest["memory"], self.manifest["state"]
+        self.row_axis = self.manifest["row_axis"]
+        # The graph keeps only the inputs it reads (a decoder without attention never reads the annotations).
+        self.step_inputs = {graph_input.name for graph_input in self.decoder.get_inputs()}
+        self._tokenizer = None
+
+    @property
+    def tokenizer(self):
+        """The exported tokenizer (``tokenizers.Tokenizer`` of its ``tokenizer.json``)."""
+        if self._tokenizer is None:
+            from tokenizers import Tokenizer
+
+            path = self.folder / "tokenizer.json"
+            if not path.is_file():
+                raise ValueError(f"{self.folder} has no tokenizer.json: pass token ids to generate() instead.")
+            self._tokenizer = Tokenizer.from_file(str(path))
+        return self._tokenizer
+
+    def _rows(self, tensors: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
+        return {name: value if self.row_axis[name] is None else np.take(value, rows, axis=self.row_axis[name])
+                for name, value in tensors.items()}
+
+    def encode(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> tuple[dict, dict]:
+        """The memory and initial state of sources input_ids [B, S] with attention_mask [B, S] (right padding)."""
+        outputs = self.encoder.run(None, {"input_ids": input_ids, "attention_mask": attention_mask})
+        named = dict(zip(self.memory_names + self.state_names, outputs))
+        return ({name: named[name] for name in self.memory_names}, {name: named[name] for name in self.state_names})
+
+    def generate(self, input_ids: np.ndarray, attention_mask: np.ndarray | None = None, num_beams: int | None = None,
+                 max_new_tokens: int | None = None, min_new_tokens: int = 0, length_penalty: float | None = None,
+                 early_stopping: bool | str | None = None, num_return_sequences: int = 1,
+                 output_alignments: bool = False) -> SearchOutput:
+        """Greedy (``num_beams=1``) or beam search, as ``generate()``; defaults from the model's generation config.
+        Returns ``SearchOutput``: sequences [B · num_return_sequences, 1 + T] from the start token."""
+        input_ids = np.asarray(input_ids, dtype=np.int64)
+        if input_ids.ndim != 2 or input_ids.shape[1] == 0:
+            raise ValueError(f"`input_ids` must be [batch, source_length] with source_length ≥ 1, got shape "
+                             f"{list(input_ids.shape)}.")
+        attention_mask = (np.ones_like(input_ids) if attention_mask is None
+                          else np.asarray(attention_mask, dtype=np.int64))
+        self._check_source(input_ids, attention_mask)
+        defaults = self.manifest["generation"]
+        num_beams = num_beams or defaults["num_beams"] or 1
+        # transformers' default when the generation config sets neither: max_length 20, the start token included
+        max_new_tokens = max_new_tokens or defaults["max_new_tokens"] or (defaults["max_length"] or 20) - 1
+        if length_penalty is None:  # transformers' defaults where the generation config has none
+            length_penalty = 1.0 if defaults["length_penalty"] is None else defaults["length_penalty"]
+        if early_stopping is None:
+            early_stopping = defaults["early_stopping"] or False
+        for name, value, low in (("num_beams", num_beams, 1), ("max_new_tokens", max_new_tokens, 1),
+                                 ("num_return_sequences", num_return_sequences, 1),
+                                 ("min_new_tokens", min_new_tokens, 0)):
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low:
+                raise ValueError(f"`{name}` must be an integer ≥ {low}, got {value!r}.")
+        if num_return_sequences > num_beams:
+            raise ValueError(f"`num_return_sequences` ({num_return_sequences}) must be ≤ `num_beams` ({num_beams}).")
+        memory, state = self.encode(input_ids, attention_mask)
+        memory = {name: value for name, value in memory.items() if name in self.step_inputs}
+        batch_size = input_ids.shape[0]
+        if num_beams > 1:
+            rows = np.repeat(np.arange(batch_size), num_beams)
+            memory, state = self._rows(memory, rows), self._rows(state, rows)
+
+        def step(tokens: np.ndarray, state: dict) -> tuple[np.ndarray, dict, np.ndarray]:
+            log_probs, *next_state, attention = self.decoder.run(None, {"tokens": tokens, **memory, **state})
+            return log_probs, dict(zip(self.state_names, next_state)), attention
+
+        special = dict(start_id=self.manifest["decoder_start_token_id"], eos_ids=self.manifest["eos_token_id"],
+                       pad_id=self.manifest["pad_token_id"], max_new_tokens=max_new_tokens,
+                       min_new_tokens=min_new_tokens, output_alignments=output_alignments)
+        if num_beams == 1:
+            if num_return_sequences != 1:
+                raise ValueError("`num_return_sequences` > 1 needs beam search (`num_beams` > 1).")
+            return greedy_search(step, state, batch_size, **special)
+        return beam_search(step, self._rows, state, batch_size, num_beams, length_penalty=length_penalty,
+                           early_stopping=early_stopping, num_return_sequences=num_return_sequences, **special)
+
+    def _check_source(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> None:
+        vocab_size = self.manifest["vocab_size"]
+        if input_ids.min() < 0 or input_ids.max() >= vocab_size:
+            raise ValueError(f"`input_ids` must be in [0, {vocab_size}), got values from {input_ids.min()} to "
+                             f"{input_ids.max()}.")
+        if attention_mask.shape != input_ids.shape or not np.isin(attention_mask, (0, 1)).all():
+            raise ValueError(f"`attention_mask` must be 0/1 of the shape of `input_ids` {list(input_ids.shape)}.")
+        lengths = attention_mask.sum(-1)
+        if (lengths == 0).any() or (attention_mask != (np.arange(input_ids.shape[1]) < lengths[:, None])).any():
+            raise ValueError("`attention_mask` must be right padding, each row with at least one real token "
+                             "([1, 1, 0]): the exported encoder reads sources left-aligned.")
+
+    def translate(self, texts: Sequence[str], batch_size: int = 32, output_alignments: bool = False,
+                  **generate_kwargs) -> list[OnnxTranslation]:
+        """Decode ``texts`` with the exported tokenizer; keyword arguments as ``generate``."""
+        texts = list(texts)
+        blank = [index for index, text in enumerate(texts) if not isinstance(text, str) or not text.strip()]
+        if blank:
+            raise ValueError(f"`texts` must be non-blank strings; entry {blank[0]} is {texts[blank[0]]!r}.")
+        results = []
+        for start in range(0, len(texts), batch_size):
+            batch = texts[start:start + batch_size]
+            encodings = self.tokenizer.encode_batch(batch)
+            longest = max(len(encoding.ids) for encoding in encodings)
+            input_ids = np.full((len(batch), longest), self.manifest["pad_token_id"], dtype=np.int64)
+            attention_mask = np.zeros((len(batch), longest), dtype=np.int64)
+            for row, encoding in enumerate(encodings):
+                input_ids[row, :len(encoding.ids)], attention_mask[row, :len(encoding.ids)] = encoding.ids, 1
+            output = self.generate(input_ids, attention_mask, output_alignments=output_alignments, **generate_kwargs)
+            per_source = len(output.sequences) // len(batch)
+            for row, sequence in enumerate(output.sequences):
+                encoding = encodings[row // per_source]
+                results.append(self._translation(batch[row // per_source], encoding, sequence, output, row))
+        return results
+
+    def _translation(self, text: str, encoding, sequence: np.ndarray, output: SearchOutput,
+                     row: int) -> OnnxTranslation:
+        special = {self.manifest["pad_token_id"], self.manifest["decoder_start_token_id"],
+                   *self.manifest["eos_token_id"]}
+        generated = [int(token) for token in sequence[1:]]
+        ends = [index for index, token in enumerate(generated) if token in self.manifest["eos_token_id"]]
+        generated = generated[:ends[0] + 1] if ends else generated
+        target_tokens = [self.tokenizer.id_to_token(token) for token in generated]
+        alignment = None
+        if output.alignments is not None:
+            alignment = output.alignments[row][:len(generated), :len(encoding.ids)]
+        score = float(output.scores[row]) if output.scores.ndim == 1 else None
+        return OnnxTranslation(text, self.tokenizer.decode([t for t in generated if t not in special]),
+                               list(encoding.tokens), target_tokens, alignment, score)

@@ -1,0 +1,169 @@
+"""Greedy and beam search in numpy over a decoder step function: transformers' ``generate()`` algorithms, step for
+step, for the ONNX Runtime decoder (``onnx_decoding``), which runs without torch.
+
+A step function reads the tokens of the N decoder rows and their state and returns
+
+    step(tokens [N] int64, state) -> (log p(y_t | y_<t, x) [N, V] float32, the next state, α_t [N, S] or None)
+
+and ``reorder(state, rows [N])`` picks the state's rows. Greedy search is transformers' ``_sample`` without
+sampling; beam search is its ``_beam_search``: the best (1 + number of EOS ids, at least 2) · k continuations of
+each source, the k best of those that do not end go on, the ones among the first k that end join the finished
+hypotheses scored log P / |Y|^length_penalty, and transformers' early-stopping heuristic decides when to stop. The
+-1e9 sentinels and float32 arithmetic are transformers' own, so the same log-probabilities give the same tokens.
+"""
+
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+__all__ = ["SearchOutput", "beam_search", "greedy_search"]
+
+Step = Callable[[np.ndarray, Any], tuple[np.ndarray, Any, np.ndarray | None]]
+Reorder = Callable[[Any, np.ndarray], Any]
+NEG = np.float32(-1.0e9)  # transformers' sentinel for "not a candidate"
+
+
+class SearchOutput(NamedTuple):
+    """sequences [R, 1 + T] int64 (the start token first; rows that ended early are padded);
+    scores: beam search's sequence scores [R] (log P / |Y|^length_penalty), greedy's per-step log-probabilities of
+    the chosen tokens [R, T]; alignments: per row α [T, S] of the tokens it generated, following its beam (None
+    unless asked for). R = sources · num_return_sequences, consecutive rows per source."""
+
+    sequences: np.ndarray
+    scores: np.ndarray
+    alignments: list[np.ndarray] | None
+
+
+def _forbid_early_end(log_probs: np.ndarray, new_tokens: int, min_new_tokens: int, eos_ids: np.ndarray) -> np.ndarray:
+    """transformers' ``MinNewTokensLengthLogitsProcessor``: no EOS before ``min_new_tokens`` new tokens."""
+    if new_tokens < min_new_tokens:
+        log_probs = log_probs.copy()
+        log_probs[:, eos_ids] = -np.inf
+    return log_probs
+
+
+def greedy_search(step: Step, state: Any, batch_size: int, start_id: int, eos_ids: Sequence[int], pad_id: int,
+                  max_new_tokens: int, min_new_tokens: int = 0, output_alignments: bool = False) -> SearchOutput:
+    """Arg-max decoding of ``batch_size`` rows from ``start_id``: a row that produced an EOS id gets ``pad_id``
+    afterwards; stops when every row has ended or after ``max_new_tokens``."""
+    eos_ids = np.asarray(eos_ids, dtype=np.int64)
+    sequences = np.full((batch_size, 1), start_id, dtype=np.int64)
+    running = np.ones(batch_size, dtype=bool)
+    chosen_scores, weights = [], []
+    for new_tokens in range(max_new_tokens):
+        log_probs, state, alpha = step(sequences[:, -1], state)
+        log_probs = _forbid_early_end(log_probs, new_tokens, min_new_tokens, eos_ids)
+        tokens = np.where(running, log_probs.argmax(-1), pad_id)
+        chosen_scores.append(np.take_along_axis(log_probs, tokens[:, None], axis=1)[:, 0])
+        if output_alignments:
+            weights.append(alpha)
+        sequences = np.concatenate([sequences, tokens[:, None]], axis=1)
+        running &= ~np.isin(tokens, eos_ids)
+        if not running.any():
+            break
+    alignments = None
+    if output_alignments:
+        steps = np.stack(weights, axis=1)  # [B, T, S]
+        alignments = [steps[row, :_generated_length(sequences[row], eos_ids)] for row in range(batch_size)]
+    return SearchOutput(sequences, np.stack(chosen_scores, axis=1), alignments)
+
+
+def _generated_length(sequence: np.ndarray, eos_ids: np.ndarray) -> int:
+    """Tokens a row generated, its EOS included (the start token excluded)."""
+    ends = np.flatnonzero(np.isin(sequence[1:], eos_ids))
+    return int(ends[0]) + 1 if ends.size else len(sequence) - 1
+
+
+def _top(values: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest entries of each row [B, n], largest first (``torch.topk``): a partition in O(n),
+    then a sort of the k."""
+    if k < values.shape[-1]:
+        candidates = np.argpartition(-values, k - 1, axis=-1)[:, :k]
+    else:
+        candidates = np.broadcast_to(np.arange(values.shape[-1]), values.shape)
+    order = np.argsort(-np.take_along_axis(values, candidates, axis=-1), axis=-1, kind="stable")
+    return np.take_along_axis(candidates, order, axis=-1)
+
+
+def _gather(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
+    """values [B, n, …] at indices [B, m] along axis 1 -> [B, m, …] (transformers' ``_gather_beams``)."""
+    return np.take_along_axis(values, indices.reshape(indices.shape + (1,) * (values.ndim - 2)), axis=1)
+
+
+def beam_search(step: Step, reorder: Reorder, state: Any, batch_size: int, num_beams: int, start_id: int,
+                eos_ids: Sequence[int], pad_id: int, max_new_tokens: int, min_new_tokens: int = 0,
+                length_penalty: float = 1.0, early_stopping: bool | str = False, num_return_sequences: int = 1,
+                output_alignments: bool = False) -> SearchOutput:
+    """Beam search over ``batch_size`` sources whose state has ``num_beams`` consecutive rows each (row b · k + i
+    is beam i of source b). Returns the ``num_return_sequences`` best finished hypotheses of each source."""
+    k, eos_ids = num_beams, np.asarray(eos_ids, dtype=np.int64)
+    keep = max(2, 1 + len(eos_ids)) * k
+    first_k = np.arange(keep) < k
+    max_length = 1 + max_new_tokens  # the start token is the prompt
+    fill = pad_id or int(eos_ids[0])  # transformers fills with the pad id, or the EOS id when the pad id is 0
+    running_sequences = np.full((batch_size, k, max_length), fill, dtype=np.int64)
+    running_sequences[:, :, 0] = start_id
+    sequences = running_sequences.copy()
+    running_scores = np.zeros((batch_size, k), dtype=np.float32)
+    running_scores[:, 1:] = NEG
+    scores = np.full((batch_size, k), NEG, dtype=np.float32)
+    finished = np.zeros((batch_size, k), dtype=bool)
+    may_improve = np.ones((batch_size, 1), dtype=bool)
+    running_rows = np.full((batch_size, k, max_new_tokens), -1, dtype=np.int64)
+    rows = running_rows.copy()
+    source_offsets = np.arange(batch_size)[:, None] * k
+    weights = []
+    cur_len = 1
+    while True:
+        log_probs, state, alpha = step(running_sequences[:, :, cur_len - 1].reshape(-1), state)
+        if output_alignments:
+            weights.append(alpha)
+        log_probs = _forbid_early_end(log_probs.astype(np.float32), cur_len - 1, min_new_tokens, eos_ids)
+        vocab = log_probs.shape[-1]
+        accumulated = (log_probs.reshape(batch_size, k, vocab) + running_scores[:, :, None]).reshape(batch_size, -1)
+        top = _top(accumulated, keep)
+        top_scores = np.take_along_axis(accumulated, top, axis=1)
+        top_beams, top_ids = top // vocab, top % vocab
+        top_sequences = _gather(running_sequences, top_beams)
+        top_sequences[:, :, cur_len] = top_ids
+        top_rows = _gather(running_rows, top_beams)
+        top_rows[:, :, cur_len - 1] = top_beams + source_offsets
+        ends = np.isin(top_ids, eos_ids) | (cur_len + 1 >= max_length)
+
+        continuing = top_scores + ends.astype(np.float32) * NEG
+        best = _top(continuing, k)
+        running_sequences, running_scores = _gather(top_sequences, best), _gather(continuing, best)
+        running_rows = _gather(top_rows, best)
+
+        just_finished = ends & first_k[None, :]
+        candidate_scores = top_scores / np.float32(cur_len ** length_penalty)  # |Y| = cur_len new tokens
+        candidate_scores = candidate_scores + (finished.all(-1, keepdims=True) & (early_stopping is True)) * NEG
+        candidate_scores = candidate_scores + (~may_improve).astype(np.float32) * NEG
+        candidate_scores = candidate_scores + (~just_finished).astype(np.float32) * NEG
+        merged_scores = np.concatenate([scores, candidate_scores], axis=1)
+        kept = _top(merged_scores, k)
+        sequences = _gather(np.concatenate([sequences, top_sequences], axis=1), kept)
+        scores = _gather(merged_scores, kept)
+        rows = _gather(np.concatenate([rows, top_rows], axis=1), kept)
+        finished = _gather(np.concatenate([finished, just_finished], axis=1), kept)
+
+        state = reorder(state, running_rows[:, :, cur_len - 1].reshape(-1))
+        cur_len += 1
+        longest = max_length - 1 if early_stopping == "never" and length_penalty > 0 else cur_len - 1
+        best_running = running_scores[:, :1] / np.float32(longest ** length_penalty)
+        worst_finished = np.where(finished, scores.min(-1, keepdims=True), NEG)
+        may_improve &= (best_running > worst_finished).any(-1, keepdims=True)
+        if not (may_improve.any() and not (finished.all() and early_stopping is True) and not ends.all()):
+            break
+
+    sequences = sequences[:, :num_return_sequences].reshape(batch_size * num_return_sequences, -1)
+    scores = scores[:, :num_return_sequences].reshape(-1)
+    rows = rows[:, :num_return_sequences].reshape(batch_size * num_return_sequences, -1)
+    generated = int((rows >= 0).sum(-1).max())
+    sequences = sequences[:, :1 + generated]
+    alignments = None
+    if output_alignments:
+        alignments = [np.stack([weights[t][row_of_step] for t, row_of_step in enumerate(hypothesis[hypothesis >= 0])])
+                      for hypothesis in rows[:, :generated]]
+    return SearchOutput(sequences, scores, alignments)

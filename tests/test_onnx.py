@@ -1,0 +1,174 @@
+"""ONNX export (hf_bahdanau/onnx.py) and the ONNX Runtime decoder (hf_bahdanau/onnx_decoding.py): every preset and
+the scope, mode and coverage variants export, pass onnx.checker, and decode to generate()'s tokens (greedy and beam
+search) with its scores and alignments; what cannot export says so; int8 graphs run; the runtime needs no torch;
+the command line exports and decodes."""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from hf_bahdanau import BahdanauPointerConfig
+from hf_bahdanau.onnx import OPSET, export_onnx, main as export_main, quantize_onnx, unexportable_options
+from tests.conftest import padded_batch, tiny_model
+from tests.test_onnx_search import PRESETS
+
+onnx = pytest.importorskip("onnx", reason="the onnx extra: pip install -e \".[onnx]\"")
+pytest.importorskip("onnxruntime", reason="the onnx extra: pip install -e \".[onnx]\"")
+from hf_bahdanau.onnx_decoding import OnnxSeq2Seq  # noqa: E402
+
+EXPORTED = [*PRESETS, "luong-general+hard", "rnnsearch+coverage+hard"]
+MAX_NEW = 8
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """preset -> (model, OnnxSeq2Seq of its export), exported once per module."""
+    cache = {}
+
+    def get(preset):
+        if preset not in cache:
+            model = tiny_model(preset, seed=3)
+            folder = export_onnx(model, tmp_path_factory.mktemp(preset.replace("+", "_")))
+            cache[preset] = model, OnnxSeq2Seq(folder, threads=1)
+        return cache[preset]
+
+    return get
+
+
+def generated(model, input_ids, attention_mask, **options):
+    with torch.no_grad():
+        return model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW,
+                              do_sample=False, return_dict_in_generate=True, output_scores=True, **options)
+
+
+@pytest.mark.parametrize("preset", EXPORTED)
+@pytest.mark.parametrize("options", [dict(num_beams=1), dict(num_beams=4),
+                                     dict(num_beams=3, length_penalty=0.6, num_return_sequences=2, min_new_tokens=2)],
+                         ids=["greedy", "beam4", "beam3-lp-two-min2"])
+def test_onnx_runtime_decodes_generates_tokens_and_scores(exported, preset, options):
+    model, runtime = exported(preset)
+    # Sources longer (9) than the traced example (5), and a batch of another size: the axes are dynamic.
+    input_ids, attention_mask = padded_batch((9, 4, 2, 7), seed=5)
+    expected = generated(model, input_ids, attention_mask, **options)
+    output = runtime.generate(input_ids.numpy(), attention_mask.numpy(), max_new_tokens=MAX_NEW, **options)
+    np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
+    if options["num_beams"] > 1:
+        # sums of ≤ 8 float32 log-probabilities (|log p| ≤ log V ≈ 4), through two runtimes' kernels
+        np.testing.assert_allclose(output.scores, expected.sequences_scores.numpy(), rtol=0, atol=1e-4)
+
+
+def test_batch_of_one_and_alignments(exported):
+    model, runtime = exported("rnnsearch")
+    input_ids, attention_mask = padded_batch((11,), seed=8)
+    expected = generated(model, input_ids, attention_mask, output_attentions=True)
+    output = runtime.generate(input_ids.numpy(), attention_mask.numpy(), max_new_tokens=MAX_NEW,
+                              output_alignments=True)
+    np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
+    steps = torch.stack([step[0][0, 0, 0] for step in expected.cross_attentions])[:len(output.alignments[0])]
+    np.testing.assert_allclose(output.alignments[0], steps.numpy(), rtol=0, atol=1e-5)  # weights ≤ 1, float32
+
+
+def test_graphs_pass_the_checker_with_the_opset_and_dynamic_axes(exported, tmp_path):
+    folder = export_onnx(tiny_model("luong-general"), tmp_path / "luong")
+    manifest = json.loads((folder / "onnx_config.json").read_text())
+    assert manifest["memory"] == ["annotations", "mask", "projected_keys"]
+    assert manifest["state"] == ["hidden", "cell", "input_feed", "attention_step", "coverage"]
+    for name in ("encoder.onnx", "decoder_step.onnx"):
+        graph = onnx.load(folder / name)
+        onnx.checker.check_model(graph, full_check=True)
+        assert max(entry.version for entry in graph.opset_import if entry.domain in ("", "ai.onnx")) >= OPSET
+    encoder_inputs = {value.name: [d.dim_param for d in value.type.tensor_type.shape.dim]
+                      for value in onnx.load(folder / "encoder.onnx").graph.input}
+    assert encoder_inputs == {"input_ids": ["rows", "source_length"], "attention_mask": ["rows", "source_length"]}
+    assert {"tokenizer.json", "onnx_decoding.py", "onnx_search.py"} - {p.name for p in folder.iterdir()} == {
+        "tokenizer.json"}  # no tokenizer was given here
+
+
+def test_what_cannot_export_is_refused_with_the_reason(tmp_path):
+    with pytest.raises(ValueError, match=r"cannot be exported to ONNX yet: copy_attention=True"):
+        export_onnx(tiny_model("rnnsearch+copy"), tmp_path)
+    assert unexportable_options(BahdanauPointerConfig()) == [
+        "model_type='bahdanau-pointer' (only seq2seq models export)"]
+    assert not list(tmp_path.iterdir())
+
+
+def test_int8_graphs_decode(exported, tmp_path):
+    folder = export_onnx(tiny_model("rnnsearch", seed=3), tmp_path)
+    quantize_onnx(folder)
+    operators = {node.op_type for node in onnx.load(folder / "decoder_step.int8.onnx").graph.node}
+    assert {"DynamicQuantizeLinear", "MatMulInteger"} <= operators  # int8 matrix products
+    runtime = OnnxSeq2Seq(folder, quantized=True, threads=1)
+    input_ids, attention_mask = padded_batch((6, 3), seed=2)
+    output = runtime.generate(input_ids.numpy(), attention_mask.numpy(), num_beams=3, max_new_tokens=MAX_NEW)
+    assert output.sequences.shape[0] == 2 and np.isfinite(output.scores).all()
+    assert ((output.sequences >= 0) & (output.sequences < runtime.manifest["vocab_size"])).all()
+
+
+def test_the_exported_folder_decodes_without_torch(exported, tmp_path):
+    model = tiny_model("luong-general", seed=3)
+    folder = export_onnx(model, tmp_path / "export")
+    input_ids, attention_mask = padded_batch((6, 3), seed=4)
+    expected = generated(model, input_ids, attention_mask, num_beams=3).sequences.tolist()
+    script = (
+        "import json, sys; sys.modules['torch'] = None; sys.path.insert(0, sys.argv[1]);"
+        "from onnx_decoding import OnnxSeq2Seq;"
+        f"out = OnnxSeq2Seq(sys.argv[1]).generate({input_ids.tolist()}, {attention_mask.tolist()}, num_beams=3,"
+        f" max_new_tokens={MAX_NEW});"
+        "print(json.dumps(out.sequences.tolist())); assert 'torch' not in [m for m in sys.modules if sys.modules[m]]"
+    )
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", script, str(folder)], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, check=True)
+    assert json.loads(done.stdout) == expected
+
+
+def test_bad_input_is_a_value_error_naming_it(exported):
+    _, runtime = exported("rnnsearch")
+    with pytest.raises(ValueError, match="`input_ids` must be in \\[0, 40\\)"):
+        runtime.generate(np.array([[5, 40]]))
+    with pytest.raises(ValueError, match="`attention_mask` must be right padding"):
+        runtime.generate(np.array([[5, 6]]), np.array([[0, 1]]))
+    with pytest.raises(ValueError, match="`num_return_sequences` \\(3\\) must be ≤ `num_beams` \\(2\\)"):
+        runtime.generate(np.array([[5, 6]]), num_beams=2, num_return_sequences=3)
+    with pytest.raises(ValueError, match="no onnx_config.json"):
+        OnnxSeq2Seq(".")
+
+
+def test_command_line_exports_and_decodes_like_pytorch(tmp_path, capsys):
+    from hf_bahdanau.cli import main as translate_main
+    from training.tokenization import train_tokenizer
+
+    texts = ["le 3 mars 2015", "3/14/15", "2015-03-03", "14. Mai 1985"]
+    tokenizer = train_tokenizer(texts, kind="char")
+    model = tiny_model("rnnsearch", seed=1, vocab_size=len(tokenizer))
+    model.save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    export_main([str(tmp_path / "model"), str(tmp_path / "onnx"), "--int8"])
+    capsys.readouterr()
+    for backend in ("pytorch", "onnxruntime"):
+        folder = tmp_path / ("model" if backend == "pytorch" else "onnx")
+        translate_main([str(folder), *texts[:2], "--num_beams", "3", "--max_new_tokens", "6", "--backend", backend])
+    pytorch_lines, onnx_lines = np.array_split(capsys.readouterr().out.splitlines(), 2)
+    assert list(pytorch_lines) == list(onnx_lines) and len(onnx_lines) == 2
+    assert (tmp_path / "onnx" / "decoder_step.int8.onnx").is_file()
+
+
+def test_translate_takes_the_onnx_runtime_model(tmp_path):
+    from hf_bahdanau.decoding import translate
+    from training.tokenization import train_tokenizer
+
+    texts = ["le 3 mars 2015", "3/14/15"]
+    tokenizer = train_tokenizer(texts + ["2015-03-03"], kind="char")
+    model = tiny_model("luong-general", seed=2, vocab_size=len(tokenizer))
+    runtime = OnnxSeq2Seq(export_onnx(model, tmp_path, tokenizer=tokenizer))
+    expected = translate(model, tokenizer, texts, num_beams=3, max_new_tokens=6, output_alignments=True)
+    results = translate(runtime, None, texts, num_beams=3, max_new_tokens=6, output_alignments=True)
+    for result, reference in zip(results, expected):
+        assert (result.translation, result.source_tokens, result.target_tokens) == (
+            reference.translation, reference.source_tokens, reference.target_tokens)
+        torch.testing.assert_close(result.alignment, reference.alignment, rtol=0, atol=1e-5)

@@ -1,0 +1,86 @@
+"""The numpy greedy and beam search of the ONNX Runtime decoder (hf_bahdanau/onnx_search.py) against generate():
+driven by the PyTorch graphs that the export traces (``EncoderGraph``, ``DecoderStepGraph``), they must return
+generate()'s sequences, token for token, its sequence scores and its alignments. No ONNX is involved here, so a
+difference is the search's, not the runtime's."""
+
+import numpy as np
+import pytest
+import torch
+
+from hf_bahdanau.alignments import alignments_from_generate
+from hf_bahdanau.onnx import ROW_AXIS, DecoderStepGraph, EncoderGraph, memory_and_state_names
+from hf_bahdanau.onnx_search import beam_search, greedy_search
+from tests.conftest import BOS, EOS, PAD, padded_batch, tiny_model
+
+PRESETS = ["rnnsearch", "rnnencdec", "sutskever", "luong-general", "luong-local-p", "rnnsearch-monotonic",
+           "rnnsearch+coverage", "luong-dot+local-m"]
+
+
+def torch_search_functions(model, input_ids, attention_mask, rows_per_source: int):
+    """step(tokens, state) and reorder(state, rows) in numpy terms over the traced graphs, and the initial state with
+    ``rows_per_source`` rows per source."""
+    memory_names, state_names = memory_and_state_names(model.config)
+    with torch.no_grad():
+        named = dict(zip(memory_names + state_names, EncoderGraph(model)(input_ids, attention_mask)))
+    step_graph = DecoderStepGraph(model)
+
+    def pick(name, value, rows):
+        axis = ROW_AXIS.get(name, 0)
+        return value if axis is None else value.index_select(axis, torch.as_tensor(rows))
+
+    rows = torch.arange(input_ids.shape[0]).repeat_interleave(rows_per_source)
+    memory = [pick(name, named[name], rows) for name in memory_names]
+    state = {name: pick(name, named[name], rows) for name in state_names}
+
+    def step(tokens, state):
+        with torch.no_grad():
+            log_probs, *next_state, weights = step_graph(torch.from_numpy(tokens), *memory,
+                                                         *(state[name] for name in state_names))
+        return log_probs.numpy(), dict(zip(state_names, next_state)), weights.numpy()
+
+    def reorder(state, rows):
+        return {name: pick(name, value, rows) for name, value in state.items()}
+
+    return step, reorder, state
+
+
+def generated(model, input_ids, attention_mask, **kwargs):
+    with torch.no_grad():
+        return model.generate(input_ids=input_ids, attention_mask=attention_mask, return_dict_in_generate=True,
+                              output_scores=True, output_attentions=True, do_sample=False, **kwargs)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_greedy_search_returns_generates_tokens_and_alignments(preset):
+    model = tiny_model(preset, seed=3)
+    input_ids, attention_mask = padded_batch((6, 4, 2), seed=5)
+    expected = generated(model, input_ids, attention_mask, num_beams=1, max_new_tokens=9, min_new_tokens=2)
+    step, _, state = torch_search_functions(model, input_ids, attention_mask, 1)
+    output = greedy_search(step, state, 3, BOS, [EOS], PAD, max_new_tokens=9, min_new_tokens=2,
+                           output_alignments=model.config.attention_type != "none")
+    np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
+    if model.config.attention_type != "none":
+        for row, alignment in enumerate(output.alignments):
+            np.testing.assert_allclose(alignment, alignments_from_generate(expected, row, EOS).numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+@pytest.mark.parametrize("options", [dict(num_beams=4), dict(num_beams=3, length_penalty=0.6, num_return_sequences=2),
+                                     dict(num_beams=3, early_stopping=True, min_new_tokens=3),
+                                     dict(num_beams=2, early_stopping="never", length_penalty=1.5)],
+                         ids=["k4", "k3-lp0.6-two", "k3-early-min3", "k2-never-lp1.5"])
+def test_beam_search_returns_generates_sequences_and_scores(preset, options):
+    model = tiny_model(preset, seed=4)
+    input_ids, attention_mask = padded_batch((6, 3), seed=6)
+    expected = generated(model, input_ids, attention_mask, max_new_tokens=8, **options)
+    k = options["num_beams"]
+    step, reorder, state = torch_search_functions(model, input_ids, attention_mask, k)
+    search_options = {key: value for key, value in options.items() if key != "num_beams"}
+    output = beam_search(step, reorder, state, 2, k, BOS, [EOS], PAD, max_new_tokens=8,
+                         output_alignments=model.config.attention_type != "none", **search_options)
+    np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
+    # Scores: sums of up to 8 float32 log-probabilities of magnitude ≤ log V, divided by |Y|^α.
+    np.testing.assert_allclose(output.scores, expected.sequences_scores.numpy(), rtol=0, atol=8 * 4 * 1e-6)
+    if model.config.attention_type != "none":
+        for row, alignment in enumerate(output.alignments):
+            np.testing.assert_allclose(alignment, alignments_from_generate(expected, row).numpy(), atol=1e-6)
