@@ -1,0 +1,143 @@
+"""ONNX Runtime decoding (hf-bahdanau-export + hf_bahdanau.onnx_decoding) against our PyTorch generate() and the
+naive tutorial loop, measured in one run, interleaved sentence by sentence.
+
+    python benchmarks/onnx_runtime.py                       # benchmarks/results/<date>-onnx.json and a table
+    python benchmarks/onnx_runtime.py --sentences 50        # quick look
+
+Sizes: run_benchmarks.py's (vocab 8000, embedding 256, bidirectional GRU encoder 2 x 128, decoder 256, additive
+attention 256, maxout 256; random weights, seed 0), sources of 20–40 tokens, 30 new tokens. Batch 1, one thread
+for everyone (``--batch1_threads``; a single sentence's operations are too small to share): greedy latency per
+sentence over ``--sentences`` sources, as percentiles (p50, p90, p99), for ONNX Runtime fp32 and int8, PyTorch
+generate() and the naive loop, the four taking turns on each source. Batch 64, ``--threads`` threads: greedy and
+beam-5 sentences per second, median of ``--repeats``. The share of outputs equal to generate()'s (and int8's to
+fp32's; with random weights near-ties are common, so int8 quality is measured on a trained model, docs/performance.md).
+"""
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run_benchmarks import TARGET_STEPS, build_naive, build_ours, synthetic_batch  # noqa: E402
+
+from hf_bahdanau.onnx import export_onnx, quantize_onnx  # noqa: E402
+from hf_bahdanau.onnx_decoding import OnnxSeq2Seq  # noqa: E402
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def percentiles(milliseconds: list[float]) -> dict[str, float]:
+    values = np.asarray(milliseconds)
+    return {name: float(np.percentile(values, q)) for name, q in (("p50", 50), ("p90", 90), ("p99", 99))} | {
+        "mean": float(values.mean())}
+
+
+@torch.no_grad()
+def batch1_latencies(decoders: dict, sources: list[tuple[torch.Tensor, torch.Tensor]]) -> dict[str, list[float]]:
+    """Milliseconds per sentence of each decoder, taking turns on every source."""
+    times = {name: [] for name in decoders}
+    outputs = {name: [] for name in decoders}
+    for input_ids, attention_mask in sources:
+        for name, decode in decoders.items():
+            start = time.perf_counter()
+            outputs[name].append(decode(input_ids, attention_mask))
+            times[name].append(1000 * (time.perf_counter() - start))
+    return times, outputs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sentences", type=int, default=200)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--batch1_threads", type=int, default=1)
+    parser.add_argument("--output", type=Path, default=RESULTS / f"{date.today()}-onnx.json")
+    args = parser.parse_args()
+    model, naive = build_ours("rnnsearch").eval(), build_naive().eval()
+    folder = Path(tempfile.mkdtemp(prefix="hf_bahdanau_onnx_"))
+    export_onnx(model, folder)
+    quantize_onnx(folder)
+    torch.set_num_threads(args.batch1_threads)
+    runtime = OnnxSeq2Seq(folder, threads=args.batch1_threads)
+    runtime_int8 = OnnxSeq2Seq(folder, quantized=True, threads=args.batch1_threads)
+    greedy = dict(max_new_tokens=TARGET_STEPS)
+    decoders = {
+        "onnxruntime": lambda ids, mask: runtime.generate(ids.numpy(), mask.numpy(), **greedy)
+        .sequences[0, 1:].tolist(),
+        "onnxruntime_int8": lambda ids, mask: runtime_int8.generate(ids.numpy(), mask.numpy(), **greedy)
+        .sequences[0, 1:].tolist(),
+        "pytorch_generate": lambda ids, mask: model.generate(input_ids=ids, attention_mask=mask, do_sample=False,
+                                                             **greedy)[0, 1:].tolist(),
+        "naive_loop": lambda ids, mask: naive.greedy(ids, mask, TARGET_STEPS)[0].tolist(),
+    }
+    batch = synthetic_batch(seed=1, batch_size=args.sentences)
+    sources = [(batch["input_ids"][row:row + 1, :int(batch["attention_mask"][row].sum())],
+                batch["attention_mask"][row:row + 1, :int(batch["attention_mask"][row].sum())])
+               for row in range(args.sentences)]
+    batch1_latencies(decoders, sources[:5])  # warm-up
+    times, outputs = batch1_latencies(decoders, sources)
+    batch1 = {name: percentiles(values) for name, values in times.items()}
+    same = [a == b for a, b in zip(outputs["onnxruntime"], outputs["pytorch_generate"])]
+    same_int8 = [a == b for a, b in zip(outputs["onnxruntime_int8"], outputs["onnxruntime"])]
+
+    torch.set_num_threads(args.threads)
+    runtime = OnnxSeq2Seq(folder, threads=args.threads)
+    runtime_int8 = OnnxSeq2Seq(folder, quantized=True, threads=args.threads)
+    wide = synthetic_batch(seed=2, batch_size=64)
+    throughput = {}
+    for beams in (1, 5):
+        options = dict(num_beams=beams, max_new_tokens=TARGET_STEPS) | ({"early_stopping": True} if beams > 1 else {})
+        runs = {"onnxruntime": [], "onnxruntime_int8": [], "pytorch_generate": []}
+        for _ in range(args.repeats):
+            for name, run in (
+                ("onnxruntime", lambda: runtime.generate(wide["input_ids"].numpy(), wide["attention_mask"].numpy(),
+                                                         **options)),
+                ("onnxruntime_int8", lambda: runtime_int8.generate(wide["input_ids"].numpy(),
+                                                                   wide["attention_mask"].numpy(), **options)),
+                ("pytorch_generate", lambda: model.generate(input_ids=wide["input_ids"],
+                                                            attention_mask=wide["attention_mask"], do_sample=False,
+                                                            **options)),
+            ):
+                start = time.perf_counter()
+                with torch.no_grad():
+                    run()
+                runs[name].append(64 / (time.perf_counter() - start))
+        throughput[f"{'greedy' if beams == 1 else 'beam5'}_b64_sentences_per_s"] = {
+            name: float(np.median(values)) for name, values in runs.items()}
+
+    report = dict(
+        command=" ".join(sys.argv), torch=torch.__version__, threads=args.threads,
+        batch1_threads=args.batch1_threads, sentences=args.sentences,
+        batch1_greedy_ms=batch1,
+        batch1_ratios=dict(ort_over_generate_p50=batch1["onnxruntime"]["p50"] / batch1["pytorch_generate"]["p50"],
+                           ort_over_naive_p50=batch1["onnxruntime"]["p50"] / batch1["naive_loop"]["p50"],
+                           int8_over_fp32_p50=batch1["onnxruntime_int8"]["p50"] / batch1["onnxruntime"]["p50"]),
+        ort_equals_generate=float(np.mean(same)), int8_equals_fp32=float(np.mean(same_int8)),
+        batch64=throughput,
+        batch64_ratios={key: {"ort_over_generate": row["onnxruntime"] / row["pytorch_generate"],
+                              "int8_over_generate": row["onnxruntime_int8"] / row["pytorch_generate"]}
+                        for key, row in throughput.items()},
+    )
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"batch-1 greedy, ms per sentence over {args.sentences} sources ({TARGET_STEPS} new tokens):")
+    for name, row in batch1.items():
+        print(f"  {name:18s} p50 {row['p50']:7.2f}  p90 {row['p90']:7.2f}  p99 {row['p99']:7.2f}")
+    print("  ratios:", {key: round(value, 3) for key, value in report["batch1_ratios"].items()})
+    print(f"  ORT tokens = generate() tokens: {report['ort_equals_generate']:.1%}; int8 = fp32: "
+          f"{report['int8_equals_fp32']:.1%}")
+    for key, row in throughput.items():
+        print(f"{key}: " + ", ".join(f"{name} {value:.1f}" for name, value in row.items()),
+              {name: round(value, 2) for name, value in report["batch64_ratios"][key].items()})
+    print(f"written to {args.output}")
+
+
+if __name__ == "__main__":
+    main()
