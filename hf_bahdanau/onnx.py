@@ -11,9 +11,10 @@ once per generated token, for ONNX Runtime (``onnx_decoding``) or any other ONNX
                        state (outputs named ``next_<name>``), attention [N, S] (α_t over the memory's positions)
 
 Batch and source length are dynamic axes. ``onnx_config.json`` lists the memory and state tensors with their row
-axis, the special token ids and the generation defaults; the folder also carries the tokenizer and the runtime
-(``onnx_decoding.py``, ``onnx_search.py``). Every preset, cell, score, scope and output layer exports except the
-options ``unexportable_options`` names (copy attention, GNMT penalties are search options and need no graph).
+axis, the special token ids and the generation defaults; the folder also carries the tokenizer, the runtime
+(``onnx_decoding.py``, ``onnx_search.py``) and a model card: the source folder's, with a section on the graphs.
+Every preset, cell, score, scope, mode and output layer exports; ``unexportable_options`` names what does not yet
+(copy attention, pointer networks). GNMT's beam penalties are not in the ONNX Runtime search yet.
 
     hf-bahdanau-export outputs/dates-rnnsearch outputs/dates-onnx
 """
@@ -54,11 +55,14 @@ def unexportable_options(config) -> list[str]:
 def memory_and_state_names(config) -> tuple[list[str], list[str]]:
     """The tensors of the memory and of the decoder state a model with ``config`` carries, in graph order."""
     attends = config.attention_type != "none"
-    memory = ["annotations", "mask"] + ["projected_keys"] * attends + ["summary"] * (config.context_mode == "cho"
-                                                                                      and not attends)
-    state = ["hidden"] + ["cell"] * RNN_TYPES[config.rnn_type].has_memory_cell
-    state += ["input_feed"] * (attends and config.decoder_style == "luong" and config.input_feeding)
+    memory = ["annotations", "mask"]
     if attends:
+        memory.append("projected_keys")
+    elif config.context_mode == "cho":
+        memory.append("summary")
+    state = ["hidden"] + ["cell"] * RNN_TYPES[config.rnn_type].has_memory_cell
+    if attends:
+        state += ["input_feed"] * (config.decoder_style == "luong" and config.input_feeding)
         state += ["attention_step"] + ["previous"] * (config.attention_scope == "monotonic") + ["coverage"]
     return memory, state
 
@@ -200,7 +204,43 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
         tokenizer.save_pretrained(output_dir)
     for name in RUNTIME_FILES:
         shutil.copyfile(Path(__file__).with_name(name), output_dir / name)
+    write_card(output_dir, Path(model.name_or_path or "."), manifest)
     return output_dir
+
+
+def write_card(output_dir: Path, source: Path, manifest: dict) -> Path:
+    """``README.md`` of the exported folder: the source folder's model card (when it has one) and a section on the
+    ONNX graphs and how to decode them."""
+    source_card = source / "README.md"
+    card = source_card.read_text() if source_card.is_file() else f"# {source.name or 'model'} (ONNX)\n"
+    section = ONNX_CARD_SECTION.format(opset=manifest["opset"], memory=", ".join(manifest["memory"]),
+                                       state=", ".join(manifest["state"]))
+    (output_dir / "README.md").write_text(card.rstrip() + "\n\n" + section)
+    return output_dir / "README.md"
+
+
+ONNX_CARD_SECTION = """## ONNX Runtime
+
+This folder is the model exported by `hf-bahdanau-export` (ONNX opset {opset}): `encoder.onnx` reads a batch of
+right-padded sources once (memory: {memory}; initial state: {state}); `decoder_step.onnx` reads the previous tokens,
+the memory and the state, and returns the log-probabilities, the next state and the attention weights. Batch and
+source length are dynamic. `*.int8.onnx`, when present, are dynamically quantised copies. `onnx_config.json` lists
+the tensors, the special tokens and the generation defaults.
+
+Decode with numpy, onnxruntime and tokenizers only (`pip install onnxruntime tokenizers numpy`), from this folder:
+
+```python
+from onnx_decoding import OnnxSeq2Seq  # with hf_bahdanau installed: from hf_bahdanau.onnx_decoding import OnnxSeq2Seq
+
+model = OnnxSeq2Seq(".")  # OnnxSeq2Seq(".", quantized=True) for the int8 graphs
+result = model.translate(["your text"], num_beams=5, output_alignments=True)[0]
+print(result.translation, result.alignment.shape)
+```
+
+or `hf-bahdanau-translate THIS_FOLDER --backend onnxruntime "your text"`. Greedy and beam search are transformers'
+`generate()` algorithms (length penalty, early stopping, minimum and maximum new tokens, several returned
+sequences) and return its tokens.
+"""
 
 
 def quantize_onnx(folder: str | Path) -> tuple[Path, Path]:
