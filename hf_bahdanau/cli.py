@@ -37,7 +37,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
     parser.add_argument("--trust_remote_code", action="store_true",
                         help="allow code from the model folder (not needed for hf_bahdanau models)")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)  # options may come before, between or after the sentences
     if args.sentences:
         blank = blank_entries(args.sentences, "argument", "the input")
     else:

@@ -37,6 +37,7 @@ def test_translations_of_arguments_and_stdin_equal_in_process_decoding(saved_mod
     folder, model, tokenizer = saved_model
     expected = [result.translation for result in translate(model, tokenizer, SENTENCES, num_beams=3)]
     assert run_cli(str(folder), *SENTENCES, "--num_beams", "3", "--batch_size", "2") == expected
+    assert run_cli(str(folder), "--num_beams", "3", SENTENCES[0], "--batch_size", "2", *SENTENCES[1:]) == expected
     greedy = [result.translation for result in translate(model, tokenizer, SENTENCES)]
     assert run_cli(str(folder), stdin="\n".join(SENTENCES) + "\n\n") == greedy  # blank lines at the end are no input
 
