@@ -38,7 +38,7 @@ __all__ = ["OPSET", "export_onnx", "quantize_onnx", "unexportable_options"]
 
 OPSET = 17
 ROW_AXIS = {"hidden": 1, "cell": 1, "attention_step": None}  # every other tensor has its rows on axis 0
-RUNTIME_FILES = ("onnx_decoding.py", "onnx_search.py")
+RUNTIME_FILES = ("onnx_decoding.py", "onnx_search.py", "source_warnings.py")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 
 
@@ -134,15 +134,11 @@ def _example_source(config) -> tuple[Tensor, Tensor]:
 
 def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSET) -> Path:
     """Write ``encoder.onnx``, ``decoder_step.onnx``, ``onnx_config.json``, the tokenizer and the runtime modules to
-    ``output_dir``; each graph is checked with ``onnx.checker``. ``model``: a ``BahdanauForConditionalGeneration``
-    (or a saved folder / Hub id to load one from). Raises ValueError naming what cannot export."""
+    ``output_dir``; each graph is checked with ``onnx.checker``. ``model``: a ``BahdanauForConditionalGeneration``;
+    ``tokenizer``: its tokenizer, saved with the graphs (None: decode with token ids). Raises ValueError naming what
+    cannot export."""
     import onnx
 
-    if isinstance(model, (str, Path)):
-        from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
-
-        tokenizer = AutoTokenizer.from_pretrained(model) if tokenizer is None else tokenizer
-        model = AutoModelForSeq2SeqLM.from_pretrained(model)
     blocked = unexportable_options(model.config)
     if blocked:
         raise ValueError(f"This model cannot be exported to ONNX yet: {'; '.join(blocked)}. Decode it with "
@@ -199,6 +195,7 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
                        "early_stopping": generation.early_stopping},
         "source_model": model.name_or_path, "config": model.config.to_diff_dict(),
     }
+    manifest["unk_token"] = getattr(tokenizer, "unk_token", None)
     (output_dir / "onnx_config.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
     if tokenizer is not None:
         tokenizer.save_pretrained(output_dir)
@@ -270,8 +267,11 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.opset < OPSET:
         parser.error(f"--opset must be ≥ {OPSET}, got {args.opset}.")
+    from .cli import load_text_model
+
+    model, tokenizer = load_text_model(args.model, "hf-bahdanau-export")
     try:
-        export_onnx(args.model, args.output_dir, opset=args.opset)
+        export_onnx(model, args.output_dir, tokenizer=tokenizer, opset=args.opset)
         if args.int8:
             quantize_onnx(args.output_dir)
     except ValueError as error:

@@ -16,13 +16,16 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 
 try:
     from .onnx_search import SearchOutput, beam_search, greedy_search
+    from .source_warnings import warn_about_source
 except ImportError:  # the exported folder, imported as top-level modules
     from onnx_search import SearchOutput, beam_search, greedy_search
+    from source_warnings import warn_about_source
 
 __all__ = ["OnnxSeq2Seq", "OnnxTranslation"]
 
@@ -85,6 +88,12 @@ class OnnxSeq2Seq:
                 raise ValueError(f"{self.folder} has no tokenizer.json: pass token ids to generate() instead.")
             self._tokenizer = Tokenizer.from_file(str(path))
         return self._tokenizer
+
+    @property
+    def _unknown_token(self) -> SimpleNamespace:
+        """The tokenizer's unknown token as ``warn_about_source`` reads it (``unk_token``, ``unk_token_id``)."""
+        token = self.manifest.get("unk_token")
+        return SimpleNamespace(unk_token=token, unk_token_id=None if token is None else self.tokenizer.token_to_id(token))
 
     def _rows(self, tensors: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
         return {name: value if self.row_axis[name] is None else np.take(value, rows, axis=self.row_axis[name])
@@ -168,6 +177,8 @@ class OnnxSeq2Seq:
         for start in range(0, len(texts), batch_size):
             batch = texts[start:start + batch_size]
             encodings = self.tokenizer.encode_batch(batch)
+            for text, encoding in zip(batch, encodings):
+                warn_about_source(text, encoding.ids, self._unknown_token, SimpleNamespace(**self.manifest["config"]))
             longest = max(len(encoding.ids) for encoding in encodings)
             input_ids = np.full((len(batch), longest), self.manifest["pad_token_id"], dtype=np.int64)
             attention_mask = np.zeros((len(batch), longest), dtype=np.int64)

@@ -284,7 +284,7 @@ def test_translate_refuses_a_string_for_the_list_of_texts(translator):
 def test_translate_warns_about_unknown_tokens_and_inputs_longer_than_training(translator, caplog):
     model, tokenizer = translator
     model.config.max_training_source_length = 12
-    with caplog.at_level(logging.WARNING, logger="hf_bahdanau.decoding"):
+    with caplog.at_level(logging.WARNING, logger="hf_bahdanau.source_warnings"):
         results = translate(model, tokenizer, ["3 March", "1985年5月14日", "3 March 2015 3 March 2015"])
     assert len(results) == 3
     messages = [record.getMessage() for record in caplog.records]

@@ -153,7 +153,7 @@ def test_command_line_exports_and_decodes_like_pytorch(tmp_path, capsys):
     capsys.readouterr()
     for backend in ("pytorch", "onnxruntime"):
         folder = tmp_path / ("model" if backend == "pytorch" else "onnx")
-        translate_main([str(folder), *texts[:2], "--num_beams", "3", "--max_new_tokens", "6", "--backend", backend])
+        translate_main([str(folder), "--backend", backend, *texts[:2], "--num_beams", "3", "--max_new_tokens", "6"])
     pytorch_lines, onnx_lines = np.array_split(capsys.readouterr().out.splitlines(), 2)
     assert list(pytorch_lines) == list(onnx_lines) and len(onnx_lines) == 2
     assert (tmp_path / "onnx" / "decoder_step.int8.onnx").is_file()
@@ -187,3 +187,20 @@ def test_translate_takes_the_onnx_runtime_model(tmp_path):
         assert (result.translation, result.source_tokens, result.target_tokens) == (
             reference.translation, reference.source_tokens, reference.target_tokens)
         torch.testing.assert_close(result.alignment, reference.alignment, rtol=0, atol=1e-5)
+
+
+def test_unreliable_inputs_are_decoded_with_the_same_warning_as_pytorch(tmp_path, caplog):
+    import logging
+
+    from training.tokenization import train_tokenizer
+
+    tokenizer = train_tokenizer(["3/14/15", "2015-03-14"], kind="char")
+    model = decisive_model("rnnsearch", vocab_size=len(tokenizer), max_training_source_length=8)
+    runtime = OnnxSeq2Seq(export_onnx(model, tmp_path, tokenizer=tokenizer))
+    with caplog.at_level(logging.WARNING, logger="hf_bahdanau.source_warnings"):
+        runtime.translate(["3/14/15", "ß3/14", "3/14/153/14/15"], max_new_tokens=4)
+    assert [record.getMessage() for record in caplog.records] == [
+        "'ß3/14': 1 of its 6 tokens are unknown to the tokenizer (<unk>); the output is unreliable.",
+        "'3/14/153/14/15': 15 tokens, longer than every source seen in training (at most 8 tokens); the output is "
+        "unreliable.",
+    ]
