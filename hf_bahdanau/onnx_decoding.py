@@ -76,6 +76,7 @@ class OnnxSeq2Seq:
         # The graph keeps only the inputs it reads (a decoder without attention never reads the annotations).
         self.step_inputs = {graph_input.name for graph_input in self.decoder.get_inputs()}
         self._tokenizer = None
+        self._source_config = SimpleNamespace(**self.manifest["config"])  # what ``warn_about_source`` reads
 
     @property
     def tokenizer(self):
@@ -87,13 +88,10 @@ class OnnxSeq2Seq:
             if not path.is_file():
                 raise ValueError(f"{self.folder} has no tokenizer.json: pass token ids to generate() instead.")
             self._tokenizer = Tokenizer.from_file(str(path))
+            unknown = self.manifest.get("unk_token")  # as ``warn_about_source`` reads a tokenizer
+            self._unknown_token = SimpleNamespace(unk_token=unknown, unk_token_id=None if unknown is None
+                                                  else self._tokenizer.token_to_id(unknown))
         return self._tokenizer
-
-    @property
-    def _unknown_token(self) -> SimpleNamespace:
-        """The tokenizer's unknown token as ``warn_about_source`` reads it (``unk_token``, ``unk_token_id``)."""
-        token = self.manifest.get("unk_token")
-        return SimpleNamespace(unk_token=token, unk_token_id=None if token is None else self.tokenizer.token_to_id(token))
 
     def _rows(self, tensors: dict[str, np.ndarray], rows: np.ndarray) -> dict[str, np.ndarray]:
         return {name: value if self.row_axis[name] is None else np.take(value, rows, axis=self.row_axis[name])
@@ -119,9 +117,10 @@ class OnnxSeq2Seq:
                           else np.asarray(attention_mask, dtype=np.int64))
         self._check_source(input_ids, attention_mask)
         defaults = self.manifest["generation"]
-        num_beams = num_beams or defaults["num_beams"] or 1
-        # transformers' default when the generation config sets neither: max_length 20, the start token included
-        max_new_tokens = max_new_tokens or defaults["max_new_tokens"] or (defaults["max_length"] or 20) - 1
+        if num_beams is None:
+            num_beams = defaults["num_beams"] or 1
+        if max_new_tokens is None:  # transformers' default where the generation config sets neither: max_length 20
+            max_new_tokens = defaults["max_new_tokens"] or (defaults["max_length"] or 20) - 1
         if length_penalty is None:  # transformers' defaults where the generation config has none
             length_penalty = 1.0 if defaults["length_penalty"] is None else defaults["length_penalty"]
         if early_stopping is None:
@@ -169,6 +168,8 @@ class OnnxSeq2Seq:
     def translate(self, texts: Sequence[str], batch_size: int = 32, output_alignments: bool = False,
                   **generate_kwargs) -> list[OnnxTranslation]:
         """Decode ``texts`` with the exported tokenizer; keyword arguments as ``generate``."""
+        if isinstance(texts, str):
+            raise ValueError("`texts` must be a list of strings, got a string (wrap a single text in a list).")
         texts = list(texts)
         blank = [index for index, text in enumerate(texts) if not isinstance(text, str) or not text.strip()]
         if blank:
@@ -178,7 +179,7 @@ class OnnxSeq2Seq:
             batch = texts[start:start + batch_size]
             encodings = self.tokenizer.encode_batch(batch)
             for text, encoding in zip(batch, encodings):
-                warn_about_source(text, encoding.ids, self._unknown_token, SimpleNamespace(**self.manifest["config"]))
+                warn_about_source(text, encoding.ids, self._unknown_token, self._source_config)
             longest = max(len(encoding.ids) for encoding in encodings)
             input_ids = np.full((len(batch), longest), self.manifest["pad_token_id"], dtype=np.int64)
             attention_mask = np.zeros((len(batch), longest), dtype=np.int64)

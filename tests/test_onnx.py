@@ -136,6 +136,10 @@ def test_bad_input_is_a_value_error_naming_it(exported):
         runtime.generate(np.array([[5, 6]]), np.array([[0, 1]]))
     with pytest.raises(ValueError, match="`num_return_sequences` \\(3\\) must be ≤ `num_beams` \\(2\\)"):
         runtime.generate(np.array([[5, 6]]), num_beams=2, num_return_sequences=3)
+    with pytest.raises(ValueError, match="`num_beams` must be an integer ≥ 1, got 0"):
+        runtime.generate(np.array([[5, 6]]), num_beams=0)
+    with pytest.raises(ValueError, match="`max_new_tokens` must be an integer ≥ 1, got 0"):
+        runtime.generate(np.array([[5, 6]]), max_new_tokens=0)
     with pytest.raises(ValueError, match="no onnx_config.json"):
         OnnxSeq2Seq(".")
 
@@ -187,6 +191,8 @@ def test_translate_takes_the_onnx_runtime_model(tmp_path):
         assert (result.translation, result.source_tokens, result.target_tokens) == (
             reference.translation, reference.source_tokens, reference.target_tokens)
         torch.testing.assert_close(result.alignment, reference.alignment, rtol=0, atol=1e-5)
+    with pytest.raises(ValueError, match="wrap a single text in a list"):
+        runtime.translate("3/14/15")  # not decoded character by character
 
 
 def test_unreliable_inputs_are_decoded_with_the_same_warning_as_pytorch(tmp_path, caplog):
