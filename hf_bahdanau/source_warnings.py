@@ -12,8 +12,8 @@ SHOWN_CHARACTERS = 40  # how much of an input a warning quotes
 
 def warn_about_source(text: str, input_ids: Sequence[int], tokenizer, config) -> None:
     """Log a warning when the model is likely to answer ``text`` (tokenised as ``input_ids``) confidently and wrongly:
-    some of its tokens are unknown to the tokenizer (``<unk>``; not for a ``copy_attention`` model), or it is longer than every source seen in training
-    (``config.max_training_source_length``, stored by the training script)."""
+    some of its tokens are unknown to the tokenizer (``<unk>``; not for a ``copy_attention`` model), or it is longer
+    than every source seen in training (``config.max_training_source_length``, stored by the training script)."""
     shown = text if len(text) <= SHOWN_CHARACTERS else text[:SHOWN_CHARACTERS] + "…"
     unknown_id = tokenizer.unk_token_id
     unknown = 0 if unknown_id is None else sum(token == unknown_id for token in input_ids)
