@@ -76,8 +76,7 @@ def masked_softmax(scores: Tensor, mask: Tensor) -> Tensor:
 def broadcast_like(mask: Tensor, scores: Tensor) -> Tensor:
     """A mask (or any tensor) [B, S] or [B, T, S] viewed to broadcast against scores [B, ..., S] or [B, ..., T, S]
     (e.g. heads between)."""
-    leading = mask.shape[:-2] if mask.dim() == 3 else mask.shape[:1]
-    return mask.view(*leading, *([1] * (scores.dim() - mask.dim())), *mask.shape[len(leading):])
+    return mask[(slice(None),) + (None,) * (scores.dim() - mask.dim())] if scores.dim() > mask.dim() else mask
 
 
 def _as_steps(query: Tensor) -> Tensor:

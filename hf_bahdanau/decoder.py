@@ -179,7 +179,7 @@ class RecurrentDecoder(nn.Module):
         """Hoisted out of the step loop: W_iy E y_t + b_ih for every step at once, as per-step [B, gates * H]."""
         # 2-D addmm: F.linear on a 3-D input with this column slice of W_ih takes a slow copying path.
         gates = torch.addmm(plan.input_bias, embedded.flatten(0, 1), plan.input_weight.t())
-        return gates.view(*embedded.shape[:2], -1).unbind(1)
+        return gates.view(-1, embedded.shape[1], gates.shape[-1]).unbind(1)
 
     def serve_rows(self, memory: EncoderMemory, state: DecoderState, rows: int) -> tuple[EncoderMemory, DecoderState]:
         """Memory and initial state for ``rows`` decoder rows per source (beam search): the state is repeated,

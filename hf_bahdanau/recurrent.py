@@ -68,8 +68,9 @@ class GRUCell:
     @staticmethod
     def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: None) -> tuple[Tensor, None]:
         """input_gates, hidden_gates [B, 3H], hidden [B, H] -> (h', None)."""
-        x_r, x_z, x_n = input_gates.chunk(3, dim=-1)
-        h_r, h_z, h_n = hidden_gates.chunk(3, dim=-1)
+        # split by H (not chunk(3)): the ONNX export then has one Split with fixed sizes, not a shape computation
+        x_r, x_z, x_n = input_gates.split(hidden.shape[-1], dim=-1)
+        h_r, h_z, h_n = hidden_gates.split(hidden.shape[-1], dim=-1)
         reset = torch.sigmoid(x_r + h_r)
         update = torch.sigmoid(x_z + h_z)
         candidate = torch.tanh(x_n + reset * h_n)
@@ -88,7 +89,7 @@ class LSTMCell:
     @staticmethod
     def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: Tensor) -> tuple[Tensor, Tensor]:
         """input_gates, hidden_gates [B, 4H]; hidden, cell [B, H] -> (h', c')."""
-        in_gate, forget_gate, candidate, out_gate = (input_gates + hidden_gates).chunk(4, dim=-1)
+        in_gate, forget_gate, candidate, out_gate = (input_gates + hidden_gates).split(hidden.shape[-1], -1)
         cell = torch.sigmoid(forget_gate) * cell + torch.sigmoid(in_gate) * torch.tanh(candidate)
         return torch.sigmoid(out_gate) * torch.tanh(cell), cell
 
