@@ -7,10 +7,14 @@ once per generated token, for ONNX Runtime (``onnx_decoding``) or any other ONNX
                        -> the initial decoder state: hidden [L, B, H], cell [L, B, H] (LSTM), input_feed [B, O]
                           (Luong's input feeding), attention_step [] int64, previous α [B, S] (monotonic scope),
                           coverage [B, S] (with attention)
-    decoder_step.onnx  tokens [N] int64, the memory of each row, the state -> log_probs [N, V] float32, the next
-                       state (outputs named ``next_<name>``), attention [N, S] (α_t over the memory's positions)
+    decoder_step.onnx  tokens [N] int64, top_k [] int64, the memory of each row, the state -> log_probs [N, V]
+                       float32, top_log_probs and top_tokens [N, top_k] (the top_k most likely next tokens of each
+                       row, largest first, the lower id first on ties), the next state (outputs named
+                       ``next_<name>``), attention [N, S] (α_t over the memory's positions)
+    greedy.onnx        the step graph in an ONNX Loop: a whole greedy search in one call (``onnx_greedy``)
 
-Batch and source length are dynamic axes. ``onnx_config.json`` lists the memory and state tensors with their row
+The traced graphs are simplified with onnx-simplifier when it is installed. Batch and source length are dynamic
+axes. ``onnx_config.json`` lists the memory and state tensors with their row
 axis, the special token ids and the generation defaults; the folder also carries the tokenizer, the runtime
 (``onnx_decoding.py``, ``onnx_search.py``) and a model card: the source folder's, with a section on the graphs.
 Every preset, cell, score, scope, mode and output layer exports; ``unexportable_options`` names what does not yet
@@ -31,13 +35,16 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
+from .onnx_decoding import FORMAT
+from .onnx_greedy import greedy_graph
 from .recurrent import RNN_TYPES, RecurrentState
 from .state import AttentionState, DecoderState, EncoderMemory
 
-__all__ = ["OPSET", "export_onnx", "quantize_onnx", "unexportable_options"]
+__all__ = ["OPSET", "export_onnx", "quantize_onnx", "simplify_onnx", "unexportable_options"]
 
 OPSET = 17
 ROW_AXIS = {"hidden": 1, "cell": 1, "attention_step": None}  # every other tensor has its rows on axis 0
+GRAPHS = ("encoder.onnx", "decoder_step.onnx", "greedy.onnx")
 RUNTIME_FILES = ("onnx_decoding.py", "onnx_search.py", "source_warnings.py")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 
@@ -105,14 +112,16 @@ class EncoderGraph(nn.Module):
 
 
 class DecoderStepGraph(nn.Module):
-    """(tokens [N], memory and state tensors) -> log_probs [N, V], the next state tensors, α [N, S]."""
+    """(tokens [N], top_k [], memory and state tensors) -> log_probs [N, V], their top_k largest [N, top_k] and
+    those tokens [N, top_k], the next state tensors, α [N, S]. A search fetches the top_k it needs (2k candidates
+    per beam row, 1 for greedy) instead of the whole [N, V]."""
 
     def __init__(self, model) -> None:
         super().__init__()
         self.model = model
         self.names = memory_and_state_names(model.config)
 
-    def forward(self, tokens: Tensor, *tensors: Tensor) -> tuple[Tensor, ...]:
+    def forward(self, tokens: Tensor, top_k: Tensor, *tensors: Tensor) -> tuple[Tensor, ...]:
         memory, state = _unflatten(tensors, *self.names)
         decoder = self.model.model.decoder
         decoded = decoder(tokens.unsqueeze(1), memory, state, decoder.plan_steps(memory))
@@ -120,7 +129,9 @@ class DecoderStepGraph(nn.Module):
         next_state = _flatten(memory, decoded.state, [], self.names[1])
         weights = decoded.attention_weights
         weights = weights[:, -1] if weights is not None else memory.mask.to(logits.dtype)[:, :0]
-        return (torch.log_softmax(logits.float(), dim=-1), *next_state, weights)
+        log_probs = torch.log_softmax(logits.float(), dim=-1)
+        top_log_probs, top_tokens = torch.topk(log_probs, top_k)
+        return (log_probs, top_log_probs, top_tokens, *next_state, weights)
 
 
 def _example_source(config) -> tuple[Tensor, Tensor]:
@@ -174,26 +185,31 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
                                         "attention_mask": {0: "rows", 1: "source_length"},
                                         **axes(memory_names + state_names)})
         tokens = torch.full((2,), model.config.decoder_start_token_id, dtype=torch.long)
-        outputs = ["log_probs", *(f"next_{name}" for name in state_names), "attention"]
-        torch.onnx.export(step, (tokens, *memory_and_state), str(output_dir / "decoder_step.onnx"), dynamo=False,
-                          opset_version=opset, input_names=["tokens", *memory_names, *state_names],
-                          output_names=outputs,
+        outputs = ["log_probs", "top_log_probs", "top_tokens", *(f"next_{name}" for name in state_names), "attention"]
+        torch.onnx.export(step, (tokens, torch.tensor(2), *memory_and_state), str(output_dir / "decoder_step.onnx"),
+                          dynamo=False, opset_version=opset,
+                          input_names=["tokens", "top_k", *memory_names, *state_names], output_names=outputs,
                           dynamic_axes={"tokens": {0: "rows"}, **axes(memory_names + state_names),
                                         **axes(state_names, "next_"), "log_probs": {0: "rows"},
+                                        "top_log_probs": {0: "rows", 1: "top_k"}, "top_tokens": {0: "rows", 1: "top_k"},
                                         "attention": {0: "rows", 1: "source_length"}})
-    for graph in ("encoder.onnx", "decoder_step.onnx"):
-        onnx.checker.check_model(str(output_dir / graph), full_check=True)
+    simplified = all([simplify_onnx(output_dir / "encoder.onnx"), simplify_onnx(output_dir / "decoder_step.onnx")])
     generation = model.generation_config
     eos = generation.eos_token_id if generation.eos_token_id is not None else model.config.eos_token_id
+    eos = eos if isinstance(eos, list) else [eos]
+    onnx.save(greedy_graph(onnx.load(str(output_dir / "decoder_step.onnx")), state_names, eos,
+                           model.config.pad_token_id, model.config.vocab_size), str(output_dir / "greedy.onnx"))
+    for graph in GRAPHS:
+        onnx.checker.check_model(str(output_dir / graph), full_check=True)
     manifest = {
-        "format": "hf_bahdanau-onnx/1", "opset": opset, "memory": memory_names, "state": state_names,
+        "format": FORMAT, "opset": opset, "memory": memory_names, "state": state_names,
         "row_axis": rows, "vocab_size": model.config.vocab_size,
         "decoder_start_token_id": model.config.decoder_start_token_id,
-        "eos_token_id": eos if isinstance(eos, list) else [eos], "pad_token_id": model.config.pad_token_id,
+        "eos_token_id": eos, "pad_token_id": model.config.pad_token_id,
         "generation": {"num_beams": generation.num_beams or 1, "max_new_tokens": generation.max_new_tokens,
                        "max_length": generation.max_length, "length_penalty": generation.length_penalty,
                        "early_stopping": generation.early_stopping},
-        "source_model": model.name_or_path, "config": model.config.to_diff_dict(),
+        "source_model": model.name_or_path, "config": model.config.to_diff_dict(), "simplified": simplified,
     }
     manifest["unk_token"] = getattr(tokenizer, "unk_token", None)
     (output_dir / "onnx_config.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
@@ -203,6 +219,22 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
         shutil.copyfile(Path(__file__).with_name(name), output_dir / name)
     write_card(output_dir, Path(model.name_or_path or "."), manifest)
     return output_dir
+
+
+def simplify_onnx(path: Path) -> bool:
+    """Rewrite the graph at ``path`` with onnx-simplifier (constant folding, the trace's shape arithmetic resolved:
+    fewer nodes, each of which costs a fixed overhead per decoding step) when it is installed (the ``onnx`` extra).
+    False where it is not, or where its own check of the result fails: the graph stays as traced, and as correct."""
+    try:
+        from onnxsim import simplify
+    except ImportError:
+        return False
+    import onnx
+
+    simplified, checked = simplify(onnx.load(str(path)))
+    if checked:
+        onnx.save(simplified, str(path))
+    return checked
 
 
 def write_card(output_dir: Path, source: Path, manifest: dict) -> Path:
@@ -220,9 +252,10 @@ ONNX_CARD_SECTION = """## ONNX Runtime
 
 This folder is the model exported by `hf-bahdanau-export` (ONNX opset {opset}): `encoder.onnx` reads a batch of
 right-padded sources once (memory: {memory}; initial state: {state}); `decoder_step.onnx` reads the previous tokens,
-the memory and the state, and returns the log-probabilities, the next state and the attention weights. Batch and
-source length are dynamic. `*.int8.onnx`, when present, are dynamically quantised copies. `onnx_config.json` lists
-the tensors, the special tokens and the generation defaults.
+the memory and the state, and returns the log-probabilities (and the top k of them), the next state and the
+attention weights; `greedy.onnx` runs that step in a loop, a whole greedy search in one call. Batch and source
+length are dynamic. `*.int8.onnx`, when present, are dynamically quantised copies. `onnx_config.json` lists the
+tensors, the special tokens and the generation defaults.
 
 Decode with numpy, onnxruntime and tokenizers only (`pip install onnxruntime tokenizers numpy`), from this folder:
 
@@ -234,28 +267,29 @@ result = model.translate(["your text"], num_beams=5, output_alignments=True)[0]
 print(result.translation, result.alignment.shape)
 ```
 
-or `hf-bahdanau-translate THIS_FOLDER --backend onnxruntime "your text"`. Greedy and beam search are transformers'
-`generate()` algorithms (length penalty, early stopping, minimum and maximum new tokens, several returned
-sequences) and return its tokens.
+or `hf-bahdanau-translate THIS_FOLDER --backend onnxruntime "your text"`, or, with hf_bahdanau installed, the
+translation pipeline: `hf_bahdanau.onnx_translation_pipeline("THIS_FOLDER")(["your text"], num_beams=5)`. Greedy
+and beam search are transformers' `generate()` algorithms (length penalty, early stopping, minimum and maximum new
+tokens, several returned sequences) and return its tokens.
 """
 
 
-def quantize_onnx(folder: str | Path) -> tuple[Path, Path]:
-    """int8 copies of an exported folder's graphs, ``encoder.int8.onnx`` and ``decoder_step.int8.onnx``: dynamic
-    quantisation (``onnxruntime.quantization.quantize_dynamic``, int8 weights, activations quantised per call) of
-    the matrix products; ``OnnxSeq2Seq(folder, quantized=True)`` runs them."""
+def quantize_onnx(folder: str | Path) -> list[Path]:
+    """int8 copies of an exported folder's graphs, ``encoder.int8.onnx``, ``decoder_step.int8.onnx`` and
+    ``greedy.int8.onnx``: dynamic quantisation (``onnxruntime.quantization.quantize_dynamic``, int8 weights,
+    activations quantised per call) of the matrix products; ``OnnxSeq2Seq(folder, quantized=True)`` runs them."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
     folder = Path(folder)
     written = []
-    for graph in ("encoder", "decoder_step"):
+    for graph in (name.removesuffix(".onnx") for name in GRAPHS):
         source = folder / f"{graph}.onnx"
         if not source.is_file():
             raise ValueError(f"`folder` {str(folder)!r} has no {source.name}: give a folder written by export_onnx.")
         target = folder / f"{graph}.int8.onnx"
-        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8)
+        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, extra_options={"EnableSubgraph": True})
         written.append(target)
-    return written[0], written[1]
+    return written
 
 
 def main(argv: list[str] | None = None) -> None:

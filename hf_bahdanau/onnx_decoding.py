@@ -21,15 +21,16 @@ from types import SimpleNamespace
 import numpy as np
 
 try:
-    from .onnx_search import SearchOutput, beam_search, greedy_search
+    from .onnx_search import SearchOutput, beam_search, generated_length
     from .source_warnings import warn_about_source
 except ImportError:  # the exported folder, imported as top-level modules
-    from onnx_search import SearchOutput, beam_search, greedy_search
+    from onnx_search import SearchOutput, beam_search, generated_length
     from source_warnings import warn_about_source
 
 __all__ = ["OnnxSeq2Seq", "OnnxTranslation"]
 
-GRAPHS = {False: ("encoder.onnx", "decoder_step.onnx"), True: ("encoder.int8.onnx", "decoder_step.int8.onnx")}
+FORMAT = "hf_bahdanau-onnx/2"  # what export_onnx writes; 2: the step graph's top_k input and top outputs
+GRAPHS = ("encoder", "decoder_step", "greedy")  # .onnx, or .int8.onnx for the quantised copies
 
 
 @dataclass
@@ -61,17 +62,22 @@ class OnnxSeq2Seq:
             raise ValueError(f"`folder` {str(folder)!r} has no onnx_config.json: give a folder written by "
                              "hf-bahdanau-export.")
         self.manifest = json.loads(manifest_path.read_text())
+        if self.manifest.get("format") != FORMAT:
+            raise ValueError(f"`folder` {str(folder)!r} holds format {self.manifest.get('format')!r}; this runtime "
+                             f"reads {FORMAT!r}: export the model again with hf-bahdanau-export.")
         options = onnxruntime.SessionOptions()
         if threads is not None:
             options.intra_op_num_threads = threads
-        encoder, decoder = GRAPHS[bool(quantized)]
-        for name in (encoder, decoder):
+        sessions = []
+        for graph in GRAPHS:
+            name = graph + (".int8.onnx" if quantized else ".onnx")
             if not (self.folder / name).is_file():
                 raise ValueError(f"`folder` {str(folder)!r} has no {name}" + (" (run quantize_onnx first)" if quantized
                                                                               else "") + ".")
-        self.encoder = onnxruntime.InferenceSession(str(self.folder / encoder), options, providers=list(providers))
-        self.decoder = onnxruntime.InferenceSession(str(self.folder / decoder), options, providers=list(providers))
+            sessions.append(onnxruntime.InferenceSession(str(self.folder / name), options, providers=list(providers)))
+        self.encoder, self.decoder, self.greedy = sessions
         self.memory_names, self.state_names = self.manifest["memory"], self.manifest["state"]
+        self.next_state_names = [f"next_{name}" for name in self.state_names]
         self.row_axis = self.manifest["row_axis"]
         # The graph keeps only the inputs it reads (a decoder without attention never reads the annotations).
         self.step_inputs = {graph_input.name for graph_input in self.decoder.get_inputs()}
@@ -139,9 +145,14 @@ class OnnxSeq2Seq:
             rows = np.repeat(np.arange(batch_size), num_beams)
             memory, state = self._rows(memory, rows), self._rows(state, rows)
 
-        def step(tokens: np.ndarray, state: dict) -> tuple[np.ndarray, dict, np.ndarray]:
-            log_probs, *next_state, attention = self.decoder.run(None, {"tokens": tokens, **memory, **state})
-            return log_probs, dict(zip(self.state_names, next_state)), attention
+        fetches = ["top_log_probs", "top_tokens", *self.next_state_names] + ["attention"] * output_alignments
+        vocab_size = self.manifest["vocab_size"]
+
+        def step(tokens: np.ndarray, state: dict, top_k: int) -> tuple[np.ndarray, np.ndarray, dict, np.ndarray]:
+            feeds = {"tokens": tokens, "top_k": np.array(min(top_k, vocab_size), dtype=np.int64), **memory, **state}
+            log_probs, ids, *next_state = self.decoder.run(fetches, feeds)
+            attention = next_state.pop() if output_alignments else None
+            return log_probs, ids, dict(zip(self.state_names, next_state)), attention
 
         special = dict(start_id=self.manifest["decoder_start_token_id"], eos_ids=self.manifest["eos_token_id"],
                        pad_id=self.manifest["pad_token_id"], max_new_tokens=max_new_tokens,
@@ -149,9 +160,22 @@ class OnnxSeq2Seq:
         if num_beams == 1:
             if num_return_sequences != 1:
                 raise ValueError("`num_return_sequences` > 1 needs beam search (`num_beams` > 1).")
-            return greedy_search(step, state, batch_size, **special)
+            return self._greedy(memory, state, batch_size, **special)
         return beam_search(step, self._rows, state, batch_size, num_beams, length_penalty=length_penalty,
                            early_stopping=early_stopping, num_return_sequences=num_return_sequences, **special)
+
+    def _greedy(self, memory: dict, state: dict, batch_size: int, start_id: int, eos_ids: list[int], pad_id: int,
+                max_new_tokens: int, min_new_tokens: int, output_alignments: bool) -> SearchOutput:
+        """Greedy search in one call of the greedy graph (``onnx_greedy``): its loop runs the decoder steps."""
+        tokens, log_probs, attention = self.greedy.run(None, {
+            "start_tokens": np.full(batch_size, start_id, dtype=np.int64), "max_new_tokens": np.array(max_new_tokens),
+            "min_new_tokens": np.array(min_new_tokens), **memory,
+            **{f"initial_{name}": value for name, value in state.items()}})
+        sequences = np.concatenate([np.full((batch_size, 1), start_id, dtype=np.int64), tokens.T], axis=1)
+        alignments = None
+        if output_alignments:
+            alignments = [attention[:generated_length(sequences[row], eos_ids), row] for row in range(batch_size)]
+        return SearchOutput(sequences, log_probs.T, alignments)
 
     def _check_source(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> None:
         vocab_size = self.manifest["vocab_size"]

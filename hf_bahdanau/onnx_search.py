@@ -1,15 +1,19 @@
-"""Greedy and beam search in numpy over a decoder step function: transformers' ``generate()`` algorithms, step for
-step, for the ONNX Runtime decoder (``onnx_decoding``), which runs without torch.
+"""Beam search in numpy over a decoder step function: transformers' ``generate()`` algorithm, step for step, for
+the ONNX Runtime decoder (``onnx_decoding``), which runs without torch. (Greedy search runs inside ONNX Runtime:
+``onnx_greedy``.)
 
-A step function reads the tokens of the N decoder rows and their state and returns
+A step function reads the tokens of the N decoder rows and their state and returns each row's most likely next
+tokens, largest first (the lower id first on ties, as ``argmax`` and ONNX's TopK):
 
-    step(tokens [N] int64, state) -> (log p(y_t | y_<t, x) [N, V] float32, the next state, α_t [N, S] or None)
+    step(tokens [N] int64, state, top_k) -> (log p [N, K] float32, their tokens [N, K] int64, the next state,
+                                             α_t [N, S] or None),  K = min(top_k, V)
 
-and ``reorder(state, rows [N])`` picks the state's rows. Greedy search is transformers' ``_sample`` without
-sampling; beam search is its ``_beam_search``: the best (1 + number of EOS ids, at least 2) · k continuations of
-each source, the k best of those that do not end go on, the ones among the first k that end join the finished
-hypotheses scored log P / |Y|^length_penalty, and transformers' early-stopping heuristic decides when to stop. The
--1e9 sentinels and float32 arithmetic are transformers' own, so the same log-probabilities give the same tokens.
+and ``reorder(state, rows [N])`` picks the state's rows. The search never needs the whole [N, V]: a source's best
+2k continuations are among the best 2k of each of its rows. It is transformers' ``_beam_search``: the best
+(1 + number of EOS ids, at least 2) · k continuations of each source, the k best of those that do not end go on,
+the ones among the first k that end join the finished hypotheses scored log P / |Y|^length_penalty, and
+transformers' early-stopping heuristic decides when to stop. The -1e9 sentinels and float32 arithmetic are
+transformers' own, so the same log-probabilities give the same tokens.
 """
 
 from collections.abc import Callable, Sequence
@@ -17,59 +21,38 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["SearchOutput", "beam_search", "greedy_search"]
+__all__ = ["SearchOutput", "beam_search", "generated_length"]
 
-Step = Callable[[np.ndarray, Any], tuple[np.ndarray, Any, np.ndarray | None]]
+Step = Callable[[np.ndarray, Any, int], tuple[np.ndarray, np.ndarray, Any, np.ndarray | None]]
 Reorder = Callable[[Any, np.ndarray], Any]
 NEG = np.float32(-1.0e9)  # transformers' sentinel for "not a candidate"
 
 
 class SearchOutput(NamedTuple):
     """sequences [R, 1 + T] int64 (the start token first; rows that ended early are padded);
-    scores: beam search's sequence scores [R] (log P / |Y|^length_penalty), greedy's per-step log-probabilities of
-    the chosen tokens [R, T]; alignments: per row α [T, S] of the tokens it generated, following its beam (None
-    unless asked for). R = sources · num_return_sequences, consecutive rows per source."""
+    scores: beam search's sequence scores [R] (log P / |Y|^length_penalty), greedy search's log-probabilities of
+    the chosen tokens [R, T] (0 after a row's EOS); alignments: per row α [T, S] of the tokens it generated,
+    following its beam (None unless asked for). R = sources · num_return_sequences, consecutive rows per source."""
 
     sequences: np.ndarray
     scores: np.ndarray
     alignments: list[np.ndarray] | None
 
 
-def _forbid_early_end(log_probs: np.ndarray, new_tokens: int, min_new_tokens: int, eos_ids: np.ndarray) -> np.ndarray:
-    """transformers' ``MinNewTokensLengthLogitsProcessor``: no EOS before ``min_new_tokens`` new tokens."""
-    if new_tokens < min_new_tokens:
-        log_probs = log_probs.copy()
-        log_probs[:, eos_ids] = -np.inf
-    return log_probs
+def _best_tokens(step: Step, tokens: np.ndarray, state: Any, count: int, new_tokens: int, min_new_tokens: int,
+                 eos_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray, Any, np.ndarray | None]:
+    """``step`` for the ``count`` best tokens of each row, under transformers' ``MinNewTokensLengthLogitsProcessor``:
+    no EOS before ``min_new_tokens`` new tokens (then the best count + |EOS ids| are fetched, EOS gets -inf and the
+    others move up, in order)."""
+    if new_tokens >= min_new_tokens:
+        return step(tokens, state, count)
+    log_probs, ids, state, alpha = step(tokens, state, count + len(eos_ids))
+    log_probs = np.where(np.isin(ids, eos_ids), -np.inf, log_probs).astype(np.float32)
+    order = np.argsort(-log_probs, axis=-1, kind="stable")[:, :count]
+    return np.take_along_axis(log_probs, order, -1), np.take_along_axis(ids, order, -1), state, alpha
 
 
-def greedy_search(step: Step, state: Any, batch_size: int, start_id: int, eos_ids: Sequence[int], pad_id: int,
-                  max_new_tokens: int, min_new_tokens: int = 0, output_alignments: bool = False) -> SearchOutput:
-    """Arg-max decoding of ``batch_size`` rows from ``start_id``: a row that produced an EOS id gets ``pad_id``
-    afterwards; stops when every row has ended or after ``max_new_tokens``."""
-    eos_ids = np.asarray(eos_ids, dtype=np.int64)
-    sequences = np.full((batch_size, 1), start_id, dtype=np.int64)
-    running = np.ones(batch_size, dtype=bool)
-    chosen_scores, weights = [], []
-    for new_tokens in range(max_new_tokens):
-        log_probs, state, alpha = step(sequences[:, -1], state)
-        log_probs = _forbid_early_end(log_probs, new_tokens, min_new_tokens, eos_ids)
-        tokens = np.where(running, log_probs.argmax(-1), pad_id)
-        chosen_scores.append(np.take_along_axis(log_probs, tokens[:, None], axis=1)[:, 0])
-        if output_alignments:
-            weights.append(alpha)
-        sequences = np.concatenate([sequences, tokens[:, None]], axis=1)
-        running &= ~np.isin(tokens, eos_ids)
-        if not running.any():
-            break
-    alignments = None
-    if output_alignments:
-        steps = np.stack(weights, axis=1)  # [B, T, S]
-        alignments = [steps[row, :_generated_length(sequences[row], eos_ids)] for row in range(batch_size)]
-    return SearchOutput(sequences, np.stack(chosen_scores, axis=1), alignments)
-
-
-def _generated_length(sequence: np.ndarray, eos_ids: np.ndarray) -> int:
+def generated_length(sequence: np.ndarray, eos_ids: Sequence[int]) -> int:
     """Tokens a row generated, its EOS included (the start token excluded)."""
     ends = np.flatnonzero(np.isin(sequence[1:], eos_ids))
     return int(ends[0]) + 1 if ends.size else len(sequence) - 1
@@ -116,15 +99,15 @@ def beam_search(step: Step, reorder: Reorder, state: Any, batch_size: int, num_b
     weights = []
     cur_len = 1
     while True:
-        log_probs, state, alpha = step(running_sequences[:, :, cur_len - 1].reshape(-1), state)
+        log_probs, ids, state, alpha = _best_tokens(step, running_sequences[:, :, cur_len - 1].reshape(-1), state,
+                                                    keep, cur_len - 1, min_new_tokens, eos_ids)
         if output_alignments:
             weights.append(alpha)
-        log_probs = _forbid_early_end(log_probs.astype(np.float32), cur_len - 1, min_new_tokens, eos_ids)
-        vocab = log_probs.shape[-1]
-        accumulated = (log_probs.reshape(batch_size, k, vocab) + running_scores[:, :, None]).reshape(batch_size, -1)
+        width = log_probs.shape[-1]  # the best `keep` tokens of each row (all of them when V < keep)
+        accumulated = (log_probs.reshape(batch_size, k, width) + running_scores[:, :, None]).reshape(batch_size, -1)
         top = _top(accumulated, keep)
         top_scores = np.take_along_axis(accumulated, top, axis=1)
-        top_beams, top_ids = top // vocab, top % vocab
+        top_beams, top_ids = top // width, np.take_along_axis(ids.reshape(batch_size, -1), top, axis=1)
         top_sequences = _gather(running_sequences, top_beams)
         top_sequences[:, :, cur_len] = top_ids
         top_rows = _gather(running_rows, top_beams)

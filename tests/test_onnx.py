@@ -14,7 +14,7 @@ import torch
 
 from hf_bahdanau import BahdanauPointerConfig
 from hf_bahdanau.onnx import OPSET, export_onnx, main as export_main, quantize_onnx, unexportable_options
-from tests.conftest import padded_batch, tiny_model
+from tests.conftest import EOS, padded_batch, tiny_model
 from tests.test_onnx_search import PRESETS, decisive_model
 
 onnx = pytest.importorskip("onnx", reason="the onnx extra: pip install -e \".[onnx]\"")
@@ -43,11 +43,12 @@ def exported(tmp_path_factory):
 def generated(model, input_ids, attention_mask, **options):
     with torch.no_grad():
         return model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=MAX_NEW,
-                              do_sample=False, return_dict_in_generate=True, output_scores=True, **options)
+                              do_sample=False, return_dict_in_generate=True, output_scores=True, output_logits=True,
+                              **options)
 
 
 @pytest.mark.parametrize("preset", EXPORTED)
-@pytest.mark.parametrize("options", [dict(num_beams=1), dict(num_beams=4),
+@pytest.mark.parametrize("options", [dict(num_beams=1, min_new_tokens=2), dict(num_beams=4),
                                      dict(num_beams=3, length_penalty=0.6, num_return_sequences=2, min_new_tokens=2)],
                          ids=["greedy", "beam4", "beam3-lp-two-min2"])
 @pytest.mark.parametrize("eos_bias", [0.0, 1.0])
@@ -61,6 +62,12 @@ def test_onnx_runtime_decodes_generates_tokens_and_scores(exported, preset, opti
     if options["num_beams"] > 1:
         # sums of ≤ 8 float32 log-probabilities (|log p| ≤ 40 here), through two runtimes' kernels
         np.testing.assert_allclose(output.scores, expected.sequences_scores.numpy(), rtol=0, atol=8 * 40 * 1e-6)
+    else:  # the model's log p of each chosen token, 0 once a row has ended
+        log_probs = torch.stack(expected.logits, 1).log_softmax(-1)  # [B, T, V]
+        tokens = expected.sequences[:, 1:]
+        ended = (tokens == EOS).cumsum(-1) - (tokens == EOS).int() > 0  # after the row's first EOS
+        chosen = log_probs.gather(-1, tokens[..., None])[..., 0].masked_fill(ended, 0)
+        np.testing.assert_allclose(output.scores, chosen.numpy(), rtol=0, atol=40 * 1e-6)  # one |log p| ≤ 40
 
 
 def test_batch_of_one_and_alignments(exported):
@@ -72,6 +79,32 @@ def test_batch_of_one_and_alignments(exported):
     np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
     steps = torch.stack([step[0][0, 0, 0] for step in expected.cross_attentions])[:len(output.alignments[0])]
     np.testing.assert_allclose(output.alignments[0], steps.numpy(), rtol=0, atol=1e-5)  # weights ≤ 1, float32
+
+
+def test_the_step_graph_returns_the_top_k_of_its_log_probs(exported):
+    """top_log_probs / top_tokens are the largest log_probs of each row in order, the lower id first on ties (the
+    search's assumption: argmax's choice), for any top_k up to the vocabulary."""
+    _, runtime = exported("rnnsearch")
+    memory, state = runtime.encode(*(tensor.numpy() for tensor in padded_batch((6, 3), seed=2)))
+    feeds = {"tokens": np.array([1, 7]), **memory, **state}
+    feeds = {name: value for name, value in feeds.items() if name in runtime.step_inputs | {"tokens"}}
+    for top_k in (1, 8, 40):
+        log_probs, values, ids = runtime.decoder.run(["log_probs", "top_log_probs", "top_tokens"],
+                                                     feeds | {"top_k": np.array(top_k)})
+        order = np.argsort(-log_probs, axis=-1, kind="stable")[:, :top_k]
+        np.testing.assert_array_equal(ids, order)
+        np.testing.assert_array_equal(values, np.take_along_axis(log_probs, order, -1))
+
+
+def test_more_beams_than_half_the_vocabulary_match_generate(exported):
+    """2k candidates per row exceed the 40 tokens: each row offers all of them, as generate()'s top-2k of k·V."""
+    model, runtime = exported("rnnsearch", 1.0)
+    input_ids, attention_mask = padded_batch((6, 3), seed=6)
+    expected = generated(model, input_ids, attention_mask, num_beams=24, min_new_tokens=2)
+    output = runtime.generate(input_ids.numpy(), attention_mask.numpy(), max_new_tokens=MAX_NEW, num_beams=24,
+                              min_new_tokens=2)
+    np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
+    np.testing.assert_allclose(output.scores, expected.sequences_scores.numpy(), rtol=0, atol=8 * 40 * 1e-6)
 
 
 def test_graphs_pass_the_checker_with_the_opset_and_dynamic_axes(exported, tmp_path):
@@ -103,11 +136,51 @@ def test_int8_graphs_decode(exported, tmp_path):
     quantize_onnx(folder)
     operators = {node.op_type for node in onnx.load(folder / "decoder_step.int8.onnx").graph.node}
     assert {"DynamicQuantizeLinear", "MatMulInteger"} <= operators  # int8 matrix products
+    loop, = (node for node in onnx.load(folder / "greedy.int8.onnx").graph.node if node.op_type == "Loop")
+    assert "MatMulInteger" in {node.op_type for node in loop.attribute[0].g.node}  # the loop body is quantised too
     runtime = OnnxSeq2Seq(folder, quantized=True, threads=1)
     input_ids, attention_mask = padded_batch((6, 3), seed=2)
-    output = runtime.generate(input_ids.numpy(), attention_mask.numpy(), num_beams=3, max_new_tokens=MAX_NEW)
-    assert output.sequences.shape[0] == 2 and np.isfinite(output.scores).all()
-    assert ((output.sequences >= 0) & (output.sequences < runtime.manifest["vocab_size"])).all()
+    for num_beams in (1, 3):
+        output = runtime.generate(input_ids.numpy(), attention_mask.numpy(), num_beams=num_beams,
+                                  max_new_tokens=MAX_NEW)
+        assert output.sequences.shape[0] == 2 and np.isfinite(output.scores).all()
+        assert ((output.sequences >= 0) & (output.sequences < runtime.manifest["vocab_size"])).all()
+
+
+def test_several_eos_ids_end_greedy_and_beam_search_as_in_generate(tmp_path):
+    """With eos_token_id [2, 7] in the generation config, either id ends a row (the greedy loop's stop test and the
+    beam search's candidates), and neither may come before min_new_tokens."""
+    model = decisive_model("rnnsearch", seed=3, eos_bias=1.0)
+    with torch.no_grad():
+        model.lm_head.bias[7] += 1.5
+    model.generation_config.eos_token_id = [EOS, 7]
+    runtime = OnnxSeq2Seq(export_onnx(model, tmp_path), threads=1)
+    assert runtime.manifest["eos_token_id"] == [EOS, 7]
+    input_ids, attention_mask = padded_batch((9, 4, 2, 7), seed=5)
+    for options in (dict(num_beams=1), dict(num_beams=1, min_new_tokens=3), dict(num_beams=3),
+                    dict(num_beams=3, min_new_tokens=3)):
+        expected = generated(model, input_ids, attention_mask, **options)
+        output = runtime.generate(input_ids.numpy(), attention_mask.numpy(), max_new_tokens=MAX_NEW, **options)
+        np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
+        assert np.isin(output.sequences, [EOS, 7]).any()  # the test means something: rows do end
+
+
+def test_without_onnxsim_the_traced_graphs_are_kept_and_decode_alike(tmp_path, monkeypatch):
+    pytest.importorskip("onnxsim")
+    model = decisive_model("luong-general", seed=3)
+    simplified = export_onnx(model, tmp_path / "simplified")
+    monkeypatch.setitem(sys.modules, "onnxsim", None)  # `import onnxsim` raises ImportError
+    traced = export_onnx(model, tmp_path / "traced")
+    nodes = {folder: len(onnx.load(folder / "decoder_step.onnx").graph.node) for folder in (simplified, traced)}
+    assert nodes[simplified] < nodes[traced]
+    assert [json.loads((folder / "onnx_config.json").read_text())["simplified"] for folder in (simplified, traced)] == [
+        True, False]
+    input_ids, attention_mask = padded_batch((9, 4, 2, 7), seed=5)
+    expected = generated(model, input_ids, attention_mask, num_beams=3)
+    for folder in (simplified, traced):
+        output = OnnxSeq2Seq(folder, threads=1).generate(input_ids.numpy(), attention_mask.numpy(), num_beams=3,
+                                                         max_new_tokens=MAX_NEW)
+        np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
 
 
 def test_the_exported_folder_decodes_without_torch(exported, tmp_path):
@@ -142,6 +215,15 @@ def test_bad_input_is_a_value_error_naming_it(exported):
         runtime.generate(np.array([[5, 6]]), max_new_tokens=0)
     with pytest.raises(ValueError, match="no onnx_config.json"):
         OnnxSeq2Seq(".")
+
+
+def test_a_folder_of_another_export_format_asks_for_a_new_export(exported, tmp_path):
+    folder = export_onnx(tiny_model("rnnsearch"), tmp_path)
+    manifest = json.loads((folder / "onnx_config.json").read_text())
+    (folder / "onnx_config.json").write_text(json.dumps(manifest | {"format": "hf_bahdanau-onnx/1"}))
+    with pytest.raises(ValueError, match="holds format 'hf_bahdanau-onnx/1'; this runtime reads "
+                                         "'hf_bahdanau-onnx/2': export the model again"):
+        OnnxSeq2Seq(folder)
 
 
 def test_command_line_exports_and_decodes_like_pytorch(tmp_path, capsys):
@@ -210,3 +292,4 @@ def test_unreliable_inputs_are_decoded_with_the_same_warning_as_pytorch(tmp_path
         "'3/14/153/14/15': 15 tokens, longer than every source seen in training (at most 8 tokens); the output is "
         "unreliable.",
     ]
+

@@ -1,4 +1,4 @@
-"""The numpy greedy and beam search of the ONNX Runtime decoder (hf_bahdanau/onnx_search.py) against generate():
+"""The numpy beam search of the ONNX Runtime decoder (hf_bahdanau/onnx_search.py) against generate():
 driven by the PyTorch graphs that the export traces (``EncoderGraph``, ``DecoderStepGraph``), they must return
 generate()'s sequences, token for token, its sequence scores and its alignments. No ONNX is involved here, so a
 difference is the search's, not the runtime's."""
@@ -9,7 +9,7 @@ import torch
 
 from hf_bahdanau.alignments import alignments_from_generate
 from hf_bahdanau.onnx import ROW_AXIS, DecoderStepGraph, EncoderGraph, memory_and_state_names
-from hf_bahdanau.onnx_search import beam_search, greedy_search
+from hf_bahdanau.onnx_search import beam_search
 from tests.conftest import BOS, EOS, PAD, padded_batch, tiny_model
 
 def decisive_model(preset: str, seed: int = 0, eos_bias: float = 0.0, **overrides):
@@ -29,8 +29,8 @@ PRESETS = ["rnnsearch", "rnnencdec", "sutskever", "luong-general", "luong-local-
 
 
 def torch_search_functions(model, input_ids, attention_mask, rows_per_source: int):
-    """step(tokens, state) and reorder(state, rows) in numpy terms over the traced graphs, and the initial state with
-    ``rows_per_source`` rows per source."""
+    """step(tokens, state, top_k) and reorder(state, rows) in numpy terms over the traced graphs, and the initial
+    state with ``rows_per_source`` rows per source."""
     memory_names, state_names = memory_and_state_names(model.config)
     with torch.no_grad():
         named = dict(zip(memory_names + state_names, EncoderGraph(model)(input_ids, attention_mask)))
@@ -44,11 +44,12 @@ def torch_search_functions(model, input_ids, attention_mask, rows_per_source: in
     memory = [pick(name, named[name], rows) for name in memory_names]
     state = {name: pick(name, named[name], rows) for name in state_names}
 
-    def step(tokens, state):
+    def step(tokens, state, top_k):
+        top_k = torch.tensor(min(top_k, model.config.vocab_size))
         with torch.no_grad():
-            log_probs, *next_state, weights = step_graph(torch.from_numpy(tokens), *memory,
-                                                         *(state[name] for name in state_names))
-        return log_probs.numpy(), dict(zip(state_names, next_state)), weights.numpy()
+            _, log_probs, ids, *next_state, weights = step_graph(torch.from_numpy(tokens), top_k, *memory,
+                                                                 *(state[name] for name in state_names))
+        return log_probs.numpy(), ids.numpy(), dict(zip(state_names, next_state)), weights.numpy()
 
     def reorder(state, rows):
         return {name: pick(name, value, rows) for name, value in state.items()}
@@ -60,21 +61,6 @@ def generated(model, input_ids, attention_mask, **kwargs):
     with torch.no_grad():
         return model.generate(input_ids=input_ids, attention_mask=attention_mask, return_dict_in_generate=True,
                               output_scores=True, output_attentions=True, do_sample=False, **kwargs)
-
-
-@pytest.mark.parametrize("eos_bias", [0.0, 1.0])
-@pytest.mark.parametrize("preset", PRESETS)
-def test_greedy_search_returns_generates_tokens_and_alignments(preset, eos_bias):
-    model = decisive_model(preset, seed=3, eos_bias=eos_bias)
-    input_ids, attention_mask = padded_batch((6, 4, 2), seed=5)
-    expected = generated(model, input_ids, attention_mask, num_beams=1, max_new_tokens=9, min_new_tokens=2)
-    step, _, state = torch_search_functions(model, input_ids, attention_mask, 1)
-    output = greedy_search(step, state, 3, BOS, [EOS], PAD, max_new_tokens=9, min_new_tokens=2,
-                           output_alignments=model.config.attention_type != "none")
-    np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
-    if model.config.attention_type != "none":
-        for row, alignment in enumerate(output.alignments):
-            np.testing.assert_allclose(alignment, alignments_from_generate(expected, row, EOS).numpy(), atol=1e-6)
 
 
 @pytest.mark.parametrize("preset", PRESETS)
