@@ -50,6 +50,10 @@ def __getattr__(name: str):
         from .pipeline_bahdanau import BahdanauTranslationPipeline
 
         return BahdanauTranslationPipeline
+    if name == "onnx_translation_pipeline":  # also needs onnxruntime (the onnx extra)
+        from .onnx_pipeline import onnx_translation_pipeline
+
+        return onnx_translation_pipeline
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -65,5 +69,6 @@ __all__ = [
     "BahdanauPointerConfig",
     "BahdanauPreTrainedModel",
     "BahdanauTranslationPipeline",
+    "onnx_translation_pipeline",
     "attention",
 ]

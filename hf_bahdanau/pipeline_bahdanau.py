@@ -78,8 +78,13 @@ class BahdanauTranslationPipeline(Pipeline):
         else:  # a transformers without that private helper: the caller's arguments as they are
             generate_kwargs = {**generate_kwargs, **overrides}
         source_oovs = model_inputs.pop("source_oovs", None)
-        generated = self.model.generate(**model_inputs, **generate_kwargs)
-        sequences = generated.sequences if return_alignments else generated
+        if getattr(self.model, "backend", None) == "onnxruntime":  # onnx_pipeline.OnnxPipelineModel
+            sequences, rows = self.model.search(**model_inputs, return_alignments=return_alignments, **generate_kwargs)
+        else:
+            generated = self.model.generate(**model_inputs, **generate_kwargs)
+            sequences = generated.sequences if return_alignments else generated
+            eos_token_id = first_eos(self.model.generation_config.eos_token_id)
+            rows = [row.alignment for row in decoded_rows(generated, eos_token_id)] if return_alignments else None
         batch = model_inputs["input_ids"].shape[0]
         outputs = dict(model_inputs, output_ids=sequences.reshape(batch, -1, sequences.shape[-1]),
                        source_oovs=source_oovs)
@@ -87,8 +92,6 @@ class BahdanauTranslationPipeline(Pipeline):
             p_gen = self.model(**model_inputs, decoder_input_ids=sequences[:, :-1], output_attentions=True).p_gen
             outputs["p_gen"] = p_gen.reshape(batch, -1, p_gen.shape[-1])
         if return_alignments:
-            eos_token_id = first_eos(self.model.generation_config.eos_token_id)
-            rows = [row.alignment for row in decoded_rows(generated, eos_token_id)]
             lengths = torch.tensor([len(row) for row in rows])
             weights = rows[0].new_zeros(len(rows), int(lengths.max()), rows[0].shape[-1])
             for index, row in enumerate(rows):

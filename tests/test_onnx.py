@@ -293,3 +293,46 @@ def test_unreliable_inputs_are_decoded_with_the_same_warning_as_pytorch(tmp_path
         "unreliable.",
     ]
 
+
+def test_the_pipeline_on_onnx_runtime_returns_the_pytorch_pipelines_records(tmp_path):
+    from hf_bahdanau import BahdanauTranslationPipeline, onnx_translation_pipeline
+    from training.tokenization import train_tokenizer
+
+    texts = ["le 3 mars 2015", "3/14/15", "14 March"]
+    tokenizer = train_tokenizer(texts + ["2015-03-03"], kind="char")
+    model = decisive_model("rnnsearch", seed=2, vocab_size=len(tokenizer), eos_bias=1.0)
+    folder = export_onnx(model, tmp_path, tokenizer=tokenizer)
+    on_torch = BahdanauTranslationPipeline(model=model, tokenizer=tokenizer)
+    on_onnx = onnx_translation_pipeline(folder, threads=1)
+    for options in (dict(max_new_tokens=6), dict(num_beams=3, max_new_tokens=6, num_return_sequences=2),
+                    dict(num_beams=2, max_length=5, min_new_tokens=2, length_penalty=0.5)):
+        expected = on_torch(texts, return_alignments=True, batch_size=2, **options)
+        records = on_onnx(texts, return_alignments=True, batch_size=2, **options)
+        flat = [record for per_text in records for record in (per_text if isinstance(per_text, list) else [per_text])]
+        flat_expected = [record for per_text in expected
+                         for record in (per_text if isinstance(per_text, list) else [per_text])]
+        assert len(flat) == len(flat_expected) == len(texts) * options.get("num_return_sequences", 1)
+        for record, reference in zip(flat, flat_expected):
+            assert record["translation_text"] == reference["translation_text"]
+            alignment, reference_alignment = record["alignment"], reference["alignment"]
+            assert (alignment["source_tokens"], alignment["target_tokens"]) == (
+                reference_alignment["source_tokens"], reference_alignment["target_tokens"])
+            np.testing.assert_allclose(alignment["weights"], reference_alignment["weights"], rtol=0, atol=1e-5)
+    quantized = export_onnx(model, tmp_path / "int8", tokenizer=tokenizer)
+    quantize_onnx(quantized)
+    assert isinstance(onnx_translation_pipeline(quantized, quantized=True)("3/14/15")[0]["translation_text"], str)
+
+
+def test_the_onnx_pipeline_refuses_what_its_search_cannot_do(tmp_path):
+    from hf_bahdanau import onnx_translation_pipeline
+    from training.tokenization import train_tokenizer
+
+    tokenizer = train_tokenizer(["3/14/15", "2015-03-14"], kind="char")
+    folder = export_onnx(decisive_model("rnnsearch", vocab_size=len(tokenizer)), tmp_path, tokenizer=tokenizer)
+    translator = onnx_translation_pipeline(folder)
+    with pytest.raises(ValueError, match="does not take 'repetition_penalty'"):
+        translator("3/14/15", repetition_penalty=1.2)
+    with pytest.raises(ValueError, match="greedy or beam search only"):
+        translator("3/14/15", do_sample=True)
+    with pytest.raises(ValueError, match="`device` must be the CPU"):
+        onnx_translation_pipeline(folder, device="cuda:0")
