@@ -18,7 +18,7 @@ axes. ``onnx_config.json`` lists the memory and state tensors with their row
 axis, the special token ids and the generation defaults; the folder also carries the tokenizer, the runtime
 (``onnx_decoding.py``, ``onnx_search.py``) and a model card: the source folder's, with a section on the graphs.
 Every preset, cell, score, scope, mode and output layer exports; ``unexportable_options`` names what does not yet
-(copy attention, pointer networks). GNMT's beam penalties are not in the ONNX Runtime search yet.
+(copy attention, pointer networks).
 
     hf-bahdanau-export outputs/dates-rnnsearch outputs/dates-onnx
 """
@@ -208,7 +208,9 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
         "eos_token_id": eos, "pad_token_id": model.config.pad_token_id,
         "generation": {"num_beams": generation.num_beams or 1, "max_new_tokens": generation.max_new_tokens,
                        "max_length": generation.max_length, "length_penalty": generation.length_penalty,
-                       "early_stopping": generation.early_stopping},
+                       "early_stopping": generation.early_stopping,
+                       "coverage_penalty": getattr(generation, "coverage_penalty", None),
+                       "length_penalty_style": getattr(generation, "length_penalty_style", None)},
         "source_model": model.name_or_path, "config": model.config.to_diff_dict(), "simplified": simplified,
     }
     manifest["unk_token"] = getattr(tokenizer, "unk_token", None)

@@ -112,9 +112,12 @@ class OnnxSeq2Seq:
     def generate(self, input_ids: np.ndarray, attention_mask: np.ndarray | None = None, num_beams: int | None = None,
                  max_new_tokens: int | None = None, min_new_tokens: int = 0, length_penalty: float | None = None,
                  early_stopping: bool | str | None = None, num_return_sequences: int = 1,
-                 output_alignments: bool = False) -> SearchOutput:
+                 output_alignments: bool = False, coverage_penalty: float | None = None,
+                 length_penalty_style: str | None = None) -> SearchOutput:
         """Greedy (``num_beams=1``) or beam search, as ``generate()``; defaults from the model's generation config.
-        Returns ``SearchOutput``: sequences [B · num_return_sequences, 1 + T] from the start token."""
+        ``coverage_penalty`` β and ``length_penalty_style="gnmt"``: GNMT's scores of finished hypotheses, in beam
+        search, as hf_bahdanau's generate() (``onnx_search.beam_search``). Returns ``SearchOutput``: sequences
+        [B · num_return_sequences, 1 + T] from the start token."""
         input_ids = np.asarray(input_ids, dtype=np.int64)
         if input_ids.ndim != 2 or input_ids.shape[1] == 0:
             raise ValueError(f"`input_ids` must be [batch, source_length] with source_length ≥ 1, got shape "
@@ -138,6 +141,7 @@ class OnnxSeq2Seq:
                 raise ValueError(f"`{name}` must be an integer ≥ {low}, got {value!r}.")
         if num_return_sequences > num_beams:
             raise ValueError(f"`num_return_sequences` ({num_return_sequences}) must be ≤ `num_beams` ({num_beams}).")
+        coverage_penalty, length_penalty_style = self._beam_penalties(coverage_penalty, length_penalty_style, num_beams)
         memory, state = self.encode(input_ids, attention_mask)
         memory = {name: value for name, value in memory.items() if name in self.step_inputs}
         batch_size = input_ids.shape[0]
@@ -161,8 +165,39 @@ class OnnxSeq2Seq:
             if num_return_sequences != 1:
                 raise ValueError("`num_return_sequences` > 1 needs beam search (`num_beams` > 1).")
             return self._greedy(memory, state, batch_size, **special)
+
+        def penalty(state: dict, rows: np.ndarray) -> np.ndarray:
+            """cp = β Σ_j log(min(Σ_t α_tj, 1)) over the real positions (a never-attended one counts log 1e-10)."""
+            covered = np.log(np.clip(state["coverage"][rows], np.float32(1e-10), np.float32(1)))
+            return np.float32(coverage_penalty) * (covered * memory["mask"][rows]).sum(-1, dtype=np.float32)
+
         return beam_search(step, self._rows, state, batch_size, num_beams, length_penalty=length_penalty,
-                           early_stopping=early_stopping, num_return_sequences=num_return_sequences, **special)
+                           early_stopping=early_stopping, num_return_sequences=num_return_sequences,
+                           length_penalty_style=length_penalty_style,
+                           coverage_penalty=penalty if coverage_penalty else None, **special)
+
+    def _beam_penalties(self, coverage_penalty: float | None, length_penalty_style: str | None,
+                        num_beams: int) -> tuple[float, str]:
+        """The GNMT options, checked as generate() checks them (``search.check_beam_penalties``)."""
+        defaults = self.manifest["generation"]
+        if coverage_penalty is None:
+            coverage_penalty = defaults.get("coverage_penalty") or 0.0
+        if length_penalty_style is None:
+            length_penalty_style = defaults.get("length_penalty_style") or "transformers"
+        if (isinstance(coverage_penalty, bool) or not isinstance(coverage_penalty, (int, float, np.floating))
+                or not np.isfinite(coverage_penalty) or coverage_penalty < 0):
+            raise ValueError(f"`coverage_penalty` must be a finite number ≥ 0 (GNMT's β; 0 turns it off), got "
+                             f"{coverage_penalty!r}.")
+        if length_penalty_style not in ("transformers", "gnmt"):
+            raise ValueError(f"`length_penalty_style` must be one of ('transformers', 'gnmt'), got "
+                             f"{length_penalty_style!r}.")
+        if coverage_penalty and "coverage" not in self.state_names:
+            raise ValueError(f"`coverage_penalty={coverage_penalty}` scores the attention weights, and this model has "
+                             "no attention: leave coverage_penalty at 0.")
+        if (coverage_penalty or length_penalty_style == "gnmt") and num_beams == 1:
+            raise ValueError("`coverage_penalty` and `length_penalty_style='gnmt'` are for beam search only "
+                             "(num_beams > 1).")
+        return float(coverage_penalty), length_penalty_style
 
     def _greedy(self, memory: dict, state: dict, batch_size: int, start_id: int, eos_ids: list[int], pad_id: int,
                 max_new_tokens: int, min_new_tokens: int, output_alignments: bool) -> SearchOutput:

@@ -9,8 +9,8 @@
 ``OnnxPipelineModel`` is what the pipeline reads of a model (config, generation config, device) around an
 ``OnnxSeq2Seq``; the search is the exported graphs' (greedy or beam search, ``onnx_decoding``), so the pipeline takes
 the parameters that search has: ``num_beams``, ``max_new_tokens`` (or ``max_length``), ``min_new_tokens``,
-``length_penalty``, ``early_stopping``, ``num_return_sequences``. Others (sampling, repetition penalties, …) are
-refused with a ValueError naming them.
+``length_penalty``, ``early_stopping``, ``num_return_sequences``, GNMT's ``coverage_penalty`` and
+``length_penalty_style``. Others (sampling, repetition penalties, …) are refused with a ValueError naming them.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from .pipeline_bahdanau import BahdanauTranslationPipeline
 __all__ = ["OnnxPipelineModel", "onnx_translation_pipeline"]
 
 SEARCH_PARAMETERS = ("num_beams", "max_new_tokens", "min_new_tokens", "length_penalty", "early_stopping",
-                     "num_return_sequences")
+                     "num_return_sequences", "coverage_penalty", "length_penalty_style")
 # What the pipeline passes whatever the backend: its own switches, and values the exported search already has.
 PIPELINE_PARAMETERS = ("output_attentions", "return_dict_in_generate", "pad_token_id", "eos_token_id",
                        "decoder_start_token_id", "bos_token_id", "do_sample")

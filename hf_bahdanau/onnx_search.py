@@ -25,6 +25,7 @@ __all__ = ["SearchOutput", "beam_search", "generated_length"]
 
 Step = Callable[[np.ndarray, Any, int], tuple[np.ndarray, np.ndarray, Any, np.ndarray | None]]
 Reorder = Callable[[Any, np.ndarray], Any]
+CoveragePenalty = Callable[[Any, np.ndarray], np.ndarray]  # (state, decoder rows [B, n]) -> cp [B, n] float32
 NEG = np.float32(-1.0e9)  # transformers' sentinel for "not a candidate"
 
 
@@ -77,10 +78,22 @@ def _gather(values: np.ndarray, indices: np.ndarray) -> np.ndarray:
 def beam_search(step: Step, reorder: Reorder, state: Any, batch_size: int, num_beams: int, start_id: int,
                 eos_ids: Sequence[int], pad_id: int, max_new_tokens: int, min_new_tokens: int = 0,
                 length_penalty: float = 1.0, early_stopping: bool | str = False, num_return_sequences: int = 1,
-                output_alignments: bool = False) -> SearchOutput:
+                output_alignments: bool = False, length_penalty_style: str = "transformers",
+                coverage_penalty: CoveragePenalty | None = None) -> SearchOutput:
     """Beam search over ``batch_size`` sources whose state has ``num_beams`` consecutive rows each (row b · k + i
-    is beam i of source b). Returns the ``num_return_sequences`` best finished hypotheses of each source."""
+    is beam i of source b). Returns the ``num_return_sequences`` best finished hypotheses of each source.
+
+    GNMT's scores (Wu et al. 2016, §7; hf_bahdanau's generate() the same way, ``search.BeamPenalties``): with
+    ``length_penalty_style="gnmt"`` a finished hypothesis scores log P / ((5 + |Y|) / 6)^α instead of log P / |Y|^α;
+    ``coverage_penalty(state, rows)`` adds cp [B, n] for candidates that extend the decoder rows [B, n], read from
+    the state after the step that scored them."""
     k, eos_ids = num_beams, np.asarray(eos_ids, dtype=np.int64)
+
+    def divisor(length: int) -> np.float32:
+        """lp(Y) for |Y| = length new tokens."""
+        return np.float32(((5 + length) / 6) ** length_penalty if length_penalty_style == "gnmt"
+                          else length ** length_penalty)
+
     keep = max(2, 1 + len(eos_ids)) * k
     first_k = np.arange(keep) < k
     max_length = 1 + max_new_tokens  # the start token is the prompt
@@ -120,7 +133,9 @@ def beam_search(step: Step, reorder: Reorder, state: Any, batch_size: int, num_b
         running_rows = _gather(top_rows, best)
 
         just_finished = ends & first_k[None, :]
-        candidate_scores = top_scores / np.float32(cur_len ** length_penalty)  # |Y| = cur_len new tokens
+        candidate_scores = top_scores / divisor(cur_len)  # |Y| = cur_len new tokens
+        if coverage_penalty is not None:
+            candidate_scores = candidate_scores + coverage_penalty(state, top_beams + source_offsets)
         candidate_scores = candidate_scores + (finished.all(-1, keepdims=True) & (early_stopping is True)) * NEG
         candidate_scores = candidate_scores + (~may_improve).astype(np.float32) * NEG
         candidate_scores = candidate_scores + (~just_finished).astype(np.float32) * NEG
@@ -134,7 +149,7 @@ def beam_search(step: Step, reorder: Reorder, state: Any, batch_size: int, num_b
         state = reorder(state, running_rows[:, :, cur_len - 1].reshape(-1))
         cur_len += 1
         longest = max_length - 1 if early_stopping == "never" and length_penalty > 0 else cur_len - 1
-        best_running = running_scores[:, :1] / np.float32(longest ** length_penalty)
+        best_running = running_scores[:, :1] / divisor(longest)
         worst_finished = np.where(finished, scores.min(-1, keepdims=True), NEG)
         may_improve &= (best_running > worst_finished).any(-1, keepdims=True)
         if not (may_improve.any() and not (finished.all() and early_stopping is True) and not ends.all()):

@@ -70,6 +70,53 @@ def test_onnx_runtime_decodes_generates_tokens_and_scores(exported, preset, opti
         np.testing.assert_allclose(output.scores, chosen.numpy(), rtol=0, atol=40 * 1e-6)  # one |log p| ≤ 40
 
 
+@pytest.mark.parametrize("preset", ["rnnsearch", "luong-general", "rnnsearch-monotonic", "rnnsearch+coverage"])
+@pytest.mark.parametrize("options", [dict(coverage_penalty=0.4), dict(length_penalty_style="gnmt", length_penalty=0.6),
+                                     dict(coverage_penalty=0.2, length_penalty_style="gnmt", early_stopping="never")],
+                         ids=["coverage", "gnmt-lp", "both-never"])
+def test_gnmt_penalties_score_as_in_generate(exported, preset, options):
+    model, runtime = exported(preset, 1.0)
+    input_ids, attention_mask = padded_batch((9, 4, 2, 7), seed=5)
+    expected = generated(model, input_ids, attention_mask, num_beams=3, num_return_sequences=2, **options)
+    output = runtime.generate(input_ids.numpy(), attention_mask.numpy(), max_new_tokens=MAX_NEW, num_beams=3,
+                              num_return_sequences=2, **options)
+    np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
+    # log P / lp (≤ 8 float32 log-probabilities of |log p| ≤ 40) plus β times ≤ 9 logs of totals ≥ 1e-10 (≤ 23 each)
+    np.testing.assert_allclose(output.scores, expected.sequences_scores.numpy(), rtol=0,
+                               atol=8 * 40 * 1e-6 + options.get("coverage_penalty", 0) * 9 * 23 * 1e-6)
+    unpenalised = runtime.generate(input_ids.numpy(), attention_mask.numpy(), max_new_tokens=MAX_NEW, num_beams=3,
+                                   num_return_sequences=2)
+    assert not np.allclose(unpenalised.scores, output.scores)  # the options change the scores
+
+
+def test_the_generation_configs_penalties_are_the_exported_defaults(tmp_path):
+    model = decisive_model("rnnsearch", seed=3, eos_bias=1.0)
+    model.generation_config.update(num_beams=3, coverage_penalty=0.4, length_penalty_style="gnmt", max_new_tokens=6)
+    runtime = OnnxSeq2Seq(export_onnx(model, tmp_path), threads=1)
+    input_ids, attention_mask = padded_batch((9, 4, 2, 7), seed=5)
+    with torch.no_grad():
+        expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, return_dict_in_generate=True,
+                                  output_scores=True)
+    output = runtime.generate(input_ids.numpy(), attention_mask.numpy())
+    np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
+    np.testing.assert_allclose(output.scores, expected.sequences_scores.numpy(), rtol=0,
+                               atol=6 * 40 * 1e-6 + 0.4 * 9 * 23 * 1e-6)  # as in the test above
+
+
+def test_gnmt_penalties_are_checked_as_generate_checks_them(exported):
+    _, runtime = exported("rnnsearch")
+    source = np.array([[5, 6]])
+    with pytest.raises(ValueError, match="`coverage_penalty` must be a finite number ≥ 0"):
+        runtime.generate(source, num_beams=2, coverage_penalty=-1.0)
+    with pytest.raises(ValueError, match="`length_penalty_style` must be one of"):
+        runtime.generate(source, num_beams=2, length_penalty_style="google")
+    with pytest.raises(ValueError, match="for beam search only"):
+        runtime.generate(source, coverage_penalty=0.5)
+    _, attention_free = exported("rnnencdec")
+    with pytest.raises(ValueError, match="this model has no attention"):
+        attention_free.generate(source, num_beams=2, coverage_penalty=0.5)
+
+
 def test_batch_of_one_and_alignments(exported):
     model, runtime = exported("rnnsearch")
     input_ids, attention_mask = padded_batch((11,), seed=8)
