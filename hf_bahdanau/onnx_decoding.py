@@ -119,9 +119,9 @@ class OnnxSeq2Seq:
         search, as hf_bahdanau's generate() (``onnx_search.beam_search``). Returns ``SearchOutput``: sequences
         [B · num_return_sequences, 1 + T] from the start token."""
         input_ids = np.asarray(input_ids, dtype=np.int64)
-        if input_ids.ndim != 2 or input_ids.shape[1] == 0:
-            raise ValueError(f"`input_ids` must be [batch, source_length] with source_length ≥ 1, got shape "
-                             f"{list(input_ids.shape)}.")
+        if input_ids.ndim != 2 or 0 in input_ids.shape:
+            raise ValueError(f"`input_ids` must be [batch, source_length] with batch ≥ 1 and source_length ≥ 1, got "
+                             f"shape {list(input_ids.shape)}.")
         attention_mask = (np.ones_like(input_ids) if attention_mask is None
                           else np.asarray(attention_mask, dtype=np.int64))
         self._check_source(input_ids, attention_mask)

@@ -260,6 +260,8 @@ def test_bad_input_is_a_value_error_naming_it(exported):
         runtime.generate(np.array([[5, 6]]), num_beams=0)
     with pytest.raises(ValueError, match="`max_new_tokens` must be an integer ≥ 1, got 0"):
         runtime.generate(np.array([[5, 6]]), max_new_tokens=0)
+    with pytest.raises(ValueError, match="batch ≥ 1 and source_length ≥ 1, got shape \\[0, 3\\]"):
+        runtime.generate(np.zeros((0, 3), dtype=np.int64))
     with pytest.raises(ValueError, match="no onnx_config.json"):
         OnnxSeq2Seq(".")
 
