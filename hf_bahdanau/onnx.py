@@ -164,20 +164,23 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
     # built in evaluation mode too (a fresh module is in training mode, which would reach the model).
     encoder, step = EncoderGraph(model).eval(), DecoderStepGraph(model).eval()
 
-    def axes(names: list[str], prefix: str = "") -> dict[str, dict[int, str]]:
-        dynamic = {}
-        for name in names:
-            shape = {0: "rows"} if rows[name] == 0 else {1: "rows"} if rows[name] == 1 else {}
-            if name in ("annotations", "mask", "projected_keys", "previous", "coverage"):
-                shape[1] = "source_length"
-            dynamic[prefix + name] = shape
-        return dynamic
-
     # The tracer warns at every Python branch on a shape or a value; the branches taken for the example (padded
     # sources, one step) serve every batch and length: tests/test_onnx.py decodes others against generate().
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore", torch.jit.TracerWarning)
         memory_and_state = encoder(input_ids, attention_mask)
+        # The source-length axes are where a source one token longer changes the size (annotations [B, S, D],
+        # multi-head keys [B, heads, S, d], …).
+        longer_mask = torch.cat([attention_mask, torch.tensor([[1], [0]])], 1)  # the first source gains a token
+        longer = encoder(torch.cat([input_ids, input_ids[:, :1]], 1), longer_mask)
+        source_axes = {name: [axis for axis, (size, longer_size) in enumerate(zip(value.shape, other.shape))
+                              if size != longer_size]
+                       for name, value, other in zip(memory_names + state_names, memory_and_state, longer)}
+
+        def axes(names: list[str], prefix: str = "") -> dict[str, dict[int, str]]:
+            return {prefix + name: ({} if rows[name] is None else {rows[name]: "rows"})
+                    | {axis: "source_length" for axis in source_axes[name]} for name in names}
+
         torch.onnx.export(encoder, (input_ids, attention_mask), str(output_dir / "encoder.onnx"), dynamo=False,
                           opset_version=opset, input_names=["input_ids", "attention_mask"],
                           output_names=memory_names + state_names,

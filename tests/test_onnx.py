@@ -385,3 +385,30 @@ def test_the_onnx_pipeline_refuses_what_its_search_cannot_do(tmp_path):
         translator("3/14/15", do_sample=True)
     with pytest.raises(ValueError, match="`device` must be the CPU"):
         onnx_translation_pipeline(folder, device="cuda:0")
+
+
+def _axis_values():
+    from hf_bahdanau.configuration_bahdanau import AXES
+
+    return [(axis.field, value) for axis in AXES for value in axis.allowed]
+
+
+@pytest.mark.parametrize("field, value", _axis_values(), ids=lambda item: str(item))
+def test_every_value_of_every_axis_exports_and_decodes_like_generate(field, value, tmp_path):
+    """Each registered cell, score, scope, mode, decoder style, context mode, bridge and output layer, on the first
+    preset that accepts it: ONNX Runtime returns generate()'s tokens, greedy and with beam search."""
+    for preset in ("rnnsearch", "luong-general", "rnnencdec", "sutskever"):
+        try:
+            model = decisive_model(preset, seed=3, eos_bias=1.0, **{field: value})
+            break
+        except ValueError:
+            continue
+    else:
+        pytest.fail(f"no preset accepts {field}={value!r}")
+    runtime = OnnxSeq2Seq(export_onnx(model, tmp_path), threads=1)
+    input_ids, attention_mask = padded_batch((9, 4, 2, 7), seed=5)
+    for num_beams in (1, 3):
+        expected = generated(model, input_ids, attention_mask, num_beams=num_beams)
+        output = runtime.generate(input_ids.numpy(), attention_mask.numpy(), max_new_tokens=MAX_NEW,
+                                  num_beams=num_beams)
+        np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
