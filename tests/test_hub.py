@@ -28,11 +28,11 @@ from test_generation import float32_search_error
 
 PACKAGE_DIR = Path(hf_bahdanau.__file__).parent
 # the package entry point, the command-line tools, the plots and the papers' plain computation: no model imports them
-# not in a seq2seq model's folder: the package's own entry points, and the pointer network's modules (its folders carry
-# them: tests/test_pointer_network.py)
+# not in a seq2seq model's folder: the package's own entry points, the ONNX export and runtime, and the pointer
+# network's modules (its folders carry them: tests/test_pointer_network.py)
 NOT_MODEL_CODE = {"__init__.py", "cli.py", "explore.py", "locations.py", "plotting.py", "reference.py",
                   "modeling_pointer.py", "pointing.py", "onnx.py", "onnx_decoding.py", "onnx_greedy.py",
-                  "onnx_search.py"}
+                  "onnx_pipeline.py", "onnx_search.py"}
 CODE_FILES = sorted(path.name for path in PACKAGE_DIR.glob("*.py") if path.name not in NOT_MODEL_CODE)
 LENGTHS = (7, 5, 2)
 TARGET_LENGTH = 5
