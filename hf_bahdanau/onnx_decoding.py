@@ -6,8 +6,9 @@ installed::
     model = OnnxSeq2Seq("outputs/dates-onnx")
     model.translate(["3/14/15"], num_beams=5)[0].translation
 
-The encoder graph runs once per batch; the decoder-step graph once per generated token, on the rows of every
-source (k rows per source in beam search, each with its copy of the source's memory).
+The encoder graph runs once per batch. Greedy search is one call of the greedy graph (the decoder step in an ONNX
+Loop); beam search calls the decoder-step graph once per generated token, on k rows per source (each with its copy
+of the source's memory), and chooses among each row's best 2k tokens (``onnx_search``).
 """
 
 from __future__ import annotations
