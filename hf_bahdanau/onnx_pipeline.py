@@ -67,7 +67,11 @@ class OnnxPipelineModel:
         if parameters.get("do_sample"):
             raise ValueError("`do_sample=True`: the ONNX Runtime decoder runs greedy or beam search only.")
         if "max_length" in parameters and "max_new_tokens" not in parameters:
-            parameters["max_new_tokens"] = parameters.pop("max_length") - 1  # the start token is the prompt
+            max_length = parameters.pop("max_length")
+            if not isinstance(max_length, int) or isinstance(max_length, bool) or max_length < 2:
+                raise ValueError(f"`max_length` must be an integer ≥ 2 (the start token and a new one), got "
+                                 f"{max_length!r}.")
+            parameters["max_new_tokens"] = max_length - 1  # the start token is the prompt
         parameters.pop("max_length", None)
         unsupported = sorted(set(parameters) - set(SEARCH_PARAMETERS) - set(PIPELINE_PARAMETERS))
         if unsupported:

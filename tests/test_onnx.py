@@ -383,6 +383,8 @@ def test_the_onnx_pipeline_refuses_what_its_search_cannot_do(tmp_path):
         translator("3/14/15", repetition_penalty=1.2)
     with pytest.raises(ValueError, match="greedy or beam search only"):
         translator("3/14/15", do_sample=True)
+    with pytest.raises(ValueError, match="`max_length` must be an integer ≥ 2 .*, got 1"):
+        translator("3/14/15", max_length=1)
     with pytest.raises(ValueError, match="`device` must be the CPU"):
         onnx_translation_pipeline(folder, device="cuda:0")
 
