@@ -14,9 +14,11 @@ next ``--validation_words`` to validation, the rest to train. Lines::
     validation, test: {"source": "abbe", "target": "AE1 B IY0", "references": ["AE1 B IY0", "AE0 B EY1"]}
                       one per word: its first pronunciation as the target, all of them as references
 
-Phonemes are ARPAbet with stress digits, separated by single spaces. The same dictionary and seed always give the
-same files: train and test sorted by word, validation in a seeded random order, so that its first N words (what
-``--max_eval_samples N`` of the training scripts keeps) are a random sample of it rather than the words in "a".
+Phonemes are ARPAbet with stress digits, separated by single spaces; ``--strip_stress`` removes the digits (the
+form of the CMUdict split that published G2P results use) and keeps each pronunciation that is left once; the
+words and their split stay the same. The same dictionary and seed always give the same files: train and test sorted
+by word, validation in a seeded random order, so that its first N words (what ``--max_eval_samples N`` of the
+training scripts keeps) are a random sample of it rather than the words in "a".
 """
 
 import argparse
@@ -29,6 +31,7 @@ from pathlib import Path
 DEFAULT_OUTPUT_DIR = Path(__file__).resolve().parent / "g2p"
 WORD = re.compile(r"(?=.*[a-z])[a-z']+")  # letters and apostrophes, at least one letter
 VARIANT = re.compile(r"\(\d+\)$")  # "abbe(2)": the second pronunciation of "abbe"
+STRESS = re.compile(r"(?<=[A-Z])[012](?= |$)")  # the stress digit ending a vowel: "AO1" -> "AO"
 TEST_WORDS, VALIDATION_WORDS = 12_000, 6_000
 
 
@@ -58,6 +61,13 @@ def read_dictionary(text: str) -> dict[str, list[str]]:
     return {word: variants for word, variants in pronunciations.items() if variants}
 
 
+def strip_stress(pronunciations: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Every pronunciation without its stress digits ("F AO1 R B UH2 SH" -> "F AO R B UH SH"); variants that differ
+    only in stress become one, the first in the file's order."""
+    return {word: list(dict.fromkeys(STRESS.sub("", variant) for variant in variants))
+            for word, variants in pronunciations.items()}
+
+
 def split_words(words: list[str], seed: int, test_words: int, validation_words: int) -> dict[str, list[str]]:
     """{"train", "validation", "test"}: disjoint sorted word lists, by a seeded shuffle of the sorted words."""
     if test_words + validation_words >= len(words):
@@ -83,8 +93,11 @@ def main(argv: list[str] | None = None) -> dict[str, int]:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--test_words", type=int, default=TEST_WORDS)
     parser.add_argument("--validation_words", type=int, default=VALIDATION_WORDS)
+    parser.add_argument("--strip_stress", action="store_true", help="write the phonemes without stress digits")
     args = parser.parse_args(argv)
     pronunciations = read_dictionary((args.dictionary or dictionary_path()).read_text(encoding="utf-8"))
+    if args.strip_stress:
+        pronunciations = strip_stress(pronunciations)
     splits = split_words(list(pronunciations), args.seed, args.test_words, args.validation_words)
     args.output_dir.mkdir(parents=True, exist_ok=True)
     counts = {}
