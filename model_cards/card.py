@@ -37,6 +37,7 @@ METRIC_NAMES = {
     "f1": "F1", "precision": "Precision", "recall": "Recall", "gen_len": "Mean generated length",
     "area_coverage": "Area coverage", "invalid_fraction": "Not a simple polygon",
     "wer": "Word error rate", "per": "Phoneme error rate",
+    "wer_no_stress": "Word error rate, stress ignored", "per_no_stress": "Phoneme error rate, stress ignored",
 }
 NOT_IN_MODEL_INDEX = ("loss", "gen_len")  # reported in the table, not quality metrics
 HYPERPARAMETERS = (

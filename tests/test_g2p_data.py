@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from training.data.make_g2p import main, read_dictionary, split_words
+from training.data.make_g2p import main, read_dictionary, split_words, strip_stress
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -30,6 +30,34 @@ def test_read_dictionary_keeps_words_of_letters_and_apostrophes_and_groups_their
         "aalborg": ["AO1 L B AO0 R G"],  # the comment after "#" dropped
         "'bout": ["B AW1 T"],
     }
+
+
+def test_strip_stress_drops_the_digits_and_merges_variants_that_differ_only_in_stress():
+    assert strip_stress({"record": ["R EH1 K ER0 D", "R IH0 K AO1 R D", "R EH0 K ER1 D"], "forbush": ["F AO1 R B UH2 SH"],
+                         "'em": ["AH0 M"]}) == {
+        "record": ["R EH K ER D", "R IH K AO R D"],  # the third variant differed from the first only in stress
+        "forbush": ["F AO R B UH SH"], "'em": ["AH M"],
+    }
+
+
+def test_strip_stress_keeps_the_words_and_their_split(tmp_path):
+    dictionary = tmp_path / "cmudict.dict"
+    words = [f"w{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(40)]  # "waa", "wab", …: letters only
+    dictionary.write_text("".join(f"{word} AE{i % 3} B IY0\n{word}(2) AE{(i + 1) % 3} B IY1\n"
+                                  for i, word in enumerate(words)))
+    files = {}
+    for flags in ([], ["--strip_stress"]):
+        folder = tmp_path / ("no-stress" if flags else "stress")
+        counts = main(["--dictionary", str(dictionary), "--output_dir", str(folder), "--test_words", "10",
+                       "--validation_words", "5", *flags])
+        files[bool(flags)] = {split: [json.loads(line) for line in (folder / f"{split}.jsonl").open()]
+                              for split in ("train", "validation", "test")}
+    assert counts == {"test_words": 10, "test_rows": 10, "validation_words": 5, "validation_rows": 5,
+                      "train_words": 25, "train_rows": 25}  # each word's two variants became one
+    for split in ("validation", "test"):
+        assert [row["source"] for row in files[True][split]] == [row["source"] for row in files[False][split]]
+        assert all(row["references"] == ["AE B IY"] for row in files[True][split])
+    assert {row["source"] for row in files[True]["train"]} == {row["source"] for row in files[False]["train"]}
 
 
 def test_split_words_is_disjoint_complete_sorted_and_seeded():
@@ -102,8 +130,11 @@ def test_the_g2p_config_trains_evaluates_and_scores_rows_with_their_own_referenc
     wrong = sum(" ".join(output.split()) not in accepted for output, accepted in zip(predicted, references))
     assert len(predicted) == 24 and results["predict_wer"] == pytest.approx(100 * wrong / 24)
     assert {"eval_wer", "eval_per", "predict_per"} <= set(results)
+    # the config also scores without stress, as published CMUdict results are: never more errors than with it
+    assert results["predict_wer_no_stress"] <= results["predict_wer"]
+    assert results["predict_per_no_stress"] <= results["predict_per"]
     config = json.loads((output_dir / "config.json").read_text())
     assert (config["hidden_size"], config["encoder_hidden_size"], config["encoder_layers"]) == (384, 192, 2)
     card = (output_dir / "README.md").read_text()
-    assert "BSD-style licence" in card and "type: wer" in card
+    assert "BSD-style licence" in card and "type: wer" in card and "Word error rate, stress ignored" in card
     assert (output_dir / "alignment_0.png").is_file()

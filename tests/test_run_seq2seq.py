@@ -155,6 +155,35 @@ def test_metrics_score_wer_and_per_against_every_accepted_output(monkeypatch):
     assert metrics["per"] == pytest.approx(100 * 1 / (6 + 3 + 3))  # 1 edit over the closest references' 12 phonemes
     assert metrics["exact_match"] == pytest.approx(100 / 3)  # against the first pronunciation only
     assert "wer" not in metrics_function(tokenizer)(EvalPrediction(predictions=predictions, label_ids=labels))
+    assert "wer_no_stress" not in metrics
+
+
+def test_metrics_without_stress_forgive_stress_digits_only(monkeypatch):
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+    accepted = [["F AO1 R B UH2 SH"], ["AE1 B IY0", "AE0 B EY1"], ["B AW1 T"]]
+    tokenizer = train_tokenizer([phonemes for row in accepted for phonemes in row] + ["UH0 AW0"], kind="g2p")
+    labels = tokenizer(text_target=[row[0] for row in accepted], padding=True, return_tensors="np")["input_ids"]
+    labels = np.where(labels == tokenizer.pad_token_id, -100, labels)
+    # a stress digit wrong (UH2 -> UH0); right; a stress digit and a phoneme wrong (AW1 -> AW0, T -> B)
+    outputs = ["F AO1 R B UH0 SH", "AE1 B IY0", "B AW0 B"]
+    predictions = tokenizer(outputs, padding=True, return_tensors="np")["input_ids"]
+    metrics = metrics_function(tokenizer, accepted_outputs=lambda: accepted, score_without_stress=True)(
+        EvalPrediction(predictions=predictions, label_ids=labels))
+    assert metrics["wer"] == pytest.approx(200 / 3) and metrics["wer_no_stress"] == pytest.approx(100 / 3)
+    assert metrics["per"] == pytest.approx(100 * 3 / 12)  # UH0, AW0 and B are 3 edits over 6 + 3 + 3 phonemes
+    assert metrics["per_no_stress"] == pytest.approx(100 * 1 / 12)  # only T -> B is left
+
+
+def test_scoring_without_stress_needs_a_references_column(tmp_path):
+    from training.run_seq2seq import main
+
+    rows = "".join(json.dumps({"source": "abbe", "target": "AE1 B IY0"}) + "\n" for _ in range(4))
+    (tmp_path / "train.jsonl").write_text(rows)
+    (tmp_path / "test.jsonl").write_text(rows)
+    with pytest.raises(ValueError, match="`--score_without_stress` scores the `references` column"):
+        main(["--preset", "rnnsearch", "--train_file", str(tmp_path / "train.jsonl"), "--test_file",
+              str(tmp_path / "test.jsonl"), "--do_train", "--do_predict", "--score_without_stress",
+              "--output_dir", str(tmp_path / "out"), "--report_to", "none"])
 
 
 def test_a_short_run_logs_no_repeated_warnings_and_says_where_the_model_is(tmp_path, capfd, recwarn):

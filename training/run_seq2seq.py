@@ -124,6 +124,10 @@ class DataTrainingArguments(DataFileArguments):
     num_beams: int | None = field(
         default=None, metadata={"help": "Beams for evaluation, prediction and the saved generation config."})
     overwrite_cache: bool = field(default=False, metadata={"help": "Re-tokenise instead of using the cache."})
+    score_without_stress: bool = field(
+        default=False, metadata={"help": "With a `references` column, also report WER and PER with the stress digits "
+                                         "(0, 1, 2 ending a phoneme) removed on both sides: wer_no_stress and "
+                                         "per_no_stress. Published CMUdict results are scored without stress."})
     num_alignment_pictures: int = field(
         default=4, metadata={"help": "Save alignment heat maps of the first N test (else validation) sentences."})
 
@@ -145,6 +149,10 @@ def load_raw_datasets(data_args: DataTrainingArguments, model_args: ModelArgumen
             if getattr(data_args, argument) not in dataset.column_names:
                 raise ValueError(f"`--{argument}` {getattr(data_args, argument)!r} is not a column of the {split} "
                                  f"data; its columns are {dataset.column_names}.")
+    scored = [split for split, dataset in raw.items() if split != "train" and REFERENCES in dataset.column_names]
+    if data_args.score_without_stress and not scored:
+        raise ValueError(f"`--score_without_stress` scores the `{REFERENCES}` column, but no validation or test split "
+                         f"has one (splits: {list(raw)}).")
     return raw
 
 
@@ -258,11 +266,12 @@ class GenerationConfigKeepingTrainer(SplitOrderEvaluation, LossPartsLogging, Seq
 
 
 def metrics_function(tokenizer, copied_words=lambda: None, vocab_size: int | None = None,
-                     accepted_outputs=lambda: None):
+                     accepted_outputs=lambda: None, score_without_stress: bool = False):
     """compute_metrics for predict_with_generate: sacreBLEU, chrF, exact match (all in percent), mean output length.
     copied_words(): the evaluated split's ``source_oovs`` for a ``copy_attention`` model, else None. accepted_outputs():
     its ``references`` column (every accepted output of each row, e.g. every pronunciation of a word), else None;
-    with it, WER and PER against the closest reference (``g2p_error_rates``), in percent."""
+    with it, WER and PER against the closest reference (``g2p_error_rates``), in percent, and with
+    ``score_without_stress`` also wer_no_stress and per_no_stress, stress digits removed on both sides."""
     bleu, chrf, exact_match = (load_metric(name) for name in ("sacrebleu", "chrf", "exact_match"))
 
     def compute_metrics(eval_prediction) -> dict[str, float]:
@@ -278,8 +287,12 @@ def metrics_function(tokenizer, copied_words=lambda: None, vocab_size: int | Non
         }
         accepted = accepted_outputs()
         if accepted is not None:
-            rates = load_metric("g2p_error_rates").compute(predictions=outputs, references=accepted)
+            error_rates = load_metric("g2p_error_rates")
+            rates = error_rates.compute(predictions=outputs, references=accepted)
             metrics.update(wer=100 * rates["wer"], per=100 * rates["per"])
+            if score_without_stress:
+                rates = error_rates.compute(predictions=outputs, references=accepted, ignore_stress=True)
+                metrics.update(wer_no_stress=100 * rates["wer"], per_no_stress=100 * rates["per"])
         return metrics
 
     return compute_metrics
@@ -351,7 +364,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     if training_args.predict_with_generate:
         trainer.compute_metrics = metrics_function(tokenizer, lambda: trainer.source_oovs, copy_vocab_size,
-                                                   lambda: trainer.references)
+                                                   lambda: trainer.references, data_args.score_without_stress)
     output_dir = Path(training_args.output_dir)
     train_and_evaluate(
         trainer, training_args, tokenized, predictions_file="generated_predictions.txt",
