@@ -10,7 +10,10 @@ REPO = Path(__file__).resolve().parents[1]
 README = REPO / "README.md"
 DOCS = [README, *sorted((REPO / "docs").glob("*.md"))]
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")  # [text](target) and ![alt](target)
-WRITTEN_BY_COMMANDS = {"benchmarks/results.json", "training/data/g2p/test.jsonl"}  # what a documented command writes
+WRITTEN_BY_COMMANDS = {  # what a documented command writes
+    "benchmarks/results.json", "training/data/g2p/test.jsonl",
+    *(f"training/data/g2p-no-stress/{split}.jsonl" for split in ("train", "validation", "test")),
+}
 REPO_PATH = re.compile(r"(?<![\w/.-])((?:training|benchmarks|docs|tests|model_cards|hf_bahdanau)/[\w./{}-]+\.(?:py|jsonl|json|md|png|sh))(?!\w)")
 
 
