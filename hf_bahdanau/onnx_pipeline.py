@@ -1,7 +1,6 @@
 """The translation pipeline on ONNX Runtime: ``BahdanauTranslationPipeline`` over a folder written by
-``hf-bahdanau-export``, with the PyTorch pipeline's inputs, options and outputs::
-
-    from hf_bahdanau import onnx_translation_pipeline
+``hf-bahdanau-export``, with the PyTorch pipeline's inputs, options and outputs (the package exports
+``onnx_translation_pipeline``)::
 
     translator = onnx_translation_pipeline("outputs/dates-onnx")          # quantized=True: the int8 graphs
     translator(["3/14/15", "14 March 2015"], num_beams=5, return_alignments=True)
