@@ -9,7 +9,10 @@ values each accepts are the names in its registry (``RNN_TYPES``, ``ATTENTION_SC
 import dataclasses
 import functools
 import logging
+import math
 import os
+import typing
+from collections.abc import Callable
 from typing import Any
 
 from huggingface_hub.dataclasses import strict
@@ -100,14 +103,48 @@ def _require_positive(field: str, value: int) -> None:
         raise ValueError(f"`{field}` must be a positive integer, got {value}.")
 
 
+# What a float field allows, beyond being a finite number: its range, written as the error message says it.
+RANGES: dict[str, Callable[[float], bool]] = {
+    "in [0, 1)": lambda value: 0 <= value < 1,
+    ">= 0": lambda value: value >= 0,
+    "> 0": lambda value: value > 0,
+}
+FLOAT_RANGES = {
+    "dropout": "in [0, 1)",
+    "classifier_dropout": "in [0, 1)",
+    "gaussian_kernel_width": "> 0",
+    "monotonic_noise_std": ">= 0",
+    "hard_attention_temperature": "> 0",
+    "coverage_loss_weight": ">= 0",
+    "init_std": ">= 0",
+}  # a float field not named here (monotonic_bias_init) may be any finite number
+
+
+def float_fields(config_class: type) -> list[str]:
+    """The fields of a config dataclass whose annotation admits a float."""
+    return [config_field.name for config_field in dataclasses.fields(config_class)
+            if config_field.type is float or float in typing.get_args(config_field.type)]
+
+
+def _require_real(field: str, value: float | None) -> None:
+    """A float field is None (where it may be), a finite number, and in its ``FLOAT_RANGES`` range."""
+    if value is None:
+        return
+    allowed = FLOAT_RANGES.get(field)
+    if not math.isfinite(value):
+        raise ValueError(f"`{field}` must be a finite number{'' if allowed is None else ' ' + allowed}, got {value}.")
+    if allowed is not None and not RANGES[allowed](value):
+        raise ValueError(f"`{field}` must be {allowed}, got {value}.")
+
+
 @strict
 class BahdanauConfig(PreTrainedConfig):
     r"""Configuration of an RNN encoder–attention–decoder model: the seq2seq model, the tagger and the classifiers.
 
     Use ``BahdanauConfig.from_preset(name, **overrides)`` for the classic systems (``PRESETS``). Every field below is
-    checked by ``validate_architecture`` (a ``ValueError`` naming it), at construction and again when a model is built.
-    Fields that pick one of several implementations accept the names in their registry; ``axes_table()`` lists them
-    with their meaning.
+    checked by ``validate_architecture`` (a ``ValueError`` naming it; a float must be finite), at construction and
+    again when a model is built. Fields that pick one of several implementations accept the names in their registry;
+    ``axes_table()`` lists them with their meaning.
 
     Args:
         vocab_size (`int`, *optional*, defaults to 1000):
@@ -331,26 +368,19 @@ class BahdanauConfig(PreTrainedConfig):
             _require_positive("max_training_source_length", self.max_training_source_length)
         if self.num_labels is not None and self.num_labels < 1:
             raise ValueError(f"`num_labels` must be a positive integer, got {self.num_labels}.")
-        if self.init_std < 0:
-            raise ValueError(f"`init_std` (the standard deviation of the embeddings' initialisation) must be >= 0, "
-                             f"got {self.init_std}.")
+        for field in float_fields(type(self)):
+            _require_real(field, getattr(self, field))
         for field in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "unk_token_id"):
             value = getattr(self, field)
             for token_id in value if isinstance(value, list) else [value]:
                 if token_id is not None and not 0 <= token_id < self.vocab_size:
                     raise ValueError(f"`{field}` must be a token id in [0, vocab_size={self.vocab_size}) (or None), "
                                      f"got {value}.")
-        for field in ("dropout", "classifier_dropout"):
-            value = getattr(self, field)
-            if value is not None and not 0 <= value < 1:
-                raise ValueError(f"`{field}` must be in [0, 1), got {value}.")
         if self.sentence_separator_token_id is not None and not 0 <= self.sentence_separator_token_id < self.vocab_size:
             raise ValueError(
                 f"`sentence_separator_token_id` must be a token id in [0, vocab_size={self.vocab_size}), "
                 f"got {self.sentence_separator_token_id}."
             )
-        if self.gaussian_kernel_width <= 0:
-            raise ValueError(f"`gaussian_kernel_width` must be positive, got {self.gaussian_kernel_width}.")
         same_size = self.attention_type in ATTENTION_SCORES and ATTENTION_SCORES[self.attention_type].same_size_required
         if same_size and self.encoder_output_size != self.hidden_size:
             raise ValueError(
@@ -390,11 +420,6 @@ class BahdanauConfig(PreTrainedConfig):
 
     def _validate_attention_options(self) -> None:
         """The scope, mode and coverage fields, and the combinations they refuse."""
-        for field in ("monotonic_noise_std", "coverage_loss_weight"):
-            if getattr(self, field) < 0:
-                raise ValueError(f"`{field}` must be >= 0, got {getattr(self, field)}.")
-        if self.hard_attention_temperature <= 0:
-            raise ValueError(f"`hard_attention_temperature` must be > 0, got {self.hard_attention_temperature}.")
         changed = [field for field, default in (("attention_scope", "global"), ("attention_mode", "soft"),
                                                 ("use_coverage", False), ("coverage_loss_weight", 0),
                                                 ("copy_attention", False))
