@@ -78,9 +78,9 @@ def test_a_json_file_of_arguments_with_flags_overriding_it(tmp_path):
 def test_local_files_in_every_format_keep_text_as_text(suffix, tmp_path):
     path = tmp_path / f"train{suffix}"
     if suffix in (".csv", ".tsv"):
-        separator = "," if suffix == ".csv" else "\t"
+        separator, quote = (",", '"') if suffix == ".csv" else ("\t", "")  # a .tsv has no quoting
         path.write_text("\n".join([f"source{separator}target"] + [
-            f'"{row["source"]}"{separator}{row["target"]}' for row in ROWS]) + "\n")
+            f'{quote}{row["source"]}{quote}{separator}{row["target"]}' for row in ROWS]) + "\n")
     elif suffix == ".json":
         path.write_text(json.dumps(ROWS))
     else:

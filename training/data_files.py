@@ -1,28 +1,98 @@
-"""The training scripts' data: a Hub dataset (``--dataset_name``) or local files (``--train_file`` …), with an error
-that names the argument and the file when a file cannot be used.
+"""The training scripts' data: a Hub dataset (``--dataset_name``) or local files (``--train_file`` …), read exactly
+as written, with an error that names the argument, the file, the line and the column when a row cannot be used.
 
-    raw = load_raw_splits(data_args, cache_dir)
+    raw = load_raw_splits(data_args, cache_dir)  # checks the columns of data_args.used_columns()
     splits = requested_splits(raw, data_args, training_args)  # {"train": …, "eval": …, "predict": …} as asked
+
+.tsv: tab-separated, no quoting (a double quote is text); .csv: comma-separated with CSV's quoting. Every cell is a
+string exactly as written (no NA, boolean or number conversion), every row has the header's fields, and blank
+lines are skipped. .json (a list of records) and .jsonl (one record a line) keep JSON's types.
 """
 
 import csv
+import io
 import json
+import logging
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import datasets
+import pyarrow
 
-__all__ = ["FILE_FORMATS", "SPLITS", "DataFileArguments", "load_raw_splits", "read_file", "requested_splits",
+logger = logging.getLogger(__name__)
+
+__all__ = ["FILE_FORMATS", "LABEL", "NUMBER", "POINTERS", "POINTS", "SPANS", "SPLITS", "TAGS", "TEXT", "TEXTS",
+           "Column", "ColumnKind", "DataFileArguments", "load_raw_splits", "read_file", "requested_splits",
            "select_split"]
 
 FILE_FORMATS = (".csv", ".tsv", ".json", ".jsonl")
+TABLE_FORMATS = (".csv", ".tsv")
 SPLITS = {"train": "train_file", "validation": "validation_file", "test": "test_file"}
+
+
+class ColumnKind(NamedTuple):
+    """What a column's cells must hold: ``description`` (for error messages) and ``accepts(value)``."""
+
+    description: str
+    accepts: Callable[[Any], bool]
+
+
+class Column(NamedTuple):
+    """A column a script reads: the ``--argument`` that names it (None: a fixed name), what its cells must hold, and
+    whether every split must have it (an optional column is checked in the splits that have it)."""
+
+    argument: str | None
+    kind: ColumnKind
+    required: bool = True
+
+
+def _is_text(value) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_real(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_number(value) -> bool:
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return False
+    return _is_real(value)
+
+
+def _list_of(accepts: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: isinstance(value, list) and all(accepts(item) for item in value)
+
+
+def _is_label(value) -> bool:
+    return _is_text(value) or _is_int(value)
+
+
+TEXT = ColumnKind("a non-empty string", _is_text)
+TEXTS = ColumnKind("a list of non-empty strings", _list_of(_is_text))
+NUMBER = ColumnKind("a finite number (or a string of one)", _is_number)
+LABEL = ColumnKind("a label (a non-empty string or an integer) or a list of labels",
+                   lambda value: _is_label(value) or _list_of(_is_label)(value))
+TAGS = ColumnKind("a list of tags (non-empty strings or integers)", _list_of(_is_label))
+SPANS = ColumnKind("a dict of {field: [start, end]}", lambda value: isinstance(value, dict))
+POINTS = ColumnKind("a list of points, each a list of finite numbers", _list_of(_list_of(_is_real)))
+POINTERS = ColumnKind("a list of integer pointer ids", _list_of(_is_int))
 
 
 @dataclass
 class DataFileArguments:
     """Where the data comes from (a Hub dataset or local files), how much of it is used, and how it is described in the
-    model card; each script's data arguments extend this."""
+    model card; each script's data arguments extend this and say which columns they read (``used_columns``)."""
 
     dataset_name: str | None = field(default=None, metadata={"help": "A dataset on the Hub (needs network)."})
     dataset_config_name: str | None = field(default=None, metadata={"help": "Its configuration name."})
@@ -43,55 +113,165 @@ class DataFileArguments:
             if path is not None and Path(path).suffix not in FILE_FORMATS:
                 raise ValueError(f"`--{argument}` must end in one of {list(FILE_FORMATS)}, got {path!r}.")
 
+    def used_columns(self) -> dict[str, Column]:
+        """{column name: Column} of the columns the script reads (each script's arguments say)."""
+        raise NotImplementedError(f"{type(self).__name__} must say which columns its script reads.")
 
-def read_file(path: str, argument: str, cache_dir: str | None = None) -> datasets.Dataset:
-    """The rows of a .csv/.tsv file (datasets' csv builder) or of a .json (a list of records, or JSON lines) or .jsonl
-    file (Python's json, which keeps strings as strings: pyarrow's JSON reader turns "2015-03-03" into a date).
 
-    A file that is missing, not UTF-8, cannot be parsed or has no rows raises ValueError naming ``--argument`` and
-    the file.
+def read_file(path: str, argument: str, columns: Mapping[str, Column]) -> datasets.Dataset:
+    """The rows of a .csv/.tsv/.json/.jsonl file, one per data row of the file, cells as written; ``columns``
+    ({name: Column}) are the columns the script reads: each required one must exist and every cell of theirs must be
+    of their kind.
+
+    A file that is missing, not UTF-8, cannot be parsed, has no rows, a header with an empty or repeated name, a row
+    with more or fewer fields than the header, or a missing, empty or mistyped cell in a read column raises
+    ValueError naming ``--argument``, the file, the line (or JSON record) and the column.
     """
-    file = Path(path)
-    if not file.is_file():
-        raise ValueError(f"`--{argument}` {path!r} does not exist (or is not a file).")
+    source = f"`--{argument}` {path}"
+    text, suffix = _read_text(Path(path), argument), Path(path).suffix
+    table = suffix in TABLE_FORMATS
+    cells, places = _table_cells(text, source, tsv=suffix == ".tsv") if table else _json_cells(text, source)
+    if not places:
+        raise ValueError(f"{source} has no rows" + (" (only a header)." if cells else "."))
+    _check_present(list(cells), columns, next(split for split in SPLITS if SPLITS[split] == argument), source)
+    for name, column in columns.items():
+        for place, value in zip(places, cells.get(name, ())):
+            if not column.kind.accepts(value):
+                raise ValueError(_cell_error(value, name, column, f"{source} {place}", table))
     try:
-        text = file.read_text(encoding="utf-8")
+        return datasets.Dataset.from_dict(cells)
+    except (pyarrow.ArrowInvalid, pyarrow.ArrowTypeError) as error:
+        raise ValueError(f"{source}: its records do not form one table ({error}); give each key one type.") from None
+
+
+def _read_text(file: Path, argument: str) -> str:
+    if not file.is_file():
+        raise ValueError(f"`--{argument}` {str(file)!r} does not exist (or is not a file).")
+    data = file.read_bytes()
+    try:
+        return data.decode("utf-8-sig")  # a leading byte order mark (Excel's "UTF-8") is not part of the header
     except UnicodeDecodeError as error:
         raise ValueError(
-            f"`--{argument}` {path} is not UTF-8 text: byte {error.object[error.start]:#04x} at offset {error.start} "
+            f"`--{argument}` {file} is not UTF-8 text: byte {error.object[error.start]:#04x} at offset {error.start} "
             f"cannot be decoded ({error.reason}). Save the file as UTF-8."
         ) from None
-    if file.suffix in (".csv", ".tsv"):
-        delimiter = "\t" if file.suffix == ".tsv" else ","
-        lines = sum(1 for row in csv.reader(text.splitlines(), delimiter=delimiter) if row)  # the header is one
-        rows = None if not lines else datasets.Dataset.from_list([])
-        if lines > 1:
-            rows = datasets.load_dataset("csv", data_files={"rows": path}, cache_dir=cache_dir,
-                                         delimiter=delimiter)["rows"]
-    else:
-        rows = datasets.Dataset.from_list(_json_records(text, path, argument)) if text.strip() else None
-    if rows is None or len(rows) == 0:
-        raise ValueError(f"`--{argument}` {path} has no rows" + (" (only a header)." if rows is not None else "."))
-    return rows
 
 
-def _json_records(text: str, path: str, argument: str) -> list[dict]:
+def _table_cells(text: str, source: str, tsv: bool) -> tuple[dict[str, list[str]], list[str]]:
+    """({column: its cells}, "line N" of each row) of a .tsv (no quoting) or a .csv (CSV quoting); the first
+    non-blank line is the header."""
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if tsv else ",", strict=True,
+                        quoting=csv.QUOTE_NONE if tsv else csv.QUOTE_MINIMAL)
+    cells, header_line, places, line = {}, 0, [], 1  # line: where the next row starts
     try:
-        if text.lstrip().startswith("["):
-            return json.loads(text)
-        return [json.loads(line) for line in text.splitlines() if line.strip()]
-    except json.JSONDecodeError as error:
-        raise ValueError(f"`--{argument}` {path} is not valid JSON or JSON lines: {error}.") from None
+        for fields in reader:
+            if not fields:  # a blank line
+                pass
+            elif not cells:
+                cells, header_line = {name: [] for name in _header(fields, f"{source} line {line}")}, line
+            elif len(fields) != len(cells):
+                raise ValueError(_shape_error(fields, list(cells), f"{source} line {line}", header_line, tsv))
+            else:
+                for values, value in zip(cells.values(), fields):
+                    values.append(value)
+                places.append(f"line {line}")
+            line = reader.line_num + 1
+    except csv.Error as error:
+        raise ValueError(f"{source} line {line}: {error}" + ("." if tsv else " (CSV quoting: a field that starts "
+                         "with a double quote must end with one, and a double quote inside it is written twice).")
+                         ) from None
+    return cells, places
+
+
+def _header(fields: list[str], where: str) -> list[str]:
+    for index, name in enumerate(fields):
+        if not name:
+            raise ValueError(f"{where}: field {index + 1} of the header {fields} is empty; every column needs a name.")
+        if name in fields[:index]:
+            raise ValueError(f"{where}: column {name!r} appears more than once in the header {fields}; column names "
+                             f"must be unique.")
+    return fields
+
+
+def _shape_error(fields: list[str], names: list[str], where: str, header_line: int, tsv: bool) -> str:
+    counts = f"{where} has {len(fields)} field(s) but the header (line {header_line}) has {len(names)}: {names}"
+    if len(fields) < len(names):
+        return f"{counts}; no field for column(s) {names[len(fields):]}."
+    return (f"{counts}; after column {names[-1]!r} come {fields[len(names):]}" +
+            (" (in a .tsv every tab separates fields: a text cannot hold one)." if tsv else "."))
+
+
+def _json_cells(text: str, source: str) -> tuple[dict[str, list], list[str]]:
+    """({key: its value in each record, None where a record lacks it}, "line N" or "record index N" of each record)
+    of a .json list of records or of JSON lines; the keys in order of first appearance."""
+    if not text.strip():
+        return {}, []
+    if text.lstrip().startswith("["):
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{source} is not valid JSON: {error}.") from None
+        places = [f"record index {index}" for index in range(len(records))]
+    else:
+        records, places = [], []
+        for number, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 may be in a string
+            if line.strip():
+                try:
+                    records.append(json.loads(line))
+                except json.JSONDecodeError as error:
+                    raise ValueError(f"{source} line {number} is not valid JSON: {error}.") from None
+                places.append(f"line {number}")
+    for record, place in zip(records, places):
+        if not isinstance(record, dict):
+            raise ValueError(f"{source} {place} is {_shown(record)}, not a JSON object (one row: {{column: value}}).")
+    keys = dict.fromkeys(key for record in records for key in record)
+    return {key: [record.get(key) for record in records] for key in keys}, places
+
+
+def _check_present(names: list[str], columns: Mapping[str, Column], split: str, source: str) -> None:
+    for name, column in columns.items():
+        if column.required and name not in names:
+            subject = f"`--{column.argument}` {name!r}" if column.argument else f"The column {name!r}"
+            raise ValueError(f"{subject} is not a column of the {split} data; its columns are {names} ({source}).")
+
+
+def _cell_error(value, name: str, column: Column, where: str, table: bool) -> str:
+    if value is None:
+        problem = "is missing (null, or no such key)"
+    elif value == "":
+        problem = "is empty"
+    else:
+        problem = f"holds {_shown(value)}"
+        if table:
+            problem += " (a .csv/.tsv cell is text: give lists, dicts and numbers in a .json/.jsonl file)"
+    named = f"column {name!r}" + (f" (`--{column.argument}`)" if column.argument else "")
+    return f"{where}, {named}: the cell {problem}; it must be {column.kind.description}."
+
+
+def _shown(value) -> str:
+    text = repr(value)
+    return f"the {type(value).__name__} " + (text if len(text) <= 60 else text[:57] + "...")
 
 
 def load_raw_splits(data_args: DataFileArguments, cache_dir: str | None = None, token: str | None = None,
                     trust_remote_code: bool = False) -> datasets.DatasetDict:
-    """The Hub dataset ``--dataset_name``, else one split per given ``--*_file``."""
+    """The Hub dataset ``--dataset_name``, else one split per given ``--*_file``; every split has the required
+    columns of ``data_args.used_columns()``, and the number of rows read per split is logged."""
+    columns = data_args.used_columns()
     if data_args.dataset_name is not None:
-        return datasets.load_dataset(data_args.dataset_name, data_args.dataset_config_name, cache_dir=cache_dir,
-                                     token=token, trust_remote_code=trust_remote_code)
-    return datasets.DatasetDict({split: read_file(getattr(data_args, argument), argument, cache_dir)
-                                 for split, argument in SPLITS.items() if getattr(data_args, argument)})
+        raw = datasets.load_dataset(data_args.dataset_name, data_args.dataset_config_name, cache_dir=cache_dir,
+                                    token=token, trust_remote_code=trust_remote_code)
+        sources = {split: f"`--dataset_name` {data_args.dataset_name}" for split in raw}
+        for split, dataset in raw.items():
+            _check_present(dataset.column_names, columns, split, sources[split])
+    else:
+        sources = {split: f"`--{argument}` {getattr(data_args, argument)}" for split, argument in SPLITS.items()
+                   if getattr(data_args, argument)}
+        raw = datasets.DatasetDict({split: read_file(getattr(data_args, SPLITS[split]), SPLITS[split], columns)
+                                    for split in sources})
+    for split, dataset in raw.items():  # at warning level, so that the default log level shows it
+        logger.warning("Read %d %s rows from %s", len(dataset), split, sources[split])
+    return raw
 
 
 def select_split(raw: datasets.DatasetDict, split: str, limit: int | None, flag: str) -> datasets.Dataset:

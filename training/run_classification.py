@@ -44,7 +44,7 @@ from transformers import (  # noqa: E402
 from hf_bahdanau import BahdanauForSequenceClassification  # noqa: E402
 from hf_bahdanau.plotting import plot_document_attention, plot_token_attention  # noqa: E402
 from training.arguments import parse_arguments  # noqa: E402
-from training.data_files import DataFileArguments  # noqa: E402
+from training.data_files import LABEL, NUMBER, TEXT, Column, DataFileArguments  # noqa: E402
 from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
 from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
 from training.split_order import InOrderTrainer  # noqa: E402
@@ -84,6 +84,10 @@ class ClassificationDataArguments(DataFileArguments):
         self.check_files()
         if self.max_seq_length is not None and self.max_seq_length < 2:
             raise ValueError(f"`--max_seq_length` must be at least 2, got {self.max_seq_length}.")
+
+    def used_columns(self) -> dict[str, Column]:
+        return {self.text_column_name: Column("text_column_name", TEXT),
+                self.label_column_name: Column("label_column_name", NUMBER if self.do_regression else LABEL)}
 
 
 def label_list(splits: dict[str, datasets.Dataset], column: str) -> tuple[list[str], str, Callable]:

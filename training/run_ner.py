@@ -8,7 +8,7 @@ run_ner.py.
     python training/run_ner.py --train_file train.json --validation_file dev.json --text_column_name words \\
         --label_column_name tags --do_train --do_eval --output_dir outputs/my-tagger
 
-Data: --dataset_name (Hub, e.g. conll2003) or .json/.jsonl/.csv files with a column of word lists and a column
+Data: --dataset_name (Hub, e.g. conll2003) or .json/.jsonl files with a column of word lists and a column
 of tag lists (strings, or class ids with a ClassLabel feature); without any, the bundled generated data
 (training/data/ner, see make_ner.py). The label list is read from the data. Words are tokenized with
 ``is_split_into_words``; the first token of a word carries its tag (all tokens with --label_all_tokens, B- turned
@@ -42,7 +42,7 @@ from transformers import (  # noqa: E402
 from hf_bahdanau import BahdanauForTokenClassification  # noqa: E402
 from hf_bahdanau.plotting import plot_token_attention  # noqa: E402
 from training.arguments import parse_arguments  # noqa: E402
-from training.data_files import DataFileArguments  # noqa: E402
+from training.data_files import TAGS, TEXTS, Column, DataFileArguments  # noqa: E402
 from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
 from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
 from training.split_order import InOrderTrainer  # noqa: E402
@@ -80,6 +80,10 @@ class NerDataArguments(DataFileArguments):
         self.check_files()
         if self.max_seq_length is not None and self.max_seq_length < 2:
             raise ValueError(f"`--max_seq_length` must be at least 2, got {self.max_seq_length}.")
+
+    def used_columns(self) -> dict[str, Column]:
+        return {self.text_column_name: Column("text_column_name", TEXTS),
+                self.label_column_name: Column("label_column_name", TAGS)}
 
 
 def label_list(splits: dict[str, datasets.Dataset], column: str) -> list[str]:

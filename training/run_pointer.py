@@ -38,7 +38,7 @@ from hf_bahdanau import BahdanauForPointerNetwork, BahdanauPointerConfig  # noqa
 from hf_bahdanau.plotting import plot_alignment  # noqa: E402
 from hf_bahdanau.pointing import DataCollatorForPointing, positions  # noqa: E402
 from training.arguments import parse_arguments, parse_config_overrides  # noqa: E402
-from training.data_files import DataFileArguments, load_raw_splits  # noqa: E402
+from training.data_files import POINTERS, POINTS, Column, DataFileArguments, load_raw_splits  # noqa: E402
 from training.pointer_tasks import MIN_N, hull_metrics, make_dataset, pointer_ids, sequence_accuracy  # noqa: E402
 from training.run_steps import finish_run, record, setup_logging  # noqa: E402
 
@@ -89,6 +89,9 @@ class PointerDataArguments(DataFileArguments):
             if getattr(self, name) < 1:
                 raise ValueError(f"`--{name}` must be a positive integer, got {getattr(self, name)}.")
         self.check_files()
+
+    def used_columns(self) -> dict[str, Column]:
+        return {"input_features": Column(None, POINTS), "labels": Column(None, POINTERS)}
 
 
 def parse_n(text: str, name: str, task: str) -> int | tuple[int, int]:

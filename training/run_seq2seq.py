@@ -45,7 +45,9 @@ from hf_bahdanau import PRESETS, BahdanauConfig, BahdanauForConditionalGeneratio
 from hf_bahdanau.copying import DataCollatorForCopying, decode_with_copies, encode_with_copies  # noqa: E402
 from training.alignment_error import alignment_error_rate  # noqa: E402
 from training.arguments import parse_arguments, parse_config_overrides  # noqa: E402
-from training.data_files import DataFileArguments, load_raw_splits, requested_splits  # noqa: E402
+from training.data_files import (  # noqa: E402
+    SPANS, TEXT, TEXTS, Column, DataFileArguments, load_raw_splits, requested_splits,
+)
 from training.figures import save_alignment_pictures  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.loss_logging import LossPartsLogging  # noqa: E402
@@ -141,14 +143,16 @@ class DataTrainingArguments(DataFileArguments):
             if value is not None and value < (2 if name.endswith("length") else 1):
                 raise ValueError(f"`--{name}` must be a positive integer (lengths at least 2), got {value}.")
 
+    def used_columns(self) -> dict[str, Column]:
+        """Source and target text in every split; references and alignment spans where a split has them."""
+        return {self.source_column: Column("source_column", TEXT), self.target_column: Column("target_column", TEXT),
+                REFERENCES: Column(None, TEXTS, required=False),
+                self.source_spans_column: Column("source_spans_column", SPANS, required=False),
+                self.target_spans_column: Column("target_spans_column", SPANS, required=False)}
+
 
 def load_raw_datasets(data_args: DataTrainingArguments, model_args: ModelArguments) -> datasets.DatasetDict:
     raw = load_raw_splits(data_args, model_args.cache_dir, model_args.token, model_args.trust_remote_code)
-    for split, dataset in raw.items():
-        for argument in ("source_column", "target_column"):
-            if getattr(data_args, argument) not in dataset.column_names:
-                raise ValueError(f"`--{argument}` {getattr(data_args, argument)!r} is not a column of the {split} "
-                                 f"data; its columns are {dataset.column_names}.")
     scored = [split for split, dataset in raw.items() if split != "train" and REFERENCES in dataset.column_names]
     if data_args.score_without_stress and not scored:
         raise ValueError(f"`--score_without_stress` scores the `{REFERENCES}` column, but no validation or test split "
