@@ -20,6 +20,7 @@ from transformers import (
 )
 
 from . import attention
+from .collators import DataCollatorWithRightPaddedLabels
 from .configuration_bahdanau import PRESETS, BahdanauConfig, BahdanauPointerConfig
 from .modeling_bahdanau import BahdanauForConditionalGeneration, BahdanauModel, BahdanauPreTrainedModel
 from .modeling_encoder_only import BahdanauEncoderModel
@@ -69,6 +70,7 @@ __all__ = [
     "BahdanauPointerConfig",
     "BahdanauPreTrainedModel",
     "BahdanauTranslationPipeline",
+    "DataCollatorWithRightPaddedLabels",
     "onnx_translation_pipeline",
     "attention",
 ]

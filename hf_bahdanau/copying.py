@@ -17,7 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
-from transformers import BatchEncoding, DataCollatorForSeq2Seq
+from transformers import BatchEncoding
+
+from .collators import DataCollatorWithRightPaddedLabels
 
 __all__ = ["CopyEncoding", "DataCollatorForCopying", "decode_with_copies", "encode_with_copies", "tokens_with_copies"]
 
@@ -110,10 +112,10 @@ def tokens_with_copies(tokenizer, ids: Sequence[int], source_oovs: Sequence[str]
 
 
 @dataclass
-class DataCollatorForCopying(DataCollatorForSeq2Seq):
-    """``DataCollatorForSeq2Seq`` for ``encode_with_copies``' features: ``copy_input_ids`` are padded like
-    ``input_ids`` (the padding columns are never attended) and ``source_oovs`` are dropped (the Trainer removes them
-    first: they are no argument of the model)."""
+class DataCollatorForCopying(DataCollatorWithRightPaddedLabels):
+    """``DataCollatorWithRightPaddedLabels`` for ``encode_with_copies``' features: ``copy_input_ids`` are padded like
+    ``input_ids`` (the padding columns are never attended), the labels on the right, and ``source_oovs`` are dropped
+    (the Trainer removes them first: they are no argument of the model)."""
 
     def __call__(self, features: list[dict], return_tensors: str | None = None) -> dict:
         copy_ids = [feature["copy_input_ids"] for feature in features]

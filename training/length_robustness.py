@@ -22,9 +22,9 @@ from pathlib import Path
 import sacrebleu
 import torch
 from datasets import Dataset
-from transformers import DataCollatorForSeq2Seq, PreTrainedTokenizerFast, Seq2SeqTrainer, Seq2SeqTrainingArguments
+from transformers import PreTrainedTokenizerFast, Seq2SeqTrainer, Seq2SeqTrainingArguments
 
-from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
+from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, DataCollatorWithRightPaddedLabels
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/length_robustness.py` puts training/ first, not the repository
@@ -111,7 +111,7 @@ def train_model(name: str, tokenizer, train: Dataset, args: ExperimentArguments,
     run_args = training_args.set_save(strategy="no")
     run_args.output_dir = str(Path(training_args.output_dir) / name.replace(":", "-").replace(",", "-"))
     trainer = Seq2SeqTrainer(model=model, args=run_args, train_dataset=train, processing_class=tokenizer,
-                             data_collator=DataCollatorForSeq2Seq(tokenizer, model=model))
+                             data_collator=DataCollatorWithRightPaddedLabels(tokenizer, model=model))
     start = time.perf_counter()
     trainer.train()
     return model.eval(), time.perf_counter() - start

@@ -1,0 +1,106 @@
+"""The seq2seq collators pad labels and decoder inputs on the right whatever the tokenizer's ``padding_side``: a batch
+trains on the same sequences as its examples one by one. transformers' ``DataCollatorForSeq2Seq`` pads the labels on
+the tokenizer's side, so a left-padding tokenizer made the decoder read ``[start, pad, pad, …, y_1]``."""
+
+import numpy as np
+import pytest
+import torch
+
+from conftest import PAD, tiny_model
+from hf_bahdanau.collators import DataCollatorWithRightPaddedLabels
+from hf_bahdanau.copying import DataCollatorForCopying, encode_with_copies
+from training.tokenization import train_tokenizer
+
+SOURCES = ["meeting with Ann Lee on 3 March 2015", "lunch on 4 May", "Ann"]
+TARGETS = ["Ann Lee | 2015-03-03", "lunch | 05-04", "Ann Lee Ann Lee | 2015"]
+# the copying collator's texts hold words the vocabulary lacks (Ngozi, Adeyemi, Obi): ids from V up
+COPY_SOURCES = ["meeting with Ngozi Adeyemi on 3 March", "Ngozi Obi", "lunch with Ann"]
+COPY_TARGETS = ["Ngozi Adeyemi | 2015-03-03", "Obi Ngozi Obi", "Ann"]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_tokenizer(SOURCES + TARGETS + ["lunch with"], kind="word")
+
+
+@pytest.fixture
+def left_tokenizer(tokenizer):
+    tokenizer.padding_side = "left"
+    yield tokenizer
+    tokenizer.padding_side = "right"
+
+
+def features_and_collator(tokenizer, copy: bool):
+    """One feature dict per example and a collator with the model, for plain seq2seq or copying."""
+    model = tiny_model("rnnsearch", vocab_size=len(tokenizer), copy_attention=copy).double()
+    if copy:
+        encoded = encode_with_copies(tokenizer, COPY_SOURCES, COPY_TARGETS)
+        features = [{key: encoded[key][row] for key in encoded} for row in range(len(COPY_SOURCES))]
+        return model, features, DataCollatorForCopying(tokenizer, model=model)
+    encoded = tokenizer(SOURCES, text_target=TARGETS)
+    features = [{key: encoded[key][row] for key in encoded} for row in range(len(SOURCES))]
+    return model, features, DataCollatorWithRightPaddedLabels(tokenizer, model=model)
+
+
+def model_inputs(batch: dict) -> dict:
+    return {key: value for key, value in batch.items() if key != "source_oovs"}
+
+
+@pytest.mark.parametrize("copy", [False, True], ids=["seq2seq", "copying"])
+def test_a_left_padded_batch_has_the_loss_of_its_examples(left_tokenizer, copy):
+    """The batch's loss, Σ over its target tokens / their number, equals the examples' losses weighted by their
+    target tokens (the model divides each sum by its count of labels != -100, ``loss.per_target``)."""
+    model, features, collator = features_and_collator(left_tokenizer, copy)
+    batch = collator(features)
+    assert (batch["attention_mask"][:, 0] == 0).any()  # the sources are left-padded, as the tokenizer pads
+    with torch.no_grad():
+        batch_loss = model(**model_inputs(batch)).loss
+        singles = [model(**model_inputs(collator([feature]))).loss for feature in features]
+    counts = torch.tensor([len(feature["labels"]) for feature in features], dtype=torch.float64)
+    assert len(set(counts.tolist())) == len(counts)  # targets of three lengths: two rows are padded
+    expected = (torch.stack(singles) * counts).sum() / counts.sum()
+    torch.testing.assert_close(batch_loss, expected, atol=1e-12 * float(expected), rtol=0)
+
+
+@pytest.mark.parametrize("copy", [False, True], ids=["seq2seq", "copying"])
+@pytest.mark.parametrize("options", [{}, {"pad_to_multiple_of": 8}, {"padding": "max_length", "max_length": 14}],
+                         ids=["longest", "multiple_of_8", "max_length"])
+def test_labels_and_decoder_inputs_are_right_padded_on_a_left_padding_tokenizer(left_tokenizer, copy, options):
+    model, features, collator = features_and_collator(left_tokenizer, copy)
+    for key, value in options.items():
+        setattr(collator, key, value)
+    batch = collator(features)
+    labels = [feature["labels"] for feature in features]
+    longest = max(map(len, labels))
+    assert 8 < longest < 14  # so that each option pads to another width
+    multiple = options.get("pad_to_multiple_of", 1)
+    width = options.get("max_length", -(-longest // multiple) * multiple)
+    assert batch["labels"].shape == batch["decoder_input_ids"].shape == (3, width)
+    start = model.config.decoder_start_token_id
+    for row, label in enumerate(labels):
+        assert batch["labels"][row].tolist() == label + [-100] * (width - len(label))
+        assert batch["decoder_input_ids"][row].tolist() == ([start] + label + [PAD] * (width - len(label)))[:width]
+
+
+def test_numpy_labels_and_numpy_batches_are_right_padded_too(left_tokenizer):
+    _, features, _ = features_and_collator(left_tokenizer, copy=False)
+    features = [{**feature, "labels": np.array(feature["labels"])} for feature in features]
+    batch = DataCollatorWithRightPaddedLabels(left_tokenizer)(features, return_tensors="np")
+    assert isinstance(batch["labels"], np.ndarray)
+    for row, feature in enumerate(features):
+        length = len(feature["labels"])
+        assert batch["labels"][row, :length].tolist() == feature["labels"].tolist()
+        assert (batch["labels"][row, length:] == -100).all()
+
+
+def test_right_padding_and_no_labels_are_what_transformers_gives(tokenizer):
+    from transformers import DataCollatorForSeq2Seq
+
+    model, features, collator = features_and_collator(tokenizer, copy=False)
+    expected = DataCollatorForSeq2Seq(tokenizer, model=model)(features)
+    batch = collator(features)
+    assert batch.keys() == expected.keys()
+    for key in batch:
+        assert torch.equal(batch[key], expected[key]), key
+    unlabelled = collator([{key: value for key, value in feature.items() if key != "labels"} for feature in features])
+    assert unlabelled["labels"] is None and torch.equal(unlabelled["input_ids"], expected["input_ids"])
