@@ -9,11 +9,18 @@ start), ``</s>`` = 2 (appended to every encoded sequence), ``<unk>`` = 3; extra 
 | kind      | model                      | pre-tokenisation                | decoding           |
 | --------- | -------------------------- | ------------------------------- | ------------------ |
 | `char`    | WordLevel over characters  | every character (spaces too)    | characters joined  |
-| `word`    | WordLevel over words       | `\\w+` and punctuation runs       | words joined by " " |
+| `word`    | WordLevel over words       | `\\w+` and punctuation runs;    | the text's spacing |
+|           |                            | ``‿`` marks one glued to the    | (WordPiece decoder |
+|           |                            | previous                        | with prefix ``‿``) |
 | `g2p`     | WordLevel over symbols     | ARPAbet phonemes (`AO1`) whole, | symbols joined by " " |
 |           |                            | other characters one by one     |                    |
 | `bpe`     | BPE                        | Metaspace (SentencePiece style) | Metaspace          |
 | `unigram` | Unigram (SentencePiece LM) | Metaspace                       | Metaspace          |
+
+The `word` kind decodes ``2021-04-14 a.m.`` as written: its tokens are ``2021 ‿- ‿04 ‿- ‿14 a ‿. ‿m ‿.``, a
+piece glued to the one before it carrying ``‿`` (the role of WordPiece's ``##``), so ``14`` and ``‿14`` are two
+tokens; a piece after a space or at the start is the bare word, as words given with ``is_split_into_words=True``
+are. Runs of whitespace decode as one space; a ``▁`` or ``‿`` that starts a piece of the text does not come back.
 
 All kinds keep character offsets (``return_offsets_mapping=True``), and ``word_ids()`` follows the words given
 with ``is_split_into_words=True`` (token classification relies on both). On plain text, ``word_ids()`` numbers the
@@ -32,6 +39,9 @@ TOKENIZER_KINDS = ("char", "word", "g2p", "bpe", "unigram")
 # character: "forbush" -> f o r b u s h, "F AO1 R B UH2 SH" -> F AO1 R B UH2 SH (written words are lower case)
 G2P_SYMBOL = Regex(r"[A-Z]+[0-9]?|\S")
 DEFAULT_SUBWORD_VOCAB_SIZE = 8000
+# word: a piece glued to the previous one carries GLUED; marks are prepended with zero width (offsets stay the text's)
+WORD_START, GLUED = "▁", "‿"
+WORD_PIECE = Regex(rf"{WORD_START}?(?:\w+|[^\w\s{WORD_START}]+)")  # a `\w+` or punctuation run, with its start mark
 
 
 def _model_and_trainer(kind: str, vocab_size: int | None, special_tokens: list[str]):
@@ -55,7 +65,16 @@ def _pre_tokenizer_and_decoder(kind: str):
     if kind == "char":
         return pre_tokenizers.Split(Regex("."), behavior="isolated"), decoders.Fuse()
     if kind == "word":
-        return pre_tokenizers.Whitespace(), None  # no decoder: tokens are joined with single spaces
+        # "on 27/12/2010," -> on | 27/12/2010, -> ▁on ▁27/12/2010, (▁: after a space) -> ▁on ▁27 / 12 / 2010 ,
+        # -> ‿▁on ‿▁27 ‿/ ‿12 ‿/ ‿2010 ‿, (‿ before each piece) -> on 27 ‿/ ‿12 ‿/ ‿2010 ‿, (‿▁ removed)
+        marked_pieces = pre_tokenizers.Sequence([
+            pre_tokenizers.WhitespaceSplit(),
+            pre_tokenizers.Metaspace(replacement=WORD_START, prepend_scheme="always", split=False),
+            pre_tokenizers.Split(WORD_PIECE, behavior="isolated"),
+            pre_tokenizers.Metaspace(replacement=GLUED, prepend_scheme="always", split=False),
+            pre_tokenizers.Split(GLUED + WORD_START, behavior="removed"),
+        ])
+        return marked_pieces, decoders.WordPiece(prefix=GLUED, cleanup=False)
     if kind == "g2p":
         return pre_tokenizers.Sequence([pre_tokenizers.WhitespaceSplit(),
                                         pre_tokenizers.Split(G2P_SYMBOL, behavior="isolated")]), None
