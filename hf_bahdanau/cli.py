@@ -17,10 +17,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .configuration_bahdanau import BahdanauConfig
 from .locations import check_model_location
+from .modeling_bahdanau import BahdanauForConditionalGeneration
+from .onnx_decoding import MANIFEST
 
 if TYPE_CHECKING:
-    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+    from transformers import PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -46,6 +49,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if blank:
         parser.error(f"{blank}: there is nothing to translate.")
     check_model_arguments(parser, args)
+    if args.backend == "pytorch" and is_onnx_export(args.model):
+        parser.error(f"{args.model!r} is a folder written by hf-bahdanau-export: add --backend onnxruntime to decode "
+                     "it with ONNX Runtime.")
     return args
 
 
@@ -82,17 +88,18 @@ def check_model_arguments(parser: argparse.ArgumentParser, args: argparse.Namesp
 
 def load_text_model(name: str, prog: str, *, revision: str | None = None,
                     trust_remote_code: bool = False) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
-    """(model, tokenizer) of a saved text-to-text model folder or Hub id, through the Auto classes. A pointer network
-    (it outputs positions, not text) or a name that cannot be loaded exits with one error line that starts with
-    ``prog``."""
+    """(model, tokenizer) of a saved text-to-text model folder or Hub id, through the Auto classes, without
+    transformers' progress bars. A folder that holds no seq2seq model (``check_seq2seq``), an ONNX export, or a name
+    that cannot be loaded exits with one error line that starts with ``prog``."""
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
 
+    if is_onnx_export(name):
+        raise SystemExit(f"{prog}: error: {name!r} is an ONNX export (it has {MANIFEST}): {prog} reads the "
+                         "PyTorch model folder it was exported from.")
+    hide_loading_bars()
     options = dict(revision=revision, trust_remote_code=trust_remote_code)
     try:
-        if AutoConfig.from_pretrained(name, **options).model_type == "bahdanau-pointer":
-            raise SystemExit(f"{prog}: error: {name!r} is a pointer network: it outputs positions of its inputs, not "
-                             "text; use AutoModel.from_pretrained(...).generate(input_features=...) or "
-                             "training/run_pointer.py.")
+        check_seq2seq(AutoConfig.from_pretrained(name, **options), name, prog)
         tokenizer = AutoTokenizer.from_pretrained(name, **options)
         model = AutoModelForSeq2SeqLM.from_pretrained(name, **options)
     except OSError as error:  # not a local folder, and not on the Hub or in its cache
@@ -100,6 +107,46 @@ def load_text_model(name: str, prog: str, *, revision: str | None = None,
         raise SystemExit(f"{prog}: error: cannot load `model` {name!r}: no such local folder, and from the Hub: "
                          f"{reason}") from None
     return model, tokenizer
+
+
+def check_seq2seq(config: PreTrainedConfig, name: str, prog: str) -> None:
+    """Exit with one error line starting with ``prog`` unless ``config`` (of the folder or Hub id ``name``) is an
+    hf_bahdanau seq2seq model: ``AutoModelForSeq2SeqLM`` would load a tagger's or a classifier's folder with a
+    randomly initialised decoder, and a pointer network outputs positions, not text."""
+    if config.model_type == "bahdanau-pointer":
+        raise SystemExit(f"{prog}: error: {name!r} is a pointer network: it outputs positions of its inputs, not "
+                         "text; use AutoModel.from_pretrained(...).generate(input_features=...) or "
+                         "training/run_pointer.py.")
+    seq2seq = BahdanauForConditionalGeneration.__name__
+    saved = config.architectures or []  # None where the config was saved without a model
+    if config.model_type == BahdanauConfig.model_type and (not saved or seq2seq in saved):
+        return
+    if config.model_type != BahdanauConfig.model_type:
+        what = f"a {config.model_type!r} model, not an hf_bahdanau one"
+    else:
+        auto_class = next((auto for auto, reference in (config.auto_map or {}).items()
+                           if reference.rpartition(".")[2] == saved[0]), None)
+        what = f"a {saved[0]}" + (f" (load it with {auto_class})" if auto_class else "") + ", not a seq2seq model"
+    raise SystemExit(f"{prog}: error: {name!r} holds {what}: {prog} reads folders of hf_bahdanau's {seq2seq} (text "
+                     "in, text out) only.")
+
+
+def is_onnx_export(name: str) -> bool:
+    """Whether ``name`` is a local folder written by hf-bahdanau-export (its ``MANIFEST``, no ``config.json``)."""
+    folder = Path(name).expanduser()
+    return (folder / MANIFEST).is_file() and not (folder / "config.json").is_file()
+
+
+def hide_loading_bars() -> None:
+    """Turn transformers' progress bars off for this process ("Loading weights" at every call); the Hub's download
+    bars stay as they were (a Hub model may take minutes to download)."""
+    from huggingface_hub.utils import are_progress_bars_disabled, enable_progress_bars
+    from transformers.utils.logging import disable_progress_bar
+
+    hub_bars_disabled = are_progress_bars_disabled()
+    disable_progress_bar()  # transformers' switch turns the Hub's bars off too
+    if not hub_bars_disabled:
+        enable_progress_bars()
 
 
 def load_onnx_model(folder: str):

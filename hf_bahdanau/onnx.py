@@ -35,7 +35,7 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from .onnx_decoding import FORMAT
+from .onnx_decoding import FORMAT, MANIFEST
 from .onnx_greedy import greedy_graph
 from .recurrent import RNN_TYPES, RecurrentState
 from .state import AttentionState, DecoderState, EncoderMemory
@@ -47,6 +47,17 @@ ROW_AXIS = {"hidden": 1, "cell": 1, "attention_step": None}  # every other tenso
 GRAPHS = ("encoder.onnx", "decoder_step.onnx", "greedy.onnx")
 RUNTIME_FILES = ("onnx_decoding.py", "onnx_search.py", "source_warnings.py")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
+# What tracing and exporting every model warns about, and why it is harmless here (tests/test_onnx.py decodes other
+# batch sizes and source lengths against generate()); any other warning shows.
+EXPECTED_WARNINGS = (
+    # Every Python branch on a shape or a value: the branches taken for the example (padded sources, one step) serve
+    # every batch and length.
+    (torch.jit.TracerWarning, ""),
+    # The encoder's RNN has no initial-state input: ONNX's GRU / LSTM start from zeros of the batch they read.
+    (UserWarning, r"Exporting a model to ONNX with a batch_size other than 1, with a variable length with \w+ can "),
+    # The one advanced index, each row's last real token (``recurrent.py``: lengths - 1 with lengths ≥ 1), is ≥ 0.
+    (UserWarning, r"Exporting aten::index operator of advanced indexing in opset \d+ is achieved by combination of "),
+)
 
 
 def unexportable_options(config) -> list[str]:
@@ -164,10 +175,9 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
     # built in evaluation mode too (a fresh module is in training mode, which would reach the model).
     encoder, step = EncoderGraph(model).eval(), DecoderStepGraph(model).eval()
 
-    # The tracer warns at every Python branch on a shape or a value; the branches taken for the example (padded
-    # sources, one step) serve every batch and length: tests/test_onnx.py decodes others against generate().
     with torch.no_grad(), warnings.catch_warnings():
-        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        for category, message in EXPECTED_WARNINGS:
+            warnings.filterwarnings("ignore", message, category)
         memory_and_state = encoder(input_ids, attention_mask)
         # The source-length axes are where a source one token longer changes the size (annotations [B, S, D],
         # multi-head keys [B, heads, S, d], …).
@@ -217,7 +227,7 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
         "source_model": model.name_or_path, "config": model.config.to_diff_dict(), "simplified": simplified,
     }
     manifest["unk_token"] = getattr(tokenizer, "unk_token", None)
-    (output_dir / "onnx_config.json").write_text(json.dumps(manifest, indent=2, default=str) + "\n")
+    (output_dir / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n")
     if tokenizer is not None:
         tokenizer.save_pretrained(output_dir)
     for name in RUNTIME_FILES:
@@ -298,7 +308,11 @@ def quantize_onnx(folder: str | Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="hf-bahdanau-export", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="hf-bahdanau-export",
+        description="Export a saved seq2seq model to ONNX: encoder.onnx, decoder_step.onnx and greedy.onnx, with "
+                    "onnx_config.json, the tokenizer and the ONNX Runtime decoder, for "
+                    "hf-bahdanau-translate OUTPUT_DIR --backend onnxruntime.")
     parser.add_argument("model", help="a saved seq2seq model folder (with its tokenizer) or a Hub model id")
     parser.add_argument("output_dir", type=Path, help="the folder to write the ONNX graphs, tokenizer and runtime to")
     parser.add_argument("--opset", type=int, default=OPSET, help=f"ONNX opset (≥ {OPSET})")
@@ -316,3 +330,7 @@ def main(argv: list[str] | None = None) -> None:
     except ValueError as error:
         parser.error(str(error))
     print(f"Exported to {args.output_dir}: hf-bahdanau-translate {args.output_dir} --backend onnxruntime \"...\"")
+
+
+if __name__ == "__main__":
+    main()

@@ -28,9 +28,10 @@ except ImportError:  # the exported folder, imported as top-level modules
     from onnx_search import SearchOutput, beam_search, generated_length
     from source_warnings import warn_about_source
 
-__all__ = ["OnnxSeq2Seq", "OnnxTranslation"]
+__all__ = ["MANIFEST", "OnnxSeq2Seq", "OnnxTranslation"]
 
 FORMAT = "hf_bahdanau-onnx/2"  # what export_onnx writes; 2: the step graph's top_k input and top outputs
+MANIFEST = "onnx_config.json"  # the tensors, special tokens and generation defaults, beside the graphs
 GRAPHS = ("encoder", "decoder_step", "greedy")  # .onnx, or .int8.onnx for the quantised copies
 
 
@@ -58,14 +59,7 @@ class OnnxSeq2Seq:
         import onnxruntime
 
         self.folder = Path(folder)
-        manifest_path = self.folder / "onnx_config.json"
-        if not manifest_path.is_file():
-            raise ValueError(f"`folder` {str(folder)!r} has no onnx_config.json: give a folder written by "
-                             "hf-bahdanau-export.")
-        self.manifest = json.loads(manifest_path.read_text())
-        if self.manifest.get("format") != FORMAT:
-            raise ValueError(f"`folder` {str(folder)!r} holds format {self.manifest.get('format')!r}; this runtime "
-                             f"reads {FORMAT!r}: export the model again with hf-bahdanau-export.")
+        self.manifest = self._read_manifest()
         options = onnxruntime.SessionOptions()
         if threads is not None:
             options.intra_op_num_threads = threads
@@ -75,7 +69,7 @@ class OnnxSeq2Seq:
             if not (self.folder / name).is_file():
                 raise ValueError(f"`folder` {str(folder)!r} has no {name}" + (" (run quantize_onnx first)" if quantized
                                                                               else "") + ".")
-            sessions.append(onnxruntime.InferenceSession(str(self.folder / name), options, providers=list(providers)))
+            sessions.append(self._session(self.folder / name, options, list(providers)))
         self.encoder, self.decoder, self.greedy = sessions
         self.memory_names, self.state_names = self.manifest["memory"], self.manifest["state"]
         self.next_state_names = [f"next_{name}" for name in self.state_names]
@@ -84,6 +78,41 @@ class OnnxSeq2Seq:
         self.step_inputs = {graph_input.name for graph_input in self.decoder.get_inputs()}
         self._tokenizer = None
         self._source_config = SimpleNamespace(**self.manifest["config"])  # what ``warn_about_source`` reads
+
+    def _read_manifest(self) -> dict:
+        """``MANIFEST`` of the folder; a missing, unreadable or other-format file is a ValueError naming it."""
+        path = self.folder / MANIFEST
+        if not path.is_file():
+            raise ValueError(f"`folder` {str(self.folder)!r} has no {MANIFEST}: give a folder written by "
+                             "hf-bahdanau-export.")
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as error:
+            raise ValueError(f"{path} is not UTF-8 text ({error.reason} at byte {error.start}): export the model "
+                             "again with hf-bahdanau-export.") from None
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} is not valid JSON ({error.msg} at line {error.lineno}, column {error.colno}): "
+                             "export the model again with hf-bahdanau-export.") from None
+        found = manifest.get("format") if isinstance(manifest, dict) else None
+        if found != FORMAT:
+            raise ValueError(f"`folder` {str(self.folder)!r} holds format {found!r}; this runtime reads {FORMAT!r}: "
+                             "export the model again with hf-bahdanau-export.")
+        return manifest
+
+    @staticmethod
+    def _session(path: Path, options, providers: list[str]):
+        """ONNX Runtime's session of the graph at ``path``; a graph it cannot load (a damaged or truncated file) is a
+        ValueError naming the file, with ONNX Runtime's reason."""
+        import onnxruntime
+        from onnxruntime.capi.onnxruntime_pybind11_state import (Fail, InvalidArgument, InvalidGraph, InvalidProtobuf,
+                                                                 NoSuchFile)
+
+        try:
+            return onnxruntime.InferenceSession(str(path), options, providers=providers)
+        except (Fail, InvalidArgument, InvalidGraph, InvalidProtobuf, NoSuchFile) as error:
+            reason = " ".join(str(error).split())  # one line
+            raise ValueError(f"ONNX Runtime cannot load {path}: {reason} Export the model again with "
+                             "hf-bahdanau-export.") from None
 
     @property
     def tokenizer(self):

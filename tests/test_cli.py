@@ -1,4 +1,6 @@
-"""hf-bahdanau-translate: the console script decodes arguments or stdin and saves alignment pictures."""
+"""hf-bahdanau-translate: the console script decodes arguments or stdin and saves alignment pictures, without
+transformers' progress bars; every command refuses a folder that holds no seq2seq model and has a whole-sentence
+description in its --help."""
 
 import os
 import shutil
@@ -7,8 +9,12 @@ import sys
 
 import pytest
 
-from conftest import tiny_model
+from conftest import tiny_config, tiny_model
+from hf_bahdanau import BahdanauForSequenceClassification, BahdanauForTokenClassification
+from hf_bahdanau.cli import main as translate_main
 from hf_bahdanau.decoding import translate
+from hf_bahdanau.explore import main as explore_main
+from hf_bahdanau.onnx import main as export_main
 from training.tokenization import train_tokenizer
 
 SENTENCES = ["le 3 mars 2015", "3/14/15", "Tuesday, 3 March 2015"]
@@ -30,6 +36,7 @@ def run_cli(*args: str, stdin: str | None = None) -> list[str]:
     prefix = [] if executable.endswith("hf-bahdanau-translate") else ["-m", "hf_bahdanau.cli"]
     done = subprocess.run([executable, *prefix, *args], input=stdin, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    assert "Loading weights" not in done.stderr  # transformers' progress bar, printed at every load unless turned off
     return done.stdout.splitlines()
 
 
@@ -88,3 +95,54 @@ def test_alignment_pictures_are_saved_and_their_paths_printed(saved_model, tmp_p
     for path in paths:
         with open(path, "rb") as picture:
             assert picture.read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+COMMANDS = {  # command: (main, the arguments after the model folder)
+    "hf-bahdanau-translate": (translate_main, ["3/14/15"]),
+    "hf-bahdanau-export": (export_main, ["{tmp_path}/onnx"]),
+    "hf-bahdanau-explore": (explore_main, ["--input", "{tmp_path}/in.txt", "--output", "{tmp_path}/page.html"]),
+}
+
+
+@pytest.mark.parametrize("head", [BahdanauForTokenClassification, BahdanauForSequenceClassification],
+                         ids=lambda head: head.__name__)
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_folder_of_another_head_is_refused_naming_what_it_holds(tmp_path, command, head):
+    """AutoModelForSeq2SeqLM would load a tagger's or a classifier's folder with a randomly initialised decoder:
+    every command refuses it before loading, in one line, and writes nothing."""
+    tokenizer = train_tokenizer(SENTENCES, kind="char")
+    head(tiny_config(num_labels=3, vocab_size=len(tokenizer))).save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    (tmp_path / "in.txt").write_text("3/14/15\n")
+    main, arguments = COMMANDS[command]
+    with pytest.raises(SystemExit) as exit:
+        main([str(tmp_path / "model"), *(argument.format(tmp_path=tmp_path) for argument in arguments)])
+    auto_class = "AutoModelFor" + head.__name__.removeprefix("BahdanauFor")
+    assert exit.value.code == (
+        f"{command}: error: {str(tmp_path / 'model')!r} holds a {head.__name__} (load it with {auto_class}), not a "
+        f"seq2seq model: {command} reads folders of hf_bahdanau's BahdanauForConditionalGeneration (text in, text "
+        "out) only.")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["in.txt", "model"]
+
+
+@pytest.mark.parametrize("main", [main for main, _ in COMMANDS.values()], ids=list(COMMANDS))
+def test_every_help_describes_the_command_in_whole_sentences(main, capsys):
+    with pytest.raises(SystemExit) as exit:
+        main(["--help"])
+    assert exit.value.code == 0
+    paragraphs = capsys.readouterr().out.split("\n\n")
+    assert paragraphs[0].startswith("usage: ") and paragraphs[2].startswith("positional arguments:")
+    description = " ".join(paragraphs[1].split())
+    assert len(description) > 40 and description.endswith("."), description
+
+
+def test_a_model_of_another_library_is_refused_naming_its_type(tmp_path):
+    """translate(), the export and the explorer read hf_bahdanau's config fields (attention_type, copy_attention)."""
+    from transformers import T5Config
+
+    T5Config(d_model=8, num_layers=1).save_pretrained(tmp_path)
+    with pytest.raises(SystemExit) as exit:
+        translate_main([str(tmp_path), "3/14/15"])
+    assert exit.value.code == (f"hf-bahdanau-translate: error: {str(tmp_path)!r} holds a 't5' model, not an "
+                               "hf_bahdanau one: hf-bahdanau-translate reads folders of hf_bahdanau's "
+                               "BahdanauForConditionalGeneration (text in, text out) only.")

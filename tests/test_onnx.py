@@ -1,12 +1,15 @@
 """ONNX export (hf_bahdanau/onnx.py) and the ONNX Runtime decoder (hf_bahdanau/onnx_decoding.py): every preset and
 the scope, mode and coverage variants export, pass onnx.checker, and decode to generate()'s tokens (greedy and beam
 search) with its scores and alignments; what cannot export says so; int8 graphs run; the runtime needs no torch;
-the command line exports and decodes."""
+the command line exports and decodes, without transformers' progress bar or torch's known-harmless tracer warnings;
+a damaged graph, a broken onnx_config.json or a forgotten --backend is one error line naming the file or the flag."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import warnings
 
 import numpy as np
 import pytest
@@ -414,3 +417,107 @@ def test_every_value_of_every_axis_exports_and_decodes_like_generate(field, valu
         output = runtime.generate(input_ids.numpy(), attention_mask.numpy(), max_new_tokens=MAX_NEW,
                                   num_beams=num_beams)
         np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
+
+
+@pytest.fixture(scope="module")
+def saved_and_exported(tmp_path_factory):
+    """(a saved rnnsearch folder with its tokenizer, its export by the command line in a subprocess)."""
+    from training.tokenization import train_tokenizer
+
+    folder = tmp_path_factory.mktemp("cli")
+    tokenizer = train_tokenizer(["le 3 mars 2015", "3/14/15", "2015-03-03"], kind="char")
+    model = decisive_model("rnnsearch", seed=1, vocab_size=len(tokenizer))
+    model.generation_config.max_new_tokens = 6
+    model.save_pretrained(folder / "model")
+    tokenizer.save_pretrained(folder / "model")
+    done = subprocess.run([sys.executable, "-m", "hf_bahdanau.onnx", str(folder / "model"), str(folder / "onnx")],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0 and done.stdout.startswith(f"Exported to {folder / 'onnx'}"), done.stderr
+    return folder / "model", folder / "onnx", done.stderr
+
+
+def test_the_export_command_prints_no_progress_bar_and_no_known_tracer_warning(saved_and_exported):
+    *_, stderr = saved_and_exported
+    for text in ("Loading weights", "TracerWarning", "batch_size other than 1", "advanced indexing"):
+        assert text not in stderr, stderr
+
+
+def test_the_export_hides_only_the_known_harmless_warnings(tmp_path):
+    """Torch's warnings about the tracer, the GRU's batch size and advanced indexing (``EXPECTED_WARNINGS``) are
+    filtered during the export; a warning of any other kind still shows."""
+    model = tiny_model("rnnsearch")
+    model.model.encoder.register_forward_hook(lambda *_: warnings.warn("a new warning", UserWarning))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        export_onnx(model, tmp_path)
+    messages = [str(warning.message) for warning in caught]
+    assert "a new warning" in messages
+    assert not [message for message in messages if "batch_size other than 1" in message or "advanced indexing"
+                in message], messages
+    assert not [warning for warning in caught if issubclass(warning.category, torch.jit.TracerWarning)]
+
+
+def test_the_export_command_explains_itself_in_its_help(capsys):
+    with pytest.raises(SystemExit):
+        export_main(["--help"])
+    assert "Export a saved seq2seq model to ONNX: encoder.onnx, decoder_step.onnx and greedy.onnx" in " ".join(
+        capsys.readouterr().out.split())
+
+
+DAMAGES = {  # damage: (file, what to write into it, the error's words after the file's path)
+    "truncated graph": ("decoder_step.onnx", lambda graph: graph[:300],
+                        ": [ONNXRuntimeError] : 7 : INVALID_PROTOBUF : Load model from "),
+    "empty graph": ("encoder.onnx", lambda graph: b"",
+                    ": [ONNXRuntimeError] : 2 : INVALID_ARGUMENT : Load model from "),
+    "broken JSON": ("onnx_config.json", lambda text: text.replace(b'"opset"', b"opset", 1),
+                    " is not valid JSON (Expecting property name enclosed in double quotes at line 3, column 3)"),
+    "not UTF-8": ("onnx_config.json", lambda text: b"\xff" + text, " is not UTF-8 text (invalid start byte at byte 0)"),
+}
+
+
+@pytest.mark.parametrize("damaged", DAMAGES)
+def test_a_damaged_export_is_a_value_error_naming_the_file(saved_and_exported, tmp_path, damaged):
+    _, exported_folder, _ = saved_and_exported
+    folder = shutil.copytree(exported_folder, tmp_path / "onnx")
+    name, change, words = DAMAGES[damaged]
+    (folder / name).write_bytes(change((folder / name).read_bytes()))
+    with pytest.raises(ValueError) as error:
+        OnnxSeq2Seq(folder)
+    assert str(error.value).startswith(f"{folder / name}" if name.endswith(".json") else
+                                       f"ONNX Runtime cannot load {folder / name}")
+    assert words in str(error.value) and str(error.value).endswith("Export the model again with hf-bahdanau-export."
+                                                                   if name.endswith(".onnx") else
+                                                                   "export the model again with hf-bahdanau-export.")
+
+
+@pytest.mark.parametrize("damaged", ["truncated graph", "broken JSON"])
+def test_the_command_line_says_what_is_damaged_in_one_line(saved_and_exported, tmp_path, damaged):
+    _, exported_folder, _ = saved_and_exported
+    folder = shutil.copytree(exported_folder, tmp_path / "onnx")
+    name, change, words = DAMAGES[damaged]
+    (folder / name).write_bytes(change((folder / name).read_bytes()))
+    done = subprocess.run([sys.executable, "-m", "hf_bahdanau.cli", str(folder), "--backend", "onnxruntime",
+                           "3/14/15"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 1 and not done.stdout
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("hf-bahdanau-translate: error: ") and str(folder / name) in line and words in line
+
+
+def test_an_export_folder_needs_the_onnxruntime_backend(saved_and_exported, capsys):
+    from hf_bahdanau.cli import main as translate_main
+
+    model_folder, folder, _ = saved_and_exported
+    with pytest.raises(SystemExit) as exit:
+        translate_main([str(folder), "3/14/15"])
+    assert exit.value.code == 2 and capsys.readouterr().err.splitlines()[-1] == (
+        f"hf-bahdanau-translate: error: {str(folder)!r} is a folder written by hf-bahdanau-export: add --backend "
+        "onnxruntime to decode it with ONNX Runtime.")
+    with pytest.raises(SystemExit) as exit:
+        export_main([str(folder), str(folder.parent / "again")])
+    assert exit.value.code == (f"hf-bahdanau-export: error: {str(folder)!r} is an ONNX export (it has "
+                               "onnx_config.json): hf-bahdanau-export reads the PyTorch model folder it was exported "
+                               "from.")
+    translate_main([str(folder), "--backend", "onnxruntime", "3/14/15"])  # with the flag, it decodes
+    translate_main([str(model_folder), "3/14/15"])
+    onnx_line, pytorch_line = capsys.readouterr().out.splitlines()
+    assert onnx_line == pytorch_line
