@@ -32,8 +32,41 @@ class CopySource(NamedTuple):
     width: int
 
     @classmethod
-    def of(cls, ids: Tensor, vocab_size: int) -> "CopySource":
-        return cls(ids, max(vocab_size, int(ids.max()) + 1))
+    def of(cls, ids: Tensor, vocab_size: int, input_ids: Tensor | None = None, unk_token_id: int | None = None,
+           attention_mask: Tensor | None = None) -> "CopySource":
+        """The source of ``copy_input_ids`` ids [B, S] (non-negative), checked before a [.., V + n] tensor is made:
+        each row numbers its words beyond the vocabulary V, V + 1, … in the order they first occur (as
+        ``copying.encode_with_copies`` does). With ``input_ids`` [B, S] and ``unk_token_id``, the columns that
+        ``attention_mask`` marks (default all) agree with them: an id < V is the input id, an id ≥ V reads the
+        unknown token. Raises ValueError naming ``copy_input_ids``, the position, the value and what is allowed."""
+        extended = ids - vocab_size  # ≥ 0: the row's i-th word beyond the vocabulary
+        earlier = extended.clamp_min(-1).cummax(dim=1).values.roll(1, dims=1)  # the largest i left of a column
+        earlier[:, 0] = -1  # none
+        out_of_order = extended > earlier + 1
+        differs = torch.zeros_like(out_of_order)
+        if input_ids is not None and input_ids is not ids:
+            if unk_token_id is None:
+                raise ValueError("`unk_token_id` is needed to check `copy_input_ids` against `input_ids`.")
+            differs = torch.where(extended < 0, ids != input_ids, input_ids != unk_token_id)
+            if attention_mask is not None:
+                differs &= attention_mask != 0
+        bad_order, bad_input, highest = torch.stack([out_of_order.any(), differs.any(), ids.max().long()]).tolist()
+        if bad_order:
+            row, column = out_of_order.nonzero()[0].tolist()
+            raise ValueError(
+                f"`copy_input_ids[{row}, {column}]` = {int(ids[row, column])} is not an id of the extended "
+                f"vocabulary: each row numbers the words it holds beyond the vocabulary (size {vocab_size}) "
+                f"{vocab_size}, {vocab_size + 1}, … in the order they first occur (copying.encode_with_copies), so "
+                f"this position may hold at most {vocab_size + int(earlier[row, column]) + 1}.")
+        if bad_input:
+            row, column = differs.nonzero()[0].tolist()
+            copy_id, input_id = int(ids[row, column]), int(input_ids[row, column])
+            rule = (f"below the vocabulary size ({vocab_size}) the two must be equal" if copy_id < vocab_size else
+                    f"an id ≥ the vocabulary size ({vocab_size}) is a word the vocabulary lacks, whose input id is "
+                    f"the unknown token ({unk_token_id})")
+            raise ValueError(f"`copy_input_ids[{row}, {column}]` = {copy_id} does not match "
+                             f"`input_ids[{row}, {column}]` = {input_id}: {rule}.")
+        return cls(ids, max(vocab_size, highest + 1))
 
     def per_row(self, rows: int) -> Tensor:
         """The ids of each of ``rows`` decoder rows [rows, S]: k = rows / B consecutive rows per source."""

@@ -12,8 +12,10 @@ from conftest import PAD, VOCAB, padded_batch, random_labels, tiny_model
 from hf_bahdanau.copying import DataCollatorForCopying, decode_with_copies, encode_with_copies
 from hf_bahdanau.decoding import translate
 from hf_bahdanau.loss import linear_cross_entropy
-from hf_bahdanau.pointer_generator import copy_loss_terms, mixture_log_probs
+from hf_bahdanau.pointer_generator import CopySource, copy_loss_terms, mixture_log_probs
 from training.tokenization import train_tokenizer
+
+UNK = 3  # the configs' unk_token_id
 
 
 def test_the_mixture_equals_the_hand_computed_distribution():
@@ -74,6 +76,7 @@ def test_the_fused_mixture_loss_and_its_gradients_equal_the_plain_computation():
 def test_the_model_loss_is_the_same_fused_in_training_and_plain_in_eval():
     model = tiny_model("rnnsearch", copy_attention=True).double()
     input_ids, mask = padded_batch()
+    input_ids[0, 2] = UNK  # a word the vocabulary lacks: copied as id VOCAB
     copy_ids = input_ids.clone()
     copy_ids[0, 2] = VOCAB
     labels = random_labels(3, 5)
@@ -180,6 +183,7 @@ def test_bad_copy_inputs_are_refused_by_name(word_tokenizer):
         model(input_ids=input_ids, attention_mask=mask, copy_input_ids=-input_ids, decoder_input_ids=input_ids)
     labels = random_labels(3, 4)
     labels[1, 2] = VOCAB  # row 1's source holds no word beyond the vocabulary
+    input_ids[0, 0] = UNK
     copy_ids = input_ids.clone()
     copy_ids[0, 0] = VOCAB
     with pytest.raises(ValueError, match=r"`labels\[1, 2\]` = 40 is beyond the vocabulary \(40\) and not among row 1"):
@@ -190,3 +194,78 @@ def test_bad_copy_inputs_are_refused_by_name(word_tokenizer):
         model(input_ids=input_ids, attention_mask=mask, copy_input_ids=copy_ids, decoder_input_ids=copy_ids + 2)
     with pytest.raises(ValueError, match="pass `input_ids` or `copy_input_ids`"):
         model(inputs_embeds=torch.randn(3, 7, 12), attention_mask=mask, decoder_input_ids=input_ids)
+
+
+# copy_input_ids: a valid extended-vocabulary encoding of input_ids, checked before the [.., V + n] tensors ----------
+
+
+def test_ids_from_encode_with_copies_are_accepted_left_and_right_padded(word_tokenizer):
+    vocab = len(word_tokenizer)
+    texts = ["meeting with Ngozi Adeyemi on 3 March", "Obi", "lunch with Ann Lee"]
+    for side in ("right", "left"):
+        word_tokenizer.padding_side = side
+        try:
+            encoded = encode_with_copies(word_tokenizer, texts, return_tensors="pt")
+        finally:
+            word_tokenizer.padding_side = "right"
+        source = CopySource.of(encoded["copy_input_ids"], vocab, encoded["input_ids"], word_tokenizer.unk_token_id,
+                               encoded["attention_mask"])
+        assert source.width == vocab + 2  # row 0 holds two words the vocabulary lacks
+
+
+@pytest.mark.parametrize("row, message", [
+    ([VOCAB + 1, 5], r"`copy_input_ids\[0, 0\]` = 41 is not an id of the extended vocabulary: .* at most 40\."),
+    ([VOCAB, VOCAB + 2], r"`copy_input_ids\[0, 1\]` = 42 .* at most 41\."),
+    ([VOCAB, 2**50], r"`copy_input_ids\[0, 1\]` = 1125899906842624 .* at most 41\."),
+    ([2**63 - 1, 5], r"`copy_input_ids\[0, 0\]` = 9223372036854775807 .* at most 40\."),
+])
+def test_ids_beyond_the_rows_extended_vocabulary_are_refused_before_any_allocation(row, message):
+    with pytest.raises(ValueError, match=message):
+        CopySource.of(torch.tensor([row]), VOCAB)
+
+
+def test_the_model_and_generate_refuse_a_huge_copy_id_by_name():
+    """2**50 used to size a [N, T, 2**50] tensor (petabytes); it is refused in forward() and generate()."""
+    model = tiny_model("rnnsearch", copy_attention=True)
+    input_ids, mask = padded_batch()
+    input_ids[1, 2] = UNK
+    copy_ids = input_ids.clone()
+    copy_ids[1, 2] = 2**50
+    message = r"`copy_input_ids\[1, 2\]` = 1125899906842624 is not an id of the extended vocabulary"
+    with pytest.raises(ValueError, match=message):
+        model(input_ids=input_ids, attention_mask=mask, copy_input_ids=copy_ids, labels=random_labels(3, 4))
+    with pytest.raises(ValueError, match=message):
+        model.generate(input_ids=input_ids, attention_mask=mask, copy_input_ids=copy_ids, max_new_tokens=3)
+
+
+def test_copy_ids_that_disagree_with_input_ids_are_refused():
+    input_ids = torch.tensor([[5, UNK, 7, PAD], [UNK, UNK, 9, 8]])
+    mask = torch.tensor([[1, 1, 1, 0], [1, 1, 1, 1]])
+    valid = torch.tensor([[5, VOCAB, 7, PAD], [VOCAB, VOCAB + 1, 9, 8]])
+    assert CopySource.of(valid, VOCAB, input_ids, UNK, mask).width == VOCAB + 2
+    padding = valid.clone()
+    padding[0, 3] = 6  # a padding column: never attended, not compared
+    assert CopySource.of(padding, VOCAB, input_ids, UNK, mask).width == VOCAB + 2
+    in_vocabulary = valid.clone()
+    in_vocabulary[1, 2] = 10
+    with pytest.raises(ValueError, match=r"`copy_input_ids\[1, 2\]` = 10 does not match `input_ids\[1, 2\]` = 9: "
+                                         r"below the vocabulary size \(40\) the two must be equal\."):
+        CopySource.of(in_vocabulary, VOCAB, input_ids, UNK, mask)
+    known_word = input_ids.clone()
+    known_word[1, 1] = 12
+    with pytest.raises(ValueError, match=r"`copy_input_ids\[1, 1\]` = 41 does not match `input_ids\[1, 1\]` = 12: "
+                                         r"an id ≥ the vocabulary size \(40\) is a word the vocabulary lacks, whose "
+                                         r"input id is the unknown token \(3\)\."):
+        CopySource.of(valid, VOCAB, known_word, UNK, mask)
+
+
+def test_generate_copies_the_words_of_encode_with_copies(word_tokenizer):
+    """The copying model outputs its source: the ids ≥ V of ``copy_input_ids`` come back from generate()."""
+    model = copying_model(word_tokenizer)
+    encoded = encode_with_copies(word_tokenizer, ["meeting with Ngozi Adeyemi", "Ann Obi"], return_tensors="pt")
+    for num_beams in (1, 3):
+        generated = model.generate(**encoded.model_inputs(), max_new_tokens=8, num_beams=num_beams)
+        for row, source in enumerate(encoded["copy_input_ids"]):
+            length = int(encoded["attention_mask"][row].sum())
+            assert generated[row, 1:length + 1].tolist() == source[:length].tolist()
+        assert (generated >= len(word_tokenizer)).sum() == 3  # Ngozi, Adeyemi, Obi
