@@ -104,3 +104,37 @@ def test_right_padding_and_no_labels_are_what_transformers_gives(tokenizer):
         assert torch.equal(batch[key], expected[key]), key
     unlabelled = collator([{key: value for key, value in feature.items() if key != "labels"} for feature in features])
     assert unlabelled["labels"] is None and torch.equal(unlabelled["input_ids"], expected["input_ids"])
+
+
+# the evaluation that batches targets itself ---------------------------------------------------------------------
+
+
+class RecordingModel(torch.nn.Module):
+    """The model, keeping the labels it is given."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model, self.config, self.device, self.labels = model, model.config, model.device, []
+
+    def forward(self, **inputs):
+        self.labels.append(inputs["labels"])
+        return self.model(**inputs)
+
+
+def test_the_alignment_error_rate_is_the_same_with_a_left_padding_tokenizer(tokenizer):
+    from training.alignment_error import alignment_error_rate
+
+    sources, targets = ["meeting with Ann Lee on 3 March 2015", "lunch on 4 May"], ["Ann Lee | 2015-03-03", "lunch"]
+    source_spans = [{"name": [13, 20]}, {"name": [0, 5]}]
+    target_spans = [{"name": [0, 7]}, {"name": [0, 5]}]
+    model = RecordingModel(tiny_model("rnnsearch", vocab_size=len(tokenizer)))
+    results = []
+    for side in ("right", "left"):
+        tokenizer.padding_side = side
+        try:
+            results.append(alignment_error_rate(model, tokenizer, sources, targets, source_spans, target_spans))
+        finally:
+            tokenizer.padding_side = "right"
+    right, left = model.labels
+    assert (right[1, 2:] == -100).all() and torch.equal(left, right)
+    assert results[0] == results[1] and results[0][1] == 3  # Ann, Lee; lunch

@@ -54,8 +54,8 @@ def alignment_error_rate(
         stop = start + batch_size
         encoded = tokenizer(list(sources[start:stop]), padding=True, return_offsets_mapping=True,
                             return_tensors="pt")
-        labelled = tokenizer(text_target=list(targets[start:stop]), padding=True, return_offsets_mapping=True,
-                             return_tensors="pt")
+        labelled = tokenizer(text_target=list(targets[start:stop]), padding=True, padding_side="right",
+                             return_offsets_mapping=True, return_tensors="pt")  # the decoder reads targets from t = 0
         labels = labelled["input_ids"].masked_fill(labelled["attention_mask"] == 0, -100)
         out = model(input_ids=encoded["input_ids"].to(model.device),
                     attention_mask=encoded["attention_mask"].to(model.device),
