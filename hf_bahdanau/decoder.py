@@ -1,4 +1,4 @@
-"""Decoders: the ways the seeds let the decoder use the source, one registered class each.
+"""Decoders: the ways the papers let the decoder use the source, one registered class each.
 
 - ``DECODER_STYLES`` (``decoder_style``, with attention):
   ``BahdanauDecoder``: attend with s_{i-1}, then s_i = f(s_{i-1}, [E y_{i-1}; c_i]), t_i = g(s_i, c_i, E y_{i-1});

@@ -1,4 +1,5 @@
-"""Attention-pooled text classification, flat or hierarchical (HAN, Yang et al. 2016; seed 004).
+"""Attention-pooled text classification, flat or hierarchical (HAN: Yang et al. 2016, *Hierarchical Attention
+Networks for Document Classification*).
 
 Flat (``config.hierarchical=False``):
     h_j = BiRNN(x)_j,  α = softmax_j(u_wᵀ tanh(W h_j + b)),  v = Σ_j α_j h_j,  logits = W_o v + b_o

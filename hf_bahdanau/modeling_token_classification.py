@@ -1,4 +1,5 @@
-"""Encode–attend–classify tagger (seed 000): embeddings -> (Bi)RNN annotations h_j -> attention -> a label
+"""Encode–attend–classify tagger (as in the article *Explaining Attention Network in Encoder-Decoder setting
+using Recurrent Neural Networks*): embeddings -> (Bi)RNN annotations h_j -> attention -> a label
 per token: logits_t = W_o f_t + b_o (dropout before), with the features f_t of ``token_attention``. Padding gets
 exactly zero weight.
 """

@@ -91,7 +91,7 @@ def plot_token_attention(
 ) -> Figure:
     """The tagger's attention over the words of a sentence.
 
-    weights: α [S] (the seed's one distribution over the sentence: a single row) or [S, S] (row t = what token
+    weights: α [S] (the context-vector tagger's one distribution: a single row) or [S, S] (row t = what token
     t attended to, e.g. ``outputs.attentions[0][b, 0]`` cut to the real tokens); tokens: the S words; tags: the
     predicted tag of each word, written under it. Drawn like ``plot_alignment``, saved to ``path`` if given.
     """

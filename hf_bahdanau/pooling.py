@@ -5,7 +5,7 @@
     α = masked_softmax(e)          [B, S], exactly 0 on padding
     s = Σ_j α_j h_j                [B, D]
 
-It is both the seed tagger's energy e_j = v_aᵀ tanh(U_a h_j) (with v_a = u_w, d_a = A) and the word- and
+It is both the tagger's energy e_j = v_aᵀ tanh(U_a h_j) (with v_a = u_w, d_a = A) and the word- and
 sentence-level attention of the hierarchical attention network (HAN, Yang et al. 2016), where u_w is the
 learned "what is informative" context vector.
 """

@@ -1,8 +1,9 @@
 """The models as the papers write them: one source at a time, one target token at a time, no fast path.
 
-This is the plain computation the fast paths are tested against (``tests/test_reference.py``), and the place to read
-the equations in order. Every function takes a model (``BahdanauForConditionalGeneration``, in eval mode) and reads
-its parameters; nothing here is used by the model itself.
+This is the plain computation the fast paths are tested against (``tests/test_decoder.py``; scopes, modes, coverage
+and copying in ``tests/test_scope.py``, the pointer network in ``tests/test_pointer_network.py``), and the place to
+read the equations in order. Every function takes a model (``BahdanauForConditionalGeneration``, in eval mode) and
+reads its parameters; nothing here is used by the model itself.
 
     encode            h_j = [→h_j; ←h_j], each layer a torch RNN over the sentence alone (no padding, no packing)
     bahdanau_decoder  Bahdanau et al. (2015), appendix A:

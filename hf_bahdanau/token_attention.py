@@ -1,6 +1,8 @@
 """How a token of the tagger attends over its sentence (the ``token_attention_type`` field).
 
-- ``"context_vector"`` (seed 000): one distribution over the sentence from a learned context vector,
+- ``"context_vector"``: one distribution over the sentence from a learned context vector (the word attention of
+  Yang et al. 2016, *Hierarchical Attention Networks for Document Classification*, used for tagging as in the
+  article *Explaining Attention Network in Encoder-Decoder setting using Recurrent Neural Networks*),
   α_j = softmax_j(v_aᵀ tanh(U_a h_j + b)) (``ContextVectorAttention``, d_a = ``classifier_attention_size``), and
   each annotation re-weighted by it: f_j = α_j h_j. A token the distribution leaves near 0 has features near 0, so
   its tag comes from the bias alone: on the bundled NER data this formulation stays at entity F1 ≈ 0.07 where the
@@ -28,11 +30,11 @@ LEGACY_NAMES = {"sentence": "context_vector"}  # configs saved before the rename
 
 @TOKEN_ATTENTIONS.register("context_vector")
 class ContextVectorTokenAttention(nn.Module):
-    """The seed's attention: α_j = softmax_j(v_aᵀ tanh(U_a h_j + b)), features f_j = α_j h_j [B, S, D]; every real
-    token's row of the weights is the same α."""
+    """One learned context vector: α_j = softmax_j(v_aᵀ tanh(U_a h_j + b)), features f_j = α_j h_j [B, S, D]; every
+    real token's row of the weights is the same α."""
 
     description = ("one distribution over the sentence from a learned context vector, α_j = softmax_j(v_aᵀ tanh(U_a "
-                   "h_j + b)), re-weighting each annotation: f_j = α_j h_j (seed 000)")
+                   "h_j + b)) (Yang et al. 2016's word attention), re-weighting each annotation: f_j = α_j h_j")
 
     def __init__(self, config) -> None:
         super().__init__()
