@@ -21,12 +21,14 @@ from __future__ import annotations
 import argparse
 import html
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 import torch
+from tqdm import tqdm
 
 from .cli import blank_entries, check_model_arguments, load_text_model, read_lines
 from .decoding import Translation, translate
@@ -352,14 +354,21 @@ def _model_name(model: str, revision: str | None) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    print(f"{PROG}: loading {args.model}", file=sys.stderr)
     model, tokenizer = load_text_model(args.model, PROG, revision=args.revision,
                                        trust_remote_code=args.trust_remote_code)
     if model.config.attention_type == "none":
         raise SystemExit(f"{PROG}: error: {args.model!r} has no attention (attention_type='none'): there are no "
                          "alignments to explore; hf-bahdanau-translate decodes it.")
-    results = translate(model, tokenizer, args.sources, num_beams=args.num_beams, max_new_tokens=args.max_new_tokens,
-                        batch_size=args.batch_size, output_alignments=True)
     decoding = "greedy" if args.num_beams == 1 else f"beam search, {args.num_beams} beams"
+    results = []
+    with tqdm(total=len(args.sources), desc=f"{PROG}: decoding ({decoding})", unit=" sentences", file=sys.stderr,
+              mininterval=0) as progress:  # a batch takes long enough to be shown
+        for start in range(0, len(args.sources), args.batch_size):  # translate()'s own batches, one at a time
+            batch = args.sources[start:start + args.batch_size]
+            results += translate(model, tokenizer, batch, num_beams=args.num_beams, max_new_tokens=args.max_new_tokens,
+                                 batch_size=args.batch_size, output_alignments=True)
+            progress.update(len(batch))
     page = explorer_page(results, references=args.reference_lists, title=_model_name(args.model, args.revision),
                          model_summary=summarise_model(model), metrics=read_model_metrics(args.model, args.revision),
                          decoding=decoding, page_size=args.page_size)

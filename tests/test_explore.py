@@ -1,7 +1,7 @@
 """hf-bahdanau-explore and ``explorer_page``: the page's embedded data round-trip, wrong predictions come first and
 are counted, text that looks like HTML stays text; the console script decodes what translate() decodes; bad inputs
 are errors that name them; and in a real headless chromium, hovering over an output token shows its row of weights,
-the "only wrong" filter and the pages work.
+the "only wrong" filter and the pages work, and training/explorer_screenshot.py --hover waits for the highlight.
 
 The browser tests are marked ``browser`` (``pytest -m browser tests/test_explore.py``). Without selenium
 (``pip install selenium``) or chromium and its driver (``apt-get install chromium chromium-driver``) they are skipped
@@ -23,7 +23,7 @@ from conftest import tiny_model
 from hf_bahdanau.decoding import Translation, translate
 from hf_bahdanau.explore import explorer_page, main
 from test_cli import SENTENCES, saved_model  # noqa: F401  (saved_model: a module fixture, a tiny model and tokenizer)
-from training.explorer_screenshot import BrowserMissing, headless_chromium
+from training.explorer_screenshot import BrowserMissing, headless_chromium, screenshot
 
 EMBEDDED = re.compile(r'<script type="application/json" id="explorer-data">(.*?)</script>', re.DOTALL)
 ROUNDING = 0.5e-4 + 1e-9  # the page keeps 4 decimals of each weight
@@ -171,6 +171,11 @@ def test_the_page_of_the_command_shows_what_translate_decodes(saved_model, tmp_p
                        "--num_beams", "2", "--batch_size", "2")
     assert done.returncode == 0, done.stderr
     assert done.stdout == f"{tmp_path / 'out' / 'page.html'}: 3 sentences, exact match 66.7 % (1 wrong)\n"
+    progress = done.stderr.replace("\r", "\n").splitlines()  # a line per phase, then a bar moved per batch
+    assert progress[0] == f"hf-bahdanau-explore: loading {model_dir}" and "Loading weights" not in done.stderr
+    bar = [re.search(r"\| (\d+/\d+) \[", line).group(1) for line in progress
+           if line.startswith("hf-bahdanau-explore: decoding (beam search, 2 beams): ")]
+    assert bar[0] == "0/3" and bar[-2:] == ["2/3", "3/3"], done.stderr
     data = page_data((tmp_path / "out" / "page.html").read_text())
     assert data["title"] == "dates-tiny"
     assert [sentence["number"] for sentence in data["sentences"]] == [3, 1, 2]
@@ -394,3 +399,46 @@ def test_thousands_of_sentences_are_shown_a_page_at_a_time(browser, tmp_path):
         f"{weight:.2f}" for weight in row.tolist()]
     previous.click()
     assert sentences_shown(browser) == [f"#{number}" for number in range(1, 51)]
+
+
+HIGHLIGHT = (230, 85, 13)  # explore.css's border of the hovered output token and of the source tokens it attends to
+
+
+def highlighted_pixels(path: Path) -> int:
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return dict((color, count) for count, color in image.convert("RGB").getcolors(1 << 24)).get(HIGHLIGHT, 0)
+
+
+def take_screenshot(page: Path, output: Path, hover: bool) -> None:
+    try:
+        screenshot(page, output, width=800, height=600, hover=hover)
+    except BrowserMissing as error:
+        pytest.skip(str(error))
+
+
+@pytest.mark.browser
+def test_the_hover_screenshot_shows_the_highlight(tmp_path):
+    (tmp_path / "page.html").write_text(explorer_page([made_up("abcd", "W X Y", alignment=ROWS)]), encoding="utf-8")
+    take_screenshot(tmp_path / "page.html", tmp_path / "still.png", hover=False)
+    take_screenshot(tmp_path / "page.html", tmp_path / "hover.png", hover=True)
+    assert highlighted_pixels(tmp_path / "still.png") == 0 and highlighted_pixels(tmp_path / "hover.png") > 100
+
+
+@pytest.mark.browser
+def test_the_hover_screenshot_waits_for_a_late_highlight(tmp_path):
+    """A page that highlights the hovered token half a second after the mouse arrives (as a busy browser may)."""
+    (tmp_path / "late.html").write_text(f"""<!DOCTYPE html>
+<html><body><div class="sentence"><span class="target-token">W</span></div>
+<div id="shade" style="width: 300px; height: 200px"></div>
+<script>
+const token = document.querySelector(".target-token");
+token.addEventListener("mouseenter", () => setTimeout(() => {{
+  token.classList.add("selected");
+  document.getElementById("shade").style.backgroundColor = "rgb{HIGHLIGHT}";
+}}, 500));
+</script></body></html>
+""")
+    take_screenshot(tmp_path / "late.html", tmp_path / "late.png", hover=True)
+    assert highlighted_pixels(tmp_path / "late.png") >= 300 * 200

@@ -13,6 +13,7 @@ from pathlib import Path
 
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 INSTALL_HINT = "pip install selenium; apt-get install chromium chromium-driver"
+HOVER_TIMEOUT = 10  # seconds to wait for the page to highlight the hovered token
 
 
 class BrowserMissing(RuntimeError):
@@ -45,6 +46,7 @@ def screenshot(page: Path, output: Path, *, width: int = 1280, height: int = 900
     on the first output token of the first sentence (its source tokens shaded by their weights)."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
 
     browser = headless_chromium(width, height)
     try:
@@ -52,6 +54,11 @@ def screenshot(page: Path, output: Path, *, width: int = 1280, height: int = 900
         if hover:
             token = browser.find_element(By.CSS_SELECTOR, ".sentence .target-token")
             ActionChains(browser).move_to_element(token).perform()
+            # The page's script marks the token "selected" and shades its source tokens when the browser delivers
+            # the hover, which may come after perform() returns.
+            WebDriverWait(browser, HOVER_TIMEOUT).until(lambda _: "selected" in token.get_attribute("class").split(),
+                                                        f"the hovered output token was not highlighted within "
+                                                        f"{HOVER_TIMEOUT} s")
         output.parent.mkdir(parents=True, exist_ok=True)
         if not browser.save_screenshot(str(output)):
             raise RuntimeError(f"chromium could not save a screenshot to {output}.")
