@@ -231,7 +231,7 @@ def _json_cells(text: str, source: str) -> tuple[dict[str, list], list[str]]:
 def _check_present(names: list[str], columns: Mapping[str, Column], split: str, source: str) -> None:
     for name, column in columns.items():
         if column.required and name not in names:
-            subject = f"`--{column.argument}` {name!r}" if column.argument else f"The column {name!r}"
+            subject = f"`--{column.argument}` {name!r}" if column.argument else repr(name)
             raise ValueError(f"{subject} is not a column of the {split} data; its columns are {names} ({source}).")
 
 
