@@ -23,7 +23,8 @@ from .recurrent import RNN_TYPES
 from .scope import MonotonicScope
 from .search import FastSearchMixin
 from .state import RecurrentDecoderCache
-from .transformers_private import EMBEDDING_RESIZE, SHARED_BEAM_MEMORY, fall_back_once
+from .transformers_private import (CACHE_NAME, EMBEDDING_RESIZE, SHARED_BEAM_MEMORY, cache_argument, cache_of,
+                                   check_release, fall_back_once)
 
 
 def shift_tokens_right(labels: Tensor, pad_token_id: int, decoder_start_token_id: int) -> Tensor:
@@ -177,14 +178,18 @@ class BahdanauModel(BahdanauPreTrainedModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        cache: RecurrentDecoderCache | None = None,
     ) -> BahdanauSeq2SeqModelOutput:
         """input_ids/attention_mask [B, S] (or inputs_embeds [B, S, E], or encoder_outputs); decoder_input_ids [B, T]
         (or decoder_inputs_embeds [B, T, E]; neither: input_ids shifted right, as BART does), right-padded: the
         decoder is causal, so ``decoder_attention_mask`` is accepted and not needed. The decoder may also run
         [B·k, T]: k consecutive rows per source, which share its encoder memory (generate()'s beams). With
-        ``past_key_values`` only the new decoder tokens are read and the source is not re-encoded.
+        a ``cache`` (``past_key_values`` before transformers 5.24: either name) only the new decoder tokens are read
+        and the source is not re-encoded.
 
-        Returns ``BahdanauSeq2SeqModelOutput``: its ``last_hidden_state`` is the pre-output t, not a decoder state."""
+        Returns ``BahdanauSeq2SeqModelOutput``: its ``last_hidden_state`` is the pre-output t, not a decoder state;
+        its cache field is ``cache`` (``past_key_values`` before transformers 5.24)."""
+        cache = cache_argument(cache, past_key_values)
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
         output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
                                 else output_hidden_states)
@@ -198,7 +203,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
                                                    self.config.decoder_start_token_id)
         decoder_rows = self.decoder.check_inputs(decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask)
 
-        if past_key_values is None:
+        if cache is None:
             if encoder_outputs is None:
                 encoder_outputs = self.encoder(
                     input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
@@ -212,29 +217,29 @@ class BahdanauModel(BahdanauPreTrainedModel):
             if rows > 1:
                 memory, state = self.decoder.serve_rows(memory, state, rows)
         else:
-            memory, state = past_key_values.memory, past_key_values.state
+            memory, state = cache.memory, cache.state
             if decoder_rows != memory.batch_size * memory.rows_per_source:
                 raise ValueError(f"`decoder_input_ids` must have the {memory.batch_size * memory.rows_per_source} "
-                                 f"rows of `past_key_values`, got {decoder_rows}.")
+                                 f"rows of the `cache`, got {decoder_rows}.")
 
-        plan = None if past_key_values is None else self.step_plan(past_key_values)
+        plan = None if cache is None else self.step_plan(cache)
         decoded: DecoderOutput = self.decoder(decoder_input_ids, memory, state, plan, inputs_embeds=decoder_inputs_embeds,
                                               output_hidden_states=output_hidden_states)
         if use_cache:
-            if past_key_values is None:
-                past_key_values = RecurrentDecoderCache(memory, decoded.state)
-            past_key_values.update_state(decoded.state, decoded.pre_output.shape[1])
+            if cache is None:
+                cache = RecurrentDecoderCache(memory, decoded.state)
+            cache.update_state(decoded.state, decoded.pre_output.shape[1])
 
         weights = decoded.attention_weights
         return BahdanauSeq2SeqModelOutput(
             last_hidden_state=decoded.pre_output,
-            past_key_values=past_key_values if use_cache else None,
             decoder_hidden_states=decoded.hidden_states,
             cross_attentions=((memory.to_caller_layout(weights).unsqueeze(1),)
                               if output_attentions and weights is not None else None),
             encoder_last_hidden_state=None if encoder_outputs is None else encoder_outputs.last_hidden_state,
             encoder_hidden_states=None if encoder_outputs is None else encoder_outputs.hidden_states,
             p_gen_logits=decoded.generation_gate,
+            **{CACHE_NAME: cache if use_cache else None},
         )
 
     def _check_encoder_outputs(self, encoder_outputs: BahdanauEncoderOutput | tuple,
@@ -282,10 +287,12 @@ class RecurrentGenerationMixin(GenerationMixin):
         next_sequence_length: int | None = None,
         past_key_values: RecurrentDecoderCache | None = None,
         is_first_iteration: bool | None = None,
+        cache: RecurrentDecoderCache | None = None,
         **model_kwargs,
     ) -> dict:
         """One generate() step: ``input_ids`` is the decoder's sequence so far [N, L], of which the new tokens are
-        read; the cache, the encoder outputs and every other keyword argument go to ``forward`` unchanged.
+        read; the cache (``cache``, or ``past_key_values`` before transformers 5.24), the encoder outputs and every
+        other keyword argument go to ``forward`` unchanged.
 
         The generic version also builds position ids and 4-D masks and inspects ``forward``'s signature at
         every step, which costs more than a decoder step at batch size 1.
@@ -293,7 +300,7 @@ class RecurrentGenerationMixin(GenerationMixin):
         if next_sequence_length is not None:
             input_ids = input_ids[:, -next_sequence_length:]
         model_kwargs.pop("labels", None)
-        return dict(model_kwargs, decoder_input_ids=input_ids, past_key_values=past_key_values)
+        return dict(model_kwargs, decoder_input_ids=input_ids, cache=cache_argument(cache, past_key_values))
 
     def _expand_inputs_for_generation(self, expand_size: int = 1, is_encoder_decoder: bool = False,
                                       input_ids: Tensor | None = None, **model_kwargs) -> tuple[Tensor, dict]:
@@ -348,7 +355,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
 
     def _next_token_logits(self, tokens: Tensor, cache: RecurrentDecoderCache) -> Tensor:
         """tokens [N, 1] -> logits [N, V] of the token after them; advances ``cache``. The logits of
-        ``forward(decoder_input_ids=tokens, past_key_values=cache)``, without its output objects (greedy and
+        ``forward(decoder_input_ids=tokens, cache=cache)``, without its output objects (greedy and
         beam search call this at every step; at batch size 1 the objects cost a third of a step)."""
         copying = cache.copy_source
         if copying is not None:
@@ -368,7 +375,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         return ids.masked_fill(ids >= self.config.vocab_size, self.config.unk_token_id)
 
     def _copy_source(self, copy_input_ids: Tensor | None, input_ids: Tensor | None, attention_mask: Tensor | None,
-                     past_key_values: RecurrentDecoderCache | None) -> CopySource | None:
+                     cache: RecurrentDecoderCache | None) -> CopySource | None:
         """What a ``copy_attention`` model copies from: the cache's, else ``copy_input_ids``, else ``input_ids``
         (checked: non-negative ids of the source's shape); None without copy attention."""
         if not self.config.copy_attention:
@@ -376,8 +383,8 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
                 raise ValueError("`copy_input_ids` are the ids a pointer-generator copies from, and this model has "
                                  "`copy_attention=False`; leave them out.")
             return None
-        if past_key_values is not None and past_key_values.copy_source is not None:
-            return past_key_values.copy_source
+        if cache is not None and cache.copy_source is not None:
+            return cache.copy_source
         ids = input_ids if copy_input_ids is None else copy_input_ids
         if ids is None:
             raise ValueError("A `copy_attention=True` model copies source tokens: pass `input_ids` or "
@@ -422,6 +429,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         num_items_in_batch: int | Tensor | None = None,
         logits_to_keep: int | Tensor = 0,
         copy_input_ids: Tensor | None = None,
+        cache: RecurrentDecoderCache | None = None,
     ) -> BahdanauSeq2SeqLMOutput:
         """labels [B, T]: target ids, -100 where ignored (the decoder inputs are the labels shifted right unless given,
         with the labels' shape); the loss is their summed cross-entropy (plus λ times the coverage loss, when
@@ -433,8 +441,10 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
 
         With ``copy_attention``: ``copy_input_ids`` [B, S] are the source ids in the extended vocabulary (default:
         ``input_ids``; ``copying.encode_with_copies`` makes them); labels and decoder inputs may hold their ids ≥
-        vocab_size (decoder inputs read them as ``unk_token_id``), and ``logits`` is log P(w) of the mixture."""
-        copying = self._copy_source(copy_input_ids, input_ids, attention_mask, past_key_values)
+        vocab_size (decoder inputs read them as ``unk_token_id``), and ``logits`` is log P(w) of the mixture.
+        ``cache``: the decoding cache (``past_key_values`` before transformers 5.24; either name is accepted)."""
+        cache = cache_argument(cache, past_key_values)
+        copying = self._copy_source(copy_input_ids, input_ids, attention_mask, cache)
         vocabulary = self.config.vocab_size if copying is None else copying.width
         if labels is not None:
             use_cache = False
@@ -456,13 +466,13 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         outputs = self.model(
             input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
-            past_key_values=past_key_values, inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds,
+            cache=cache, inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds,
             use_cache=use_cache, output_attentions=output_attentions or with_coverage_loss or copying is not None,
             output_hidden_states=output_hidden_states, return_dict=True,
         )
         if copying is not None:
-            if outputs.past_key_values is not None:
-                outputs.past_key_values.copy_source = copying
+            if cache_of(outputs) is not None:
+                cache_of(outputs).copy_source = copying
             weights, gate = outputs.cross_attentions[0][:, 0], outputs.p_gen_logits
             copy_ids = copying.per_row(weights.shape[0]).to(weights.device)
         pre_output = self.output_dropout(outputs.last_hidden_state)
@@ -490,13 +500,15 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             coverage_loss=covered,
             p_gen=torch.sigmoid(gate) if copying is not None and output_attentions else None,
             logits=logits,
-            past_key_values=outputs.past_key_values,
             decoder_hidden_states=outputs.decoder_hidden_states,
             cross_attentions=outputs.cross_attentions if output_attentions else None,
             encoder_last_hidden_state=outputs.encoder_last_hidden_state,
             encoder_hidden_states=outputs.encoder_hidden_states,
+            **{CACHE_NAME: cache_of(outputs)},
         )
 
+
+check_release(BahdanauForConditionalGeneration, BahdanauConfig)
 
 __all__ = ["BahdanauForConditionalGeneration", "BahdanauModel", "BahdanauPreTrainedModel", "BahdanauSeq2SeqLMOutput",
            "BahdanauSeq2SeqModelOutput", "RecurrentGenerationMixin", "shift_tokens_right"]

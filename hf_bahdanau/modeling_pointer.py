@@ -29,6 +29,7 @@ from .modeling_bahdanau import BahdanauModel, BahdanauPreTrainedModel, Recurrent
 from .padding import check_attention_mask
 from .pointing import END, ForbidRepeatedPointers
 from .state import RecurrentDecoderCache
+from .transformers_private import CACHE_NAME, cache_argument, cache_of
 
 __all__ = ["BahdanauForPointerNetwork", "PointerNetworkEncoderOutput"]
 
@@ -153,15 +154,30 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
                              f"{int(labels[row, column]) - 1}, which is padding in row {row} (it has "
                              f"{int(mask[row].sum()) - 1} inputs).")
 
-    def _decoder_inputs(self, pointer_ids: Tensor, inputs: Tensor) -> Tensor:
-        """Pointer ids [N, T] (N = k rows per source) -> the inputs the decoder reads [N, T, E]."""
+    def _decoder_inputs(self, pointer_ids: Tensor, inputs: Tensor, mask: Tensor) -> Tensor:
+        """Pointer ids [N, T] (N = k rows per source) of real inputs (mask [B, S + 1]) -> the inputs the decoder reads
+        [N, T, E]."""
         check_token_ids("decoder_input_ids", pointer_ids, inputs.shape[1], what="[batch, steps] pointer ids")
         rows = pointer_ids.shape[0] // inputs.shape[0]
         if rows * inputs.shape[0] != pointer_ids.shape[0]:
             raise ValueError(f"`decoder_input_ids` must have one row (or k consecutive rows) per input row "
                              f"({inputs.shape[0]}), got {pointer_ids.shape[0]}.")
         source_of_row = torch.arange(inputs.shape[0], device=inputs.device).repeat_interleave(rows)
+        padding = ~mask[source_of_row.unsqueeze(1), pointer_ids]
+        if padding.any():
+            row, column = padding.nonzero()[0].tolist()
+            raise ValueError(f"`decoder_input_ids[{row}, {column}]` = {int(pointer_ids[row, column])} points at "
+                             f"input position {int(pointer_ids[row, column]) - 1}, which is padding in that row (it "
+                             f"has {int(mask[source_of_row[row]].sum()) - 1} inputs).")
         return inputs[source_of_row.unsqueeze(1), pointer_ids]
+
+    def resize_token_embeddings(self, new_num_tokens: int | None = None, pad_to_multiple_of: int | None = None,
+                                mean_resizing: bool = True) -> nn.Module:
+        """Refused: a pointer network's outputs are input positions, not a vocabulary (its size follows each input);
+        a token-id pointer network keeps the input embedding it was built with (``config.vocab_size``)."""
+        raise NotImplementedError("resize_token_embeddings does not apply to a pointer network: its outputs are "
+                                  "input positions, so there is no output vocabulary to resize; build a new model "
+                                  "with another `vocab_size` to read more input token ids.")
 
     @can_return_tuple
     def forward(
@@ -172,6 +188,7 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         decoder_input_ids: Tensor | None = None,
         encoder_outputs: PointerNetworkEncoderOutput | None = None,
         past_key_values: RecurrentDecoderCache | None = None,
+        cache: RecurrentDecoderCache | None = None,
         labels: Tensor | None = None,
         use_cache: bool | None = None,
         output_attentions: bool | None = None,
@@ -184,18 +201,20 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         behind the start id 0 unless ``decoder_input_ids`` [B, T] (or [B·k, T]) are given. The loss is the summed
         cross-entropy over the labels divided by ``num_items_in_batch`` (Trainer's count) or their count.
         logits [B, T, S + 1]: log p over pointer ids; cross_attentions (with ``output_attentions``): its
-        probabilities (α [B, 1, T, S + 1], the attention over [end; inputs])."""
+        probabilities (α [B, 1, T, S + 1], the attention over [end; inputs]). ``cache``: the decoding cache
+        (``past_key_values`` before transformers 5.24; either name is accepted)."""
+        cache = cache_argument(cache, past_key_values)
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
         output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
                                 else output_hidden_states)
         if encoder_outputs is None:
-            if past_key_values is None:
+            if cache is None:
                 encoder_outputs = self.encode(input_features, input_ids, attention_mask, output_hidden_states)
         elif not isinstance(encoder_outputs, PointerNetworkEncoderOutput):
             raise TypeError("`encoder_outputs` of a pointer network must be a PointerNetworkEncoderOutput (from "
                             f"`model.encode(...)`), got {type(encoder_outputs).__name__}.")
-        if past_key_values is not None:
-            inputs, mask = past_key_values.pointer_inputs, past_key_values.memory.mask
+        if cache is not None:
+            inputs, mask = cache.pointer_inputs, cache.memory.mask
         else:
             inputs = self.pointer_inputs(encoder_outputs)
             memory_outputs, mask = self.pointer_memory(encoder_outputs)
@@ -205,16 +224,19 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
             if decoder_input_ids is None:
                 decoder_input_ids = labels.new_full(labels.shape, END)
                 decoder_input_ids[:, 1:] = labels[:, :-1].clamp(min=END)
+            elif tuple(decoder_input_ids.shape) != tuple(labels.shape):
+                raise ValueError(f"`labels` must have the shape of `decoder_input_ids` {list(decoder_input_ids.shape)} "
+                                 f"([batch, steps]), got {list(labels.shape)}.")
         if decoder_input_ids is None:
             raise ValueError("Pass `decoder_input_ids` (pointer ids read so far, starting with 0) or `labels`.")
         outputs = self.model(
-            encoder_outputs=None if past_key_values is not None else memory_outputs,
-            attention_mask=None if past_key_values is not None else mask,
-            decoder_inputs_embeds=self._decoder_inputs(decoder_input_ids, inputs),
-            past_key_values=past_key_values, use_cache=use_cache, output_attentions=output_attentions,
+            encoder_outputs=None if cache is not None else memory_outputs,
+            attention_mask=None if cache is not None else mask,
+            decoder_inputs_embeds=self._decoder_inputs(decoder_input_ids, inputs, mask),
+            cache=cache, use_cache=use_cache, output_attentions=output_attentions,
             output_hidden_states=True, return_dict=True,
         )
-        cache = outputs.past_key_values
+        cache = cache_of(outputs)
         if cache is not None:
             cache.pointer_inputs = inputs
             keys = cache.memory.projected_keys
@@ -225,11 +247,11 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         return Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
-            past_key_values=cache,
             decoder_hidden_states=outputs.decoder_hidden_states if output_hidden_states else None,
             cross_attentions=outputs.cross_attentions,
             encoder_last_hidden_state=None if encoder_outputs is None else encoder_outputs.last_hidden_state,
             encoder_hidden_states=None if encoder_outputs is None else encoder_outputs.hidden_states,
+            **{CACHE_NAME: cache},
         )
 
     @torch.no_grad()

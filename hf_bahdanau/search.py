@@ -16,10 +16,11 @@ continuations of a source come from
     best 2k of a source = topk over its k × 2k candidates + running beam scores
 
 (adding a beam's running score keeps the order within its row, so every continuation in the source's best 2k is
-among the best 2k of its own beam). Finished hypotheses, length penalty, early stopping, stopping criteria and
-logits processors are transformers' own helpers, called as its loop calls them; the returned outputs are the same.
-Sampling, and greedy with per-step attentions or hidden states or without a cache, keep transformers' loops; so does
-everything if the installed transformers changed the private helpers used here (``transformers_private``).
+among the best 2k of its own beam). Finished hypotheses, length penalty and early stopping are kept as transformers
+keeps them (``beam_hypotheses``), with transformers' stopping criteria and logits processors; the returned outputs
+are the same. Both loops call no private transformers helper: they are reached through generate()'s dispatch to
+``_sample`` and ``_beam_search`` (``transformers_private`` lists it). Sampling, and greedy search with per-step
+attentions or hidden states or without a cache, keep transformers' loops.
 
 GNMT's scoring of finished hypotheses (Wu et al. 2016, §7; ``BeamPenalties``), asked for with generate()'s (or the
 generation config's) ``coverage_penalty`` β and ``length_penalty_style="gnmt"``:
@@ -32,22 +33,24 @@ The attention totals Σ_t α_tj of every running beam are the cache's ``Attentio
 scores are transformers' own, bit for bit.
 """
 
+import copy
 import math
 import numbers
 from typing import NamedTuple
 
 import torch
-import transformers
 from torch import Tensor
 from transformers.generation import GenerationConfig, GenerationMode, LogitsProcessorList, StoppingCriteriaList
 from transformers.generation.utils import GenerateBeamEncoderDecoderOutput, GenerateEncoderDecoderOutput
 
+from .beam_hypotheses import early_stop_unsatisfied, gather_beams, has_unfinished, next_running_beams, update_finished
 from .block_select import row_argmax, row_topk
 from .coverage import coverage_penalty
 from .state import RecurrentDecoderCache
-from .transformers_private import BEAM_PENALTIES, FAST_SEARCH, fall_back_once
+from .transformers_private import CACHE_NAME, cache_of
 
-__all__ = ["BeamPenalties", "FastSearchMixin", "LENGTH_PENALTY_STYLES", "check_beam_penalties"]
+__all__ = ["BeamPenalties", "FastSearchMixin", "LENGTH_PENALTY_STYLES", "check_beam_penalties", "check_length_penalty",
+           "special_token_tensors"]
 
 LENGTH_PENALTY_STYLES = ("transformers", "gnmt")
 BEAM_PENALTY_OPTIONS = ("coverage_penalty", "length_penalty_style")
@@ -103,6 +106,25 @@ class BeamPenalties(NamedTuple):
         return running_scores / self.length_penalty((max_length if longest else cur_len) - prompt_length)
 
 
+def special_token_tensors(config: GenerationConfig, device: torch.device) -> tuple[Tensor | None, Tensor | None]:
+    """The EOS ids [n] (None without) and the pad id [] the search loops fill finished rows with, as generate()
+    resolves them: without a pad id, the first EOS id."""
+    eos = config.eos_token_id
+    eos = None if eos is None else torch.as_tensor(eos, dtype=torch.long, device=device).reshape(-1)
+    pad = config.pad_token_id
+    if pad is None:
+        return eos, None if eos is None else eos[0]
+    return eos, torch.as_tensor(pad, dtype=torch.long, device=device)
+
+
+def check_length_penalty(alpha: float) -> None:
+    """A ``ValueError`` naming ``length_penalty`` unless it is a finite number or None (generate()'s default; NaN or
+    ∞ would score every hypothesis NaN)."""
+    if alpha is not None and (isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not math.isfinite(alpha)):
+        raise ValueError(f"`length_penalty` must be a finite number (the exponent α of the length penalty), got "
+                         f"{alpha!r}.")
+
+
 def check_beam_penalties(config: GenerationConfig, attention_type: str) -> None:
     """A ``ValueError`` naming the argument where ``config``'s ``coverage_penalty`` or ``length_penalty_style`` is
     not allowed: a value out of range, coverage without attention, either without beam search, coverage without
@@ -114,6 +136,7 @@ def check_beam_penalties(config: GenerationConfig, attention_type: str) -> None:
     style = getattr(config, "length_penalty_style", None)
     if style is not None and style not in LENGTH_PENALTY_STYLES:
         raise ValueError(f"`length_penalty_style` must be one of {LENGTH_PENALTY_STYLES}, got {style!r}.")
+    check_length_penalty(config.length_penalty)
     penalties = BeamPenalties.of(config)
     if penalties is None:
         return
@@ -123,7 +146,7 @@ def check_beam_penalties(config: GenerationConfig, attention_type: str) -> None:
     mode = config.get_generation_mode()
     if mode != GenerationMode.BEAM_SEARCH:
         raise ValueError(f"{penalties.describe()}: for beam search only (num_beams > 1, do_sample=False), and this "
-                         f"call runs {mode.value} (num_beams={config.num_beams}, do_sample={config.do_sample}).")
+                         f"call runs {mode.value} (num_beams={config.num_beams or 1}, do_sample={bool(config.do_sample)}).")
     if penalties.coverage and config.use_cache is False:
         raise ValueError(f"`coverage_penalty={beta}` reads the attention totals from the decoder's cache: it needs "
                          "use_cache=True.")
@@ -133,22 +156,26 @@ class FastSearchMixin:
     """Greedy and beam search for an encoder–decoder model whose ``_next_token_logits(tokens, cache)`` advances its
     cache by ``tokens`` [N, 1] and returns the next-token logits [N, V]. Mix in before ``GenerationMixin``."""
 
-    def _prepare_generation_config(self, generation_config: GenerationConfig | None,
-                                   **kwargs) -> tuple[GenerationConfig, dict]:
-        """transformers' ``_prepare_generation_config``, with ``coverage_penalty`` and ``length_penalty_style`` taken
-        into the generation config instead of the model kwargs (a keyword argument overrides ``generation_config``
-        and ``model.generation_config``, which may hold them too), then checked (``check_beam_penalties``)."""
-        if not BEAM_PENALTIES:
-            if any(name in kwargs for name in BEAM_PENALTY_OPTIONS):
-                raise ValueError(f"{BEAM_PENALTY_OPTIONS} need transformers' private _prepare_generation_config, "
-                                 f"which transformers {transformers.__version__} changed.")
-            return super()._prepare_generation_config(generation_config, **kwargs)
+    def generate(self, inputs: Tensor | None = None, generation_config: GenerationConfig | None = None, **kwargs):
+        """``GenerationMixin.generate``, which also takes GNMT's ``coverage_penalty`` and ``length_penalty_style``
+        (keyword arguments, or fields of ``generation_config`` / ``model.generation_config``). With either, the
+        call's generation options and the penalties go into one copy of the generation config, checked
+        (``check_beam_penalties``) before decoding starts."""
         requested = {name: kwargs.pop(name) for name in BEAM_PENALTY_OPTIONS if name in kwargs}
-        generation_config, model_kwargs = super()._prepare_generation_config(generation_config, **kwargs)
-        for name, value in requested.items():
-            setattr(generation_config, name, value)
-        check_beam_penalties(generation_config, self.config.attention_type)
-        return generation_config, model_kwargs
+        chosen = self.generation_config if generation_config is None else generation_config
+        if requested or any(getattr(chosen, name, None) is not None for name in BEAM_PENALTY_OPTIONS):
+            generation_config = copy.deepcopy(chosen)
+            for name, value in requested.items():
+                setattr(generation_config, name, value)
+            kwargs = generation_config.update(**kwargs)  # returns what is not a generation option: model inputs
+            check_beam_penalties(generation_config, self.config.attention_type)
+        return super().generate(inputs, generation_config, **kwargs)
+
+    def _first_step(self, input_ids: Tensor, model_kwargs: dict) -> tuple[Tensor, RecurrentDecoderCache | None]:
+        """The step that reads the decoder's prompt ``input_ids`` [N, L] (transformers' prefill): the next-token
+        logits [N, V] and the cache it built."""
+        outputs = self(**self.prepare_inputs_for_generation(input_ids, **model_kwargs), return_dict=True)
+        return outputs.logits[:, -1], cache_of(outputs)
 
     def _sample(
         self,
@@ -167,10 +194,6 @@ class FastSearchMixin:
                 or not model_kwargs.get("use_cache")):
             return super()._sample(input_ids, logits_processor, stopping_criteria, generation_config,
                                    synced_gpus=synced_gpus, streamer=streamer, **model_kwargs)
-        if not FAST_SEARCH:
-            return fall_back_once("hf_bahdanau's greedy search", super()._sample, input_ids, logits_processor,
-                                  stopping_criteria, generation_config, synced_gpus=synced_gpus, streamer=streamer,
-                                  **model_kwargs)
         return self._greedy_search(input_ids, logits_processor, stopping_criteria, generation_config, streamer,
                                    **model_kwargs)
 
@@ -189,14 +212,12 @@ class FastSearchMixin:
         return_dict = config.return_dict_in_generate
         scores = () if return_dict and config.output_scores else None
         raw_logits = () if return_dict and config.output_logits else None
-        pad_token_id = config._pad_token_tensor
+        _, pad_token_id = special_token_tensors(config, input_ids.device)
         has_eos_stopping_criteria = any(hasattr(criterion, "eos_token_id") for criterion in stopping_criteria)
         unfinished_sequences = torch.ones(input_ids.shape[0], dtype=torch.long, device=input_ids.device)
 
-        outputs = self._prefill(input_ids, config, model_kwargs, is_first_iteration=not config.is_assistant)
-        cache = self._update_model_kwargs_for_generation(outputs, model_kwargs, is_encoder_decoder=True)["past_key_values"]
-        logits = outputs.logits[:, -1].to(copy=True, dtype=torch.float32, device=input_ids.device)
-        del outputs
+        logits, cache = self._first_step(input_ids, model_kwargs)
+        logits = logits.to(copy=True, dtype=torch.float32, device=input_ids.device)
         while True:
             next_token_scores = logits_processor(input_ids, logits)
             if scores is not None:
@@ -219,13 +240,7 @@ class FastSearchMixin:
         if not return_dict:
             return input_ids
         return GenerateEncoderDecoderOutput(sequences=input_ids, scores=scores, logits=raw_logits,
-                                            past_key_values=cache)
-
-    @staticmethod
-    def _gather_beams(tensor: Tensor, beam_indices: Tensor) -> Tensor:
-        """tensor [B, beams, …], beam_indices [B, n] -> tensor [B, n, …] (``take_along_dim`` is ~6× slower here)."""
-        index = beam_indices.view(*beam_indices.shape, *(1,) * (tensor.dim() - 2))
-        return tensor.gather(1, index.expand(*beam_indices.shape, *tensor.shape[2:]))
+                                            **{CACHE_NAME: cache})
 
     def _beam_search(
         self,
@@ -239,30 +254,25 @@ class FastSearchMixin:
         """Beam search: transformers' ``_beam_search``, with each step's best continuations from
         ``_best_continuations`` instead of a top-k over [B, k·V], and finished hypotheses scored with
         ``BeamPenalties`` where the generation config asks for them."""
+        check_length_penalty(generation_config.length_penalty)
         penalties = BeamPenalties.of(generation_config)
-        if penalties is not None and (generation_config.do_sample or generation_config.low_memory or synced_gpus
-                                      or not (FAST_SEARCH and BEAM_PENALTIES)):
-            raise ValueError(f"{penalties.describe()}: scored by hf_bahdanau's beam search loop, which does not "
-                             f"run with do_sample, low_memory or synced_gpus, nor where the installed transformers "
-                             f"({transformers.__version__}) changed the private helpers it uses.")
         if generation_config.do_sample or generation_config.low_memory or synced_gpus:
+            if penalties is not None:
+                raise ValueError(f"{penalties.describe()}: scored by hf_bahdanau's beam search loop, which does not "
+                                 "run with do_sample, low_memory or synced_gpus.")
             return super()._beam_search(input_ids, logits_processor, stopping_criteria, generation_config,
                                         synced_gpus=synced_gpus, **model_kwargs)
-        if not FAST_SEARCH:
-            return fall_back_once("hf_bahdanau's beam search", super()._beam_search, input_ids, logits_processor,
-                                  stopping_criteria, generation_config, synced_gpus=synced_gpus, **model_kwargs)
         config = generation_config
         return_dict = config.return_dict_in_generate
         num_beams, early_stopping, length_penalty = config.num_beams, config.early_stopping, config.length_penalty
-        # With penalties the scores are s(Y, X) from ``penalties``: transformers' helpers divide them by L^0 = 1.
+        # With penalties the scores are s(Y, X) from ``penalties``: the bookkeeping divides them by L^0 = 1.
         scored_length_penalty = length_penalty if penalties is None else 0.0
-        eos_token_id, pad_token_id = config._eos_token_tensor, config._pad_token_tensor
+        eos_token_id, pad_token_id = special_token_tensors(config, input_ids.device)
         flat_size, prompt_length = input_ids.shape[:2]
         batch_size = flat_size // num_beams
         device = input_ids.device
         # 2k candidates per source (more with several EOS ids): at least k of them are still running.
         beams_to_keep = max(2, 1 + (0 if eos_token_id is None else eos_token_id.shape[0])) * num_beams
-        top_num_beam_mask = torch.arange(beams_to_keep, device=device) < num_beams
 
         scores = () if return_dict and config.output_scores else None
         raw_logits = () if return_dict and config.output_logits else None
@@ -280,18 +290,16 @@ class FastSearchMixin:
         running_beam_scores[:, 1:] = -1e9  # the k beams start identical: only the first one expands
         beam_scores = torch.full((batch_size, num_beams), -1e9, device=device)
         is_sent_finished = torch.zeros(batch_size, num_beams, dtype=torch.bool, device=device)
-        is_early_stop_heuristic_unsatisfied = torch.ones(batch_size, 1, dtype=torch.bool, device=device)
-        next_token_hits_stopping_criteria = torch.zeros(batch_size, num_beams, dtype=torch.bool, device=device)
+        open_sources = torch.ones(batch_size, 1, dtype=torch.bool, device=device)
         running_beam_indices = torch.full((batch_size, num_beams, config.max_length - prompt_length), -1,
                                           dtype=torch.int32, device=device)
         beam_indices = running_beam_indices.clone()
 
         cur_len = prompt_length
         flat_running_sequences = input_ids
-        outputs = self._prefill(input_ids, config, model_kwargs, is_first_iteration=not config.is_assistant)
-        self._update_model_kwargs_for_generation(outputs, model_kwargs, is_encoder_decoder=True)
-        cache = model_kwargs.get("past_key_values")
         # Per-step attentions or hidden states, or no cache: every step through forward, as in transformers.
+        outputs = self(**self.prepare_inputs_for_generation(input_ids, **model_kwargs), return_dict=True)
+        cache = cache_of(outputs)
         direct = cache is not None and not (config.output_attentions or config.output_hidden_states)
         logits = outputs.logits[:, -1, :]
         while True:
@@ -311,48 +319,38 @@ class FastSearchMixin:
             topk_log_probs, topk_running_sequences, topk_running_beam_indices = self._best_continuations(
                 log_probs, running_beam_scores, running_sequences, running_beam_indices, beams_to_keep,
                 cur_len, prompt_length)
-            next_token_hits_stopping_criteria = stopping_criteria(
+            hits_stopping_criteria = stopping_criteria(
                 topk_running_sequences[:, :, :cur_len + 1].reshape(batch_size * beams_to_keep, cur_len + 1), scores,
             ).view(batch_size, beams_to_keep)
-            running_sequences, running_beam_scores, running_beam_indices = self._get_running_beams_for_next_iteration(
-                topk_log_probs=topk_log_probs, topk_running_sequences=topk_running_sequences,
-                topk_running_beam_indices=topk_running_beam_indices,
-                next_token_hits_stopping_criteria=next_token_hits_stopping_criteria, num_beams=num_beams)
+            running_sequences, running_beam_scores, running_beam_indices = next_running_beams(
+                topk_log_probs, topk_running_sequences, topk_running_beam_indices, hits_stopping_criteria, num_beams)
             if penalties is not None:  # the candidates' rows of the cache, before it is reordered
                 topk_log_probs = penalties.finished_scores(topk_log_probs, cur_len + 1 - prompt_length, cache,
                                                            topk_running_beam_indices[..., cur_len - prompt_length])
-            sequences, beam_scores, beam_indices, is_sent_finished = self._update_finished_beams(
-                sequences=sequences, topk_running_sequences=topk_running_sequences, beam_scores=beam_scores,
-                topk_log_probs=topk_log_probs, beam_indices=beam_indices,
-                topk_running_beam_indices=topk_running_beam_indices,
-                is_early_stop_heuristic_unsatisfied=is_early_stop_heuristic_unsatisfied,
-                is_sent_finished=is_sent_finished, next_token_hits_stopping_criteria=next_token_hits_stopping_criteria,
-                top_num_beam_mask=top_num_beam_mask, num_beams=num_beams, cur_len=cur_len,
-                decoder_prompt_len=prompt_length, length_penalty=scored_length_penalty, early_stopping=early_stopping)
+            sequences, beam_scores, beam_indices, is_sent_finished = update_finished(
+                sequences, beam_scores, beam_indices, is_sent_finished, topk_running_sequences, topk_log_probs,
+                topk_running_beam_indices, hits_stopping_criteria, open_sources, num_beams,
+                cur_len + 1 - prompt_length, scored_length_penalty, early_stopping)
 
             if cache is not None:
                 cache.reorder_cache(running_beam_indices[..., cur_len - prompt_length].reshape(flat_size))
             cur_len += 1
             best_running_scores = running_beam_scores if penalties is None else penalties.best_running_scores(
                 running_beam_scores, cur_len, config.max_length, prompt_length, early_stopping)
-            is_early_stop_heuristic_unsatisfied = self._check_early_stop_heuristic(
-                is_early_stop_heuristic_unsatisfied=is_early_stop_heuristic_unsatisfied,
-                running_beam_scores=best_running_scores, beam_scores=beam_scores, is_sent_finished=is_sent_finished,
-                cur_len=cur_len, max_length=config.max_length, decoder_prompt_len=prompt_length,
-                early_stopping=early_stopping, length_penalty=scored_length_penalty)
-            if not self._beam_search_has_unfinished_sequences(
-                is_early_stop_heuristic_unsatisfied, is_sent_finished, next_token_hits_stopping_criteria,
-                early_stopping,
-            ):
+            open_sources = early_stop_unsatisfied(
+                open_sources, best_running_scores, beam_scores, is_sent_finished, cur_len - prompt_length,
+                config.max_length - prompt_length, scored_length_penalty, early_stopping)
+            if not has_unfinished(open_sources, is_sent_finished, hits_stopping_criteria, early_stopping):
                 break
             flat_running_sequences = running_sequences[:, :, :cur_len].reshape(flat_size, cur_len)
             if direct:
                 logits = self._next_token_logits(flat_running_sequences[:, -1:], cache)
             else:
                 model_inputs = self.prepare_inputs_for_generation(
-                    flat_running_sequences, next_sequence_length=1 if cache is not None else None, **model_kwargs)
+                    flat_running_sequences, next_sequence_length=1 if cache is not None else None,
+                    **{**model_kwargs, "cache": cache})
                 outputs = self(**model_inputs, return_dict=True)
-                self._update_model_kwargs_for_generation(outputs, model_kwargs, is_encoder_decoder=True)
+                cache = cache_of(outputs)
                 logits = outputs.logits[:, -1, :]
 
         # The best num_return_sequences finished hypotheses per source, cropped to the longest of them.
@@ -376,7 +374,7 @@ class FastSearchMixin:
             decoder_attentions=decoder_attentions,
             cross_attentions=cross_attentions,
             decoder_hidden_states=decoder_hidden_states,
-            past_key_values=cache,
+            **{CACHE_NAME: cache},
         )
 
     def _best_continuations(
@@ -403,9 +401,9 @@ class FastSearchMixin:
         topk_log_probs, picked = candidates.topk(beams_to_keep)  # [B, K]
         beam = torch.div(picked, row_best.shape[1], rounding_mode="floor")
         tokens = row_tokens.view(batch_size, per_source).gather(1, picked)
-        topk_running_sequences = self._gather_beams(running_sequences, beam)
+        topk_running_sequences = gather_beams(running_sequences, beam)
         topk_running_sequences[:, :, cur_len] = tokens
-        topk_running_beam_indices = self._gather_beams(running_beam_indices, beam)
+        topk_running_beam_indices = gather_beams(running_beam_indices, beam)
         batch_offset = torch.arange(batch_size, device=beam.device).unsqueeze(1) * num_beams
         topk_running_beam_indices[:, :, cur_len - prompt_length] = (beam + batch_offset).to(torch.int32)
         return topk_log_probs, topk_running_sequences, topk_running_beam_indices

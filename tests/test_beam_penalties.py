@@ -14,7 +14,7 @@ import torch
 from transformers import GenerationConfig
 
 from conftest import FLOAT64_PATHS_RTOL, assert_float64_close, padded_batch
-from hf_bahdanau import BahdanauForConditionalGeneration, search, transformers_private
+from hf_bahdanau import BahdanauForConditionalGeneration, search
 from hf_bahdanau.search import BeamPenalties
 from test_generation import LENGTHS, NEVER, NUM_BEAMS, SOMETIMES, decisive_model, float32_search_error, generated
 
@@ -215,9 +215,7 @@ def test_early_stopping_never_loses_the_best_penalised_hypothesis(style, monkeyp
     options = dict(coverage_penalty=0.2, length_penalty=0.3, length_penalty_style=style, early_stopping="never",
                    max_new_tokens=20)
     stopped = beam_search(model, input_ids, attention_mask, **options)
-    monkeypatch.setattr(BahdanauForConditionalGeneration, "_check_early_stop_heuristic",
-                        staticmethod(lambda is_early_stop_heuristic_unsatisfied, **kwargs:
-                                     is_early_stop_heuristic_unsatisfied))
+    monkeypatch.setattr(search, "early_stop_unsatisfied", lambda open_sources, *args: open_sources)
     exhaustive = beam_search(model, input_ids, attention_mask, **options)
     assert len(stopped.scores) < len(exhaustive.scores) == 20, "the heuristic stopped the search early"
     for field in ("sequences", "sequences_scores", "beam_indices"):
@@ -301,19 +299,15 @@ def test_models_without_attention_take_gnmt_length_penalty_and_refuse_coverage()
         beam_search(model, input_ids, attention_mask, coverage_penalty=0.2)
 
 
-# 6. the private transformers API the penalties use ---------------------------------------------------------
+# 6. the length penalty itself -----------------------------------------------------------------------------
 
 
-def test_without_the_private_helpers_the_penalties_are_refused_clearly(monkeypatch):
-    assert transformers_private.BEAM_PENALTIES
+@pytest.mark.parametrize("style", [None, "gnmt"])
+@pytest.mark.parametrize("alpha", [float("nan"), float("inf"), "1"])
+def test_a_length_penalty_that_is_not_a_finite_number_is_refused(style, alpha):
+    """NaN or ∞ would score every finished hypothesis NaN (or ±∞) and return them in arbitrary order."""
     model = penalty_model("rnnsearch")
     input_ids, attention_mask = padded_batch(LENGTHS)
-    plain = beam_search(model, input_ids, attention_mask)
-    monkeypatch.setattr(search, "BEAM_PENALTIES", False)
-    with pytest.raises(ValueError, match="need transformers' private _prepare_generation_config"):
-        beam_search(model, input_ids, attention_mask, coverage_penalty=0.2)
-    model.generation_config.length_penalty_style = "gnmt"
-    with pytest.raises(ValueError, match="`length_penalty_style='gnmt'`: scored by hf_bahdanau's beam search loop"):
-        beam_search(model, input_ids, attention_mask)
-    model.generation_config.length_penalty_style = "transformers"  # off: generate() runs as before
-    assert torch.equal(beam_search(model, input_ids, attention_mask).sequences, plain.sequences)
+    options = {} if style is None else {"length_penalty_style": style}
+    with pytest.raises(ValueError, match=r"`length_penalty` must be a finite number .* got (nan|inf|'1')"):
+        beam_search(model, input_ids, attention_mask, length_penalty=alpha, **options)

@@ -20,6 +20,7 @@ from conftest import (BOS, EOS, PAD, VARIANTS, VOCAB, assert_float64_close, padd
                       tiny_model)
 from hf_bahdanau import PRESETS
 from hf_bahdanau.state import RecurrentDecoderCache
+from hf_bahdanau.transformers_private import cache_of
 
 # every preset, and coverage, hard attention and local-m on decoders the presets do not pair them with (the rest of
 # the combinations: tests/test_scope.py's sweep)
@@ -216,8 +217,8 @@ def test_decoding_through_cache_equals_teacher_forcing(preset, chunks):
             step = model(input_ids=input_ids, attention_mask=attention_mask,
                          decoder_input_ids=decoder_input_ids[:, start:start + size], past_key_values=cache,
                          use_cache=True)
-            assert isinstance(step.past_key_values, RecurrentDecoderCache)
-            cache, start = step.past_key_values, start + size
+            assert isinstance(cache_of(step), RecurrentDecoderCache)
+            cache, start = cache_of(step), start + size
             assert cache.get_seq_length() == start
             logits.append(step.logits)
     assert full.logits.shape == (len(LENGTHS), target_length, VOCAB)
@@ -552,17 +553,17 @@ def test_rows_sharing_a_source_equal_the_source_repeated(preset):
                         output_attentions=True)]
         # global soft attention reads one copy per source; the others, whose state differs per row, one per row
         copies = len(LENGTHS) * (1 if model.model.decoder.shares_beam_memory else rows)
-        assert shared[0].past_key_values.memory.mask.shape[0] == copies
-        shared.append(model(decoder_input_ids=decoder_input_ids[:, 2:], past_key_values=shared[0].past_key_values,
+        assert cache_of(shared[0]).memory.mask.shape[0] == copies
+        shared.append(model(decoder_input_ids=decoder_input_ids[:, 2:], past_key_values=cache_of(shared[0]),
                             attention_mask=attention_mask, output_attentions=True))
         copied = [model(**repeated, decoder_input_ids=decoder_input_ids[:, :2], output_attentions=True)]
-        copied.append(model(decoder_input_ids=decoder_input_ids[:, 2:], past_key_values=copied[0].past_key_values,
+        copied.append(model(decoder_input_ids=decoder_input_ids[:, 2:], past_key_values=cache_of(copied[0]),
                             attention_mask=repeated["attention_mask"], output_attentions=True))
     for ours, expected in zip(shared, copied):
         assert_float64_close(ours.logits, expected.logits)
         if expected.cross_attentions is not None:
             assert_float64_close(ours.cross_attentions[0], expected.cross_attentions[0], scale=1.0)  # weights ≤ 1
-    assert_float64_close(shared[1].past_key_values.state.rnn.hidden, copied[1].past_key_values.state.rnn.hidden)
+    assert_float64_close(cache_of(shared[1]).state.rnn.hidden, cache_of(copied[1]).state.rnn.hidden)
 
 
 def test_decoder_rows_must_be_a_multiple_of_the_sources():
@@ -579,11 +580,11 @@ def test_beam_search_with_shared_memory_equals_copied_memory(preset, monkeypatch
     model = decisive_model(preset, SOMETIMES).double()  # float64 model: only the search's float32 steps round
     input_ids, attention_mask = source_batch()
     shared = beam_generate(model, input_ids, attention_mask)
-    assert shared.past_key_values.memory.annotations.shape[0] == len(LENGTHS)
-    assert shared.past_key_values.state.rnn.hidden.shape[1] == len(LENGTHS) * NUM_BEAMS
+    assert cache_of(shared).memory.annotations.shape[0] == len(LENGTHS)
+    assert cache_of(shared).state.rnn.hidden.shape[1] == len(LENGTHS) * NUM_BEAMS
     monkeypatch.setattr(type(model), "_expand_inputs_for_generation", GenerationMixin._expand_inputs_for_generation)
     copied = beam_generate(model, input_ids, attention_mask)
-    assert copied.past_key_values.memory.annotations.shape[0] == len(LENGTHS) * NUM_BEAMS
+    assert cache_of(copied).memory.annotations.shape[0] == len(LENGTHS) * NUM_BEAMS
     assert shared.sequences.tolist() == copied.sequences.tolist()
     error = float32_search_error(model, input_ids, attention_mask, shared.sequences, 1.0)
     assert ((shared.sequences_scores - copied.sequences_scores).abs() <= 2 * error).all()

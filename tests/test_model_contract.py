@@ -18,6 +18,7 @@ from hf_bahdanau import (
     BahdanauModel,
 )
 from hf_bahdanau.modeling_bahdanau import shift_tokens_right
+from hf_bahdanau.transformers_private import cache_of
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -50,7 +51,7 @@ def test_hidden_states_are_the_embeddings_and_every_layer(preset):
     embedded_source = model.model.encoder.embed_tokens(input_ids)
     assert torch.equal(encoder[0], embedded_source)
     assert torch.equal(decoder[0], model.model.decoder.embed_tokens(targets))
-    for layer, cached in enumerate(out.past_key_values.layers):  # each layer's last step is the cached state
+    for layer, cached in enumerate(cache_of(out).layers):  # each layer's last step is the cached state
         assert torch.equal(decoder[layer + 1][:, -1], cached.hidden)
 
 
@@ -189,7 +190,7 @@ def test_the_cache_keeps_the_cache_protocol(preset):
     targets = decoder_ids(rows=6)  # 2 rows per source, as 2 beams
     order = torch.tensor([1, 0, 2, 2, 5, 4])  # rows move within their source's pair only
     with torch.no_grad():
-        cache = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=targets[:, :3]).past_key_values
+        cache = cache_of(model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=targets[:, :3]))
         assert len(cache) == model.config.decoder_layers
         assert cache.get_seq_length() == 3
         hidden, cell = cache.state.rnn
@@ -199,7 +200,7 @@ def test_the_cache_keeps_the_cache_protocol(preset):
         cache.reorder_cache(order)
         assert torch.equal(cache.layers[0].hidden, hidden[0][order])
         stepped = model(decoder_input_ids=targets[order, 3:], past_key_values=cache)
-        rebuilt = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=targets[order, :3]).past_key_values
+        rebuilt = cache_of(model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=targets[order, :3]))
         expected = model(decoder_input_ids=targets[order, 3:], past_key_values=rebuilt)
     assert cache.get_seq_length() == 4
     assert torch.equal(stepped.logits, expected.logits)

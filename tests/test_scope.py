@@ -21,6 +21,7 @@ from hf_bahdanau.attention_mode import ATTENTION_MODES, HardAttention
 from hf_bahdanau.coverage import CoverageFeature, coverage_loss, coverage_penalty
 from hf_bahdanau.scope import ATTENTION_SCOPES, LocalMonotonicScope, LocalPredictiveScope, MonotonicScope
 from hf_bahdanau.state import AttentionState
+from hf_bahdanau.transformers_private import cache_of
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -261,7 +262,7 @@ def test_every_accepted_combination_trains_steps_like_teacher_forcing_and_equals
         for position in range(4):
             step = model(input_ids=input_ids, attention_mask=mask, past_key_values=cache, use_cache=True,
                          decoder_input_ids=decoder_input_ids[:, position:position + 1], **copying)
-            cache = step.past_key_values
+            cache = cache_of(step)
             steps.append(step.logits)
         expected = reference.logits(model, input_ids, mask, decoder_input_ids, copying.get("copy_input_ids"))
     assert_log_probs_close(torch.cat(steps, dim=1), full.logits)

@@ -15,6 +15,7 @@ from conftest import BOS, EOS
 from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauModel
 from hf_bahdanau import block_select
 from hf_bahdanau.block_select import BLOCK, row_argmax, row_topk
+from hf_bahdanau.transformers_private import CACHE_NAME
 from test_generation import ALWAYS, LENGTHS, NEVER, SOMETIMES, decisive_model, padded_batch
 
 BIG_VOCAB = 1500
@@ -90,13 +91,11 @@ def test_row_topk_with_ties_and_minus_infinity_returns_valid_distinct_positions(
 
 @pytest.fixture
 def transformers_search(monkeypatch):
-    """Makes ``generate`` run transformers' own ``_sample``, ``_beam_search`` and ``_gather_beams``."""
+    """Makes ``generate`` run transformers' own ``_sample`` and ``_beam_search``."""
 
     def use():
         for name in ("_sample", "_beam_search"):
             monkeypatch.setattr(BahdanauForConditionalGeneration, name, getattr(GenerationMixin, name))
-        monkeypatch.setattr(BahdanauForConditionalGeneration, "_gather_beams",
-                            staticmethod(GenerationMixin._gather_beams))
 
     return use
 
@@ -133,7 +132,7 @@ def assert_same_output(ours, reference):
     assert type(ours) is type(reference)
     assert set(ours.keys()) == set(reference.keys())
     for field, expected in reference.items():
-        if field == "past_key_values":
+        if field == CACHE_NAME:
             assert torch.equal(ours[field].state.rnn.hidden, expected.state.rnn.hidden)
             assert ours[field].get_seq_length() == expected.get_seq_length()
         else:

@@ -1,38 +1,127 @@
-"""The private transformers APIs are checked, and where a check fails the code falls back to transformers' own path
-with the same results (``hf_bahdanau/transformers_private.py``)."""
+"""The transformers releases hf_bahdanau meets (``hf_bahdanau/transformers_private.py``): both names of the cache,
+the private hooks checked by what they do (tiny generate() calls), and a release outside the tested range either
+working or refused at load with one line."""
 
 import logging
 
 import pytest
 import torch
+import transformers
 
 from conftest import padded_batch, tiny_model
-from hf_bahdanau import modeling_bahdanau, search, transformers_private
+from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, modeling_bahdanau, search
+from hf_bahdanau import transformers_private
+from hf_bahdanau.transformers_private import CACHE_NAME, TESTED_TRANSFORMERS, cache_of, check_release, probe_generation
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-def test_the_installed_transformers_has_every_private_api_used():
-    """CI runs the oldest and the newest transformers pyproject.toml allows: both must keep every fast path on."""
-    assert transformers_private.FAST_SEARCH
+@pytest.mark.parametrize("preset", ["rnnsearch", "luong-general", "rnnsearch+copy", "luong-dot+local-m"])
+def test_every_private_hook_does_its_job_on_the_installed_transformers(preset):
+    """CI runs this on the lowest allowed and the newest released transformers: generate() still dispatches to our
+    loops, shares the encoder memory between beams, and every result equals the model's own logits."""
+    findings = probe_generation(tiny_model(preset))
+    assert [finding for finding in findings if finding.problem] == []
+    assert [finding.behaviour for finding in findings] == ["greedy", "beam", "sampling", "penalties"]
     assert transformers_private.SHARED_BEAM_MEMORY
     assert transformers_private.CARD_UPLOAD
     assert transformers_private.EMBEDDING_RESIZE
 
 
-def test_a_changed_or_missing_helper_fails_the_check():
-    class Changed:
-        def _prefill(self, input_ids, config):  # a renamed parameter
-            pass
+def test_the_cache_name_is_the_installed_transformers_own():
+    expected = "cache" if transformers.__version__ >= "5.24" else "past_key_values"
+    assert CACHE_NAME == expected
+    model = tiny_model()
+    input_ids, mask = padded_batch()
+    start = torch.ones(3, 1, dtype=torch.long)
+    with torch.no_grad():
+        outputs = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=start, use_cache=True)
+    assert CACHE_NAME in outputs.keys()
+    assert cache_of(outputs).get_seq_length() == 1
 
-    assert transformers_private._accepts(Changed, "_prefill", ("input_ids", "config"))
-    assert not transformers_private._accepts(Changed, "_prefill", ("input_ids", "generation_config"))
-    assert not transformers_private._accepts(Changed, "_update_finished_beams", ("sequences",))
+
+@pytest.mark.parametrize("name", ["cache", "past_key_values"])
+def test_forward_takes_the_cache_under_either_name(name):
+    """transformers ≤ 5.23 passes ``past_key_values``, 5.24 ``cache``: both continue the same decoding."""
+    model = tiny_model("rnnsearch+copy")
+    input_ids, mask = padded_batch()
+    decoder_input_ids = torch.tensor([[1, 5, 7], [1, 9, 4], [1, 3, 3]])
+    with torch.no_grad():
+        whole = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits
+        first = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids[:, :2],
+                      use_cache=True)
+        step = model(decoder_input_ids=decoder_input_ids[:, 2:], attention_mask=mask, use_cache=True,
+                     **{name: cache_of(first)}).logits
+    torch.testing.assert_close(step[:, 0], whole[:, 2], rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("num_beams", [1, 3])
-def test_without_the_private_search_helpers_generate_falls_back_to_transformers_loops(num_beams, monkeypatch,
-                                                                                        caplog):
+def test_two_different_caches_under_both_names_are_refused():
+    model = tiny_model()
+    input_ids, mask = padded_batch()
+    start = torch.ones(3, 1, dtype=torch.long)
+    with torch.no_grad():
+        one = cache_of(model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=start, use_cache=True))
+        other = cache_of(model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=start, use_cache=True))
+        with pytest.raises(ValueError, match="Pass the decoding cache once, as `cache`"):
+            model(decoder_input_ids=start, cache=one, past_key_values=other)
+
+
+def test_a_loop_that_generate_no_longer_reaches_is_reported_as_slower_not_broken(monkeypatch):
+    """A release that stops dispatching beam search to ``_beam_search`` runs transformers' loop: same results, and
+    the probe says which fast path is lost; GNMT's penalties, which only our loop scores, are then broken."""
+    monkeypatch.setattr(search.FastSearchMixin, "_beam_search", transformers.GenerationMixin._beam_search)
+    findings = {finding.behaviour: finding for finding in probe_generation(tiny_model("rnnsearch"))}
+    assert findings["beam"].problem == "generate() no longer reaches _best_continuations"
+    assert not findings["beam"].broken
+    assert findings["penalties"].broken
+    assert findings["greedy"].problem is None
+
+
+def _forward_of_transformers_5_23(monkeypatch):
+    """The model code as it was before this module: ``forward`` without a ``cache`` argument (what broke on 5.24)."""
+    original = BahdanauForConditionalGeneration.forward
+
+    def forward(self, *args, cache=None, **kwargs):
+        if cache is not None:
+            raise TypeError("forward() got an unexpected keyword argument 'cache'")
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(BahdanauForConditionalGeneration, "forward", forward)
+
+
+def test_outside_the_tested_releases_broken_decoding_fails_at_load_with_one_line(monkeypatch):
+    _forward_of_transformers_5_23(monkeypatch)
+    monkeypatch.setattr(transformers, "__version__", "5.99.0")
+    with pytest.raises(RuntimeError) as error:
+        check_release(BahdanauForConditionalGeneration, BahdanauConfig)
+    message = str(error.value)
+    assert "\n" not in message
+    lowest, newest = TESTED_TRANSFORMERS
+    assert f"tested with transformers {lowest} to {newest}" in message
+    assert "installed transformers 5.99.0" in message
+    assert f"pip install 'transformers>={lowest},<={newest}'" in message
+    assert "unexpected keyword argument 'cache'" in message
+
+
+def test_inside_the_tested_releases_nothing_is_probed_at_load(monkeypatch):
+    _forward_of_transformers_5_23(monkeypatch)  # would fail the probe: not run
+    for version in (TESTED_TRANSFORMERS[0], TESTED_TRANSFORMERS[1], TESTED_TRANSFORMERS[1].rsplit(".", 1)[0] + ".7"):
+        monkeypatch.setattr(transformers, "__version__", version)
+        check_release(BahdanauForConditionalGeneration, BahdanauConfig)
+
+
+def test_outside_the_tested_releases_working_code_loads_and_leaves_no_trace(monkeypatch, caplog):
+    monkeypatch.setattr(transformers, "__version__", "5.99.0")
+    torch.manual_seed(123)
+    before = torch.rand(1)
+    torch.manual_seed(123)
+    with caplog.at_level(logging.WARNING):
+        check_release(BahdanauForConditionalGeneration, BahdanauConfig)
+    assert torch.equal(torch.rand(1), before)  # the probe's model does not move the caller's random numbers
+    assert not [record for record in caplog.records if "hf_bahdanau" in record.getMessage()]
+
+
+@pytest.mark.parametrize("num_beams", [2, 3])
+def test_without_the_expand_hook_beams_get_their_own_memory_and_the_same_results(num_beams, monkeypatch, caplog):
     model = tiny_model("rnnsearch")
     with torch.no_grad():
         for parameter in model.parameters():
@@ -40,18 +129,15 @@ def test_without_the_private_search_helpers_generate_falls_back_to_transformers_
     input_ids, mask = padded_batch()
     options = dict(input_ids=input_ids, attention_mask=mask, max_new_tokens=5, num_beams=num_beams)
     with torch.no_grad():
-        fast = model.generate(**options)
-        monkeypatch.setattr(search, "FAST_SEARCH", False)
+        shared = model.generate(**options)
         monkeypatch.setattr(modeling_bahdanau, "SHARED_BEAM_MEMORY", False)
         monkeypatch.setattr(transformers_private, "_WARNED", set())
         with caplog.at_level(logging.WARNING, logger="hf_bahdanau.transformers_private"):
-            fallback = model.generate(**options)
+            copied = model.generate(**options)
             model.generate(**options)
-    assert torch.equal(fallback, fast)
-    search_name = "greedy" if num_beams == 1 else "beam"
+    assert torch.equal(copied, shared)
     warnings = [record.getMessage() for record in caplog.records]
-    assert sum(f"hf_bahdanau's {search_name} search is off" in message for message in warnings) == 1  # once
-    assert sum("one encoder memory per source" in message for message in warnings) == (num_beams > 1)
+    assert sum("one encoder memory per source" in message for message in warnings) == 1  # once
 
 
 def test_without_the_private_resize_helpers_resizing_is_refused_clearly(monkeypatch):
