@@ -60,6 +60,9 @@ class DataCollatorForPointing:
         for index, row in enumerate(inputs):
             if len(row) == 0:
                 raise ValueError(f"row {index} has no {key}: a pointer network needs at least one input.")
+            if row.shape[1:] != inputs[0].shape[1:]:
+                raise ValueError(f"row {index}'s {key} have {list(row.shape[1:])} features per input and row 0's "
+                                 f"{list(inputs[0].shape[1:])}: every input of a batch needs the same number.")
         padding = 0.0 if key == "input_features" else self.pad_token_id
         batch = {key: torch.nn.utils.rnn.pad_sequence(inputs, batch_first=True, padding_value=padding),
                  "attention_mask": torch.nn.utils.rnn.pad_sequence(

@@ -303,6 +303,36 @@ def test_bad_inputs_are_refused_by_name():
               decoder_input_ids=torch.zeros(2, 1, dtype=torch.long))
 
 
+def test_decoder_inputs_must_fit_the_labels_and_point_at_real_inputs():
+    model = pointer_model()
+    points = torch.rand(2, 3, 2)
+    mask = torch.tensor([[1, 1, 1], [1, 1, 0]])
+    labels = torch.tensor([[3, 1, 0], [2, 0, -100]])
+    with pytest.raises(ValueError, match=r"`labels` must have the shape of `decoder_input_ids` \[2, 2\] "
+                                         r"\(\[batch, steps\]\), got \[2, 3\]"):
+        model(input_features=points, attention_mask=mask, labels=labels, decoder_input_ids=teacher_forced(labels)[:, :2])
+    pointing_at_padding = torch.tensor([[0, 3], [0, 3]])  # row 1 has 2 inputs: pointer id 3 is its padding
+    with pytest.raises(ValueError, match=r"`decoder_input_ids\[1, 1\]` = 3 points at input position 2, which is "
+                                         r"padding in that row \(it has 2 inputs\)"):
+        model(input_features=points, attention_mask=mask, decoder_input_ids=pointing_at_padding)
+    fitting = model(input_features=points, attention_mask=mask, labels=labels, decoder_input_ids=teacher_forced(labels))
+    assert fitting.logits.shape == (2, 3, 4) and torch.isfinite(fitting.loss)
+
+
+def test_resizing_token_embeddings_is_refused_by_name():
+    model = pointer_model("scaled-dot-tokens")
+    with pytest.raises(NotImplementedError, match="resize_token_embeddings does not apply to a pointer network"):
+        model.resize_token_embeddings(20)
+    assert model.get_input_embeddings().num_embeddings == 12
+
+
+def test_collator_refuses_rows_with_different_feature_counts():
+    rows = [{"input_features": [[1.0, 2.0]], "labels": [1, 0]},
+            {"input_features": [[3.0, 4.0, 5.0]], "labels": [1, 0]}]
+    with pytest.raises(ValueError, match=r"row 1's input_features have \[3\] features per input and row 0's \[2\]"):
+        DataCollatorForPointing()(rows)
+
+
 @pytest.mark.parametrize("overrides, named", [
     (dict(decoder_style="bahdanau"), "decoder_style"),
     (dict(attention_type="none"), "attention_type"),
