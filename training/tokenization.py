@@ -25,6 +25,12 @@ are. Runs of whitespace decode as one space; a ``▁`` or ``‿`` that starts a 
 All kinds keep character offsets (``return_offsets_mapping=True``), and ``word_ids()`` follows the words given
 with ``is_split_into_words=True`` (token classification relies on both). On plain text, ``word_ids()`` numbers the
 pre-tokens: characters for `char`, words and punctuation runs for `word`, space-separated words otherwise.
+
+A saved tokenizer is a plain fast one (tokenizer_config.json names a transformers class and has no ``auto_map``), yet
+``AutoTokenizer`` reads a model folder's config.json first: where hf_bahdanau is not installed it asks whether to run
+the config's code (and, refused, warns about model type ``bahdanau``). There, load a model folder's tokenizer with
+``AutoTokenizer.from_pretrained(folder, trust_remote_code=True)``, as the model card does, or with
+``PreTrainedTokenizerFast.from_pretrained(folder)``, which runs no code of the folder.
 """
 
 from collections.abc import Iterable, Sequence
