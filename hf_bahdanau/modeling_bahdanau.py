@@ -347,10 +347,13 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
     def generate(self, inputs: Tensor | None = None, generation_config: GenerationConfig | None = None, **kwargs):
         """``GenerationMixin.generate``. With ``copy_attention`` the model copies from the source ids (``inputs`` or
         ``input_ids``) unless ``copy_input_ids`` gives them in the extended vocabulary (``copying``)."""
-        if self.config.copy_attention and kwargs.get("copy_input_ids") is None and kwargs.get("encoder_outputs") is None:
+        if self.config.copy_attention and kwargs.get("encoder_outputs") is None:
             source = inputs if inputs is not None else kwargs.get("input_ids")
-            if source is not None:
+            if kwargs.get("copy_input_ids") is None:
                 kwargs["copy_input_ids"] = source
+            elif source is not None:  # checked here: the decoding steps see only the copy ids
+                CopySource.of(kwargs["copy_input_ids"], self.config.vocab_size, source, self.config.unk_token_id,
+                              kwargs.get("attention_mask"))
         return super().generate(inputs, generation_config, **kwargs)
 
     def _next_token_logits(self, tokens: Tensor, cache: RecurrentDecoderCache) -> Tensor:
@@ -394,7 +397,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             if other is not None and other is not ids and tuple(other.shape) != tuple(ids.shape):
                 raise ValueError(f"`copy_input_ids` must have the shape of `{name}` {list(other.shape)}, got "
                                  f"{list(ids.shape)}.")
-        return CopySource.of(ids, self.config.vocab_size)
+        return CopySource.of(ids, self.config.vocab_size, input_ids, self.config.unk_token_id, attention_mask)
 
     def _check_copied_labels(self, labels: Tensor, copying: CopySource) -> None:
         """A label beyond the vocabulary is a copied word: it must be among its own row's ``copy_input_ids``."""

@@ -259,6 +259,19 @@ def test_copy_ids_that_disagree_with_input_ids_are_refused():
         CopySource.of(valid, VOCAB, known_word, UNK, mask)
 
 
+def test_the_model_and_generate_refuse_copy_ids_that_disagree_with_input_ids():
+    """generate() checks the pair before decoding: its steps see only the copy ids."""
+    model = tiny_model("rnnsearch", copy_attention=True)
+    input_ids, mask = padded_batch()
+    copy_ids = input_ids.clone()
+    copy_ids[0, 1] = int(input_ids[0, 1]) % (VOCAB - 4) + 4  # another word of the vocabulary
+    message = rf"`copy_input_ids\[0, 1\]` = {int(copy_ids[0, 1])} does not match `input_ids\[0, 1\]`"
+    with pytest.raises(ValueError, match=message):
+        model(input_ids=input_ids, attention_mask=mask, copy_input_ids=copy_ids, labels=random_labels(3, 4))
+    with pytest.raises(ValueError, match=message):
+        model.generate(input_ids=input_ids, attention_mask=mask, copy_input_ids=copy_ids, max_new_tokens=3)
+
+
 def test_generate_copies_the_words_of_encode_with_copies(word_tokenizer):
     """The copying model outputs its source: the ids ≥ V of ``copy_input_ids`` come back from generate()."""
     model = copying_model(word_tokenizer)

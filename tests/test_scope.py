@@ -213,13 +213,14 @@ def assert_log_probs_close(actual: torch.Tensor, expected: torch.Tensor) -> None
 
 
 def copy_batch(input_ids: torch.Tensor, mask: torch.Tensor, labels: torch.Tensor):
-    """copy_input_ids with two words beyond the vocabulary (ids VOCAB, VOCAB + 1) in row 0 and one in row 1, labels
-    that copy them, decoder inputs that read one."""
-    copy_ids = input_ids.clone()
+    """Two words beyond the vocabulary in row 0 and one in row 1: input_ids that read them as unk, copy_input_ids
+    that number them VOCAB, VOCAB + 1 (``encode_with_copies``' encoding), labels that copy them."""
+    input_ids, copy_ids = input_ids.clone(), input_ids.clone()
+    input_ids[0, 1] = input_ids[0, 4] = input_ids[1, 0] = 3  # unk_token_id
     copy_ids[0, 1], copy_ids[0, 4], copy_ids[1, 0] = VOCAB, VOCAB + 1, VOCAB
     labels = labels.clone()
     labels[0, 0], labels[0, 2], labels[1, 1] = VOCAB + 1, VOCAB, VOCAB
-    return copy_ids, labels
+    return input_ids, copy_ids, labels
 
 
 @pytest.mark.parametrize("attention_type, style, scope, mode, extras", SWEEP)
@@ -242,7 +243,7 @@ def test_every_accepted_combination_trains_steps_like_teacher_forcing_and_equals
     decoder_input_ids = random_labels(3, 4, seed=2)
     copying = {}
     if model.config.copy_attention:
-        copy_ids, labels = copy_batch(input_ids, mask, labels)
+        input_ids, copy_ids, labels = copy_batch(input_ids, mask, labels)
         decoder_input_ids[0, 2] = VOCAB
         copying = dict(copy_input_ids=copy_ids)
     out = model(input_ids=input_ids, attention_mask=mask, labels=labels, **copying)

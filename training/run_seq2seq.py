@@ -35,13 +35,14 @@ import torch  # noqa: E402
 from transformers import (  # noqa: E402
     AutoModelForSeq2SeqLM,
     AutoTokenizer,
-    DataCollatorForSeq2Seq,
     Seq2SeqTrainer,
     Seq2SeqTrainingArguments,
     set_seed,
 )
 
-from hf_bahdanau import PRESETS, BahdanauConfig, BahdanauForConditionalGeneration  # noqa: E402
+from hf_bahdanau import (  # noqa: E402
+    PRESETS, BahdanauConfig, BahdanauForConditionalGeneration, DataCollatorWithRightPaddedLabels,
+)
 from hf_bahdanau.copying import DataCollatorForCopying, decode_with_copies, encode_with_copies  # noqa: E402
 from training.alignment_error import alignment_error_rate  # noqa: E402
 from training.arguments import parse_arguments, parse_config_overrides  # noqa: E402
@@ -357,13 +358,14 @@ def main(argv: list[str] | None = None) -> None:
     if data_args.num_beams is not None:
         model.generation_config.num_beams = data_args.num_beams
 
+    collator = DataCollatorForCopying if copy_vocab_size else DataCollatorWithRightPaddedLabels  # labels padded right
     trainer = GenerationConfigKeepingTrainer(
         model=model,
         args=training_args,
         train_dataset=tokenized.get("train"),
         eval_dataset=tokenized.get("eval"),
         processing_class=tokenizer,
-        data_collator=(DataCollatorForCopying if copy_vocab_size else DataCollatorForSeq2Seq)(tokenizer, model=model),
+        data_collator=collator(tokenizer, model=model),
         callbacks=[CodeFilesCallback(), TrainingClockCallback()],  # pushes carry the code; logs the training minutes
     )
     if training_args.predict_with_generate:
