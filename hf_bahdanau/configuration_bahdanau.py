@@ -3,7 +3,7 @@
 Every architectural choice is an independent field (cell, score function, decoder style, bridge, deep output); the
 values each accepts are the names in its registry (``RNN_TYPES``, ``ATTENTION_SCORES``, ``DECODER_STYLES``,
 ``CONTEXT_MODES``, ``BRIDGES``, ``DEEP_OUTPUTS``, ``TOKEN_ATTENTIONS``), and each is validated in
-``validate_architecture``. The classic systems of the seeds are named presets: plain data, never subclasses.
+``validate_architecture``. The classic systems of the papers are named presets: plain data, never subclasses.
 """
 
 import dataclasses
@@ -243,8 +243,9 @@ class BahdanauConfig(PreTrainedConfig):
         decoder_start_token_id (`int`, *optional*, defaults to 1):
             The decoder's first input token, in [0, vocab_size).
         token_attention_type (`str`, *optional*, defaults to `"additive"`):
-            The tagger's attention: ``"context_vector"`` (seed 000: one distribution over the sentence re-weighting
-            each annotation) or any ``attention_type`` score (each token attends over its sentence);
+            The tagger's attention: ``"context_vector"`` (Yang et al. 2016's word attention: one distribution over
+            the sentence re-weighting each annotation) or any ``attention_type`` score (each token attends over its
+            sentence);
             ``token_attention.token_attention_types()`` lists them. ``"sentence"``, its former name, still loads.
         classifier_attention_size (`int`, *optional*):
             Size d_a of the context-vector attention u_j = tanh(W h_j + b) of the tagger and the classifiers.
@@ -262,7 +263,7 @@ class BahdanauConfig(PreTrainedConfig):
 
     model_type = "bahdanau"
     default_auto_map = AUTO_MAP
-    keys_to_ignore_at_inference = ["past_key_values"]
+    keys_to_ignore_at_inference = ["cache", "past_key_values"]  # the cache's names from transformers 5.24 / before
     attribute_map = {"num_hidden_layers": "encoder_layers"}  # as BART: transformers' generic code reads this name
 
     vocab_size: int = 1000

@@ -1,5 +1,5 @@
-"""The tagger (seed 000): the context-vector energy against hand-computed values, shapes and masks for every
-attention, the -100 loss, padding invariance, save/load and loading a seq2seq checkpoint's encoder."""
+"""The tagger: the context-vector energy against hand-computed values, shapes and masks for every attention, the
+-100 loss, padding invariance, save/load and loading a seq2seq checkpoint's encoder."""
 
 import json
 import logging
@@ -31,7 +31,7 @@ def tagger(token_attention_type: str = "context_vector", seed: int = 0, **overri
     return BahdanauForTokenClassification(config).eval()
 
 
-# 1. the seed's energy e_j = v_aᵀ tanh(U_a h_j + b), by hand ---------------------------------------------
+# 1. the context vector's energy e_j = v_aᵀ tanh(U_a h_j + b), by hand ---------------------------------------------
 
 
 def fixed_context_attention() -> ContextVectorAttention:
@@ -186,7 +186,7 @@ def test_return_dict_false_and_config_validation(caplog):
     assert torch.equal(as_tuple[0], as_dict.loss) and torch.equal(as_tuple[1], as_dict.logits)
     with pytest.raises(ValueError, match="token_attention_type.*'context_vector'.*'additive'"):
         BahdanauConfig(token_attention_type="none")
-    with caplog.at_level(logging.WARNING):  # the old name of the seed's attention still loads
+    with caplog.at_level(logging.WARNING):  # the old name of the context-vector attention still loads
         assert BahdanauConfig(token_attention_type="sentence").token_attention_type == "context_vector"
     assert "token_attention_type='sentence' is now called 'context_vector'" in caplog.text
     with pytest.raises(ValueError, match="classifier_attention_size"):
@@ -269,7 +269,7 @@ def test_plot_token_attention_draws_the_weights(tmp_path):
     alpha = torch.tensor([0.1, 0.2, 0.3, 0.4])
     figure = plot_token_attention(alpha, tokens, tags, path=tmp_path / "seed.png")
     ax = figure.axes[0]
-    assert_close(torch.as_tensor(ax.images[0].get_array()).float(), alpha[None])  # one row: the seed's α
+    assert_close(torch.as_tensor(ax.images[0].get_array()).float(), alpha[None])  # one row: the context vector's α
     assert [label.get_text() for label in ax.get_xticklabels()] == [f"{t} · {g}" for t, g in zip(tokens, tags)]
     assert (tmp_path / "seed.png").stat().st_size > 1000
     matrix = torch.softmax(torch.arange(16.0).view(4, 4), -1)

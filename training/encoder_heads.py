@@ -58,18 +58,12 @@ class HeadModelArguments:
             raise ValueError(f"`--tokenizer_type` must be one of {list(TOKENIZER_KINDS)}, got {self.tokenizer_type!r}.")
 
 
-def load_splits(data_args, model_args: HeadModelArguments, training_args: TrainingArguments,
-                columns: Iterable[str]) -> dict[str, datasets.Dataset]:
+def load_splits(data_args, model_args: HeadModelArguments,
+                training_args: TrainingArguments) -> dict[str, datasets.Dataset]:
     """The train / eval / predict splits the run needs (``--do_*``), limited by ``--max_*_samples``, from the Hub
-    (``--dataset_name``) or local files; each must have ``columns``."""
+    (``--dataset_name``) or local files, their used columns checked (``load_raw_splits``)."""
     raw = load_raw_splits(data_args, model_args.cache_dir, model_args.token, model_args.trust_remote_code)
-    splits = requested_splits(raw, data_args, training_args)
-    for name, dataset in splits.items():
-        missing = [column for column in columns if column not in dataset.column_names]
-        if missing:
-            raise ValueError(f"The {name} data has no column(s) {missing} (check --text_column_name / "
-                             f"--label_column_name); its columns are {dataset.column_names}.")
-    return splits
+    return requested_splits(raw, data_args, training_args)
 
 
 def load_tokenizer(model_args: HeadModelArguments, texts: Iterable[str] | None):

@@ -195,8 +195,7 @@ def main(argv: list[str] | None = None) -> None:
     setup_logging(training_args)
     set_seed(training_args.seed)
 
-    splits = load_splits(data_args, model_args, training_args,
-                         (data_args.text_column_name, data_args.label_column_name))
+    splits = load_splits(data_args, model_args, training_args)
     if data_args.do_regression:
         labels, problem_type, to_name = None, "regression", None
     else:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python
-"""Train and evaluate an attention tagger (seed 000's encode–attend–classify NER model), like transformers'
-run_ner.py.
+"""Train and evaluate an attention tagger (an encode–attend–classify NER model with one attention over the
+sentence), like transformers' run_ner.py.
 
     python training/run_ner.py training/configs/ner_tagger.json                # the bundled data, about a minute
     python training/run_ner.py training/configs/ner_tagger.json --config_overrides "token_attention_type=general"
@@ -165,7 +165,7 @@ def save_attention_pictures(model, tokenizer, sentences: list[list[str]], output
         tags = [model.config.id2label[int(index)] for index in outputs.logits[0].argmax(-1)]
         weights = outputs.attentions[0][0, 0]  # [S, S]
         if model.config.token_attention_type == "context_vector":
-            weights = weights[0]  # the seed's one distribution over the sentence
+            weights = weights[0]  # the context-vector attention's one distribution over the sentence
         plot_token_attention(weights, tokens, tags, path=output_dir / ATTENTION_PICTURE.format(number),
                              title=" ".join(words))
 
@@ -177,8 +177,7 @@ def main(argv: list[str] | None = None) -> None:
     setup_logging(training_args)
     set_seed(training_args.seed)
 
-    columns = (data_args.text_column_name, data_args.label_column_name)
-    splits = load_splits(data_args, model_args, training_args, columns)
+    splits = load_splits(data_args, model_args, training_args)
     labels = order_labels(model_args, label_list(splits, data_args.label_column_name))
     train_words = splits["train"][data_args.text_column_name] if "train" in splits else None
     tokenizer = load_tokenizer(model_args, None if train_words is None else (" ".join(words) for words in train_words))
