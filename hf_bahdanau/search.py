@@ -59,7 +59,7 @@ BEAM_PENALTY_OPTIONS = ("coverage_penalty", "length_penalty_style")
 class BeamPenalties(NamedTuple):
     """s(Y, X) = log P(Y|X) / lp(Y) + cp(X; Y) of a finished hypothesis Y (see the module docstring): coverage β,
     alpha α, gnmt: GNMT's lp instead of transformers' |Y|^α. |Y| counts the generated tokens, EOS included, as
-    transformers' ``_update_finished_beams`` does for its own penalty."""
+    transformers' beam search does for its own penalty (``beam_hypotheses.update_finished``)."""
 
     coverage: float
     alpha: float
@@ -171,12 +171,6 @@ class FastSearchMixin:
             check_beam_penalties(generation_config, self.config.attention_type)
         return super().generate(inputs, generation_config, **kwargs)
 
-    def _first_step(self, input_ids: Tensor, model_kwargs: dict) -> tuple[Tensor, RecurrentDecoderCache | None]:
-        """The step that reads the decoder's prompt ``input_ids`` [N, L] (transformers' prefill): the next-token
-        logits [N, V] and the cache it built."""
-        outputs = self(**self.prepare_inputs_for_generation(input_ids, **model_kwargs), return_dict=True)
-        return outputs.logits[:, -1], cache_of(outputs)
-
     def _sample(
         self,
         input_ids: torch.LongTensor,
@@ -216,8 +210,10 @@ class FastSearchMixin:
         has_eos_stopping_criteria = any(hasattr(criterion, "eos_token_id") for criterion in stopping_criteria)
         unfinished_sequences = torch.ones(input_ids.shape[0], dtype=torch.long, device=input_ids.device)
 
-        logits, cache = self._first_step(input_ids, model_kwargs)
-        logits = logits.to(copy=True, dtype=torch.float32, device=input_ids.device)
+        outputs = self(**self.prepare_inputs_for_generation(input_ids, **model_kwargs), return_dict=True)  # prefill
+        cache = cache_of(outputs)
+        logits = outputs.logits[:, -1].to(copy=True, dtype=torch.float32, device=input_ids.device)
+        del outputs
         while True:
             next_token_scores = logits_processor(input_ids, logits)
             if scores is not None:
@@ -298,7 +294,7 @@ class FastSearchMixin:
         cur_len = prompt_length
         flat_running_sequences = input_ids
         # Per-step attentions or hidden states, or no cache: every step through forward, as in transformers.
-        outputs = self(**self.prepare_inputs_for_generation(input_ids, **model_kwargs), return_dict=True)
+        outputs = self(**self.prepare_inputs_for_generation(input_ids, **model_kwargs), return_dict=True)  # prefill
         cache = cache_of(outputs)
         direct = cache is not None and not (config.output_attentions or config.output_hidden_states)
         logits = outputs.logits[:, -1, :]
