@@ -228,7 +228,8 @@ class BahdanauConfig(PreTrainedConfig):
         tie_word_embeddings (`bool`, *optional*, defaults to `False`):
             Share the decoder embedding with the output projection; needs ``output_size == embedding_size``.
         use_cache (`bool`, *optional*, defaults to `True`):
-            Whether ``forward`` returns the decoding state as ``past_key_values``.
+            Whether ``forward`` returns the decoding state (its ``cache``; ``past_key_values`` before transformers
+            5.24).
         is_encoder_decoder (`bool`, *optional*, defaults to `True`):
             transformers' flag for generate(); leave it True.
         pad_token_id (`int`, *optional*, defaults to 0):

@@ -103,7 +103,8 @@ class RecurrentLayerCache(NamedTuple):
 
 
 class RecurrentDecoderCache(Cache):
-    """``past_key_values`` of the recurrent decoder: the encoder memory plus the decoder state.
+    """The cache of the recurrent decoder (``cache``; ``past_key_values`` before transformers 5.24): the encoder
+    memory plus the decoder state.
 
     It keeps the ``Cache`` protocol where it applies to a recurrent state: ``len(cache)`` is the number of decoder
     layers and ``cache.layers[l]`` holds layer l's state; ``get_seq_length()`` counts the decoder tokens consumed;
