@@ -38,11 +38,18 @@ class CopyEncoding(BatchEncoding):
 
 
 def _unknown_words(tokenizer, texts: list[str], encoded: BatchEncoding) -> list[list[str | None]]:
-    """Per text, per token: the text's characters under the token where it is the unknown token, else None."""
+    """Per text, per token: where it is the unknown token, the piece of the text under it as the tokenizer's
+    pre-tokenizer writes it (with the mark of a piece glued to the previous one, or of one after a space, so that
+    decoding a copy gives back the text's own spacing: "D'Souza", not "D' Souza"), else None. Where no piece covers
+    exactly the token's characters, the characters themselves."""
     unknown = tokenizer.unk_token_id
-    return [[text[start:end] if token == unknown else None
-             for token, (start, end) in zip(ids, offsets)]
-            for text, ids, offsets in zip(texts, encoded["input_ids"], encoded["offset_mapping"])]
+    pre_tokenizer = tokenizer.backend_tokenizer.pre_tokenizer
+    words = []
+    for text, ids, offsets in zip(texts, encoded["input_ids"], encoded["offset_mapping"]):
+        pieces = {} if pre_tokenizer is None else {span: piece for piece, span in pre_tokenizer.pre_tokenize_str(text)}
+        words.append([pieces.get((start, end), text[start:end]) if token == unknown else None
+                      for token, (start, end) in zip(ids, offsets)])
+    return words
 
 
 def encode_with_copies(tokenizer, sources: Sequence[str], targets: Sequence[str] | None = None,

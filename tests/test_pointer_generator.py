@@ -110,6 +110,16 @@ def word_tokenizer():
     return train_tokenizer(["meeting with Ann Lee on 3 March 2015", "Ann Lee | 2015-03-03"], kind="word")
 
 
+def test_copied_words_keep_the_texts_own_spacing(word_tokenizer):
+    """A copied piece glued to the one before it ("Souza" in "D'Souza", "Carter" in "Bonham-Carter") decodes glued:
+    the labels of a target decode to the target itself."""
+    sources = ["meeting with Fang D'Souza on 3 March", "lunch with Ann Bonham-Carter."]
+    targets = ["Fang D'Souza | 2015-03-03", "Ann Bonham-Carter."]
+    encoded = encode_with_copies(word_tokenizer, sources, targets)
+    assert encoded.source_oovs[0] == ["Fang", "D", "‿'", "‿Souza"]
+    assert decode_with_copies(word_tokenizer, encoded["labels"], encoded.source_oovs) == targets
+
+
 def test_source_words_beyond_the_vocabulary_get_ids_of_their_example(word_tokenizer):
     vocab = len(word_tokenizer)
     encoded = encode_with_copies(word_tokenizer, ["meeting with Ngozi Adeyemi on 3 March", "lunch with Ngozi"],
