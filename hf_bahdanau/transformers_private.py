@@ -211,10 +211,11 @@ def _recording(method: Callable, name: str, reached: set[str]) -> Callable:
     return recorded
 
 
-def check_release(model_class: type, config_class: type) -> None:
+def check_release(model_class: type, config_class: type, release: str = transformers.__version__) -> None:
     """Outside ``TESTED_TRANSFORMERS``, run ``probe_generation`` on a tiny model once: a broken behaviour is a
-    ``RuntimeError`` of one line naming the tested releases and the fix; a lost fast path, a warning."""
-    installed = Version(transformers.__version__)
+    ``RuntimeError`` of one line naming the tested releases and the fix; a lost fast path, a warning. ``release``:
+    the installed transformers'."""
+    installed = Version(release)
     lowest, newest = map(Version, TESTED_TRANSFORMERS)
     if lowest <= installed <= Version(f"{newest.major}.{newest.minor}.99"):  # patch releases of the newest too
         return
