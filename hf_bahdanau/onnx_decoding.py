@@ -158,8 +158,8 @@ class OnnxSeq2Seq:
         defaults = self.manifest["generation"]
         if num_beams is None:
             num_beams = defaults["num_beams"] or 1
-        if max_new_tokens is None:  # transformers' default where the generation config sets neither: max_length 20
-            max_new_tokens = defaults["max_new_tokens"] or (defaults["max_length"] or 20) - 1
+        if max_new_tokens is None:  # as generate(): max_length counts the start token; with neither set, 20 new tokens
+            max_new_tokens = defaults["max_new_tokens"] or (defaults["max_length"] - 1 if defaults["max_length"] else 20)
         if length_penalty is None:  # transformers' defaults where the generation config has none
             length_penalty = 1.0 if defaults["length_penalty"] is None else defaults["length_penalty"]
         if early_stopping is None:

@@ -106,6 +106,21 @@ def test_the_generation_configs_penalties_are_the_exported_defaults(tmp_path):
                                atol=6 * 40 * 1e-6 + 0.4 * 9 * 23 * 1e-6)  # as in the test above
 
 
+@pytest.mark.parametrize("lengths, new_tokens", [({}, 20), ({"max_length": 7}, 6), ({"max_new_tokens": 5}, 5)],
+                         ids=["neither", "max_length", "max_new_tokens"])
+def test_the_default_output_length_is_generates(lengths, new_tokens, tmp_path):
+    """With neither length in the generation config generate() makes 20 new tokens; max_length counts the start."""
+    model = decisive_model("rnnsearch", seed=3)  # never ends a sequence before the limit
+    model.generation_config.update(**lengths)
+    runtime = OnnxSeq2Seq(export_onnx(model, tmp_path), threads=1)
+    input_ids, attention_mask = padded_batch((9, 4), seed=5)
+    with torch.no_grad():
+        expected = model.generate(input_ids=input_ids, attention_mask=attention_mask)
+    assert expected.shape[1] == 1 + new_tokens
+    np.testing.assert_array_equal(runtime.generate(input_ids.numpy(), attention_mask.numpy()).sequences,
+                                  expected.numpy())
+
+
 def test_gnmt_penalties_are_checked_as_generate_checks_them(exported):
     _, runtime = exported("rnnsearch")
     source = np.array([[5, 6]])
