@@ -39,7 +39,6 @@ model's ``RecurrentStack.step``); scores and φ are the model's attention mechan
 reads ``_score``) and deep output, whose own equations are tested against hand-computed values.
 """
 
-import math
 
 import torch
 from torch import Tensor
