@@ -16,7 +16,7 @@ import time
 import torch
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from hf_bahdanau.recurrent import RecurrentStack
+from hf_bahdanau.modeling.recurrent import RecurrentStack
 
 
 def forward_backward_ms(run, inputs: torch.Tensor) -> float:

@@ -3,7 +3,7 @@ alternating in one process.
 
     python benchmarks/input_checks.py [--repeats 7] [--models rnnsearch luong-general-nofeed]
 
-Every public forward checks its arguments (``hf_bahdanau/input_checks.py``: token ids in range, shapes, dtypes; and
+Every public forward checks its arguments (``hf_bahdanau/modeling/input_checks.py``: token ids in range, shapes, dtypes; and
 ``padding.check_attention_mask``: values 0/1, one run of ones per row). "Unchecked" replaces each check by a no-op
 and the mask check by the bare layout the model needs anyway (lengths, where each row starts), so the ratio is the
 price of the checks alone. The sizes are run_benchmarks.py's (vocab 8000, batch 64, sources of 20–40 tokens, 30 new
@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import run_benchmarks as rb  # noqa: E402
 
 import hf_bahdanau  # noqa: E402
-from hf_bahdanau import padding  # noqa: E402
+from hf_bahdanau.modeling import padding  # noqa: E402
 
 CHECKS = ("check_token_ids", "check_embeddings", "check_class_labels", "check_one_source")
 

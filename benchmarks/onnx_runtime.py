@@ -1,4 +1,4 @@
-"""ONNX Runtime decoding (hf-bahdanau-export + hf_bahdanau.onnx_decoding) against our PyTorch generate() and the
+"""ONNX Runtime decoding (hf-bahdanau-export + hf_bahdanau.onnx.runtime) against our PyTorch generate() and the
 naive tutorial loop, measured in one run, taking turns.
 
     python benchmarks/onnx_runtime.py                       # benchmarks/results/<date>-onnx.json and a table
@@ -30,8 +30,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from run_benchmarks import TARGET_STEPS, build_naive, build_ours, synthetic_batch  # noqa: E402
 
-from hf_bahdanau.onnx import export_onnx, quantize_onnx  # noqa: E402
-from hf_bahdanau.onnx_decoding import OnnxSeq2Seq  # noqa: E402
+from hf_bahdanau.onnx.export import export_onnx, quantize_onnx  # noqa: E402
+from hf_bahdanau.onnx.runtime import OnnxSeq2Seq  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -4,7 +4,7 @@
 
 The same model and inputs as run_benchmarks.py (random weights, vocab 8000, batch 64 sources of 20–40 tokens,
 30 new tokens), through ``generate()``, alternating; medians, and ours over the alternative (> 1: ours is better):
-- our greedy and beam search loops (hf_bahdanau/search.py) against transformers' ``GenerationMixin._sample`` /
+- our greedy and beam search loops (hf_bahdanau/modeling/search.py) against transformers' ``GenerationMixin._sample`` /
   ``_beam_search``: greedy sentences/s at batch 64, beam-5 sentences/s at batch 64, batch-1 greedy ms per sentence;
 - one encoder memory per source in beam search against transformers' copy per beam
   (``GenerationMixin._expand_inputs_for_generation``), both with our loops: beam-5 sentences/s at batch 64.

@@ -19,16 +19,19 @@ from transformers import (
     AutoModelForTokenClassification,
 )
 
-from . import attention
-from .collators import DataCollatorWithRightPaddedLabels
-from .configuration_bahdanau import PRESETS, BahdanauConfig, BahdanauPointerConfig
-from .modeling_bahdanau import BahdanauForConditionalGeneration, BahdanauModel, BahdanauPreTrainedModel
-from .modeling_encoder_only import BahdanauEncoderModel
-from .modeling_pointer import BahdanauForPointerNetwork
-from .modeling_sequence_classification import BahdanauForSequenceClassification
-from .modeling_token_classification import BahdanauForTokenClassification
+from .modeling import attention
+from .modeling.collators import DataCollatorWithRightPaddedLabels
+from .modeling.configuration_bahdanau import PRESETS, BahdanauConfig, BahdanauPointerConfig
+from .modeling.modeling_bahdanau import BahdanauForConditionalGeneration, BahdanauModel, BahdanauPreTrainedModel
+from .modeling.modeling_encoder_only import BahdanauEncoderModel
+from .modeling.modeling_pointer import BahdanauForPointerNetwork
+from .modeling.modeling_sequence_classification import BahdanauForSequenceClassification
+from .modeling.modeling_token_classification import BahdanauForTokenClassification
+from .moved_modules import install as install_moved_modules
 
 __version__ = "0.1.0"
+
+install_moved_modules()  # the import paths from before the subpackages keep working (moved_modules.py)
 
 AutoConfig.register(BahdanauConfig.model_type, BahdanauConfig, exist_ok=True)
 BahdanauConfig.register_for_auto_class()
@@ -48,11 +51,11 @@ BahdanauForPointerNetwork.register_for_auto_class("AutoModel")
 
 def __getattr__(name: str):
     if name == "BahdanauTranslationPipeline":
-        from .pipeline_bahdanau import BahdanauTranslationPipeline
+        from .modeling.pipeline_bahdanau import BahdanauTranslationPipeline
 
         return BahdanauTranslationPipeline
     if name == "onnx_translation_pipeline":  # also needs onnxruntime (the onnx extra)
-        from .onnx_pipeline import onnx_translation_pipeline
+        from .onnx.pipeline import onnx_translation_pipeline
 
         return onnx_translation_pipeline
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

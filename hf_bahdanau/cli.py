@@ -17,10 +17,10 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .configuration_bahdanau import BahdanauConfig
+from .modeling.configuration_bahdanau import BahdanauConfig
 from .locations import check_model_location
-from .modeling_bahdanau import BahdanauForConditionalGeneration
-from .onnx_decoding import MANIFEST
+from .modeling.modeling_bahdanau import BahdanauForConditionalGeneration
+from .onnx.runtime import MANIFEST
 
 if TYPE_CHECKING:
     from transformers import PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
@@ -153,7 +153,7 @@ def load_onnx_model(folder: str):
     """``OnnxSeq2Seq`` of a folder written by hf-bahdanau-export; a missing onnxruntime or a folder that is not an
     export exits with one error line."""
     try:
-        from .onnx_decoding import OnnxSeq2Seq
+        from .onnx.runtime import OnnxSeq2Seq
 
         return OnnxSeq2Seq(folder)
     except ImportError as error:
@@ -170,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.backend == "onnxruntime":
         results = load_onnx_model(args.model).translate(args.sentences, **options)
     else:
-        from .decoding import translate
+        from .modeling.decoding import translate
 
         model, tokenizer = load_text_model(args.model, "hf-bahdanau-translate", revision=args.revision,
                                            trust_remote_code=args.trust_remote_code)

@@ -43,8 +43,8 @@ reads ``_score``) and deep output, whose own equations are tested against hand-c
 import torch
 from torch import Tensor
 
-from .encoder import BahdanauEncoderOutput
-from .state import EncoderMemory
+from .modeling.encoder import BahdanauEncoderOutput
+from .modeling.state import EncoderMemory
 
 __all__ = ["bahdanau_decoder", "cho_decoder", "encode", "logits", "luong_decoder", "monotonic_expected_alignment",
            "pointer_network", "sutskever_decoder"]

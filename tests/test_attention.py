@@ -1,4 +1,4 @@
-"""Tests for hf_bahdanau.attention.
+"""Tests for hf_bahdanau.modeling.attention.
 
 Properties and equivalences are swept over every registered mechanism; golden values
 come from a NumPy reference and one case computed by hand; scaled_dot and multihead are
@@ -16,7 +16,7 @@ from torch import nn
 from torch.testing import assert_close
 
 from conftest import assert_float64_close, softmax_sum_tolerance
-from hf_bahdanau.attention import (
+from hf_bahdanau.modeling.attention import (
     ATTENTION_SCORES,
     AdditiveAttention,
     AttentionMechanism,

@@ -20,7 +20,7 @@ from hf_bahdanau import (
     BahdanauForSequenceClassification,
     BahdanauForTokenClassification,
 )
-from hf_bahdanau.decoding import translate
+from hf_bahdanau.modeling.decoding import translate
 from training.tokenization import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -167,7 +167,7 @@ def seq2seq_training_call(**changes):
 
 
 def encoder_outputs(width: int, length: int):
-    from hf_bahdanau.encoder import BahdanauEncoderOutput
+    from hf_bahdanau.modeling.encoder import BahdanauEncoderOutput
 
     return BahdanauEncoderOutput(last_hidden_state=torch.zeros(3, length, width),
                                  final_hidden_state=torch.zeros(3, 1, width))
@@ -284,7 +284,7 @@ def test_translate_refuses_a_string_for_the_list_of_texts(translator):
 def test_translate_warns_about_unknown_tokens_and_inputs_longer_than_training(translator, caplog):
     model, tokenizer = translator
     model.config.max_training_source_length = 12
-    with caplog.at_level(logging.WARNING, logger="hf_bahdanau.source_warnings"):
+    with caplog.at_level(logging.WARNING, logger="hf_bahdanau.modeling.source_warnings"):
         results = translate(model, tokenizer, ["3 March", "1985年5月14日", "3 March 2015 3 March 2015"])
     assert len(results) == 3
     messages = [record.getMessage() for record in caplog.records]

@@ -14,8 +14,9 @@ import torch
 from transformers import GenerationConfig
 
 from conftest import FLOAT64_PATHS_RTOL, assert_float64_close, padded_batch
-from hf_bahdanau import BahdanauForConditionalGeneration, search
-from hf_bahdanau.search import BeamPenalties
+from hf_bahdanau import BahdanauForConditionalGeneration
+from hf_bahdanau.modeling import search
+from hf_bahdanau.modeling.search import BeamPenalties
 from test_generation import LENGTHS, NEVER, NUM_BEAMS, SOMETIMES, decisive_model, float32_search_error, generated
 
 SIZES = dict(embedding_size=8, hidden_size=12, attention_size=6)

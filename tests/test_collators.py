@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from conftest import PAD, tiny_model
-from hf_bahdanau.collators import DataCollatorWithRightPaddedLabels
-from hf_bahdanau.copying import DataCollatorForCopying, encode_with_copies
+from hf_bahdanau.modeling.collators import DataCollatorWithRightPaddedLabels
+from hf_bahdanau.modeling.copying import DataCollatorForCopying, encode_with_copies
 from training.tokenization import train_tokenizer
 
 SOURCES = ["meeting with Ann Lee on 3 March 2015", "lunch on 4 May", "Ann"]

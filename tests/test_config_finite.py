@@ -7,7 +7,7 @@ import pytest
 
 from conftest import tiny_config
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, BahdanauPointerConfig
-from hf_bahdanau.configuration_bahdanau import FLOAT_RANGES, float_fields
+from hf_bahdanau.modeling.configuration_bahdanau import FLOAT_RANGES, float_fields
 
 CONFIGS = (BahdanauConfig, BahdanauPointerConfig)
 CASES = [(config_class, field) for config_class in CONFIGS for field in float_fields(config_class)]

@@ -13,7 +13,7 @@ import torch
 
 from conftest import assert_float64_close, assert_float64_gradients_close, padded_batch, random_labels, tiny_model
 from hf_bahdanau import PRESETS, reference
-from hf_bahdanau.recurrent import RNN_TYPES
+from hf_bahdanau.modeling.recurrent import RNN_TYPES
 
 DECODERS = [
     dict(decoder_style="bahdanau", attention_type="additive"),

@@ -6,8 +6,8 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from conftest import PAD, assert_float64_close, padded_batch, random_labels, tiny_config, tiny_model
 from hf_bahdanau import BahdanauForConditionalGeneration
-from hf_bahdanau.recurrent import RNN_TYPES
-from hf_bahdanau.recurrent import RecurrentStack, RecurrentState, reverse_within_lengths
+from hf_bahdanau.modeling.recurrent import RNN_TYPES
+from hf_bahdanau.modeling.recurrent import RecurrentStack, RecurrentState, reverse_within_lengths
 
 
 def test_reverse_source_reverses_within_the_true_length():

@@ -20,8 +20,8 @@ import pytest
 import torch
 
 from conftest import tiny_model
-from hf_bahdanau.decoding import Translation, translate
-from hf_bahdanau.explore import explorer_page, main
+from hf_bahdanau.modeling.decoding import Translation, translate
+from hf_bahdanau.explorer.page import explorer_page, main
 from test_cli import SENTENCES, saved_model  # noqa: F401  (saved_model: a module fixture, a tiny model and tokenizer)
 from training.explorer_screenshot import BrowserMissing, headless_chromium, screenshot
 
@@ -152,7 +152,7 @@ def test_bad_arguments_are_errors_that_name_them():
 
 def run_explore(*args: str) -> subprocess.CompletedProcess:
     executable = shutil.which("hf-bahdanau-explore", path=str(Path(sys.executable).parent))
-    command = [executable] if executable else [sys.executable, "-m", "hf_bahdanau.explore"]
+    command = [executable] if executable else [sys.executable, "-m", "hf_bahdanau.explorer.page"]
     return subprocess.run([*command, *args], capture_output=True, text=True, timeout=300)
 
 

@@ -19,8 +19,8 @@ from transformers import GenerationMixin
 from conftest import (BOS, EOS, PAD, VARIANTS, VOCAB, assert_float64_close, padded_batch, softmax_sum_tolerance,
                       tiny_model)
 from hf_bahdanau import PRESETS
-from hf_bahdanau.state import RecurrentDecoderCache
-from hf_bahdanau.transformers_private import cache_of
+from hf_bahdanau.modeling.state import RecurrentDecoderCache
+from hf_bahdanau.modeling.transformers_private import cache_of
 
 # every preset, and coverage, hard attention and local-m on decoders the presets do not pair them with (the rest of
 # the combinations: tests/test_scope.py's sweep)

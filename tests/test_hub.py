@@ -16,24 +16,32 @@ import pytest
 import torch
 from torch.testing import assert_close
 from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
+from transformers.dynamic_module_utils import get_relative_import_files
 
 import hf_bahdanau
 from child_process import run_child
 from conftest import (
     BOS, EOS, VOCAB, assert_float64_close, cross_entropy_tolerance, padded_batch, random_labels, tiny_model,
 )
-from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, BahdanauModel
-from hf_bahdanau.configuration_bahdanau import AUTO_MAP
+from hf_bahdanau import (
+    BahdanauConfig, BahdanauForConditionalGeneration, BahdanauForPointerNetwork, BahdanauModel, BahdanauPointerConfig,
+)
+from hf_bahdanau.modeling.configuration_bahdanau import AUTO_MAP
 from test_generation import float32_search_error
 
-PACKAGE_DIR = Path(hf_bahdanau.__file__).parent
-# the package entry point, the command-line tools, the plots and the papers' plain computation: no model imports them
-# not in a seq2seq model's folder: the package's own entry points, the ONNX export and runtime, and the pointer
-# network's modules (its folders carry them: tests/test_pointer_network.py)
-NOT_MODEL_CODE = {"__init__.py", "cli.py", "explore.py", "locations.py", "plotting.py", "reference.py",
-                  "modeling_pointer.py", "pointing.py", "onnx.py", "onnx_decoding.py", "onnx_greedy.py",
-                  "onnx_pipeline.py", "onnx_search.py"}
-CODE_FILES = sorted(path.name for path in PACKAGE_DIR.glob("*.py") if path.name not in NOT_MODEL_CODE)
+MODELING_DIR = Path(hf_bahdanau.__file__).parent / "modeling"  # the shipped model code
+
+
+def carried_code(folder: Path) -> set[str]:
+    """The modules transformers copies into a saved folder, computed as it computes them: the module of every class in
+    the config's ``auto_map`` and ``custom_pipelines``, and every module those import relatively
+    (``get_relative_import_files``)."""
+    config = json.loads((folder / "config.json").read_text())
+    references = [*config["auto_map"].values(), *(task["impl"] for task in config.get("custom_pipelines", {}).values())]
+    modules = {MODELING_DIR / f"{reference.split('.')[0]}.py" for reference in references}
+    return {Path(path).name for module in modules for path in (module, *get_relative_import_files(module))}
+
+
 LENGTHS = (7, 5, 2)
 TARGET_LENGTH = 5
 MAX_NEW = 6
@@ -100,6 +108,18 @@ def assert_same_outputs(actual: dict, expected: dict) -> None:
 # 1. save_pretrained -> from_pretrained -----------------------------------------------------------------
 
 
+def test_saved_folders_carry_exactly_the_modeling_subpackage(tmp_path):
+    """hf_bahdanau/modeling/ is the code saved folders carry, no more and no less: a seq2seq folder (every Auto class
+    and the translation pipeline) and a pointer network's together carry every module in it, and nothing else."""
+    seq2seq, pointer = tmp_path / "seq2seq", tmp_path / "pointer"
+    tiny_model("rnnsearch").save_pretrained(seq2seq)
+    BahdanauForPointerNetwork(BahdanauPointerConfig(input_feature_size=2, hidden_size=8, embedding_size=8,
+                                                    attention_size=8)).save_pretrained(pointer)
+    saved = {path.name for folder in (seq2seq, pointer) for path in folder.glob("*.py")}
+    assert saved == carried_code(seq2seq) | carried_code(pointer)
+    assert saved == {path.name for path in MODELING_DIR.glob("*.py")} - {"__init__.py"}
+
+
 @pytest.mark.parametrize("preset, tie", CASES, ids=CASE_IDS)
 def test_saved_folder_contents(preset, tie, tmp_path):
     model = shared_model(preset, tie)
@@ -108,10 +128,11 @@ def test_saved_folder_contents(preset, tie, tmp_path):
     assert "model.safetensors" in files
     assert "pytorch_model.bin" not in files
     assert {"config.json", "generation_config.json"} <= files
-    assert CODE_FILES and set(CODE_FILES) <= files, f"missing code files: {set(CODE_FILES) - files}"
+    code = carried_code(tmp_path)
+    assert {name for name in files if name.endswith(".py")} == code
     assert "__init__.py" not in files
-    for name in CODE_FILES:  # the shipped code is the package's code
-        assert (tmp_path / name).read_text() == (PACKAGE_DIR / name).read_text()
+    for name in code:  # the shipped code is the package's code
+        assert (tmp_path / name).read_text() == (MODELING_DIR / name).read_text()
 
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["model_type"] == "bahdanau"
@@ -174,6 +195,7 @@ REMOTE_CODE_CHILD = """
 
     import torch
     from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
+from transformers.dynamic_module_utils import get_relative_import_files
 
     torch.set_num_threads(1)
     folders, inputs_file = sys.argv[1:-1], sys.argv[-1]
@@ -400,7 +422,7 @@ def test_load_from_hub_cache_offline(tmp_path):
     (tmp_path / "inputs.json").write_text(json.dumps({key: value.tolist() for key, value in batch.items()}))
 
     child = run_child(OFFLINE_CHILD, tmp_path, str(tmp_path / "inputs.json"), HF_HUB_CACHE=str(tmp_path / "hub"))
-    assert child["cls"] == "hf_bahdanau.modeling_bahdanau.BahdanauForConditionalGeneration"
+    assert child["cls"] == "hf_bahdanau.modeling.modeling_bahdanau.BahdanauForConditionalGeneration"
     assert child["missing"] == "OSError"  # really offline: what is not in the cache cannot be fetched
     assert child["generation_start"] == BOS
     model = model.double()  # the child loads the saved weights in float64: the processes then agree to rounding

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from conftest import assert_float64_close
-from hf_bahdanau.loop_linear import LoopLinear
+from hf_bahdanau.modeling.loop_linear import LoopLinear
 
 
 def _recurrence(use_loop_linear: bool, with_bias: bool, with_addend: bool, unused_last_step: bool):

@@ -9,7 +9,7 @@ from conftest import (
     assert_float64_close, assert_float64_gradients_close, cross_entropy_tolerance, padded_batch, product_tolerance,
     random_labels, tiny_model,
 )
-from hf_bahdanau.loss import linear_cross_entropy
+from hf_bahdanau.modeling.loss import linear_cross_entropy
 
 
 def _reference_and_fused(chunk_size: int, with_bias: bool = True, dtype=torch.float64):

@@ -7,10 +7,10 @@ import torch
 
 from conftest import EOS, padded_batch, random_labels, tiny_config, tiny_model
 from hf_bahdanau import PRESETS
-from hf_bahdanau.attention import ATTENTION_SCORES
-from hf_bahdanau.bridge import BRIDGES
-from hf_bahdanau.readout import DEEP_OUTPUTS
-from hf_bahdanau.recurrent import RNN_TYPES
+from hf_bahdanau.modeling.attention import ATTENTION_SCORES
+from hf_bahdanau.modeling.bridge import BRIDGES
+from hf_bahdanau.modeling.readout import DEEP_OUTPUTS
+from hf_bahdanau.modeling.recurrent import RNN_TYPES
 
 ATTENTION_TYPES = ATTENTION_SCORES.allowed  # every score, and "none"
 

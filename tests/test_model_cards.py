@@ -18,8 +18,8 @@ from child_process import child_env, run_script
 from conftest import tiny_config
 from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauForTokenClassification
 from hf_bahdanau.plotting import plot_alignment
-from model_cards import set_model_id, write_model_card
-from model_cards.architecture import describe
+from hf_bahdanau.cards import set_model_id, write_model_card
+from hf_bahdanau.cards.architecture import describe
 from training.tokenization import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -187,7 +187,7 @@ def test_usage_code_runs_without_the_package(card, tmp_path, expected_translatio
 def test_cli_and_set_model_id(model_dir, tmp_path):
     results = tmp_path / "results.json"
     results.write_text(json.dumps({"eval_exact_match": 0.5}))
-    command = [sys.executable, "-m", "model_cards", str(model_dir), "--results", str(results), "--dataset_name",
+    command = [sys.executable, "-m", "hf_bahdanau.cards", str(model_dir), "--results", str(results), "--dataset_name",
                "dates", "--model_id", "org/dates-rnnsearch", "--language", "en"]
     done = subprocess.run(command, capture_output=True, text=True, env=child_env(tmp_path), timeout=120,
                           cwd=Path(__file__).parents[1])

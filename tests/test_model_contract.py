@@ -17,8 +17,8 @@ from hf_bahdanau import (
     BahdanauForTokenClassification,
     BahdanauModel,
 )
-from hf_bahdanau.modeling_bahdanau import shift_tokens_right
-from hf_bahdanau.transformers_private import cache_of
+from hf_bahdanau.modeling.modeling_bahdanau import shift_tokens_right
+from hf_bahdanau.modeling.transformers_private import cache_of
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

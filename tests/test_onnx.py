@@ -1,4 +1,4 @@
-"""ONNX export (hf_bahdanau/onnx.py) and the ONNX Runtime decoder (hf_bahdanau/onnx_decoding.py): every preset and
+"""ONNX export (hf_bahdanau/onnx/export.py) and the ONNX Runtime decoder (hf_bahdanau/onnx/runtime.py): every preset and
 the scope, mode and coverage variants export, pass onnx.checker, and decode to generate()'s tokens (greedy and beam
 search) with its scores and alignments; what cannot export says so; int8 graphs run; the runtime needs no torch;
 the command line exports and decodes, without transformers' progress bar or torch's known-harmless tracer warnings;
@@ -16,13 +16,13 @@ import pytest
 import torch
 
 from hf_bahdanau import BahdanauPointerConfig
-from hf_bahdanau.onnx import OPSET, export_onnx, main as export_main, quantize_onnx, unexportable_options
+from hf_bahdanau.onnx.export import OPSET, export_onnx, main as export_main, quantize_onnx, unexportable_options
 from tests.conftest import EOS, padded_batch, tiny_model
 from tests.test_onnx_search import PRESETS, decisive_model
 
 onnx = pytest.importorskip("onnx", reason="the onnx extra: pip install -e \".[onnx]\"")
 pytest.importorskip("onnxruntime", reason="the onnx extra: pip install -e \".[onnx]\"")
-from hf_bahdanau.onnx_decoding import OnnxSeq2Seq  # noqa: E402
+from hf_bahdanau.onnx.runtime import OnnxSeq2Seq  # noqa: E402
 
 EXPORTED = [*PRESETS, "luong-general+hard", "rnnsearch+coverage+hard"]
 MAX_NEW = 8
@@ -327,7 +327,7 @@ def test_the_exported_card_keeps_the_source_card(tmp_path):
 
 
 def test_translate_takes_the_onnx_runtime_model(tmp_path):
-    from hf_bahdanau.decoding import translate
+    from hf_bahdanau.modeling.decoding import translate
     from training.tokenization import train_tokenizer
 
     texts = ["le 3 mars 2015", "3/14/15"]
@@ -352,7 +352,7 @@ def test_unreliable_inputs_are_decoded_with_the_same_warning_as_pytorch(tmp_path
     tokenizer = train_tokenizer(["3/14/15", "2015-03-14"], kind="char")
     model = decisive_model("rnnsearch", vocab_size=len(tokenizer), max_training_source_length=8)
     runtime = OnnxSeq2Seq(export_onnx(model, tmp_path, tokenizer=tokenizer))
-    with caplog.at_level(logging.WARNING, logger="hf_bahdanau.source_warnings"):
+    with caplog.at_level(logging.WARNING, logger="hf_bahdanau.modeling.source_warnings"):
         runtime.translate(["3/14/15", "ß3/14", "3/14/153/14/15"], max_new_tokens=4)
     assert [record.getMessage() for record in caplog.records] == [
         "'ß3/14': 1 of its 6 tokens are unknown to the tokenizer (<unk>); the output is unreliable.",
@@ -408,7 +408,7 @@ def test_the_onnx_pipeline_refuses_what_its_search_cannot_do(tmp_path):
 
 
 def _axis_values():
-    from hf_bahdanau.configuration_bahdanau import AXES
+    from hf_bahdanau.modeling.configuration_bahdanau import AXES
 
     return [(axis.field, value) for axis in AXES for value in axis.allowed]
 
@@ -445,7 +445,7 @@ def saved_and_exported(tmp_path_factory):
     model.generation_config.max_new_tokens = 6
     model.save_pretrained(folder / "model")
     tokenizer.save_pretrained(folder / "model")
-    done = subprocess.run([sys.executable, "-m", "hf_bahdanau.onnx", str(folder / "model"), str(folder / "onnx")],
+    done = subprocess.run([sys.executable, "-m", "hf_bahdanau.onnx.export", str(folder / "model"), str(folder / "onnx")],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.startswith(f"Exported to {folder / 'onnx'}"), done.stderr
     return folder / "model", folder / "onnx", done.stderr

@@ -1,4 +1,4 @@
-"""The numpy beam search of the ONNX Runtime decoder (hf_bahdanau/onnx_search.py) against generate():
+"""The numpy beam search of the ONNX Runtime decoder (hf_bahdanau/onnx/beam_search.py) against generate():
 driven by the PyTorch graphs that the export traces (``EncoderGraph``, ``DecoderStepGraph``), they must return
 generate()'s sequences, token for token, its sequence scores and its alignments. No ONNX is involved here, so a
 difference is the search's, not the runtime's."""
@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from hf_bahdanau.alignments import alignments_from_generate
-from hf_bahdanau.onnx import ROW_AXIS, DecoderStepGraph, EncoderGraph, memory_and_state_names
-from hf_bahdanau.onnx_search import beam_search
+from hf_bahdanau.modeling.alignments import alignments_from_generate
+from hf_bahdanau.onnx.export import ROW_AXIS, DecoderStepGraph, EncoderGraph, memory_and_state_names
+from hf_bahdanau.onnx.beam_search import beam_search
 from tests.conftest import BOS, EOS, PAD, padded_batch, tiny_model
 
 def decisive_model(preset: str, seed: int = 0, eos_bias: float = 0.0, **overrides):

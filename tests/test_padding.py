@@ -2,7 +2,7 @@
 batch right-padded, with every output indexed by source position moved back to the caller's layout; masks with a
 gap or values other than 0 and 1 are refused; float and bool masks equal long ones.
 
-The rows of a left-padded batch are rotated to right padding before the model runs (``hf_bahdanau.padding``): the
+The rows of a left-padded batch are rotated to right padding before the model runs (``hf_bahdanau.modeling.padding``): the
 model then computes on the very same tensors as for the right-padded batch, through the same kernels, so outputs are
 equal to the bit (``torch.equal``), on any CPU.
 """
@@ -12,8 +12,8 @@ import torch
 
 from conftest import EOS, PAD, VOCAB, tiny_config, tiny_model
 from hf_bahdanau import BahdanauForSequenceClassification, BahdanauForTokenClassification, PRESETS
-from hf_bahdanau.token_attention import token_attention_types
-from hf_bahdanau.padding import check_attention_mask, rotate_rows
+from hf_bahdanau.modeling.token_attention import token_attention_types
+from hf_bahdanau.modeling.padding import check_attention_mask, rotate_rows
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

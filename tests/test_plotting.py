@@ -6,7 +6,7 @@ import torch
 from transformers.generation.utils import GenerateBeamEncoderDecoderOutput, GenerateEncoderDecoderOutput
 
 from conftest import EOS, assert_float64_close
-from hf_bahdanau.alignments import alignments_from_generate
+from hf_bahdanau.modeling.alignments import alignments_from_generate
 from hf_bahdanau.plotting import plot_alignment
 from test_generation import (
     SOMETIMES, beam_generate, decisive_model, generated, source_batch, teacher_forced_alignments,

@@ -9,10 +9,10 @@ import torch
 from torch.testing import assert_close
 
 from conftest import PAD, VOCAB, padded_batch, random_labels, tiny_model
-from hf_bahdanau.copying import DataCollatorForCopying, decode_with_copies, encode_with_copies
-from hf_bahdanau.decoding import translate
-from hf_bahdanau.loss import linear_cross_entropy
-from hf_bahdanau.pointer_generator import CopySource, copy_loss_terms, mixture_log_probs
+from hf_bahdanau.modeling.copying import DataCollatorForCopying, decode_with_copies, encode_with_copies
+from hf_bahdanau.modeling.decoding import translate
+from hf_bahdanau.modeling.loss import linear_cross_entropy
+from hf_bahdanau.modeling.pointer_generator import CopySource, copy_loss_terms, mixture_log_probs
 from training.tokenization import train_tokenizer
 
 UNK = 3  # the configs' unk_token_id

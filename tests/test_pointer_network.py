@@ -9,13 +9,13 @@ import torch
 from transformers import AutoModel
 
 from hf_bahdanau import BahdanauForPointerNetwork, BahdanauPointerConfig, reference
-from hf_bahdanau.attention import ATTENTION_SCORES
-from hf_bahdanau.recurrent import RNN_TYPES
-from hf_bahdanau.pointing import END, DataCollatorForPointing, ForbidRepeatedPointers, positions
+from hf_bahdanau.modeling.attention import ATTENTION_SCORES
+from hf_bahdanau.modeling.recurrent import RNN_TYPES
+from hf_bahdanau.modeling.pointing import END, DataCollatorForPointing, ForbidRepeatedPointers, positions
 
 from child_process import run_child
 from conftest import assert_float64_close, softmax_sum_tolerance
-from hf_bahdanau.transformers_private import cache_of
+from hf_bahdanau.modeling.transformers_private import cache_of
 
 SIZES = dict(hidden_size=16, embedding_size=8, attention_size=8)
 VARIANTS = {

@@ -11,9 +11,9 @@ from transformers import AutoModelForSeq2SeqLM
 
 from conftest import assert_float64_close, padded_batch, tiny_model
 from hf_bahdanau import BahdanauConfig
-from hf_bahdanau.attention import ATTENTION_SCORES, AttentionMechanism, DotAttention, build_attention
-from hf_bahdanau.configuration_bahdanau import AXES, axes_table
-from model_cards import write_model_card
+from hf_bahdanau.modeling.attention import ATTENTION_SCORES, AttentionMechanism, DotAttention, build_attention
+from hf_bahdanau.modeling.configuration_bahdanau import AXES, axes_table
+from hf_bahdanau.cards import write_model_card
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -124,5 +124,5 @@ def test_every_registered_value_is_accepted_and_described(registry):
 
 
 def test_the_documented_table_of_axes_is_the_registries():
-    """Regenerate with: python -c "from hf_bahdanau.configuration_bahdanau import axes_table; print(axes_table())"."""
+    """Regenerate with: python -c "from hf_bahdanau.modeling.configuration_bahdanau import axes_table; print(axes_table())"."""
     assert axes_table() in AXES_DOC.read_text()

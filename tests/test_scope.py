@@ -16,12 +16,12 @@ from torch.testing import assert_close
 
 from conftest import VOCAB, assert_float64_close, padded_batch, random_labels, tiny_config, tiny_model
 from hf_bahdanau import BahdanauConfig, reference
-from hf_bahdanau.attention import ATTENTION_SCORES
-from hf_bahdanau.attention_mode import ATTENTION_MODES, HardAttention
-from hf_bahdanau.coverage import CoverageFeature, coverage_loss, coverage_penalty
-from hf_bahdanau.scope import ATTENTION_SCOPES, LocalMonotonicScope, LocalPredictiveScope, MonotonicScope
-from hf_bahdanau.state import AttentionState
-from hf_bahdanau.transformers_private import cache_of
+from hf_bahdanau.modeling.attention import ATTENTION_SCORES
+from hf_bahdanau.modeling.attention_mode import ATTENTION_MODES, HardAttention
+from hf_bahdanau.modeling.coverage import CoverageFeature, coverage_loss, coverage_penalty
+from hf_bahdanau.modeling.scope import ATTENTION_SCOPES, LocalMonotonicScope, LocalPredictiveScope, MonotonicScope
+from hf_bahdanau.modeling.state import AttentionState
+from hf_bahdanau.modeling.transformers_private import cache_of
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -1,4 +1,4 @@
-"""Our greedy and beam search (hf_bahdanau/search.py) = transformers' ``_sample`` and ``_beam_search``, output
+"""Our greedy and beam search (hf_bahdanau/modeling/search.py) = transformers' ``_sample`` and ``_beam_search``, output
 for output, and the block reductions under them = ``torch.argmax`` / ``torch.topk``.
 
 The models have a 1500-word vocabulary: each row holds 11 full blocks of ``BLOCK`` = 128 entries plus a 92-entry
@@ -13,9 +13,9 @@ from transformers import GenerationMixin
 
 from conftest import BOS, EOS
 from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauModel
-from hf_bahdanau import block_select
-from hf_bahdanau.block_select import BLOCK, row_argmax, row_topk
-from hf_bahdanau.transformers_private import CACHE_NAME
+from hf_bahdanau.modeling import block_select
+from hf_bahdanau.modeling.block_select import BLOCK, row_argmax, row_topk
+from hf_bahdanau.modeling.transformers_private import CACHE_NAME
 from test_generation import ALWAYS, LENGTHS, NEVER, SOMETIMES, decisive_model, padded_batch
 
 BIG_VOCAB = 1500

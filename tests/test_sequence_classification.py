@@ -9,7 +9,7 @@ from transformers import AutoModelForSequenceClassification
 
 from conftest import EOS, PAD, VOCAB, assert_float64_close, padded_batch, softmax_sum_tolerance, tiny_config, tiny_model
 from hf_bahdanau import BahdanauConfig, BahdanauForSequenceClassification
-from hf_bahdanau.modeling_sequence_classification import BahdanauSequenceClassifierOutput, split_sentences
+from hf_bahdanau.modeling.modeling_sequence_classification import BahdanauSequenceClassifierOutput, split_sentences
 
 SEP = 5  # the sentence separator token id in these tests
 LENGTHS = (9, 6, 3)

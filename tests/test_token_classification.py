@@ -14,8 +14,8 @@ from conftest import (
     VOCAB, assert_float64_close, cross_entropy_tolerance, padded_batch, softmax_sum_tolerance, tiny_config, tiny_model,
 )
 from hf_bahdanau import BahdanauConfig, BahdanauForTokenClassification
-from hf_bahdanau.token_attention import ContextVectorTokenAttention, QueryTokenAttention, token_attention_types
-from hf_bahdanau.pooling import ContextVectorAttention
+from hf_bahdanau.modeling.token_attention import ContextVectorTokenAttention, QueryTokenAttention, token_attention_types
+from hf_bahdanau.modeling.pooling import ContextVectorAttention
 
 LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 LENGTHS = (7, 5, 2)

@@ -10,7 +10,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 
 from child_process import run_script
 from conftest import tiny_model
-from hf_bahdanau.copying import encode_with_copies
+from hf_bahdanau.modeling.copying import encode_with_copies
 from training.tokenization import SPECIAL_TOKENS, train_tokenizer
 
 DATA_DIR = Path(__file__).parents[1] / "training" / "data"

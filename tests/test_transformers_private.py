@@ -1,4 +1,4 @@
-"""The transformers releases hf_bahdanau meets (``hf_bahdanau/transformers_private.py``): both names of the cache,
+"""The transformers releases hf_bahdanau meets (``hf_bahdanau/modeling/transformers_private.py``): both names of the cache,
 the private hooks checked by what they do (tiny generate() calls), and a release outside the tested range either
 working or refused at load with one line."""
 
@@ -10,9 +10,9 @@ import transformers
 from packaging.version import Version
 
 from conftest import padded_batch, tiny_model
-from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, modeling_bahdanau, search
-from hf_bahdanau import transformers_private
-from hf_bahdanau.transformers_private import CACHE_NAME, TESTED_TRANSFORMERS, cache_of, check_release, probe_generation
+from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
+from hf_bahdanau.modeling import modeling_bahdanau, search, transformers_private
+from hf_bahdanau.modeling.transformers_private import CACHE_NAME, TESTED_TRANSFORMERS, cache_of, check_release, probe_generation
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -130,7 +130,7 @@ def test_without_the_expand_hook_beams_get_their_own_memory_and_the_same_results
         shared = model.generate(**options)
         monkeypatch.setattr(modeling_bahdanau, "SHARED_BEAM_MEMORY", False)
         monkeypatch.setattr(transformers_private, "_WARNED", set())
-        with caplog.at_level(logging.WARNING, logger="hf_bahdanau.transformers_private"):
+        with caplog.at_level(logging.WARNING, logger="hf_bahdanau.modeling.transformers_private"):
             copied = model.generate(**options)
             model.generate(**options)
     assert torch.equal(copied, shared)

@@ -4,12 +4,12 @@ that exist (in the package's and the scripts' docstrings)."""
 import re
 from pathlib import Path
 
-from hf_bahdanau.configuration_bahdanau import AXES
-from hf_bahdanau.token_attention import describe_token_attention, token_attention_types
+from hf_bahdanau.modeling.configuration_bahdanau import AXES
+from hf_bahdanau.modeling.token_attention import describe_token_attention, token_attention_types
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = sorted([*(REPO / "hf_bahdanau").rglob("*.py"), *(REPO / "training").rglob("*.py"),
-                  *(REPO / "model_cards").rglob("*.py"), REPO / "README.md"])
+                  REPO / "README.md"])
 NAMED_TEST_FILE = re.compile(r"\btests/[\w/]+\.(?:py|md)\b")
 
 

@@ -3,7 +3,7 @@
 from collections.abc import Sequence
 from pathlib import Path
 
-from hf_bahdanau.decoding import translate
+from hf_bahdanau.modeling.decoding import translate
 from hf_bahdanau.plotting import plot_alignment
 
 TRAINING_CURVE = "training_curve.png"

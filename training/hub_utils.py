@@ -25,8 +25,8 @@ from huggingface_hub import CommitInfo
 from transformers import TrainerCallback
 from transformers.utils.hub import hf_api
 
-from hf_bahdanau.remote_code import copy_model_code
-from model_cards import set_model_id
+from hf_bahdanau.modeling.remote_code import copy_model_code
+from hf_bahdanau.cards import set_model_id
 
 IGNORE_PATTERNS = ["_*", "checkpoint-*"]  # what Trainer.push_to_hub leaves out too
 
@@ -54,7 +54,7 @@ def push_output_dir(
     card = output_dir / "README.md"
     if not card.is_file():
         raise ValueError(f"`output_dir` ({output_dir}) has no README.md: write the card first "
-                         "(model_cards.write_model_card or `python -m model_cards`).")
+                         "(model_cards.write_model_card or `python -m hf_bahdanau.cards`).")
     api = hf_api()
     repo_id = api.create_repo(repo_id, token=token, private=private, exist_ok=True).repo_id
     set_model_id(card, repo_id)

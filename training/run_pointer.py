@@ -36,7 +36,7 @@ from transformers import AutoModel, Trainer, TrainingArguments, set_seed  # noqa
 
 from hf_bahdanau import BahdanauForPointerNetwork, BahdanauPointerConfig  # noqa: E402
 from hf_bahdanau.plotting import plot_alignment  # noqa: E402
-from hf_bahdanau.pointing import DataCollatorForPointing, positions  # noqa: E402
+from hf_bahdanau.modeling.pointing import DataCollatorForPointing, positions  # noqa: E402
 from training.arguments import parse_arguments, parse_config_overrides  # noqa: E402
 from training.data_files import POINTERS, POINTS, Column, DataFileArguments, load_raw_splits  # noqa: E402
 from training.pointer_tasks import MIN_N, hull_metrics, make_dataset, pointer_ids, sequence_accuracy  # noqa: E402

@@ -43,7 +43,7 @@ from transformers import (  # noqa: E402
 from hf_bahdanau import (  # noqa: E402
     PRESETS, BahdanauConfig, BahdanauForConditionalGeneration, DataCollatorWithRightPaddedLabels,
 )
-from hf_bahdanau.copying import DataCollatorForCopying, decode_with_copies, encode_with_copies  # noqa: E402
+from hf_bahdanau.modeling.copying import DataCollatorForCopying, decode_with_copies, encode_with_copies  # noqa: E402
 from training.alignment_error import alignment_error_rate  # noqa: E402
 from training.arguments import parse_arguments, parse_config_overrides  # noqa: E402
 from training.data_files import (  # noqa: E402
@@ -202,7 +202,7 @@ def tokenize_split(dataset: datasets.Dataset, split: str, tokenizer, data_args: 
                    main_process_first, copy_vocab_size: int | None = None) -> datasets.Dataset:
     """input_ids/attention_mask/labels; truncation only with --max_*_length, and every truncated row is counted.
     copy_vocab_size: the vocabulary size of a ``copy_attention`` model, whose rows also get ``copy_input_ids`` and
-    ``source_oovs`` (``hf_bahdanau.copying``)."""
+    ``source_oovs`` (``hf_bahdanau.modeling.copying``)."""
 
     def tokenize(batch):
         if copy_vocab_size is None:

@@ -20,7 +20,7 @@ import transformers
 from transformers import Trainer, TrainingArguments
 from transformers.trainer_utils import PredictionOutput
 
-from model_cards import write_model_card
+from hf_bahdanau.cards import write_model_card
 from training.figures import TRAINING_CURVE, plot_training_curve
 from training.hub_utils import push_output_dir
 

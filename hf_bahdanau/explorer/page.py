@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, NamedTuple
 import torch
 from tqdm import tqdm
 
-from .cli import blank_entries, check_model_arguments, load_text_model, read_lines
-from .decoding import Translation, translate
+from ..cli import blank_entries, check_model_arguments, load_text_model, read_lines
+from ..modeling.decoding import Translation, translate
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel

@@ -1,5 +1,5 @@
 """Beam search in numpy over a decoder step function: transformers' ``generate()`` algorithm, step for step, for
-the ONNX Runtime decoder (``onnx_decoding``), which runs without torch. (Greedy search runs inside ONNX Runtime:
+the ONNX Runtime decoder (``runtime``), which runs without torch. (Greedy search runs inside ONNX Runtime:
 ``onnx_greedy``.)
 
 A step function reads the tokens of the N decoder rows and their state and returns each row's most likely next

@@ -106,7 +106,7 @@ class BahdanauPreTrainedModel(PreTrainedModel):
 
     def _upload_modified_files(self, working_dir, repo_id, files_timestamps, **kwargs):
         """``push_to_hub``'s upload step. A model loaded from a folder with a model card (``README.md``, e.g. from
-        ``python -m model_cards``) ships that card and its ``*.png`` pictures instead of transformers' template."""
+        ``python -m hf_bahdanau.cards``) ships that card and its ``*.png`` pictures instead of transformers' template."""
         source = Path(self.name_or_path)
         if self.name_or_path and (source / "README.md").is_file():
             for path in (source / "README.md", *source.glob("*.png")):

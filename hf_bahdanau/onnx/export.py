@@ -1,5 +1,5 @@
 """ONNX export of a seq2seq model: an encoder graph, run once per batch of sources, and a decoder-step graph, run
-once per generated token, for ONNX Runtime (``onnx_decoding``) or any other ONNX runtime.
+once per generated token, for ONNX Runtime (``runtime``) or any other ONNX runtime.
 
     encoder.onnx       input_ids [B, S] int64, attention_mask [B, S] int64 (right padding, 1 = real token)
                        -> the memory: annotations h_j [B, S, D], mask [B, S] bool, the attention's keys U_a h_j
@@ -16,7 +16,7 @@ once per generated token, for ONNX Runtime (``onnx_decoding``) or any other ONNX
 The traced graphs are simplified with onnx-simplifier when it is installed. Batch and source length are dynamic
 axes. ``onnx_config.json`` lists the memory and state tensors with their row
 axis, the special token ids and the generation defaults; the folder also carries the tokenizer, the runtime
-(``onnx_decoding.py``, ``onnx_search.py``) and a model card: the source folder's, with a section on the graphs.
+(``runtime.py``, ``beam_search.py``, ``source_warnings.py``) and a model card: the source folder's, with a section on the graphs.
 Every preset, cell, score, scope, mode and output layer exports; ``unexportable_options`` names what does not yet
 (copy attention, pointer networks).
 
@@ -35,17 +35,20 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from .onnx_decoding import FORMAT, MANIFEST
-from .onnx_greedy import greedy_graph
-from .recurrent import RNN_TYPES, RecurrentState
-from .state import AttentionState, DecoderState, EncoderMemory
+from ..modeling import source_warnings
+from ..modeling.recurrent import RNN_TYPES, RecurrentState
+from ..modeling.state import AttentionState, DecoderState, EncoderMemory
+from . import beam_search, runtime
+from .graphs import greedy_graph
+from .runtime import FORMAT, MANIFEST
 
 __all__ = ["OPSET", "export_onnx", "quantize_onnx", "simplify_onnx", "unexportable_options"]
 
 OPSET = 17
 ROW_AXIS = {"hidden": 1, "cell": 1, "attention_step": None}  # every other tensor has its rows on axis 0
 GRAPHS = ("encoder.onnx", "decoder_step.onnx", "greedy.onnx")
-RUNTIME_FILES = ("onnx_decoding.py", "onnx_search.py", "source_warnings.py")
+# The runtime the exported folder carries: flat modules that import each other as top-level modules there.
+RUNTIME_MODULES = (runtime, beam_search, source_warnings)
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 # What tracing and exporting every model warns about, and why it is harmless here (tests/test_onnx.py decodes other
 # batch sizes and source lengths against generate()); any other warning shows.
@@ -230,8 +233,8 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
     (output_dir / MANIFEST).write_text(json.dumps(manifest, indent=2, default=str) + "\n")
     if tokenizer is not None:
         tokenizer.save_pretrained(output_dir)
-    for name in RUNTIME_FILES:
-        shutil.copyfile(Path(__file__).with_name(name), output_dir / name)
+    for module in RUNTIME_MODULES:
+        shutil.copyfile(module.__file__, output_dir / Path(module.__file__).name)
     write_card(output_dir, Path(model.name_or_path or "."), manifest)
     return output_dir
 
@@ -275,7 +278,7 @@ tensors, the special tokens and the generation defaults.
 Decode with numpy, onnxruntime and tokenizers only (`pip install onnxruntime tokenizers numpy`), from this folder:
 
 ```python
-from onnx_decoding import OnnxSeq2Seq  # with hf_bahdanau installed: from hf_bahdanau.onnx_decoding import OnnxSeq2Seq
+from runtime import OnnxSeq2Seq  # with hf_bahdanau installed: from hf_bahdanau.onnx.runtime import OnnxSeq2Seq
 
 model = OnnxSeq2Seq(".")  # OnnxSeq2Seq(".", quantized=True) for the int8 graphs
 result = model.translate(["your text"], num_beams=5, output_alignments=True)[0]
@@ -320,7 +323,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.opset < OPSET:
         parser.error(f"--opset must be ≥ {OPSET}, got {args.opset}.")
-    from .cli import load_text_model
+    from ..cli import load_text_model
 
     model, tokenizer = load_text_model(args.model, "hf-bahdanau-export")
     try:

@@ -1,14 +1,14 @@
 """Decode a model exported by ``hf-bahdanau-export`` with ONNX Runtime: numpy, onnxruntime and tokenizers only,
-no torch. The exported folder carries this file and ``onnx_search.py``, so it also runs where hf_bahdanau is not
+no torch. The exported folder carries this file, ``beam_search.py`` and ``source_warnings.py``, so it also runs where hf_bahdanau is not
 installed::
 
-    from onnx_decoding import OnnxSeq2Seq          # with the exported folder on sys.path, or hf_bahdanau.onnx_decoding
+    from runtime import OnnxSeq2Seq          # with the exported folder on sys.path, or hf_bahdanau.onnx.runtime
     model = OnnxSeq2Seq("outputs/dates-onnx")
     model.translate(["3/14/15"], num_beams=5)[0].translation
 
 The encoder graph runs once per batch. Greedy search is one call of the greedy graph (the decoder step in an ONNX
 Loop); beam search calls the decoder-step graph once per generated token, on k rows per source (each with its copy
-of the source's memory), and chooses among each row's best 2k tokens (``onnx_search``).
+of the source's memory), and chooses among each row's best 2k tokens (``beam_search``).
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from types import SimpleNamespace
 import numpy as np
 
 try:
-    from .onnx_search import SearchOutput, beam_search, generated_length
-    from .source_warnings import warn_about_source
+    from .beam_search import SearchOutput, beam_search, generated_length
+    from ..modeling.source_warnings import warn_about_source
 except ImportError:  # the exported folder, imported as top-level modules
-    from onnx_search import SearchOutput, beam_search, generated_length
+    from beam_search import SearchOutput, beam_search, generated_length
     from source_warnings import warn_about_source
 
 __all__ = ["MANIFEST", "OnnxSeq2Seq", "OnnxTranslation"]
@@ -146,7 +146,7 @@ class OnnxSeq2Seq:
                  length_penalty_style: str | None = None) -> SearchOutput:
         """Greedy (``num_beams=1``) or beam search, as ``generate()``; defaults from the model's generation config.
         ``coverage_penalty`` β and ``length_penalty_style="gnmt"``: GNMT's scores of finished hypotheses, in beam
-        search, as hf_bahdanau's generate() (``onnx_search.beam_search``). Returns ``SearchOutput``: sequences
+        search, as hf_bahdanau's generate() (``beam_search.beam_search``). Returns ``SearchOutput``: sequences
         [B · num_return_sequences, 1 + T] from the start token."""
         input_ids = np.asarray(input_ids, dtype=np.int64)
         if input_ids.ndim != 2 or 0 in input_ids.shape:

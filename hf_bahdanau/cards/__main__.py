@@ -1,6 +1,6 @@
 """Write the model card of a saved model folder.
 
-    python -m model_cards outputs/dates --task translation --dataset_name dates \
+    python -m hf_bahdanau.cards outputs/dates --task translation --dataset_name dates \
         --dataset_description "Generated dates -> ISO 8601" --language en de fr --model_id me/dates-rnnsearch
 """
 
@@ -11,7 +11,7 @@ from .card import TASKS, write_model_card
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m model_cards", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m hf_bahdanau.cards", description=__doc__.splitlines()[0])
     parser.add_argument("model_dir", help="a folder written by save_pretrained (config.json, *.safetensors)")
     parser.add_argument("--task", default="translation", choices=list(TASKS))
     parser.add_argument("--results", help="JSON file of metrics (default: MODEL_DIR/all_results.json)")

@@ -6,7 +6,7 @@
     translator(["3/14/15", "14 March 2015"], num_beams=5, return_alignments=True)
 
 ``OnnxPipelineModel`` is what the pipeline reads of a model (config, generation config, device) around an
-``OnnxSeq2Seq``; the search is the exported graphs' (greedy or beam search, ``onnx_decoding``), so the pipeline takes
+``OnnxSeq2Seq``; the search is the exported graphs' (greedy or beam search, ``runtime``), so the pipeline takes
 the parameters that search has: ``num_beams``, ``max_new_tokens`` (or ``max_length``), ``min_new_tokens``,
 ``length_penalty``, ``early_stopping``, ``num_return_sequences``, GNMT's ``coverage_penalty`` and
 ``length_penalty_style``. Others (sampling, repetition penalties, …) are refused with a ValueError naming them.
@@ -19,9 +19,9 @@ from pathlib import Path
 import torch
 from transformers import AutoTokenizer, GenerationConfig
 
-from .configuration_bahdanau import BahdanauConfig
-from .onnx_decoding import OnnxSeq2Seq
-from .pipeline_bahdanau import BahdanauTranslationPipeline
+from ..modeling.configuration_bahdanau import BahdanauConfig
+from .runtime import OnnxSeq2Seq
+from ..modeling.pipeline_bahdanau import BahdanauTranslationPipeline
 
 __all__ = ["OnnxPipelineModel", "onnx_translation_pipeline"]
 

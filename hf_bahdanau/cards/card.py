@@ -273,7 +273,7 @@ def usage(task: str, auto_class: str, model_id: str, examples: list[str], genera
         return code
     return code + "\n\n" + textwrap.dedent(f"""\
         # the soft alignment of the first example as a heat map (needs matplotlib)
-        from hf_bahdanau.alignments import alignments_from_generate
+        from hf_bahdanau.modeling.alignments import alignments_from_generate
         from hf_bahdanau.plotting import plot_alignment
 
         out = model.generate(**inputs, {generate_kwargs(generation)}, output_attentions=True,

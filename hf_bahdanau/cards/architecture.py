@@ -2,7 +2,7 @@
 
 Everything is read from the config (a ``config.json`` dict), so a card can be written for any saved
 folder, whichever head (seq2seq, token or sequence classification) it holds. The words for each choice are the
-``description`` of the class registered for it (``hf_bahdanau.registry``), so a newly registered score, bridge or
+``description`` of the class registered for it (``hf_bahdanau.modeling.registry``), so a newly registered score, bridge or
 output layer is described without touching this file.
 """
 
@@ -10,14 +10,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from hf_bahdanau import PRESETS
-from hf_bahdanau.attention import ATTENTION_SCORES
-from hf_bahdanau.attention_mode import ATTENTION_MODES
-from hf_bahdanau.bridge import BRIDGES
-from hf_bahdanau.decoder import CONTEXT_MODES, DECODER_STYLES
-from hf_bahdanau.readout import DEEP_OUTPUTS
-from hf_bahdanau.recurrent import RNN_TYPES
-from hf_bahdanau.scope import ATTENTION_SCOPES
-from hf_bahdanau.token_attention import describe_token_attention
+from hf_bahdanau.modeling.attention import ATTENTION_SCORES
+from hf_bahdanau.modeling.attention_mode import ATTENTION_MODES
+from hf_bahdanau.modeling.bridge import BRIDGES
+from hf_bahdanau.modeling.decoder import CONTEXT_MODES, DECODER_STYLES
+from hf_bahdanau.modeling.readout import DEEP_OUTPUTS
+from hf_bahdanau.modeling.recurrent import RNN_TYPES
+from hf_bahdanau.modeling.scope import ATTENTION_SCOPES
+from hf_bahdanau.modeling.token_attention import describe_token_attention
 
 SIZE_FIELDS = ("encoder_layers", "decoder_layers")  # presets fix them; small models override them
 

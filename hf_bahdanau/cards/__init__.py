@@ -1,4 +1,4 @@
-"""Model cards for saved hf_bahdanau models (``python -m model_cards MODEL_DIR``)."""
+"""Model cards for saved hf_bahdanau models (``python -m hf_bahdanau.cards MODEL_DIR``)."""
 
 from .card import build_model_card, set_model_id, write_model_card
 
