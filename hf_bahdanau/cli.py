@@ -17,13 +17,16 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .modeling.configuration_bahdanau import BahdanauConfig
 from .locations import check_model_location
+from .modeling.configuration_bahdanau import BahdanauConfig
+from .modeling.decoding import translate
 from .modeling.modeling_bahdanau import BahdanauForConditionalGeneration
 from .onnx.runtime import MANIFEST
 
 if TYPE_CHECKING:
     from transformers import PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
+
+    from .onnx.pipeline import OnnxPipelineModel
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -149,32 +152,39 @@ def hide_loading_bars() -> None:
         enable_progress_bars()
 
 
-def load_onnx_model(folder: str):
-    """``OnnxSeq2Seq`` of a folder written by hf-bahdanau-export; a missing onnxruntime or a folder that is not an
-    export exits with one error line."""
-    try:
-        from .onnx.runtime import OnnxSeq2Seq
+def load_onnx_model(folder: str) -> tuple[OnnxPipelineModel, PreTrainedTokenizerBase]:
+    """(model, tokenizer) of a folder written by hf-bahdanau-export, the model with the PyTorch one's interface
+    (``OnnxPipelineModel``); a missing onnxruntime, a folder that is not an export or one without its tokenizer
+    exits with one error line."""
+    from transformers import AutoTokenizer
 
-        return OnnxSeq2Seq(folder)
+    try:
+        from .onnx.pipeline import OnnxPipelineModel
+
+        model = OnnxPipelineModel.from_pretrained(folder)
     except ImportError as error:
         raise SystemExit(f"hf-bahdanau-translate: error: --backend onnxruntime needs onnxruntime "
                          f"(pip install \"hf_bahdanau[onnx]\"): {error}") from None
     except ValueError as error:
         raise SystemExit(f"hf-bahdanau-translate: error: {error}") from None
+    try:
+        return model, AutoTokenizer.from_pretrained(folder)
+    except (OSError, ValueError) as error:
+        reason = str(error).strip().splitlines()[0]
+        raise SystemExit(f"hf-bahdanau-translate: error: cannot load the tokenizer of {folder!r} (export the model "
+                         f"with its tokenizer): {reason}") from None
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
-    options = dict(num_beams=args.num_beams, max_new_tokens=args.max_new_tokens, batch_size=args.batch_size,
-                   output_alignments=args.alignments_dir is not None)
     if args.backend == "onnxruntime":
-        results = load_onnx_model(args.model).translate(args.sentences, **options)
+        model, tokenizer = load_onnx_model(args.model)
     else:
-        from .modeling.decoding import translate
-
         model, tokenizer = load_text_model(args.model, "hf-bahdanau-translate", revision=args.revision,
                                            trust_remote_code=args.trust_remote_code)
-        results = translate(model, tokenizer, args.sentences, **options)
+    results = translate(model, tokenizer, args.sentences, num_beams=args.num_beams,
+                        max_new_tokens=args.max_new_tokens, batch_size=args.batch_size,
+                        output_alignments=args.alignments_dir is not None)
     if args.alignments_dir is None:
         for result in results:
             print(result.translation)

@@ -2,14 +2,19 @@
 the scope, mode and coverage variants export, pass onnx.checker, and decode to generate()'s tokens (greedy and beam
 search) with its scores and alignments; what cannot export says so; int8 graphs run; the runtime needs no torch;
 the command line exports and decodes, without transformers' progress bar or torch's known-harmless tracer warnings;
-a damaged graph, a broken onnx_config.json or a forgotten --backend is one error line naming the file or the flag."""
+a damaged graph, a broken onnx_config.json or a forgotten --backend is one error line naming the file or the flag;
+translate() and the pipeline run unchanged on the export as a model (generate(), config, generation_config), and the
+shipped model code has no ONNX branch."""
 
+import io
 import json
 import os
 import shutil
 import subprocess
 import sys
+import tokenize
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -326,22 +331,62 @@ def test_the_exported_card_keeps_the_source_card(tmp_path):
     assert card.startswith("---\nlicense: apache-2.0\n---\n# dates\n\nThe results.\n\n## ONNX Runtime\n")
 
 
-def test_translate_takes_the_onnx_runtime_model(tmp_path):
+@pytest.mark.parametrize("num_beams", [1, 3])
+def test_translate_takes_the_export_as_a_model_and_the_runtime_translates_alike(tmp_path, num_beams):
+    """decoding.translate runs unchanged on ``OnnxPipelineModel`` (generate(), config, generation_config) and gives
+    the PyTorch model's results; the runtime's own translate() (no torch) gives the same; the runtime itself is not
+    a model for translate(): a TypeError names what to call instead."""
     from hf_bahdanau.modeling.decoding import translate
+    from hf_bahdanau.onnx.pipeline import OnnxPipelineModel
     from training.tokenization import train_tokenizer
 
     texts = ["le 3 mars 2015", "3/14/15"]
     tokenizer = train_tokenizer(texts + ["2015-03-03"], kind="char")
-    model = decisive_model("luong-general", seed=2, vocab_size=len(tokenizer))
-    runtime = OnnxSeq2Seq(export_onnx(model, tmp_path, tokenizer=tokenizer))
-    expected = translate(model, tokenizer, texts, num_beams=3, max_new_tokens=6, output_alignments=True)
-    results = translate(runtime, None, texts, num_beams=3, max_new_tokens=6, output_alignments=True)
-    for result, reference in zip(results, expected):
-        assert (result.translation, result.source_tokens, result.target_tokens) == (
-            reference.translation, reference.source_tokens, reference.target_tokens)
-        torch.testing.assert_close(result.alignment, reference.alignment, rtol=0, atol=1e-5)
+    model = decisive_model("luong-general", seed=2, vocab_size=len(tokenizer), eos_bias=1.0)
+    folder = export_onnx(model, tmp_path, tokenizer=tokenizer)
+    runtime = OnnxSeq2Seq(folder)
+    options = dict(num_beams=num_beams, max_new_tokens=6, output_alignments=True)
+    expected = translate(model, tokenizer, texts, **options)
+    on_model = translate(OnnxPipelineModel.from_pretrained(folder), tokenizer, texts, **options)
+    on_runtime = runtime.translate(texts, **options)
+    assert any(len(result.target_tokens) < 6 for result in expected)  # an EOS before the limit: lengths are checked
+    for result, runtime_result, reference in zip(on_model, on_runtime, expected):
+        for candidate in (result, runtime_result):
+            assert (candidate.translation, candidate.source_tokens, candidate.target_tokens) == (
+                reference.translation, reference.source_tokens, reference.target_tokens)
+            torch.testing.assert_close(torch.as_tensor(candidate.alignment), reference.alignment, rtol=0, atol=1e-5)
+    with pytest.raises(TypeError, match=r"OnnxSeq2Seq has no config, generation_config, eval, device\. .*its own "
+                                        r"translate\(texts, \.\.\.\), .*OnnxPipelineModel\(runtime\)"):
+        translate(runtime, None, texts)
     with pytest.raises(ValueError, match="wrap a single text in a list"):
         runtime.translate("3/14/15")  # not decoded character by character
+
+
+def onnx_code(source: str) -> list[str]:
+    """The tokens of Python ``source`` that tie it to ONNX in code: names containing "onnx" (an import of an onnx
+    module, a class of one) or ``backend``, and the string literals "backend" / "onnxruntime" of a switch on the
+    runtime. Comments, docstrings and messages that mention ONNX are prose, not a branch."""
+    found = []
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.NAME and ("onnx" in token.string.lower() or token.string == "backend"):
+            found.append(f"line {token.start[0]}: {token.line.strip()}")
+        elif token.type == tokenize.STRING and token.string.strip("'\"").lower() in ("backend", "onnxruntime"):
+            found.append(f"line {token.start[0]}: {token.line.strip()}")
+    return found
+
+
+def test_the_shipped_model_code_has_no_onnx_branch():
+    """hf_bahdanau/modeling/ (what a saved folder carries) never imports or recognises the ONNX side: an ONNX model
+    presents the interface the shipped code uses (generate(), config, generation_config) instead."""
+    removed = ('if getattr(model, "backend", None) == "onnxruntime":  # OnnxSeq2Seq\n'
+               "    from ..onnx.runtime import OnnxSeq2Seq\n")
+    assert onnx_code(removed) == ['line 1: if getattr(model, "backend", None) == "onnxruntime":  # OnnxSeq2Seq'] * 2 + [
+        "line 2: from ..onnx.runtime import OnnxSeq2Seq"] * 2
+    assert onnx_code('"""Exported with ONNX."""\nx = 1  # onnx\nraise TypeError("use OnnxPipelineModel")\n') == []
+    shipped = sorted((Path(__file__).parents[1] / "hf_bahdanau" / "modeling").glob("*.py"))
+    assert len(shipped) > 20
+    found = {path.name: onnx_code(path.read_text(encoding="utf-8")) for path in shipped}
+    assert {name: lines for name, lines in found.items() if lines} == {}
 
 
 def test_unreliable_inputs_are_decoded_with_the_same_warning_as_pytorch(tmp_path, caplog):

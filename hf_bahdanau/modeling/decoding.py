@@ -16,6 +16,8 @@ from .source_warnings import warn_about_source
 
 __all__ = ["DecodedRow", "Translation", "check_texts", "decoded_rows", "first_eos", "translate", "warn_about_source"]
 
+MODEL_INTERFACE = ("config", "generation_config", "generate", "eval", "device")  # what translate() reads of a model
+
 
 @dataclass
 class Translation:
@@ -89,19 +91,20 @@ def translate(
     max_new_tokens: None keeps ``model.generation_config``'s limit. output_alignments needs a model with attention.
     An empty or blank text is refused (ValueError naming it); a text with tokens unknown to the tokenizer, or longer
     than every training source, is decoded with a logged warning (``warn_about_source``).
-    ``model`` may also be an exported folder on ONNX Runtime (``onnx_decoding.OnnxSeq2Seq``), which carries its
-    own tokenizer (``tokenizer`` is then not read).
+    ``model``: a seq2seq model, or anything with its ``MODEL_INTERFACE`` (an ONNX export presents it as
+    ``hf_bahdanau.onnx.pipeline.OnnxPipelineModel``); an object without it is a TypeError naming what it lacks.
     """
+    missing = [name for name in MODEL_INTERFACE if not hasattr(model, name)]
+    if missing:
+        raise TypeError(f"`model` must be a seq2seq model (e.g. BahdanauForConditionalGeneration); "
+                        f"{type(model).__name__} has no {', '.join(missing)}. An exported folder's runtime "
+                        "(OnnxSeq2Seq) decodes texts with its own translate(texts, ...), or goes here as "
+                        "hf_bahdanau.onnx.pipeline.OnnxPipelineModel(runtime).")
     texts = check_texts(texts)
     if num_beams < 1:
         raise ValueError(f"`num_beams` must be a positive integer, got {num_beams}.")
     if batch_size < 1:
         raise ValueError(f"`batch_size` must be a positive integer, got {batch_size}.")
-    if getattr(model, "backend", None) == "onnxruntime":  # OnnxSeq2Seq (not imported: it needs onnxruntime)
-        return [Translation(result.source, result.translation, result.source_tokens, result.target_tokens,
-                            None if result.alignment is None else torch.from_numpy(result.alignment))
-                for result in model.translate(texts, num_beams=num_beams, max_new_tokens=max_new_tokens,
-                                              batch_size=batch_size, output_alignments=output_alignments)]
     if output_alignments and model.config.attention_type == "none":
         raise ValueError("`output_alignments=True` needs a model with attention; this one has attention_type='none'.")
     model.eval()

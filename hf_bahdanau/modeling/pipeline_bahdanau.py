@@ -22,7 +22,6 @@ from .copying import decode_with_copies, encode_with_copies, tokens_with_copies
 from .decoding import check_texts, decoded_rows, first_eos, warn_about_source
 
 
-
 class BahdanauTranslationPipeline(Pipeline):
     """Source texts -> ``[{"translation_text": …}]`` per text (``num_return_sequences`` records each)."""
 
@@ -78,13 +77,10 @@ class BahdanauTranslationPipeline(Pipeline):
         else:  # a transformers without that private helper: the caller's arguments as they are
             generate_kwargs = {**generate_kwargs, **overrides}
         source_oovs = model_inputs.pop("source_oovs", None)
-        if getattr(self.model, "backend", None) == "onnxruntime":  # onnx_pipeline.OnnxPipelineModel
-            sequences, rows = self.model.search(**model_inputs, return_alignments=return_alignments, **generate_kwargs)
-        else:
-            generated = self.model.generate(**model_inputs, **generate_kwargs)
-            sequences = generated.sequences if return_alignments else generated
-            eos_token_id = first_eos(self.model.generation_config.eos_token_id)
-            rows = [row.alignment for row in decoded_rows(generated, eos_token_id)] if return_alignments else None
+        generated = self.model.generate(**model_inputs, **generate_kwargs)
+        sequences = generated.sequences if return_alignments else generated
+        eos_token_id = first_eos(self.model.generation_config.eos_token_id)
+        rows = [row.alignment for row in decoded_rows(generated, eos_token_id)] if return_alignments else None
         batch = model_inputs["input_ids"].shape[0]
         outputs = dict(model_inputs, output_ids=sequences.reshape(batch, -1, sequences.shape[-1]),
                        source_oovs=source_oovs)

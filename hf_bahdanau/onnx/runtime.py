@@ -52,8 +52,6 @@ class OnnxSeq2Seq:
     """An exported folder on ONNX Runtime. ``quantized``: the int8 graphs ``quantize_onnx`` wrote beside the fp32
     ones; ``threads``: ONNX Runtime's intra-op threads (None: its default)."""
 
-    backend = "onnxruntime"  # what ``decoding.translate`` recognises it by
-
     def __init__(self, folder: str | Path, quantized: bool = False, threads: int | None = None,
                  providers: Sequence[str] = ("CPUExecutionProvider",)) -> None:
         import onnxruntime
