@@ -125,7 +125,7 @@ def plot_document_attention(
     """HAN's two levels of attention over a document, as in Yang et al. (2016), figure 5: one line per sentence,
     its weight β_i as a red bar on the left, each word shaded blue by its weight α_ij within the sentence.
 
-    word_weights [N, W] and sentence_weights [N] (``word_attentions[b]`` and ``sentence_attentions[b]`` of
+    word_weights [N, W] and sentence_weights [N] (``attentions[0][b]`` and ``attentions[1][b]`` of a hierarchical
     ``BahdanauForSequenceClassification`` with ``output_attentions=True``); sentences: the N sentences' words
     (``sentences[i]`` has at most W words; the rest of row i is padding). Saved to ``path`` if given.
     """

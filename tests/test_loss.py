@@ -1,5 +1,6 @@
 """The token cross-entropy: fused with the vocabulary projection it equals F.linear + F.cross_entropy, values and
-gradients."""
+gradients. The heads' one normalisation rule: Σ per-item losses over labels != -100, / num_items_in_batch or / their
+count, for every encoder-only head and problem type against torch.nn.functional."""
 
 import pytest
 import torch
@@ -7,9 +8,10 @@ import torch.nn.functional as F
 
 from conftest import (
     assert_float64_close, assert_float64_gradients_close, cross_entropy_tolerance, padded_batch, product_tolerance,
-    random_labels, tiny_model,
+    random_labels, tiny_config, tiny_model,
 )
-from hf_bahdanau.modeling.loss import linear_cross_entropy
+from hf_bahdanau import BahdanauForSequenceClassification, BahdanauForTokenClassification
+from hf_bahdanau.modeling.loss import linear_cross_entropy, per_item_loss
 
 
 def _reference_and_fused(chunk_size: int, with_bias: bool = True, dtype=torch.float64):
@@ -100,3 +102,81 @@ def test_model_training_loss_and_gradients_equal_the_plain_computation(preset):
     eps = torch.finfo(torch.float32).eps  # the division by 20 rounds too
     error = cross_entropy_tolerance(plain.logits, labels) / 20 + eps * float(expected_loss.detach().abs())
     torch.testing.assert_close(plain.loss.double(), expected_loss.detach(), atol=error, rtol=0)
+
+
+# The encoder-only heads: (head class, config overrides, labels, which labels to set to -100, the per-item loss by
+# torch.nn.functional over the counted items, for reduction "mean" or "sum"). The batch is padded_batch((7, 5, 2)).
+HEAD_CASES = {
+    "token": (
+        BahdanauForTokenClassification, dict(num_labels=5),
+        torch.tensor([[1, 2, 0, 3, 3, 4, 0], [0, 0, 3, 1, 2, -100, -100], [4, 0, -100, -100, -100, -100, -100]]),
+        [(0, 3), (1, 2)],
+        lambda logits, labels, reduction: F.cross_entropy(logits[labels != -100], labels[labels != -100],
+                                                          reduction=reduction),
+    ),
+    "single_label": (
+        BahdanauForSequenceClassification, dict(num_labels=3), torch.tensor([2, 0, 1]), [(1,)],
+        lambda logits, labels, reduction: F.cross_entropy(logits[labels != -100], labels[labels != -100],
+                                                          reduction=reduction),
+    ),
+    "multi_label": (
+        BahdanauForSequenceClassification, dict(num_labels=3),
+        torch.tensor([[1.0, 0.0, 1.0], [0.0, 0.0, 0.0], [1.0, 1.0, 0.0]], dtype=torch.float64), [(0, 1), (2, 2)],
+        lambda logits, labels, reduction: F.binary_cross_entropy_with_logits(
+            logits[labels != -100], labels[labels != -100], reduction=reduction),
+    ),
+    "regression": (
+        BahdanauForSequenceClassification, dict(num_labels=1), torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64),
+        [(1,)],
+        lambda logits, labels, reduction: F.mse_loss(logits[:, 0][labels != -100], labels[labels != -100],
+                                                     reduction=reduction),
+    ),
+    "regression_2_values": (
+        BahdanauForSequenceClassification, dict(num_labels=2, problem_type="regression"),
+        torch.tensor([[0.5, 1.0], [0.0, -1.0], [2.0, 3.0]], dtype=torch.float64), [(1, 0)],
+        lambda logits, labels, reduction: F.mse_loss(logits[labels != -100], labels[labels != -100],
+                                                     reduction=reduction),
+    ),
+}
+
+
+@pytest.mark.parametrize("ignored", [False, True], ids=["all-counted", "some-ignored"])
+@pytest.mark.parametrize("case", HEAD_CASES)
+def test_every_head_divides_the_summed_loss_by_num_items_in_batch_or_the_count(case, ignored):
+    """Without num_items_in_batch the loss is the mean over the counted items (with all counted: torch.nn.functional's
+    default mean, the classifier's loss before the rule); with it, Σ / num_items_in_batch. Trainer's count,
+    ``labels.ne(-100).sum()`` (transformers' ``Trainer._get_num_items_in_batch``), gives the mean back."""
+    head, overrides, labels, ignore, item_loss = HEAD_CASES[case]
+    torch.manual_seed(0)
+    model = head(tiny_config(hierarchical=False, **overrides)).double().eval()
+    assert head.accepts_loss_kwargs is True  # Trainer passes num_items_in_batch and does not scale the loss again
+    input_ids, attention_mask = padded_batch((7, 5, 2))
+    labels = labels.clone()
+    if ignored:
+        for index in ignore:
+            labels[index] = -100
+    with torch.no_grad():
+        mean = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
+        by_seven = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, num_items_in_batch=7)
+        by_trainer = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels,
+                           num_items_in_batch=labels.ne(-100).sum())
+    logits = mean.logits
+    assert_float64_close(mean.loss, item_loss(logits, labels, "mean"))
+    assert_float64_close(by_seven.loss, item_loss(logits, labels, "sum") / 7)
+    assert_float64_close(by_trainer.loss, mean.loss)
+    if not ignored and case != "token":
+        default = {"single_label": F.cross_entropy, "multi_label": F.binary_cross_entropy_with_logits,
+                   "regression": F.mse_loss, "regression_2_values": F.mse_loss}[case]
+        assert_float64_close(mean.loss, default(logits.view(labels.shape) if case == "regression" else logits, labels))
+
+
+def test_per_item_loss_gives_ignored_items_no_gradient_and_checks_shapes():
+    item_losses = torch.tensor([[1.0, 2.0, 4.0], [8.0, 16.0, float("nan")]], requires_grad=True)
+    labels = torch.tensor([[0.0, -100.0, 1.0], [1.0, 0.0, -100.0]])
+    loss = per_item_loss(item_losses, labels)
+    loss.backward()
+    assert loss.item() == (1 + 4 + 8 + 16) / 4
+    assert item_losses.grad.tolist() == [[0.25, 0.0, 0.25], [0.25, 0.25, 0.0]]  # the NaN of an ignored item stays out
+    assert per_item_loss(item_losses.detach(), labels, num_items_in_batch=torch.tensor(8)).item() == 29 / 8
+    with pytest.raises(ValueError, match=r"per-item losses' shape \(2, 3\), got \(6,\)"):
+        per_item_loss(item_losses, labels.flatten())

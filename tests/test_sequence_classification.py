@@ -6,6 +6,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 from transformers import AutoModelForSequenceClassification
+from transformers.modeling_outputs import SequenceClassifierOutput
 
 from conftest import EOS, PAD, VOCAB, assert_float64_close, padded_batch, softmax_sum_tolerance, tiny_config, tiny_model
 from hf_bahdanau import BahdanauConfig, BahdanauForSequenceClassification
@@ -87,6 +88,7 @@ def test_hierarchical_forward_is_the_composition_of_sentence_by_sentence_steps()
     input_ids, attention_mask = documents()
     with torch.no_grad():
         out = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
+        word_weights_out, sentence_weights_out = out.attentions
         sentences, mask = model.split_sentences(input_ids, attention_mask)
         for row in range(3):
             vectors, word_weights = [], []
@@ -102,11 +104,11 @@ def test_hierarchical_forward_is_the_composition_of_sentence_by_sentence_steps()
             document, beta = model.sentence_attention(sentence_annotations,
                                                       torch.ones(1, len(vectors), dtype=torch.bool))
             assert_float64_close(out.logits[row], model.classifier(document)[0])
-            assert_float64_close(out.sentence_attentions[row, :len(vectors)], beta[0], scale=1.0)  # weights ≤ 1
-            assert torch.equal(out.sentence_attentions[row, len(vectors):], torch.zeros(3 - len(vectors)))
+            assert_float64_close(sentence_weights_out[row, :len(vectors)], beta[0], scale=1.0)  # weights ≤ 1
+            assert torch.equal(sentence_weights_out[row, len(vectors):], torch.zeros(3 - len(vectors)))
             for index, alpha in enumerate(word_weights):
-                assert_float64_close(out.word_attentions[row, index, :len(alpha)], alpha, scale=1.0)
-                assert torch.equal(out.word_attentions[row, index, len(alpha):], torch.zeros(3 - len(alpha)))
+                assert_float64_close(word_weights_out[row, index, :len(alpha)], alpha, scale=1.0)
+                assert torch.equal(word_weights_out[row, index, len(alpha):], torch.zeros(3 - len(alpha)))
 
 
 def test_hierarchical_accepts_sentences_and_reports_masks():
@@ -120,19 +122,20 @@ def test_hierarchical_accepts_sentences_and_reports_masks():
         out = model(input_ids=sentences, attention_mask=mask, output_attentions=True, output_hidden_states=True)
     assert isinstance(out, BahdanauSequenceClassifierOutput)
     assert_float64_close(out.logits[:3], flat_input.logits)
-    assert out.word_attentions.shape == (4, 3, 3) and out.sentence_attentions.shape == (4, 3)
+    word_weights, sentence_weights = out.attentions
+    assert word_weights.shape == (4, 3, 3) and sentence_weights.shape == (4, 3)
     word_annotations, sentence_annotations = out.hidden_states
     assert word_annotations.shape == (4, 3, 3, 16) and sentence_annotations.shape == (4, 3, 16)
-    assert torch.isfinite(out.logits).all() and torch.isfinite(out.word_attentions).all()
-    assert torch.equal(out.word_attentions[~mask.bool()], torch.zeros(int((~mask.bool()).sum())))  # exactly 0
+    assert torch.isfinite(out.logits).all() and torch.isfinite(word_weights).all()
+    assert torch.equal(word_weights[~mask.bool()], torch.zeros(int((~mask.bool()).sum())))  # exactly 0
     real_sentences = mask.bool().any(-1)
-    assert_close(out.word_attentions.sum(-1)[real_sentences], torch.ones(int(real_sentences.sum())).double(),
+    assert_close(word_weights.sum(-1)[real_sentences], torch.ones(int(real_sentences.sum())).double(),
                  atol=softmax_sum_tolerance(3, torch.float64), rtol=0)  # at most 3 words
-    assert torch.equal(out.sentence_attentions[~real_sentences], torch.zeros(int((~real_sentences).sum())))
-    assert_close(out.sentence_attentions.sum(-1)[:3], torch.ones(3, dtype=torch.float64),
+    assert torch.equal(sentence_weights[~real_sentences], torch.zeros(int((~real_sentences).sum())))
+    assert_close(sentence_weights.sum(-1)[:3], torch.ones(3, dtype=torch.float64),
                  atol=softmax_sum_tolerance(3, torch.float64), rtol=0)  # at most 3 sentences
     # an empty document: zero weights, zero document vector, logits = the classifier's bias (W 0 + b is b exactly)
-    assert torch.equal(out.sentence_attentions[3], torch.zeros(3))
+    assert torch.equal(sentence_weights[3], torch.zeros(3))
     assert torch.equal(out.logits[3], model.classifier.bias)
 
 
@@ -154,19 +157,41 @@ def test_flat_pooling_and_gradients():
         out = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
         annotations = model.model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         document, alpha = model.word_attention(annotations, attention_mask.bool())
-    assert out.sentence_attentions is None and out.word_attentions.shape == input_ids.shape
+    (word_weights,) = out.attentions  # flat: α only
+    assert word_weights.shape == input_ids.shape
     # the same modules on the same tensors, shapes and memory: the same kernels give the same bits
-    assert torch.equal(out.word_attentions, alpha)
-    assert torch.equal(out.word_attentions[attention_mask == 0], torch.zeros(int((attention_mask == 0).sum())))
+    assert torch.equal(word_weights, alpha)
+    assert torch.equal(word_weights[attention_mask == 0], torch.zeros(int((attention_mask == 0).sum())))
     assert_close(out.logits, model.classifier(document), atol=0, rtol=0)
     with torch.no_grad():  # the weights are only returned on request (Trainer collects every returned tensor)
-        assert model(input_ids=input_ids, attention_mask=attention_mask).word_attentions is None
+        assert model(input_ids=input_ids, attention_mask=attention_mask).attentions is None
 
     hierarchical = classifier().train()
     input_ids, attention_mask = documents()
     hierarchical(input_ids=input_ids, attention_mask=attention_mask, labels=torch.tensor([0, 1, 2])).loss.backward()
     for name, parameter in hierarchical.named_parameters():
         assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
+
+
+@pytest.mark.parametrize("hierarchical", [False, True], ids=["flat", "han"])
+def test_pooling_weights_are_the_attentions_field_and_the_old_names_warn(hierarchical):
+    model = classifier(hierarchical)
+    input_ids, attention_mask = documents() if hierarchical else padded_batch(LENGTHS)
+    inputs = dict(input_ids=input_ids, attention_mask=attention_mask, labels=torch.tensor([2, 0, 1]),
+                  output_attentions=True)
+    with torch.no_grad():
+        out = model(**inputs)
+        as_tuple = model(**inputs, return_dict=False)
+    assert isinstance(out, SequenceClassifierOutput) and list(out.keys()) == ["loss", "logits", "attentions"]
+    assert [tuple(weights.shape) for weights in out.attentions] == ([(3, 3, 3), (3, 3)] if hierarchical else [(3, 9)])
+    # the same computation on the same weights and inputs: the same kernels give the same bits
+    assert len(as_tuple) == 3 and all(torch.equal(weights, expected)
+                                      for weights, expected in zip(as_tuple[2], out.attentions, strict=True))
+    with pytest.warns(FutureWarning, match=r"`word_attentions` is deprecated: read `attentions\[0\]`"):
+        assert out.word_attentions is out.attentions[0]
+    with pytest.warns(FutureWarning, match=r"`sentence_attentions` is deprecated: read `attentions\[1\]`"):
+        sentence_weights = out.sentence_attentions
+    assert sentence_weights is (out.attentions[1] if hierarchical else None)
 
 
 # 3. problem types --------------------------------------------------------------------------------------
@@ -226,7 +251,8 @@ def test_save_and_load_round_trip(hierarchical, tmp_path):
         expected = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
         out = loaded(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
     assert_float64_close(out.logits, expected.logits)
-    assert_float64_close(out.word_attentions, expected.word_attentions, scale=1.0)  # weights: at most 1
+    for weights, expected_weights in zip(out.attentions, expected.attentions, strict=True):
+        assert_float64_close(weights, expected_weights, scale=1.0)  # weights: at most 1
 
 
 @pytest.mark.parametrize("hierarchical", [False, True], ids=["flat", "han"])

@@ -9,11 +9,13 @@ import pytest
 import torch
 from torch.testing import assert_close
 from transformers import AutoConfig, AutoModelForTokenClassification
+from transformers.modeling_outputs import TokenClassifierOutput
 
 from conftest import (
     VOCAB, assert_float64_close, cross_entropy_tolerance, padded_batch, softmax_sum_tolerance, tiny_config, tiny_model,
 )
 from hf_bahdanau import BahdanauConfig, BahdanauForTokenClassification
+from hf_bahdanau.modeling.modeling_token_classification import BahdanauTokenClassifierOutput
 from hf_bahdanau.modeling.token_attention import ContextVectorTokenAttention, QueryTokenAttention, token_attention_types
 from hf_bahdanau.modeling.pooling import ContextVectorAttention
 
@@ -181,6 +183,7 @@ def test_return_dict_false_and_config_validation(caplog):
     with torch.no_grad():
         as_dict = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
         as_tuple = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, return_dict=False)
+    assert type(as_dict) is BahdanauTokenClassifierOutput and isinstance(as_dict, TokenClassifierOutput)
     assert isinstance(as_tuple, tuple) and len(as_tuple) == 2
     # the same computation on the same weights and inputs: the same kernels give the same bits
     assert torch.equal(as_tuple[0], as_dict.loss) and torch.equal(as_tuple[1], as_dict.logits)

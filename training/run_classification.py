@@ -172,11 +172,12 @@ def save_attention_pictures(model, tokenizer, texts: list[str], output_dir: Path
         if model.config.hierarchical:
             sentences, mask = model.split_sentences(encoding["input_ids"], encoding["attention_mask"])
             words = [tokenizer.convert_ids_to_tokens(ids[keep.bool()]) for ids, keep in zip(sentences[0], mask[0])]
-            plot_document_attention(outputs.word_attentions[0], outputs.sentence_attentions[0], words, path=path,
-                                    title=f"predicted: {title}")
+            word_weights, sentence_weights = outputs.attentions  # α [1, N, W], β [1, N]
+            plot_document_attention(word_weights[0], sentence_weights[0], words, path=path, title=f"predicted: {title}")
         else:
             tokens = tokenizer.convert_ids_to_tokens(encoding["input_ids"][0])
-            plot_token_attention(outputs.word_attentions[0], tokens, path=path, title=f"predicted: {title}")
+            (word_weights,) = outputs.attentions  # α [1, S]
+            plot_token_attention(word_weights[0], tokens, path=path, title=f"predicted: {title}")
 
 
 def prediction_lines(logits: np.ndarray, problem_type: str, labels: list[str] | None) -> list[str]:

@@ -1,6 +1,9 @@
-"""Token-level cross-entropy: the training loss of the seq2seq and tagging heads, on logits or fused with the
-vocabulary projection. Both are Σ over labels != -100, divided by Trainer's ``num_items_in_batch`` (exact under
-gradient accumulation) or by the number of those labels.
+"""The heads' losses and their one normalisation rule (``per_target``): every head's loss is the sum of its per-item
+losses over the labels != -100, divided by Trainer's ``num_items_in_batch`` when given (exact under gradient
+accumulation; Trainer counts ``labels.ne(-100).sum()``), else by the number of those labels. So every head sets
+``accepts_loss_kwargs = True``. Token-level cross-entropy (seq2seq and tagging heads) is computed on logits
+(``token_cross_entropy``) or fused with the vocabulary projection (``linear_cross_entropy``); any other per-item loss
+(the classifier's BCE or MSE) goes through ``per_item_loss``.
 
 The fused form computes the vocabulary projection and the cross-entropy in one pass, without a [N, V] logits tensor:
 
@@ -112,7 +115,8 @@ def linear_cross_entropy(
 
 
 def per_target(total: Tensor, labels: Tensor, num_items_in_batch: int | Tensor | None = None) -> Tensor:
-    """total / num_items_in_batch (Trainer's count across gradient accumulation), else / the labels != -100."""
+    """The rule of every head: total / num_items_in_batch (Trainer's count across gradient accumulation), else / the
+    labels != -100 (at least 1)."""
     if num_items_in_batch is None:
         num_items_in_batch = (labels != -100).sum().clamp(min=1)
     if isinstance(num_items_in_batch, Tensor):
@@ -128,3 +132,14 @@ def token_cross_entropy(logits: Tensor, labels: Tensor, num_items_in_batch: int 
         scored.flatten(0, -2), labels.flatten().to(logits.device), ignore_index=-100, reduction="sum"
     )
     return per_target(total, labels, num_items_in_batch)
+
+
+def per_item_loss(item_losses: Tensor, labels: Tensor, num_items_in_batch: int | Tensor | None = None) -> Tensor:
+    """Σ item_losses where labels != -100, ``per_target``. item_losses and labels have one shape (e.g. [B, C], one
+    loss per label); the ignored items get zero gradient whatever their value."""
+    if item_losses.shape != labels.shape:
+        raise ValueError(
+            f"labels must have the per-item losses' shape {tuple(item_losses.shape)}, got {tuple(labels.shape)}"
+        )
+    counted = labels.to(item_losses.device) != -100
+    return per_target(torch.where(counted, item_losses, 0).sum(), labels, num_items_in_batch)

@@ -13,9 +13,11 @@ Hierarchical: a document is sentences of words, given as input_ids [B, N, W] or 
 
 The word-level BiRNN and embeddings are the seq2seq model's encoder (``model.encoder``); the
 sentence-level BiRNN has the same shape over sentence vectors. ``problem_type`` (regression,
-single-label, multi-label) and its loss follow transformers' sequence classification heads.
+single-label, multi-label) and its loss follow transformers' sequence classification heads; the loss is normalised
+like every head's (``loss.per_target``).
 """
 
+import warnings
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -27,6 +29,7 @@ from transformers.utils import can_return_tuple
 from .configuration_bahdanau import BahdanauConfig
 from .encoder import BahdanauEncoder
 from .input_checks import check_class_labels, require_tensor
+from .loss import per_item_loss, token_cross_entropy
 from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel
 from .padding import check_attention_mask
 from .pooling import ContextVectorAttention
@@ -36,16 +39,27 @@ __all__ = ["BahdanauForSequenceClassification", "BahdanauSequenceClassifierOutpu
 
 @dataclass
 class BahdanauSequenceClassifierOutput(SequenceClassifierOutput):
-    """``SequenceClassifierOutput`` with the pooling weights (when ``output_attentions``).
+    """The classifier's output: transformers' ``SequenceClassifierOutput`` fields, with these shapes.
 
-    word_attentions: α [B, S] (flat) or [B, N, W] (hierarchical: over the words of each sentence).
-    sentence_attentions: β [B, N] over the sentences (hierarchical only).
-    hidden_states (``output_hidden_states``): flat, the encoder's (embeddings, each layer); hierarchical,
-    (word annotations [B, N, W, D], sentence annotations [B, N, D]).
+    loss: scalar, with labels (``loss.per_target``); logits [B, num_labels].
+    hidden_states (``output_hidden_states``): flat, the encoder's (embeddings [B, S, E], each layer [B, S, D]);
+    hierarchical, (word annotations [B, N, W, D], sentence annotations [B, N, D]).
+    attentions (``output_attentions``): the pooling weights. Flat: (α [B, S],). Hierarchical: (α [B, N, W] over the
+    words of each sentence, β [B, N] over the sentences). Padding, and empty sentences, get exactly 0.
     """
 
-    word_attentions: Tensor | None = None
-    sentence_attentions: Tensor | None = None
+    @property
+    def word_attentions(self) -> Tensor | None:
+        """Deprecated: ``attentions[0]``."""
+        warnings.warn("`word_attentions` is deprecated: read `attentions[0]`.", FutureWarning, stacklevel=2)
+        return None if self.attentions is None else self.attentions[0]
+
+    @property
+    def sentence_attentions(self) -> Tensor | None:
+        """Deprecated: ``attentions[1]`` (hierarchical only; None for the flat classifier)."""
+        warnings.warn("`sentence_attentions` is deprecated: read `attentions[1]` (hierarchical classifiers only).",
+                      FutureWarning, stacklevel=2)
+        return None if self.attentions is None or len(self.attentions) < 2 else self.attentions[1]
 
 
 def split_sentences(
@@ -84,10 +98,15 @@ def _sentence_level_encoder(config: BahdanauConfig) -> BahdanauEncoder:
     return BahdanauEncoder(sizes, embed_tokens=None)
 
 
-def sequence_classification_loss(logits: Tensor, labels: Tensor, config: BahdanauConfig) -> Tensor:
-    """MSE (regression), cross-entropy (single-label) or BCE with logits (multi-label), inferring
-    ``config.problem_type`` from num_labels and the labels' dtype when unset, as transformers does.
-    logits [B, num_labels]; labels [B] class ids, [B, num_labels] 0/1 floats, or [B] / [B, num_labels] values."""
+def sequence_classification_loss(
+    logits: Tensor, labels: Tensor, config: BahdanauConfig, num_items_in_batch: int | Tensor | None = None
+) -> Tensor:
+    """Squared error (regression), cross-entropy (single-label) or BCE with logits (multi-label), inferring
+    ``config.problem_type`` from num_labels and the labels' dtype when unset, as transformers does; summed over the
+    labels != -100 and divided by num_items_in_batch or their count (``loss.per_target``): without num_items_in_batch,
+    the mean of transformers' heads. logits [B, num_labels]; labels [B] class ids, [B, num_labels] 0/1 floats, or
+    [B] / [B, num_labels] values; an item is a text (single-label) or a (text, label) pair. A label of -100 is
+    ignored in every problem type (a regression target of exactly -100 too: Trainer does not count it either)."""
     require_tensor("labels", labels)
     if config.problem_type is None:
         if config.num_labels == 1:
@@ -97,13 +116,15 @@ def sequence_classification_loss(logits: Tensor, labels: Tensor, config: Bahdana
         else:
             config.problem_type = "multi_label_classification"
     _check_labels(labels, logits.shape, config.problem_type)
-    if config.problem_type == "regression":
-        if config.num_labels == 1:
-            return nn.functional.mse_loss(logits.squeeze(-1), labels.view(-1).to(logits.dtype))
-        return nn.functional.mse_loss(logits, labels.to(logits.dtype))
     if config.problem_type == "single_label_classification":
-        return nn.functional.cross_entropy(logits.view(-1, config.num_labels), labels.view(-1))
-    return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
+        return token_cross_entropy(logits, labels.view(-1), num_items_in_batch)
+    if config.problem_type == "regression":
+        labels = labels.view(-1) if config.num_labels == 1 else labels.view(logits.shape)
+        predictions = logits.squeeze(-1) if config.num_labels == 1 else logits
+        item_losses = nn.functional.mse_loss(predictions, labels.to(logits.dtype), reduction="none")
+    else:
+        item_losses = nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype), reduction="none")
+    return per_item_loss(item_losses, labels, num_items_in_batch)
 
 
 def _check_labels(labels: Tensor, logits_shape: torch.Size, problem_type: str) -> None:
@@ -124,7 +145,7 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
     """A label (or labels, or a score) per text, from attention pooling over the encoder states: flat, or
     hierarchical over words and then sentences (``config.hierarchical``)."""
 
-    accepts_loss_kwargs = False  # the loss is a batch mean; Trainer scales it for gradient accumulation
+    accepts_loss_kwargs = True  # Trainer passes num_items_in_batch: the loss is exact under gradient accumulation
 
     def __init__(self, config: BahdanauConfig):
         super().__init__(config)
@@ -163,11 +184,12 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         labels: Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
+        num_items_in_batch: int | Tensor | None = None,
     ) -> BahdanauSequenceClassifierOutput:
         """Flat: input_ids / attention_mask [B, S] (or inputs_embeds [B, S, E]). Hierarchical: [B, N, W]
         (or inputs_embeds [B, N, W, E]), or [B, S] split into sentences. labels: [B] class ids
-        (single-label), [B, num_labels] floats (multi-label) or [B] / [B, num_labels] values (regression).
-        logits [B, num_labels]."""
+        (single-label), [B, num_labels] floats (multi-label) or [B] / [B, num_labels] values (regression), -100
+        where ignored. logits [B, num_labels]; the loss: ``sequence_classification_loss``."""
         if output_attentions is None:
             output_attentions = self.config.output_attentions
         if output_hidden_states is None:
@@ -182,13 +204,15 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
             document, word_weights = self._pool_words(encoded.last_hidden_state, attention_mask)
             sentence_weights, hidden_states = None, encoded.hidden_states
         logits = self.classifier(self.dropout(document))
-        loss = None if labels is None else sequence_classification_loss(logits, labels, self.config)
+        loss = None
+        if labels is not None:
+            loss = sequence_classification_loss(logits, labels, self.config, num_items_in_batch)
+        weights = (word_weights,) if sentence_weights is None else (word_weights, sentence_weights)
         return BahdanauSequenceClassifierOutput(
             loss=loss,
             logits=logits,
             hidden_states=hidden_states,
-            word_attentions=word_weights if output_attentions else None,
-            sentence_attentions=sentence_weights if output_attentions else None,
+            attentions=weights if output_attentions else None,
         )
 
     def _pool_words(self, annotations: Tensor, attention_mask: Tensor | None) -> tuple[Tensor, Tensor]:

@@ -4,6 +4,8 @@ per token: logits_t = W_o f_t + b_o (dropout before), with the features f_t of `
 exactly zero weight.
 """
 
+from dataclasses import dataclass
+
 from torch import Tensor, nn
 from transformers.modeling_outputs import TokenClassifierOutput
 from transformers.utils import can_return_tuple
@@ -15,12 +17,23 @@ from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrain
 from .padding import check_attention_mask
 from .token_attention import build_token_attention
 
-__all__ = ["BahdanauForTokenClassification"]
+__all__ = ["BahdanauForTokenClassification", "BahdanauTokenClassifierOutput"]
+
+
+@dataclass
+class BahdanauTokenClassifierOutput(TokenClassifierOutput):
+    """The tagger's output: transformers' ``TokenClassifierOutput`` fields, with these shapes.
+
+    loss: scalar, with labels (``loss.per_target``); logits [B, S, num_labels].
+    hidden_states (``output_hidden_states``): the encoder's (embeddings [B, S, E], each layer [B, S, D]).
+    attentions (``output_attentions``): (weights [B, 1, S, S],); row t is what token t attended to (with the context-vector
+    attention, every real token's row is its one distribution). Padding gets exactly 0.
+    """
 
 
 class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
-    """A label per token (NER, POS): ``labels`` [B, S] with -100 where ignored; ``attentions`` = (weights
-    [B, 1, S, S],) with ``output_attentions`` (row t: what token t attended to)."""
+    """A label per token (NER, POS): ``labels`` [B, S] with -100 where ignored; returns a
+    ``BahdanauTokenClassifierOutput``."""
 
     accepts_loss_kwargs = True  # Trainer passes num_items_in_batch: the loss is exact under gradient accumulation
 
@@ -44,7 +57,7 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         num_items_in_batch: int | Tensor | None = None,
-    ) -> TokenClassifierOutput:
+    ) -> BahdanauTokenClassifierOutput:
         """input_ids / attention_mask / labels [B, S]; logits [B, S, num_labels]. The loss is the summed
         cross-entropy over labels != -100 divided by ``num_items_in_batch`` (Trainer) or by their count."""
         if output_attentions is None:
@@ -64,7 +77,7 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
         loss = None
         if labels is not None:
             loss = token_cross_entropy(logits, labels, num_items_in_batch)
-        return TokenClassifierOutput(
+        return BahdanauTokenClassifierOutput(
             loss=loss,
             logits=logits,
             hidden_states=encoded.hidden_states,
