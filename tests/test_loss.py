@@ -180,3 +180,35 @@ def test_per_item_loss_gives_ignored_items_no_gradient_and_checks_shapes():
     assert per_item_loss(item_losses.detach(), labels, num_items_in_batch=torch.tensor(8)).item() == 29 / 8
     with pytest.raises(ValueError, match=r"per-item losses' shape \(2, 3\), got \(6,\)"):
         per_item_loss(item_losses, labels.flatten())
+
+
+@pytest.mark.parametrize("head", [BahdanauForSequenceClassification, BahdanauForTokenClassification])
+def test_trainer_gradient_accumulation_takes_the_full_batch_step(head, tmp_path):
+    """One SGD step of Trainer over 4 rows: 2 rows × 2 accumulation steps moves the weights as 4 rows at once, though
+    the halves hold different numbers of counted labels (however the sampler orders the rows). A per-batch mean (the
+    classifier before the rule) weights the halves' items unequally."""
+    from transformers import Trainer, TrainingArguments
+
+    input_ids, attention_mask = padded_batch((7, 5, 2, 6))
+    if head is BahdanauForSequenceClassification:
+        labels = torch.tensor([2, 0, 1, -100])  # halves: 1 and 2 counted labels
+    else:
+        labels = torch.randint(0, 3, input_ids.shape, generator=torch.Generator().manual_seed(0))
+        labels = labels.masked_fill(attention_mask == 0, -100)  # 7, 5, 2, 6 counted labels: uneven halves
+    rows = [dict(input_ids=input_ids[row], attention_mask=attention_mask[row], labels=labels[row]) for row in range(4)]
+
+    def update(batch_size: int, accumulation_steps: int) -> torch.Tensor:
+        torch.manual_seed(0)
+        model = head(tiny_config(num_labels=3, hierarchical=False, dropout=0.0)).double()
+        start = [parameter.detach().clone() for parameter in model.parameters()]
+        args = TrainingArguments(tmp_path / f"{batch_size}", per_device_train_batch_size=batch_size,
+                                 gradient_accumulation_steps=accumulation_steps, max_steps=1, learning_rate=1.0,
+                                 optim="sgd", lr_scheduler_type="constant", max_grad_norm=0.0, report_to=[],
+                                 save_strategy="no", use_cpu=True)
+        collate = lambda batch: {key: torch.stack([row[key] for row in batch]) for key in batch[0]}  # noqa: E731
+        Trainer(model=model, args=args, train_dataset=rows, data_collator=collate).train()
+        return torch.cat([(parameter.detach() - before).flatten() for parameter, before in zip(model.parameters(), start)])
+
+    full, accumulated = update(4, 1), update(2, 2)
+    assert full.abs().max() > 1e-3  # a real step
+    assert_float64_close(accumulated, full)
