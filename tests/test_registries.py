@@ -1,6 +1,6 @@
-"""One registry per axis: a new score function is one class and one registry line, and from there the config accepts
-it, the model runs it (forward, generate, save/load), the model card describes it; every path of every mechanism
-scores through its ``_score``; docs/architecture.md's table of axes is the registries'."""
+"""One registry per axis: a new score function is one line in axes.py and one registered class, and from there the
+config accepts it, the model runs it (forward, generate, save/load), the model card describes it; every path of every
+mechanism scores through its ``_score``; docs/architecture.md's table of axes is the declarations'."""
 
 from pathlib import Path
 
@@ -9,10 +9,13 @@ import torch
 from torch.nn import functional as F
 from transformers import AutoModelForSeq2SeqLM
 
+from child_process import run_child
 from conftest import assert_float64_close, padded_batch, tiny_model
 from hf_bahdanau import BahdanauConfig
 from hf_bahdanau.modeling.attention import ATTENTION_SCORES, AttentionMechanism, DotAttention, build_attention
+from hf_bahdanau.modeling.axes import TOKEN_ATTENTIONS
 from hf_bahdanau.modeling.configuration_bahdanau import AXES, axes_table
+from hf_bahdanau.modeling.registry import Registry
 from hf_bahdanau.cards import write_model_card
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -20,11 +23,11 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 AXES_DOC = Path(__file__).resolve().parents[1] / "docs" / "architecture.md"
 
 
+COSINE = "cosine score e_ij = q_iᵀ h_j / (‖q_i‖ ‖h_j‖)"  # its line in axes.py
+
+
 class CosineAttention(AttentionMechanism):
     """e_j = q·k_j / (‖q‖ ‖k_j‖): a score none of the built-in ones is, written as a user would."""
-
-    description = "cosine score e_ij = q_iᵀ h_j / (‖q_i‖ ‖h_j‖)"
-    same_size_required = True
 
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__()
@@ -34,13 +37,18 @@ class CosineAttention(AttentionMechanism):
 
 
 @pytest.fixture
-def cosine():
+def cosine(monkeypatch):
+    """The score declared as axes.py would (its name, its description, and that q and k must have one size) and
+    registered; all undone afterwards."""
+    monkeypatch.setitem(ATTENTION_SCORES.declared, "cosine", COSINE)
+    monkeypatch.setitem(ATTENTION_SCORES.flags, "same_size_required",
+                        ATTENTION_SCORES.flags["same_size_required"] | {"cosine"})
     ATTENTION_SCORES.register("cosine")(CosineAttention)
     yield "cosine"
     del ATTENTION_SCORES["cosine"]
 
 
-def test_a_new_score_is_one_class_and_one_registry_line(cosine, tmp_path):
+def test_a_new_score_is_one_line_in_axes_py_and_one_registered_class(cosine, tmp_path):
     with pytest.raises(ValueError, match="`attention_type` must be one of .*'cosine'"):
         BahdanauConfig(attention_type="cosinus")
     model = tiny_model("luong-general", attention_type=cosine, encoder_hidden_size=16, hidden_size=16)
@@ -49,7 +57,9 @@ def test_a_new_score_is_one_class_and_one_registry_line(cosine, tmp_path):
         out = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=torch.full((3, 2), 1),
                     output_attentions=True)
         generated = model.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=3, num_beams=2)
-    assert isinstance(model.model.decoder.attention, CosineAttention)
+    assert isinstance(model.model.decoder.attention, CosineAttention) and CosineAttention.same_size_required
+    with pytest.raises(ValueError, match="`attention_type='cosine'` compares the decoder state with the annotations"):
+        BahdanauConfig(attention_type=cosine, hidden_size=16, encoder_hidden_size=16)  # bidirectional: 32 ≠ 16
     assert torch.isfinite(out.logits).all() and out.cross_attentions[0].shape == (3, 1, 2, 7)
     model.save_pretrained(tmp_path)
     loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path).eval()
@@ -57,18 +67,53 @@ def test_a_new_score_is_one_class_and_one_registry_line(cosine, tmp_path):
         assert torch.equal(loaded.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=3, num_beams=2),
                            generated)
     write_model_card(tmp_path, task="translation", dataset_name="test")
-    assert CosineAttention.description in (tmp_path / "README.md").read_text()
+    assert COSINE in (tmp_path / "README.md").read_text()
 
 
-def test_a_class_without_description_or_a_taken_name_is_refused():
-    class Nameless(AttentionMechanism):
+def test_an_undeclared_or_taken_name_is_refused():
+    with pytest.raises(ValueError, match=r"CosineAttention is registered as attention_type='cosine', which axes.py "
+                                         r"does not declare; declared: \['additive', .*'gaussian_kernel'\]"):
+        ATTENTION_SCORES.register("cosine")(CosineAttention)
+    with pytest.raises(ValueError, match=r"attention_type='dot' is already registered \(DotAttention\)"):
+        ATTENTION_SCORES.register("dot")(CosineAttention)
+    assert "cosine" not in ATTENTION_SCORES and ATTENTION_SCORES["dot"] is DotAttention
+
+
+def test_a_declared_name_without_a_class_is_allowed_and_the_registry_names_it():
+    axis = Registry("bridge", {"zero": "zeros", "learned": "a learned s_0"}, flags={"trainable": ["learned"]})
+
+    @axis.register("zero")
+    class Zero:
         pass
 
-    with pytest.raises(TypeError, match="needs a `description`"):
-        ATTENTION_SCORES.register("nameless")(Nameless)
-    with pytest.raises(ValueError, match="attention_type='dot' is already registered"):
-        ATTENTION_SCORES.register("dot")(CosineAttention)
-    assert "nameless" not in ATTENTION_SCORES and ATTENTION_SCORES["dot"] is DotAttention
+    axis.check("learned")
+    assert axis.describe("learned") == "a learned s_0" and axis.unimplemented == ["learned"]
+    assert Zero.trainable is False
+    with pytest.raises(KeyError, match=r"bridge='learned' is declared in axes.py but no class is registered for it "
+                                       r"yet; names without a class: \['learned'\]"):
+        axis["learned"]
+    with pytest.raises(KeyError, match=r"bridge='lerned' has no class; the names with one are \['zero'\]"):
+        axis["lerned"]
+
+
+def test_axes_py_is_checked_when_it_is_read():
+    with pytest.raises(ValueError, match=r"bridge: flag 'trainable' names \['lerned'\], which are not declared"):
+        Registry("bridge", {"learned": "a learned s_0"}, flags={"trainable": ["lerned"]})
+    with pytest.raises(ValueError, match=r"bridge: \['zero'\] cannot be both a declared name"):
+        Registry("bridge", {"zero": "zeros"}, special={"zero": "zeros"})
+
+
+def test_every_declared_name_has_a_class_once_the_package_is_imported(tmp_path):
+    """In a fresh process (this one has imported more than the package): ``import hf_bahdanau`` registers a class for
+    every name of every axis, and none for a name axes.py does not declare."""
+    child = run_child("""
+        import json
+        import hf_bahdanau
+        from hf_bahdanau.modeling.axes import AXES, TOKEN_ATTENTIONS
+        print(json.dumps({axis.field: [sorted(axis.unimplemented), sorted(set(axis) - set(axis.declared))]
+                          for axis in (*AXES, TOKEN_ATTENTIONS)}))
+    """, tmp_path)
+    assert child == {axis.field: [[], []] for axis in (*AXES, TOKEN_ATTENTIONS)}
 
 
 # every path reads _score ------------------------------------------------------------------------------------------

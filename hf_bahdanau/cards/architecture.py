@@ -1,23 +1,17 @@
 """The architecture of a saved model, in words: preset, paper, cell, attention, decoder style.
 
 Everything is read from the config (a ``config.json`` dict), so a card can be written for any saved
-folder, whichever head (seq2seq, token or sequence classification) it holds. The words for each choice are the
-``description`` of the class registered for it (``hf_bahdanau.modeling.registry``), so a newly registered score, bridge or
-output layer is described without touching this file.
+folder, whichever head (seq2seq, token or sequence classification) it holds. The words for each choice are the ones
+its axis declares for it (``hf_bahdanau.modeling.axes``), so a new score, bridge or output layer is described without
+touching this file.
 """
 
 from dataclasses import dataclass
 from typing import Any
 
 from hf_bahdanau import PRESETS
-from hf_bahdanau.modeling.attention import ATTENTION_SCORES
-from hf_bahdanau.modeling.attention_mode import ATTENTION_MODES
-from hf_bahdanau.modeling.bridge import BRIDGES
-from hf_bahdanau.modeling.decoder import CONTEXT_MODES, DECODER_STYLES
-from hf_bahdanau.modeling.readout import DEEP_OUTPUTS
-from hf_bahdanau.modeling.recurrent import RNN_TYPES
-from hf_bahdanau.modeling.scope import ATTENTION_SCOPES
-from hf_bahdanau.modeling.token_attention import describe_token_attention
+from hf_bahdanau.modeling.axes import (ATTENTION_MODES, ATTENTION_SCOPES, ATTENTION_SCORES, BRIDGES, CONTEXT_MODES,
+                                       DECODER_STYLES, DEEP_OUTPUTS, RNN_TYPES, describe_token_attention)
 
 SIZE_FIELDS = ("encoder_layers", "decoder_layers")  # presets fix them; small models override them
 

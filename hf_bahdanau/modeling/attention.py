@@ -20,7 +20,8 @@ same attention, but every step reads the memory through ``LoopLinear``, so the
 gradients of the keys and values are taken once after the loop.
 
 Every mechanism is registered in ``ATTENTION_SCORES`` under its ``attention_type`` name: a new score
-function is one subclass (``_score`` and a ``description``) and one ``@ATTENTION_SCORES.register`` line.
+function is its name and one-line description in ``axes.py``, one subclass (``_score``) and one
+``@ATTENTION_SCORES.register`` line.
 A subclass gets the same weights on every path (batched, step loop, beam search): they all read ``_score``.
 """
 
@@ -31,8 +32,8 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from .axes import ATTENTION_SCORES
 from .loop_linear import LoopLinear
-from .registry import Registry
 
 __all__ = [
     "ATTENTION_SCORES",
@@ -50,11 +51,6 @@ __all__ = [
     "build_attention",
     "masked_softmax",
 ]
-
-
-ATTENTION_SCORES = Registry("attention_type", special={
-    "none": "no attention: the decoder reads the source through a fixed context (`context_mode`)",
-})
 
 
 def masked_softmax(scores: Tensor, mask: Tensor) -> Tensor:
@@ -111,13 +107,11 @@ def _same_size(mechanism: str, query_size: int, key_size: int) -> int:
 class AttentionMechanism(nn.Module):
     """Common interface: score, softmax over real tokens, weighted sum of values.
 
-    Subclasses implement ``_score`` for a [B, T, Dq] query and give a one-line ``description`` (the model
-    card's words); this class handles [B, Dq] queries by running them as T = 1, and every path (``forward``,
-    ``stepwise``) scores through ``_score``.
+    Subclasses implement ``_score`` for a [B, T, Dq] query; this class handles [B, Dq] queries by running them as
+    T = 1, and every path (``forward``, ``stepwise``) scores through ``_score``.
     """
 
-    description: str
-    same_size_required: bool = False  # True when query_size must equal key_size
+    same_size_required: bool = False  # query_size must equal key_size; set on registering, from axes.py
     position_free: bool = True  # e_tj reads q_t and k_j only: scoring a subset of the keys scores those positions
 
     def project_keys(self, keys: Tensor) -> Tensor:
@@ -206,7 +200,6 @@ class AdditiveAttention(AttentionMechanism):
     that many entries at a time in one reused buffer, so it stays in cache and never exists whole (beam search: T = the k beams of a source).
     """
 
-    description = "additive (Bahdanau) score e_ij = v_aᵀ tanh(W_a q_i + U_a h_j)"
     HIDDEN_BLOCK_ENTRIES = 2**19  # 2 MB of float32, about the L2 caches of two cores
 
     def __init__(self, query_size: int, key_size: int, attention_size: int) -> None:
@@ -254,8 +247,6 @@ class AdditiveAttention(AttentionMechanism):
 class ConcatAttention(AdditiveAttention):
     """Luong's "concat" score, which is Bahdanau's additive score: e_j = v_a^T tanh(W_a [q; k_j])."""
 
-    description = "concat (Luong) score e_ij = v_aᵀ tanh(W_a [q_i; h_j]), the additive score"
-
 
 class ProductAttention(AttentionMechanism):
     """Scores that are scaled products with the (projected) keys: e_j = s q^T k'_j, with k' = project_keys(k) and
@@ -286,9 +277,6 @@ class DotAttention(ProductAttention):
     query [B, T, D], keys [B, S, D] -> scores [B, T, S]
     """
 
-    description = "dot score e_ij = q_iᵀ h_j"
-    same_size_required = True
-
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__()
         self.size = _same_size(type(self).__name__, query_size, key_size)
@@ -297,8 +285,6 @@ class DotAttention(ProductAttention):
 @ATTENTION_SCORES.register("scaled_dot")
 class ScaledDotAttention(DotAttention):
     """Scaled dot score (Vaswani et al.): e_j = q^T k_j / sqrt(d).  Needs query_size == key_size = d."""
-
-    description = "scaled dot score e_ij = q_iᵀ h_j / √d"
 
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__(query_size, key_size)
@@ -311,8 +297,6 @@ class GeneralAttention(ProductAttention):
 
     W_a = ``key_proj`` [Dk -> Dq]; project_keys: keys [B, S, Dk] -> W_a k [B, S, Dq], once per source.
     """
-
-    description = "general (bilinear) score e_ij = q_iᵀ W_a h_j"
 
     def __init__(self, query_size: int, key_size: int) -> None:
         super().__init__()
@@ -330,7 +314,6 @@ class LocationAttention(AttentionMechanism):
     query [B, T, Dq] -> scores [B, T, S], S <= max_source_positions.
     """
 
-    description = "location score e_i = W_a q_i (one score per source position; the keys are not read)"
     position_free = False
 
     def __init__(self, query_size: int, max_source_positions: int) -> None:
@@ -363,8 +346,6 @@ class MultiHeadAttention(AttentionMechanism):
     score: query [B, T, Dq] -> per-head scores [B, H, T, S]; forward returns the
     weights averaged over heads, [B, T, S].
     """
-
-    description = "multi-head scaled dot attention, softmax(Q_h K_hᵀ / √d) V_h per head"
 
     def __init__(self, query_size: int, key_size: int, value_size: int, num_heads: int, attention_size: int) -> None:
         super().__init__()
@@ -425,9 +406,6 @@ class GaussianKernelAttention(AttentionMechanism):
     fixed buffer (non-parametric pooling). Needs query_size == key_size.
     query [B, T, D], keys [B, S, D] -> scores [B, T, S]
     """
-
-    description = "Gaussian-kernel (Nadaraya–Watson) score e_ij = -½ (w ‖q_i - h_j‖)²"
-    same_size_required = True
 
     def __init__(self, query_size: int, key_size: int, width: float, learnable: bool) -> None:
         super().__init__()

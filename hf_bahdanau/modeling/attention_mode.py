@@ -11,17 +11,13 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from .registry import Registry
+from .axes import ATTENTION_MODES
 
 __all__ = ["ATTENTION_MODES", "AttentionMode", "HardAttention", "SoftAttention"]
-
-ATTENTION_MODES = Registry("attention_mode")
 
 
 class AttentionMode(nn.Module):
     """weights α [..., S] (each row sums to at most 1, 0 = not attendable) -> the weights that pool the context."""
-
-    description: str
 
     @classmethod
     def from_config(cls, config: Any) -> "AttentionMode":
@@ -31,8 +27,6 @@ class AttentionMode(nn.Module):
 @ATTENTION_MODES.register("soft")
 class SoftAttention(AttentionMode):
     """The context is the α-weighted average of the values."""
-
-    description = "soft: the context is the expectation Σ_j α_ij h_j"
 
     def forward(self, weights: Tensor) -> Tensor:
         return weights
@@ -49,9 +43,6 @@ class HardAttention(AttentionMode):
     baseline network and no reward variance to tune; a lower τ makes y_t closer to the one-hot and its gradient
     noisier. Rows with no attendable position stay all zero.
     """
-
-    description = ("hard: one source position per step, sampled from α_i in training (straight-through "
-                   "Gumbel-softmax), argmax_j α_ij at inference")
 
     def __init__(self, temperature: float) -> None:
         super().__init__()

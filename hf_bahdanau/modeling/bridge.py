@@ -3,19 +3,15 @@
 import torch
 from torch import Tensor, nn
 
+from .axes import BRIDGES
 from .encoder import BahdanauEncoderOutput
 from .recurrent import RNN_TYPES, RecurrentState
-from .registry import Registry
 from .state import EncoderMemory
-
-BRIDGES = Registry("bridge")
 
 
 @BRIDGES.register("zero")
 class ZeroBridge(nn.Module):
     """s_0 = 0 for every decoder layer."""
-
-    description = "zeros"
 
     def __init__(self, config):
         super().__init__()
@@ -32,8 +28,6 @@ class ZeroBridge(nn.Module):
 @BRIDGES.register("last")
 class LastStateBridge(nn.Module):
     """s_0^l = the encoder's final state of layer l (directions concatenated), c_0^l likewise (Sutskever, Luong)."""
-
-    description = "the encoder's final states, layer by layer"
 
     def __init__(self, config):
         super().__init__()
@@ -67,8 +61,6 @@ class TanhBridge(ProjectedBridge):
     """Bahdanau et al.: s_0 = tanh(W_s <-h_1), the top layer's backward state at the first token
     (the forward final state ->h_T for a unidirectional encoder)."""
 
-    description = "tanh(W_s h) of the encoder's final state (the backward one, ←h_1, when bidirectional)"
-
     @staticmethod
     def summary_size(config) -> int:
         return config.encoder_hidden_size
@@ -81,8 +73,6 @@ class TanhBridge(ProjectedBridge):
 @BRIDGES.register("mean")
 class MeanBridge(ProjectedBridge):
     """s_0 = tanh(W_s mean_j h_j), the mean over the real (unmasked) annotations."""
-
-    description = "tanh(W_s mean_j h_j), the mean of the annotations"
 
     @staticmethod
     def summary_size(config) -> int:

@@ -1,9 +1,10 @@
 """Configuration of the RNN encoder–attention–decoder family.
 
 Every architectural choice is an independent field (cell, score function, decoder style, bridge, deep output); the
-values each accepts are the names in its registry (``RNN_TYPES``, ``ATTENTION_SCORES``, ``DECODER_STYLES``,
-``CONTEXT_MODES``, ``BRIDGES``, ``DEEP_OUTPUTS``, ``TOKEN_ATTENTIONS``), and each is validated in
-``validate_architecture``. The classic systems of the papers are named presets: plain data, never subclasses.
+values each accepts are the names its axis declares in ``axes.py`` (``RNN_TYPES``, ``ATTENTION_SCORES``,
+``DECODER_STYLES``, ``CONTEXT_MODES``, ``BRIDGES``, ``DEEP_OUTPUTS``, ``TOKEN_ATTENTIONS``), and each is validated in
+``validate_architecture``. The declarations are plain data, so loading a config imports no model code. The classic
+systems of the papers are named presets: plain data, never subclasses.
 """
 
 import dataclasses
@@ -19,15 +20,8 @@ from huggingface_hub.dataclasses import strict
 from huggingface_hub.errors import StrictDataclassFieldValidationError
 from transformers import PreTrainedConfig
 
-from .attention import ATTENTION_SCORES
-from .attention_mode import ATTENTION_MODES
-from .bridge import BRIDGES
-from .decoder import CONTEXT_MODES, DECODER_STYLES
-from .readout import DEEP_OUTPUTS
-from .recurrent import RNN_TYPES
+from .axes import ATTENTION_SCORES, AXES, TOKEN_ATTENTION_LEGACY_NAMES, axes_table, token_attention_types
 from .remote_code import copy_model_code
-from .scope import ATTENTION_SCOPES
-from .token_attention import LEGACY_NAMES, token_attention_types
 
 logger = logging.getLogger(__name__)
 
@@ -81,18 +75,6 @@ PRESETS["luong-local-p"] = {**PRESETS["luong-general"], "attention_scope": "loca
 PRESETS["rnnsearch-monotonic"] = {**PRESETS["rnnsearch"], "attention_scope": "monotonic"}
 
 
-AXES = (RNN_TYPES, ATTENTION_SCORES, ATTENTION_SCOPES, ATTENTION_MODES, DECODER_STYLES, CONTEXT_MODES, BRIDGES,
-        DEEP_OUTPUTS)
-
-
-def axes_table() -> str:
-    """The README's table of the configuration axes, one row per accepted value, from the registries."""
-    rows = ["| field | value | what it is |", "| --- | --- | --- |"]
-    for registry in AXES:
-        rows += [f"| `{registry.field}` |{row[1:]}" for row in registry.markdown_rows()]
-    return "\n".join(rows)
-
-
 def _require_choice(field: str, value: str, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
         raise ValueError(f"`{field}` must be one of {list(allowed)}, got {value!r}.")
@@ -143,7 +125,7 @@ class BahdanauConfig(PreTrainedConfig):
 
     Use ``BahdanauConfig.from_preset(name, **overrides)`` for the classic systems (``PRESETS``). Every field below is
     checked by ``validate_architecture`` (a ``ValueError`` naming it; a float must be finite), at construction and
-    again when a model is built. Fields that pick one of several implementations accept the names in their registry;
+    again when a model is built. Fields that pick one of several implementations accept the names their axis declares;
     ``axes_table()`` lists them with their meaning.
 
     Args:
@@ -161,7 +143,7 @@ class BahdanauConfig(PreTrainedConfig):
         decoder_layers (`int`, *optional*, defaults to 1):
             Stacked decoder RNN layers; may differ from ``encoder_layers`` except with ``bridge="last"``.
         rnn_type (`str`, *optional*, defaults to `"gru"`):
-            The recurrent cell of encoder and decoder: a name in ``recurrent.RNN_TYPES`` (gru, lstm, rnn).
+            The recurrent cell of encoder and decoder: a name in ``axes.RNN_TYPES`` (gru, lstm, rnn).
         bidirectional (`bool`, *optional*, defaults to `True`):
             Whether the encoder reads the source in both directions, h_j = [→h_j; ←h_j] (Bahdanau et al.).
         reverse_source (`bool`, *optional*, defaults to `False`):
@@ -169,7 +151,7 @@ class BahdanauConfig(PreTrainedConfig):
         dropout (`float`, *optional*, defaults to 0.0):
             Dropout on embeddings, between RNN layers and before the output projection, in [0, 1).
         attention_type (`str`, *optional*, defaults to `"additive"`):
-            The score function: a name in ``attention.ATTENTION_SCORES`` (additive, concat, dot, general, scaled_dot,
+            The score function: a name in ``axes.ATTENTION_SCORES`` (additive, concat, dot, general, scaled_dot,
             location, multihead, gaussian_kernel, …), or ``"none"`` for a decoder without attention (``context_mode``).
         attention_size (`int`, *optional*):
             Size A of the additive score's hidden layer and of the multi-head projections. Default: ``hidden_size``.
@@ -182,7 +164,7 @@ class BahdanauConfig(PreTrainedConfig):
         gaussian_kernel_learnable (`bool`, *optional*, defaults to `True`):
             Whether w is learned (parametric Nadaraya–Watson pooling) or fixed.
         attention_scope (`str`, *optional*, defaults to `"global"`):
-            Where the decoder may attend, a name in ``scope.ATTENTION_SCOPES``: ``"global"`` (every position),
+            Where the decoder may attend, a name in ``axes.ATTENTION_SCOPES``: ``"global"`` (every position),
             ``"local-m"`` / ``"local-p"`` (Luong's window around p_i = i or a predicted p_i), ``"monotonic"`` (Raffel
             et al.: left to right, hard at inference). Works with every score except ``"multihead"`` for monotonic.
         local_window (`int`, *optional*, defaults to 10):
@@ -194,7 +176,7 @@ class BahdanauConfig(PreTrainedConfig):
             Standard deviation (≥ 0) of the Gaussian noise added to the monotonic energies in training (Raffel et
             al.: 1), which pushes the stopping probabilities towards 0 or 1.
         attention_mode (`str`, *optional*, defaults to `"soft"`):
-            A name in ``attention_mode.ATTENTION_MODES``: ``"soft"`` (the context is the expectation Σ_j α_ij h_j) or
+            A name in ``axes.ATTENTION_MODES``: ``"soft"`` (the context is the expectation Σ_j α_ij h_j) or
             ``"hard"`` (one position: sampled in training, the argmax at inference). Not with ``"monotonic"``,
             which is already hard at inference.
         hard_attention_temperature (`float`, *optional*, defaults to 1.0):
@@ -210,17 +192,17 @@ class BahdanauConfig(PreTrainedConfig):
             p_gen = σ(w_cᵀ c_i + w_sᵀ s_i + w_xᵀ E y_{i-1} + b), so the model can copy source tokens, also ones the
             vocabulary lacks (``copying``: ``copy_input_ids``, ids from ``vocab_size`` up); needs attention.
         decoder_style (`str`, *optional*, defaults to `"bahdanau"`):
-            A name in ``decoder.DECODER_STYLES``: ``"bahdanau"`` attends with s_{i-1}, then updates; ``"luong"``
+            A name in ``axes.DECODER_STYLES``: ``"bahdanau"`` attends with s_{i-1}, then updates; ``"luong"``
             updates, then attends with h_t.
         input_feeding (`bool`, *optional*, defaults to `False`):
             Luong's input feeding (h̃_{t-1} fed to the next step); needs ``decoder_style="luong"`` and attention.
         context_mode (`str`, *optional*, defaults to `"cho"`):
-            Without attention, a name in ``decoder.CONTEXT_MODES``: ``"cho"`` (the summary C at every step and at
+            Without attention, a name in ``axes.CONTEXT_MODES``: ``"cho"`` (the summary C at every step and at
             the output) or ``"sutskever"`` (the encoder only initialises the decoder).
         bridge (`str`, *optional*, defaults to `"tanh"`):
-            The decoder's initial state, a name in ``bridge.BRIDGES`` (zero, last, tanh, mean).
+            The decoder's initial state, a name in ``axes.BRIDGES`` (zero, last, tanh, mean).
         deep_output (`str`, *optional*, defaults to `"maxout"`):
-            The layer before the vocabulary projection, a name in ``readout.DEEP_OUTPUTS`` (none, tanh, maxout).
+            The layer before the vocabulary projection, a name in ``axes.DEEP_OUTPUTS`` (none, tanh, maxout).
         output_size (`int`, *optional*):
             Size of the pre-output vectors t_i the vocabulary projection reads. Default: ``embedding_size``.
         init_std (`float`, *optional*, defaults to 0.1):
@@ -247,7 +229,7 @@ class BahdanauConfig(PreTrainedConfig):
             The tagger's attention: ``"context_vector"`` (Yang et al. 2016's word attention: one distribution over
             the sentence re-weighting each annotation) or any ``attention_type`` score (each token attends over its
             sentence);
-            ``token_attention.token_attention_types()`` lists them. ``"sentence"``, its former name, still loads.
+            ``axes.token_attention_types()`` lists them. ``"sentence"``, its former name, still loads.
         classifier_attention_size (`int`, *optional*):
             Size d_a of the context-vector attention u_j = tanh(W h_j + b) of the tagger and the classifiers.
             Default: half the annotation size.
@@ -315,10 +297,10 @@ class BahdanauConfig(PreTrainedConfig):
     max_training_source_length: int | None = None
 
     def __post_init__(self, **kwargs):
-        if self.token_attention_type in LEGACY_NAMES:
+        if self.token_attention_type in TOKEN_ATTENTION_LEGACY_NAMES:
             logger.warning("token_attention_type=%r is now called %r.", self.token_attention_type,
-                           LEGACY_NAMES[self.token_attention_type])
-            self.token_attention_type = LEGACY_NAMES[self.token_attention_type]
+                           TOKEN_ATTENTION_LEGACY_NAMES[self.token_attention_type])
+            self.token_attention_type = TOKEN_ATTENTION_LEGACY_NAMES[self.token_attention_type]
         if self.encoder_hidden_size is None:
             self.encoder_hidden_size = self.hidden_size // 2 if self.bidirectional else self.hidden_size
         if self.attention_size is None:
@@ -383,7 +365,7 @@ class BahdanauConfig(PreTrainedConfig):
                 f"`sentence_separator_token_id` must be a token id in [0, vocab_size={self.vocab_size}), "
                 f"got {self.sentence_separator_token_id}."
             )
-        same_size = self.attention_type in ATTENTION_SCORES and ATTENTION_SCORES[self.attention_type].same_size_required
+        same_size = self.attention_type in ATTENTION_SCORES.flags["same_size_required"]
         if same_size and self.encoder_output_size != self.hidden_size:
             raise ValueError(
                 f"`attention_type={self.attention_type!r}` compares the decoder state with the annotations, so "

@@ -23,6 +23,7 @@ from torch import Tensor, nn
 
 from .attention import build_attention
 from .attention_mode import ATTENTION_MODES, SoftAttention
+from .axes import CONTEXT_MODES, DECODER_STYLES
 from .bridge import BRIDGES
 from .coverage import CoverageFeature
 from .encoder import BahdanauEncoderOutput
@@ -31,12 +32,8 @@ from .loop_linear import LoopLinear
 from .padding import check_attention_mask
 from .readout import DEEP_OUTPUTS
 from .recurrent import RecurrentStack
-from .registry import Registry
 from .scope import ATTENTION_SCOPES, GlobalScope, MonotonicScope
 from .state import AttentionState, DecoderState, EncoderMemory
-
-DECODER_STYLES = Registry("decoder_style")  # decoders that attend
-CONTEXT_MODES = Registry("context_mode")  # decoders without attention (attention_type="none")
 
 
 class DecoderOutput(NamedTuple):
@@ -295,9 +292,6 @@ class BahdanauDecoder(RecurrentDecoder):
     t_i = φ(W_r [s_i; c_i; E y_{i-1}]). Equation: ``reference.bahdanau_decoder``; here W_iy E y_{i-1} is projected
     for all steps before the loop and t_i for all steps after it (``StepPlan``)."""
 
-    description = ("Bahdanau style: attend with the previous state s_{i-1}, then update s_i = f(s_{i-1}, y_{i-1}, "
-                   "c_i)")
-
     def __init__(self, config, embed_tokens: nn.Embedding):
         context_size = config.encoder_output_size
         super().__init__(config, embed_tokens, context_size, config.hidden_size + context_size + config.embedding_size)
@@ -334,8 +328,6 @@ class LuongDecoder(RecurrentDecoder):
     h̃_t = φ(W_c [c_t; h_t]). Equation: ``reference.luong_decoder``. Without input feeding nothing is recurrent
     through the attention, so the RNN runs over the whole target in one call and all steps attend in one batched
     product."""
-
-    description = ("Luong style: update h_i first, then attend with it and read out h̃_i = tanh(W_c [c_i; h_i])")
 
     def __init__(self, config, embed_tokens: nn.Embedding):
         context_size = config.encoder_output_size
@@ -392,9 +384,6 @@ class ChoDecoder(RecurrentDecoder):
     """Cho et al. (2014), no attention: the summary C (the top encoder layer's final state h_S) at every step and at the
     output, h_t = f(h_{t-1}, [E y_{t-1}; C]), t = φ(W_r [h_t; C; E y_{t-1}]). Equation: ``reference.cho_decoder``."""
 
-    description = ("no attention: the summary C = h_S, the encoder's final state, conditions every decoder step and "
-                   "the output (Cho et al., 2014, who use c = tanh(V h_S))")
-
     def __init__(self, config, embed_tokens: nn.Embedding):
         context_size = config.encoder_output_size
         super().__init__(config, embed_tokens, context_size, config.hidden_size + context_size + config.embedding_size)
@@ -425,8 +414,6 @@ class ChoDecoder(RecurrentDecoder):
 class SutskeverDecoder(RecurrentDecoder):
     """Sutskever et al. (2014), no attention: the source reaches the decoder only through its initial state,
     h_t = f(h_{t-1}, E y_{t-1}), t = φ(W_r h_t). Equation: ``reference.sutskever_decoder``."""
-
-    description = "no attention: the encoder's final state only initialises the decoder (Sutskever et al., 2014)"
 
     def __init__(self, config, embed_tokens: nn.Embedding):
         super().__init__(config, embed_tokens, 0, config.hidden_size)

@@ -3,11 +3,9 @@ field). Luong's attentional vector h̃ = tanh(W_c [c; h]) is the tanh case."""
 
 from torch import Tensor, nn
 
-from .registry import Registry
+from .axes import DEEP_OUTPUTS
 
 __all__ = ["DEEP_OUTPUTS", "DeepOutput", "IdentityOutput", "MaxoutOutput", "TanhOutput"]
-
-DEEP_OUTPUTS = Registry("deep_output")
 
 
 class DeepOutput(nn.Module):
@@ -32,8 +30,6 @@ class DeepOutput(nn.Module):
 class IdentityOutput(DeepOutput):
     """t = W_r x + b_r."""
 
-    description = "a linear layer t_i = W_r [features] before the vocabulary projection"
-
     def activate(self, pre_output: Tensor) -> Tensor:
         return pre_output
 
@@ -41,8 +37,6 @@ class IdentityOutput(DeepOutput):
 @DEEP_OUTPUTS.register("tanh")
 class TanhOutput(DeepOutput):
     """t = tanh(W_r x + b_r) (Luong's h̃ = tanh(W_c [c; h]))."""
-
-    description = "a tanh layer t_i = tanh(W_r [features]) before the vocabulary projection"
 
     def activate(self, pre_output: Tensor) -> Tensor:
         return pre_output.tanh()
@@ -53,7 +47,6 @@ class MaxoutOutput(DeepOutput):
     """Maxout (Bahdanau et al., appendix A): t_k = max(t̃_{2k-1}, t̃_{2k}) with t̃ = W_r x + b_r, so W_r has
     2 x output_size rows."""
 
-    description = "a maxout layer t_i = max_k (W_r [features])_k over pairs, before the vocabulary projection"
     pieces = 2
 
     def activate(self, pre_output: Tensor) -> Tensor:

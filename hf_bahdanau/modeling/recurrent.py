@@ -21,10 +21,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
+from .axes import RNN_TYPES  # name -> the cell: its torch module, its step, its fused one-direction run
 from .loop_linear import LoopLinear
-from .registry import Registry
-
-RNN_TYPES = Registry("rnn_type")  # name -> the cell: its torch module, its step, its fused one-direction run
 
 
 def reverse_within_lengths(sequences: Tensor, lengths: Tensor) -> Tensor:
@@ -60,7 +58,6 @@ class GRUCell:
     """r = σ(x_r + h_r), z = σ(x_z + h_z), n = tanh(x_n + r ⊙ h_n), h' = n + z ⊙ (h − n), with
     [x_r, x_z, x_n] = W_ih x + b_ih and [h_r, h_z, h_n] = W_hh h + b_hh [B, 3H]."""
 
-    description = "GRU"
     module = nn.GRU
     has_memory_cell = False
     fused_run = torch.gru  # one direction of one layer, batch first
@@ -81,7 +78,6 @@ class GRUCell:
 class LSTMCell:
     """[i, f, g, o] = W_ih x + b_ih + W_hh h + b_hh; c' = σ(f) ⊙ c + σ(i) ⊙ tanh(g); h' = σ(o) ⊙ tanh(c')."""
 
-    description = "LSTM"
     module = nn.LSTM
     has_memory_cell = True  # c_t beside h_t
     fused_run = None  # torch's fused LSTM call does not return each step's memory cell
@@ -98,7 +94,6 @@ class LSTMCell:
 class TanhCell:
     """h' = tanh(W_ih x + b_ih + W_hh h + b_hh) (Elman)."""
 
-    description = "tanh RNN (Elman)"
     module = nn.RNN
     has_memory_cell = False
     fused_run = torch.rnn_tanh

@@ -21,13 +21,11 @@ import torch
 from torch import Tensor, nn
 
 from .attention import broadcast_like, masked_softmax
-from .registry import Registry
+from .axes import ATTENTION_SCOPES
 from .state import AttentionState
 
 __all__ = ["ATTENTION_SCOPES", "AttentionScope", "GlobalScope", "LocalMonotonicScope", "LocalPredictiveScope",
            "MonotonicScope"]
-
-ATTENTION_SCOPES = Registry("attention_scope")
 
 
 class AttentionScope(nn.Module):
@@ -36,7 +34,6 @@ class AttentionScope(nn.Module):
     ``is_recurrent``: α_t depends on α_{t−1}, which the decoding state carries (``AttentionState.previous``).
     """
 
-    description: str
     is_recurrent: bool = False
 
     def initial_previous(self, mask: Tensor, dtype: torch.dtype) -> Tensor | None:
@@ -56,8 +53,6 @@ class AttentionScope(nn.Module):
 @ATTENTION_SCOPES.register("global")
 class GlobalScope(AttentionScope):
     """α_t = softmax_j(e_tj) over every real source token."""
-
-    description = "global: every source position, α_ij = softmax_j(e_ij)"
 
     def align(self, scores: Tensor, query: Tensor, mask: Tensor, state: AttentionState) -> Tensor:
         return masked_softmax(scores, mask)
@@ -93,9 +88,6 @@ class LocalScope(AttentionScope):
 class LocalMonotonicScope(LocalScope):
     """local-m: p_t = t, the target position (0 for the first token), clipped to the last source position."""
 
-    description = ("local-m (Luong): a window of ±D positions around p_i = i, weighted by a Gaussian "
-                   "exp(−(j − p_i)² / 2σ²), σ = D/2")
-
     def centres(self, query: Tensor, lengths: Tensor, state: AttentionState) -> Tensor:
         steps = state.step + torch.arange(query.shape[1], device=query.device)  # t [T]
         last = (lengths - 1).clamp_min(0).unsqueeze(-1)  # [N, 1]
@@ -106,9 +98,6 @@ class LocalMonotonicScope(LocalScope):
 class LocalPredictiveScope(LocalScope):
     """local-p: p_t = S · sigmoid(v_pᵀ tanh(W_p q_t)), predicted from the query; W_p = ``position_proj``
     [Dq -> A], v_p = ``position_energy`` [A -> 1]."""
-
-    description = ("local-p (Luong): a window of ±D positions around a predicted p_i = S · sigmoid(v_pᵀ tanh(W_p "
-                   "q_i)), weighted by a Gaussian exp(−(j − p_i)² / 2σ²), σ = D/2")
 
     def __init__(self, window: int, query_size: int, attention_size: int) -> None:
         super().__init__(window)
@@ -138,8 +127,6 @@ class MonotonicScope(AttentionScope):
     (and zero ever after) when no position is left. α_0 is the one-hot of position 0 in both.
     """
 
-    description = ("monotonic (Raffel et al., 2017): stop at the first position j ≥ the previous one with "
-                   "p_ij = σ(g e_ij + r) ≥ ½; trained on the expected alignment")
     is_recurrent = True
     SMALLEST_KEPT = 1e-10  # clamp of the cumulative products' divisor
     SCAN_CHUNK = 8  # positions scored at a time by ``scan``

@@ -17,24 +17,18 @@ weights token t's label is computed with; zero rows for padded tokens).
 import torch
 from torch import Tensor, nn
 
-from .attention import ATTENTION_SCORES, build_attention
+from .attention import build_attention
+from .axes import TOKEN_ATTENTIONS, describe_token_attention, token_attention_types
 from .pooling import ContextVectorAttention
-from .registry import Registry
 
 __all__ = ["TOKEN_ATTENTIONS", "ContextVectorTokenAttention", "QueryTokenAttention", "build_token_attention",
-           "token_attention_types"]
-
-TOKEN_ATTENTIONS = Registry("token_attention_type")  # besides every score of ATTENTION_SCORES
-LEGACY_NAMES = {"sentence": "context_vector"}  # configs saved before the rename keep loading
+           "describe_token_attention", "token_attention_types"]
 
 
 @TOKEN_ATTENTIONS.register("context_vector")
 class ContextVectorTokenAttention(nn.Module):
     """One learned context vector: α_j = softmax_j(v_aᵀ tanh(U_a h_j + b)), features f_j = α_j h_j [B, S, D]; every
     real token's row of the weights is the same α."""
-
-    description = ("one distribution over the sentence from a learned context vector, α_j = softmax_j(v_aᵀ tanh(U_a "
-                   "h_j + b)) (Yang et al. 2016's word attention), re-weighting each annotation: f_j = α_j h_j")
 
     def __init__(self, config) -> None:
         super().__init__()
@@ -59,18 +53,6 @@ class QueryTokenAttention(nn.Module):
     def forward(self, annotations: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
         context, weights = self.attention(annotations, annotations, annotations, mask)
         return torch.cat([annotations, context], dim=-1), weights * mask.unsqueeze(-1)
-
-
-def token_attention_types() -> list[str]:
-    """Every value ``token_attention_type`` accepts: the registered token attentions, then every score."""
-    return [*TOKEN_ATTENTIONS, *ATTENTION_SCORES]
-
-
-def describe_token_attention(name: str) -> str:
-    """The model card's words for ``token_attention_type=name``."""
-    if name in TOKEN_ATTENTIONS:
-        return TOKEN_ATTENTIONS.describe(name)
-    return f"each token attends over its sentence with the {ATTENTION_SCORES.describe(name)}; f_t = [h_t; c_t]"
 
 
 def build_token_attention(config) -> nn.Module:

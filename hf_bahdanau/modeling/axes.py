@@ -1,0 +1,108 @@
+"""Every axis of the configuration, declared once and without torch: its config field, each name it accepts with the
+model card's one-line words for it, the values no class implements (``attention_type="none"``), and the plain facts the
+config checks (``same_size_required``).
+
+The config validates against these declarations, and the model card and the table of axes read them, so loading a
+config imports no model code (as BART's). The modules that implement an axis import its registry from here and
+register one class per name (``@ATTENTION_SCORES.register("additive")``; ``registry.py`` says how to add an option).
+"""
+
+from .registry import Registry
+
+__all__ = ["ATTENTION_MODES", "ATTENTION_SCOPES", "ATTENTION_SCORES", "AXES", "BRIDGES", "CONTEXT_MODES",
+           "DECODER_STYLES", "DEEP_OUTPUTS", "RNN_TYPES", "TOKEN_ATTENTIONS", "TOKEN_ATTENTION_LEGACY_NAMES",
+           "axes_table", "describe_token_attention", "token_attention_types"]
+
+RNN_TYPES = Registry("rnn_type", {  # recurrent.py
+    "gru": "GRU",
+    "lstm": "LSTM",
+    "rnn": "tanh RNN (Elman)",
+})
+
+ATTENTION_SCORES = Registry("attention_type", {  # attention.py
+    "additive": "additive (Bahdanau) score e_ij = v_aᵀ tanh(W_a q_i + U_a h_j)",
+    "concat": "concat (Luong) score e_ij = v_aᵀ tanh(W_a [q_i; h_j]), the additive score",
+    "dot": "dot score e_ij = q_iᵀ h_j",
+    "scaled_dot": "scaled dot score e_ij = q_iᵀ h_j / √d",
+    "general": "general (bilinear) score e_ij = q_iᵀ W_a h_j",
+    "location": "location score e_i = W_a q_i (one score per source position; the keys are not read)",
+    "multihead": "multi-head scaled dot attention, softmax(Q_h K_hᵀ / √d) V_h per head",
+    "gaussian_kernel": "Gaussian-kernel (Nadaraya–Watson) score e_ij = -½ (w ‖q_i - h_j‖)²",
+}, special={
+    "none": "no attention: the decoder reads the source through a fixed context (`context_mode`)",
+}, flags={
+    # the score compares q_i with h_j directly, so the query size must equal the key size
+    "same_size_required": ("dot", "scaled_dot", "gaussian_kernel"),
+})
+
+ATTENTION_SCOPES = Registry("attention_scope", {  # scope.py
+    "global": "global: every source position, α_ij = softmax_j(e_ij)",
+    "local-m": "local-m (Luong): a window of ±D positions around p_i = i, weighted by a Gaussian "
+               "exp(−(j − p_i)² / 2σ²), σ = D/2",
+    "local-p": "local-p (Luong): a window of ±D positions around a predicted p_i = S · sigmoid(v_pᵀ tanh(W_p q_i)), "
+               "weighted by a Gaussian exp(−(j − p_i)² / 2σ²), σ = D/2",
+    "monotonic": "monotonic (Raffel et al., 2017): stop at the first position j ≥ the previous one with "
+                 "p_ij = σ(g e_ij + r) ≥ ½; trained on the expected alignment",
+})
+
+ATTENTION_MODES = Registry("attention_mode", {  # attention_mode.py
+    "soft": "soft: the context is the expectation Σ_j α_ij h_j",
+    "hard": "hard: one source position per step, sampled from α_i in training (straight-through Gumbel-softmax), "
+            "argmax_j α_ij at inference",
+})
+
+DECODER_STYLES = Registry("decoder_style", {  # decoder.py: decoders that attend
+    "bahdanau": "Bahdanau style: attend with the previous state s_{i-1}, then update s_i = f(s_{i-1}, y_{i-1}, c_i)",
+    "luong": "Luong style: update h_i first, then attend with it and read out h̃_i = tanh(W_c [c_i; h_i])",
+})
+
+CONTEXT_MODES = Registry("context_mode", {  # decoder.py: decoders without attention (attention_type="none")
+    "cho": "no attention: the summary C = h_S, the encoder's final state, conditions every decoder step and the "
+           "output (Cho et al., 2014, who use c = tanh(V h_S))",
+    "sutskever": "no attention: the encoder's final state only initialises the decoder (Sutskever et al., 2014)",
+})
+
+BRIDGES = Registry("bridge", {  # bridge.py
+    "zero": "zeros",
+    "last": "the encoder's final states, layer by layer",
+    "tanh": "tanh(W_s h) of the encoder's final state (the backward one, ←h_1, when bidirectional)",
+    "mean": "tanh(W_s mean_j h_j), the mean of the annotations",
+})
+
+DEEP_OUTPUTS = Registry("deep_output", {  # readout.py
+    "none": "a linear layer t_i = W_r [features] before the vocabulary projection",
+    "tanh": "a tanh layer t_i = tanh(W_r [features]) before the vocabulary projection",
+    "maxout": "a maxout layer t_i = max_k (W_r [features])_k over pairs, before the vocabulary projection",
+})
+
+# The axes of the seq2seq model, in the order of the table of axes.
+AXES = (RNN_TYPES, ATTENTION_SCORES, ATTENTION_SCOPES, ATTENTION_MODES, DECODER_STYLES, CONTEXT_MODES, BRIDGES,
+        DEEP_OUTPUTS)
+
+# The tagger's token attention (token_attention.py): these, or any score of ATTENTION_SCORES.
+TOKEN_ATTENTIONS = Registry("token_attention_type", {
+    "context_vector": "one distribution over the sentence from a learned context vector, α_j = softmax_j(v_aᵀ "
+                      "tanh(U_a h_j + b)) (Yang et al. 2016's word attention), re-weighting each annotation: "
+                      "f_j = α_j h_j",
+})
+TOKEN_ATTENTION_LEGACY_NAMES = {"sentence": "context_vector"}  # configs saved before the rename keep loading
+
+
+def axes_table() -> str:
+    """The table of the configuration axes (docs/architecture.md), one row per accepted value."""
+    rows = ["| field | value | what it is |", "| --- | --- | --- |"]
+    for registry in AXES:
+        rows += [f"| `{registry.field}` |{row[1:]}" for row in registry.markdown_rows()]
+    return "\n".join(rows)
+
+
+def token_attention_types() -> list[str]:
+    """Every value ``token_attention_type`` accepts: the token attentions, then every score."""
+    return [*TOKEN_ATTENTIONS.declared, *ATTENTION_SCORES.declared]
+
+
+def describe_token_attention(name: str) -> str:
+    """The model card's words for ``token_attention_type=name``."""
+    if name in TOKEN_ATTENTIONS.declared:
+        return TOKEN_ATTENTIONS.describe(name)
+    return f"each token attends over its sentence with the {ATTENTION_SCORES.describe(name)}; f_t = [h_t; c_t]"
