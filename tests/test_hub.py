@@ -195,7 +195,6 @@ REMOTE_CODE_CHILD = """
 
     import torch
     from transformers import AutoConfig, AutoModel, AutoModelForSeq2SeqLM
-from transformers.dynamic_module_utils import get_relative_import_files
 
     torch.set_num_threads(1)
     folders, inputs_file = sys.argv[1:-1], sys.argv[-1]
