@@ -550,7 +550,7 @@ def test_rows_sharing_a_source_equal_the_source_repeated(preset):
     repeated = dict(input_ids=input_ids.repeat_interleave(rows, 0), attention_mask=attention_mask.repeat_interleave(rows, 0))
     with torch.no_grad():
         shared = [model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids[:, :2],
-                        output_attentions=True)]
+                        rows_per_source=rows, output_attentions=True)]
         # global soft attention reads one copy per source; the others, whose state differs per row, one per row
         copies = len(LENGTHS) * (1 if model.model.decoder.shares_beam_memory else rows)
         assert cache_of(shared[0]).memory.mask.shape[0] == copies
@@ -564,14 +564,41 @@ def test_rows_sharing_a_source_equal_the_source_repeated(preset):
         if expected.cross_attentions is not None:
             assert_float64_close(ours.cross_attentions[0], expected.cross_attentions[0], scale=1.0)  # weights ≤ 1
     assert_float64_close(cache_of(shared[1]).state.rnn.hidden, cache_of(copied[1]).state.rnn.hidden)
+    assert cache_of(shared[1]).rows_per_source == rows and cache_of(copied[1]).rows_per_source == 1
 
 
-def test_decoder_rows_must_be_a_multiple_of_the_sources():
+@pytest.mark.parametrize("rows_per_source, decoder_rows", [(1, 2 * len(LENGTHS)), (2, len(LENGTHS)),
+                                                           (2, 2 * len(LENGTHS) + 1)])
+def test_decoder_rows_must_be_rows_per_source_per_source(rows_per_source, decoder_rows):
+    """The rows per source are given, never inferred: [2B, T] decoder inputs are not read as two beams per source."""
     model = decisive_model("rnnsearch")
     input_ids, attention_mask = source_batch()
-    with pytest.raises(ValueError, match="one row per source .* or k consecutive rows"):
-        model(input_ids=input_ids, attention_mask=attention_mask,
-              decoder_input_ids=torch.full((len(LENGTHS) + 1, 1), BOS))
+    with pytest.raises(ValueError, match=rf"`rows_per_source` = {rows_per_source} rows for each of the "
+                                         rf"{len(LENGTHS)} sources: {rows_per_source * len(LENGTHS)} rows, "
+                                         rf"got {decoder_rows}"):
+        model(input_ids=input_ids, attention_mask=attention_mask, rows_per_source=rows_per_source,
+              decoder_input_ids=torch.full((decoder_rows, 1), BOS))
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2"])
+def test_rows_per_source_must_be_a_positive_int(bad):
+    model = decisive_model("rnnsearch")
+    input_ids, attention_mask = source_batch()
+    with pytest.raises(ValueError, match=rf"`rows_per_source` must be a positive int .*got {bad!r}"):
+        model(input_ids=input_ids, attention_mask=attention_mask, rows_per_source=bad,
+              decoder_input_ids=torch.full((len(LENGTHS), 1), BOS))
+
+
+def test_a_cache_keeps_its_rows_per_source():
+    model = decisive_model("rnnsearch")
+    input_ids, attention_mask = source_batch()
+    with torch.no_grad():
+        first = model(input_ids=input_ids, attention_mask=attention_mask, rows_per_source=2,
+                      decoder_input_ids=torch.full((2 * len(LENGTHS), 1), BOS))
+        with pytest.raises(ValueError, match="`rows_per_source` = 3 does not match the `cache`, which holds 2"):
+            model(decoder_input_ids=torch.full((2 * len(LENGTHS), 1), 5), cache=cache_of(first), rows_per_source=3)
+        with pytest.raises(ValueError, match=f"`rows_per_source` = 2 rows for each of the {len(LENGTHS)} sources of the `cache`"):
+            model(decoder_input_ids=torch.full((len(LENGTHS), 1), 5), cache=cache_of(first))
 
 
 @pytest.mark.parametrize("preset", ["rnnsearch", "luong-general", "rnnencdec"])
@@ -588,3 +615,44 @@ def test_beam_search_with_shared_memory_equals_copied_memory(preset, monkeypatch
     assert shared.sequences.tolist() == copied.sequences.tolist()
     error = float32_search_error(model, input_ids, attention_mask, shared.sequences, 1.0)
     assert ((shared.sequences_scores - copied.sequences_scores).abs() <= 2 * error).all()
+
+
+@pytest.mark.parametrize("preset", ["rnnsearch", "rnnsearch+copy", "luong-general+copy+local-p"])
+def test_search_steps_and_forward_share_one_output_head(preset):
+    """A search step (``_next_token_logits``) and ``forward`` on the same cache run the same decoder step and the
+    same ``output_head``: identical logits (the same operations on the same tensors, so bit for bit), with the
+    copy source the cache was built with (``head_memory``) on both paths."""
+    model = decisive_model(preset).eval()
+    input_ids, attention_mask = source_batch()
+    rows = 2
+    start = torch.full((len(LENGTHS) * rows, 1), BOS)
+    with torch.no_grad():
+        prefill = [model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=start,
+                         rows_per_source=rows) for _ in range(2)]
+        caches = [cache_of(outputs) for outputs in prefill]
+        assert caches[0].rows_per_source == rows
+        if model.config.copy_attention:  # set when the cache was built: the source ids, one row per source
+            assert torch.equal(caches[0].head_memory.ids, input_ids)
+        else:
+            assert caches[0].head_memory is None
+        tokens = torch.arange(3, 3 + len(LENGTHS) * rows)[:, None] % VOCAB
+        stepped = model._next_token_logits(tokens, caches[0])
+        forward = model(decoder_input_ids=tokens, cache=caches[1]).logits[:, -1]
+    assert torch.equal(stepped, forward)
+    assert torch.equal(caches[0].state.rnn.hidden, caches[1].state.rnn.hidden)
+
+
+@pytest.mark.parametrize("grad", [True, False])
+def test_a_decoding_cache_keeps_the_coverage_in_either_grad_mode(grad):
+    """The coverage c = Σ_t α_t (GNMT's coverage penalty reads it from the cache) is kept because a cache is asked
+    for (``use_cache``), not because autograd is off; a forward without a cache keeps none."""
+    model = decisive_model("rnnsearch")
+    input_ids, attention_mask = source_batch()
+    decoder_input_ids = torch.full((len(LENGTHS), 3), BOS)
+    with torch.set_grad_enabled(grad):
+        out = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
+                    use_cache=True, output_attentions=True)
+        cache = cache_of(out)
+        coverage = cache.memory.to_caller_layout(cache.state.attention.coverage[:, None])[:, 0]
+        assert_close(coverage, out.cross_attentions[0][:, 0].sum(1), atol=3 * 4e-7, rtol=0)  # 3 weights ≤ 1 added
+    assert model.model.decoder.initial_attention_state(cache.memory, keep_coverage=False).coverage is None

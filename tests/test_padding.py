@@ -122,10 +122,10 @@ def test_the_classifiers_equal_right_padding(hierarchical, starts):
         other = model(input_ids=shifted(ids, starts), attention_mask=shifted(mask, starts), output_attentions=True)
     assert torch.equal(other.logits, right.logits)
     if hierarchical:
-        assert torch.equal(other.word_attentions, right.word_attentions)
-        assert torch.equal(other.sentence_attentions, right.sentence_attentions)
+        assert torch.equal(other.attentions[0], right.attentions[0])
+        assert torch.equal(other.attentions[1], right.attentions[1])
     else:
-        assert torch.equal(other.word_attentions, shifted(right.word_attentions, starts))
+        assert torch.equal(other.attentions[0], shifted(right.attentions[0], starts))
 
 
 def test_hierarchical_words_padded_on_the_left_equal_right_padding():
@@ -138,7 +138,7 @@ def test_hierarchical_words_padded_on_the_left_equal_right_padding():
         right = model(input_ids=words, attention_mask=mask, output_attentions=True)
         other = model(input_ids=moved_words, attention_mask=moved_mask, output_attentions=True)
     assert torch.equal(other.logits, right.logits)
-    assert torch.equal(other.word_attentions, torch.roll(right.word_attentions, shifts=1, dims=-1))
+    assert torch.equal(other.attentions[0], torch.roll(right.attentions[0], shifts=1, dims=-1))
 
 
 # the HAN: an empty sentence anywhere is as if it were not there ---------------------------------------------------
@@ -154,8 +154,8 @@ def test_an_empty_sentence_in_the_middle_of_a_document_changes_nothing():
         gap = model(input_ids=with_gap, attention_mask=(with_gap != PAD).long(), output_attentions=True)
     # float64, different sentence counts (3 and 5 positions): the same sums, give or take reordered zero terms
     torch.testing.assert_close(gap.logits, without.logits, atol=1e-12, rtol=0)
-    assert gap.sentence_attentions[0, [1, 3]].tolist() == [0.0, 0.0]
-    torch.testing.assert_close(gap.sentence_attentions[0, [0, 2, 4]], without.sentence_attentions[0], atol=1e-12,
+    assert gap.attentions[1][0, [1, 3]].tolist() == [0.0, 0.0]
+    torch.testing.assert_close(gap.attentions[1][0, [0, 2, 4]], without.attentions[1][0], atol=1e-12,
                                rtol=0)
     # the same document as one [batch, tokens] row split at a separator, with an empty sentence (". ."): equal too
     model.config.sentence_separator_token_id = 5

@@ -140,16 +140,19 @@ class RecurrentDecoder(nn.Module):
         projected_keys = None if self.attention is None else self.attention.project_keys(annotations)
         return EncoderMemory(annotations, layout.right_mask, projected_keys, source_starts=layout.starts)
 
-    def initial_state(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> DecoderState:
-        return DecoderState(self.bridge(encoder_outputs, memory), attention=self.initial_attention_state(memory))
+    def initial_state(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory,
+                      keep_coverage: bool = True) -> DecoderState:
+        """s_0 from the bridge, and the attention's step-0 state (``initial_attention_state``)."""
+        return DecoderState(self.bridge(encoder_outputs, memory),
+                            attention=self.initial_attention_state(memory, keep_coverage))
 
-    def initial_attention_state(self, memory: EncoderMemory) -> AttentionState | None:
-        """Step 0; a recurrent scope's α_0; the coverage c_0 = 0 [B, S] when the score reads it or, without
-        autograd, for a search that scores it (GNMT's coverage penalty)."""
+    def initial_attention_state(self, memory: EncoderMemory, keep_coverage: bool = True) -> AttentionState | None:
+        """Step 0; a recurrent scope's α_0; the coverage c_0 = 0 [B, S] when the score reads it or ``keep_coverage``
+        asks for it (a decoding cache keeps it for a search that scores it: GNMT's coverage penalty)."""
         if self.attention is None:
             return None
         mask, dtype = memory.mask, memory.annotations.dtype
-        track_coverage = self.coverage is not None or not torch.is_grad_enabled()
+        track_coverage = self.coverage is not None or keep_coverage
         return AttentionState(0, self.scope.initial_previous(mask, dtype),
                               torch.zeros(mask.shape, dtype=dtype, device=mask.device) if track_coverage else None)
 
@@ -336,8 +339,10 @@ class LuongDecoder(RecurrentDecoder):
                          context_size + config.hidden_size)
         self.add_attention(config, config.hidden_size, context_size)
 
-    def initial_state(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> DecoderState:
-        state = super().initial_state(encoder_outputs, memory)
+    def initial_state(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory,
+                      keep_coverage: bool = True) -> DecoderState:
+        """The base state, with Luong's input feed h̃_0 = 0 [B, output_size] when ``input_feeding``."""
+        state = super().initial_state(encoder_outputs, memory, keep_coverage)
         if not self.input_feeding:
             return state
         feed = memory.annotations.new_zeros(memory.annotations.shape[0], self.readout.output_size)

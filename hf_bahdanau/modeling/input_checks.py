@@ -9,7 +9,8 @@ host sync; masks are checked by ``padding.check_attention_mask``.
 import torch
 from torch import Tensor
 
-__all__ = ["check_class_labels", "check_embeddings", "check_one_source", "check_token_ids", "require_tensor"]
+__all__ = ["check_class_labels", "check_embeddings", "check_one_source", "check_rows_per_source", "check_token_ids",
+           "require_tensor"]
 
 IGNORE_INDEX = -100
 
@@ -62,6 +63,13 @@ def check_one_source(ids_name: str, ids: Tensor | None, embeds_name: str, embeds
         given = "both" if ids is not None else "neither"
         raise ValueError(f"Pass exactly one of `{ids_name}` and `{embeds_name}`; got {given}.")
     return ids if ids is not None else embeds
+
+
+def check_rows_per_source(rows_per_source: int) -> None:
+    """k decoder rows per source: a positive int (a bool is not one)."""
+    if isinstance(rows_per_source, bool) or not isinstance(rows_per_source, int) or rows_per_source < 1:
+        raise ValueError(f"`rows_per_source` must be a positive int (the decoder rows of each source, e.g. the beams "
+                         f"of beam search), got {rows_per_source!r}.")
 
 
 def _check_shape(name: str, tensor: Tensor, dims: int, what: str) -> None:

@@ -3,6 +3,7 @@
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -22,7 +23,7 @@ from .pointer_generator import CopySource, copy_loss_terms, mixture_log_probs
 from .recurrent import RNN_TYPES
 from .scope import MonotonicScope
 from .search import FastSearchMixin
-from .state import RecurrentDecoderCache
+from .state import RecurrentDecoderCache, resolve_rows_per_source
 from .transformers_private import (CACHE_NAME, EMBEDDING_RESIZE, SHARED_BEAM_MEMORY, cache_argument, cache_of,
                                    check_release, fall_back_once)
 
@@ -179,13 +180,17 @@ class BahdanauModel(BahdanauPreTrainedModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         cache: RecurrentDecoderCache | None = None,
+        rows_per_source: int | None = None,
+        head_memory: Any = None,
     ) -> BahdanauSeq2SeqModelOutput:
         """input_ids/attention_mask [B, S] (or inputs_embeds [B, S, E], or encoder_outputs); decoder_input_ids [B, T]
         (or decoder_inputs_embeds [B, T, E]; neither: input_ids shifted right, as BART does), right-padded: the
-        decoder is causal, so ``decoder_attention_mask`` is accepted and not needed. The decoder may also run
-        [B·k, T]: k consecutive rows per source, which share its encoder memory (generate()'s beams). With
-        a ``cache`` (``past_key_values`` before transformers 5.24: either name) only the new decoder tokens are read
-        and the source is not re-encoded.
+        decoder is causal, so ``decoder_attention_mask`` is accepted and not needed. ``rows_per_source`` k (default 1,
+        or the cache's): the decoder runs [B·k, T], k consecutive rows per source, which share its encoder memory
+        (generate()'s beams).
+        With a ``cache`` (``past_key_values`` before transformers 5.24: either name) only the new decoder tokens are
+        read and the source is not re-encoded; a new cache keeps ``head_memory``, what the output head reads per
+        source at every step (``RecurrentDecoderCache``).
 
         Returns ``BahdanauSeq2SeqModelOutput``: its ``last_hidden_state`` is the pre-output t, not a decoder state;
         its cache field is ``cache`` (``past_key_values`` before transformers 5.24)."""
@@ -202,6 +207,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
             decoder_input_ids = shift_tokens_right(input_ids, self.config.pad_token_id,
                                                    self.config.decoder_start_token_id)
         decoder_rows = self.decoder.check_inputs(decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask)
+        rows_per_source = resolve_rows_per_source(rows_per_source, cache)
 
         if cache is None:
             if encoder_outputs is None:
@@ -212,22 +218,24 @@ class BahdanauModel(BahdanauPreTrainedModel):
             else:
                 encoder_outputs = self._check_encoder_outputs(encoder_outputs, attention_mask)
             memory = self.decoder.prepare_memory(encoder_outputs, attention_mask)
-            state = self.decoder.initial_state(encoder_outputs, memory)
-            rows = self._rows_per_source(decoder_rows, memory.batch_size)
-            if rows > 1:
-                memory, state = self.decoder.serve_rows(memory, state, rows)
+            state = self.decoder.initial_state(encoder_outputs, memory, keep_coverage=use_cache)
+            sources = memory.batch_size
+            if rows_per_source > 1:
+                memory, state = self.decoder.serve_rows(memory, state, rows_per_source)
         else:
             memory, state = cache.memory, cache.state
-            if decoder_rows != memory.batch_size * memory.rows_per_source:
-                raise ValueError(f"`decoder_input_ids` must have the {memory.batch_size * memory.rows_per_source} "
-                                 f"rows of the `cache`, got {decoder_rows}.")
+            sources = memory.batch_size * memory.rows_per_source // rows_per_source
+        if decoder_rows != sources * rows_per_source:
+            raise ValueError(f"`decoder_input_ids` must have `rows_per_source` = {rows_per_source} rows for each of "
+                             f"the {sources} sources{' of the `cache`' if cache is not None else ''}: "
+                             f"{sources * rows_per_source} rows, got {decoder_rows}.")
 
         plan = None if cache is None else self.step_plan(cache)
         decoded: DecoderOutput = self.decoder(decoder_input_ids, memory, state, plan, inputs_embeds=decoder_inputs_embeds,
                                               output_hidden_states=output_hidden_states)
         if use_cache:
             if cache is None:
-                cache = RecurrentDecoderCache(memory, decoded.state)
+                cache = RecurrentDecoderCache(memory, decoded.state, head_memory, rows_per_source)
             cache.update_state(decoded.state, decoded.pre_output.shape[1])
 
         weights = decoded.attention_weights
@@ -265,16 +273,12 @@ class BahdanauModel(BahdanauPreTrainedModel):
                              f"encoder_output_size]), got {list(final.shape)}.")
         return encoder_outputs
 
-    @staticmethod
-    def _rows_per_source(decoder_rows: int, sources: int) -> int:
-        """k for decoder inputs [B·k, T] over B sources."""
-        rows, remainder = divmod(decoder_rows, sources)
-        if remainder or not rows:
-            raise ValueError(
-                f"`decoder_input_ids` must have one row per source ({sources}) or k consecutive rows per source "
-                f"(beam search), got {decoder_rows} rows."
-            )
-        return rows
+    def search_step(self, tokens: Tensor, cache: RecurrentDecoderCache) -> DecoderOutput:
+        """One step of a search: the decoder on tokens [N, 1] from the cache's state; advances ``cache``. The same
+        computation as ``forward(decoder_input_ids=tokens, cache=cache)``, without its output objects."""
+        decoded = self.decoder(tokens, cache.memory, cache.state, self.step_plan(cache))
+        cache.update_state(decoded.state, tokens.shape[1])
+        return decoded
 
 
 class RecurrentGenerationMixin(GenerationMixin):
@@ -316,7 +320,7 @@ class RecurrentGenerationMixin(GenerationMixin):
         shared = {key: model_kwargs.pop(key) for key in ("encoder_outputs", "attention_mask", "copy_input_ids")
                   if key in model_kwargs}
         input_ids, model_kwargs = expand(expand_size, False, input_ids, **model_kwargs)
-        return input_ids, {**model_kwargs, **shared}
+        return input_ids, {**model_kwargs, **shared, "rows_per_source": expand_size}
 
 
 class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin, RecurrentGenerationMixin):
@@ -360,17 +364,25 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         """tokens [N, 1] -> logits [N, V] of the token after them; advances ``cache``. The logits of
         ``forward(decoder_input_ids=tokens, cache=cache)``, without its output objects (greedy and
         beam search call this at every step; at batch size 1 the objects cost a third of a step)."""
-        copying = cache.copy_source
+        copying = cache.head_memory
         if copying is not None:
             tokens = self._read_back(tokens)
-        decoded = self.model.decoder(tokens, cache.memory, cache.state, self.model.step_plan(cache))
-        cache.update_state(decoded.state, tokens.shape[1])
-        logits = self.lm_head(self.output_dropout(decoded.pre_output[:, -1]))
+        decoded = self.model.search_step(tokens, cache)
+        weights = None if copying is None else cache.memory.to_caller_layout(decoded.attention_weights)
+        return self.output_head(self.output_dropout(decoded.pre_output), weights, decoded.generation_gate,
+                                copying, cache.rows_per_source)[:, -1]
+
+    def output_head(self, pre_output: Tensor, weights: Tensor | None, gate_logits: Tensor | None,
+                    copying: CopySource | None, rows_per_source: int) -> Tensor:
+        """The output layer, for ``forward`` and for each search step: pre-outputs t [N, T, output_size] ->
+        logits W_o t + b [N, T, V]; with copy attention, log P(w) of the pointer-generator's mixture over the
+        extended vocabulary [N, T, V + n], from the attention weights α [N, T, S] (over the caller's source columns)
+        and the gate logits g [N, T] (``pointer_generator.mixture_log_probs``). N = B · rows_per_source."""
+        logits = self.lm_head(pre_output)
         if copying is None:
             return logits
-        weights = cache.memory.to_caller_layout(decoded.attention_weights[:, -1:])
-        return mixture_log_probs(logits[:, None], decoded.generation_gate[:, -1:], weights,
-                                 copying.per_row(weights.shape[0]), copying.width)[:, 0]
+        copy_ids = copying.per_row(rows_per_source).to(weights.device)
+        return mixture_log_probs(logits, gate_logits, weights, copy_ids, copying.width)
 
     def _read_back(self, ids: Tensor) -> Tensor:
         """Decoder inputs in the extended vocabulary -> in the model's: a copied word the vocabulary lacks
@@ -386,8 +398,8 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
                 raise ValueError("`copy_input_ids` are the ids a pointer-generator copies from, and this model has "
                                  "`copy_attention=False`; leave them out.")
             return None
-        if cache is not None and cache.copy_source is not None:
-            return cache.copy_source
+        if cache is not None and cache.head_memory is not None:
+            return cache.head_memory
         ids = input_ids if copy_input_ids is None else copy_input_ids
         if ids is None:
             raise ValueError("A `copy_attention=True` model copies source tokens: pass `input_ids` or "
@@ -399,13 +411,12 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
                                  f"{list(ids.shape)}.")
         return CopySource.of(ids, self.config.vocab_size, input_ids, self.config.unk_token_id, attention_mask)
 
-    def _check_copied_labels(self, labels: Tensor, copying: CopySource) -> None:
+    def _check_copied_labels(self, labels: Tensor, copying: CopySource, rows_per_source: int) -> None:
         """A label beyond the vocabulary is a copied word: it must be among its own row's ``copy_input_ids``."""
         beyond = labels >= self.config.vocab_size
-        rows, sources = labels.shape[0], copying.ids.shape[0]
-        if rows % sources or not beyond.any():
+        if labels.shape[0] != copying.ids.shape[0] * rows_per_source or not beyond.any():
             return  # a row count that is not k per source is refused by the model
-        found = (labels.unsqueeze(-1) == copying.per_row(rows).to(labels.device).unsqueeze(1)).any(-1)
+        found = (labels.unsqueeze(-1) == copying.per_row(rows_per_source).to(labels.device).unsqueeze(1)).any(-1)
         missing = (beyond & ~found).nonzero()
         if len(missing):
             row, column = missing[0].tolist()
@@ -433,6 +444,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         logits_to_keep: int | Tensor = 0,
         copy_input_ids: Tensor | None = None,
         cache: RecurrentDecoderCache | None = None,
+        rows_per_source: int | None = None,
     ) -> BahdanauSeq2SeqLMOutput:
         """labels [B, T]: target ids, -100 where ignored (the decoder inputs are the labels shifted right unless given,
         with the labels' shape); the loss is their summed cross-entropy (plus λ times the coverage loss, when
@@ -445,8 +457,11 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         With ``copy_attention``: ``copy_input_ids`` [B, S] are the source ids in the extended vocabulary (default:
         ``input_ids``; ``copying.encode_with_copies`` makes them); labels and decoder inputs may hold their ids ≥
         vocab_size (decoder inputs read them as ``unk_token_id``), and ``logits`` is log P(w) of the mixture.
-        ``cache``: the decoding cache (``past_key_values`` before transformers 5.24; either name is accepted)."""
+        ``cache``: the decoding cache (``past_key_values`` before transformers 5.24; either name is accepted).
+        ``rows_per_source`` k (default 1, or the cache's): the decoder inputs and labels have k consecutive rows per
+        source [B·k, T] (generate()'s beams share each source's encoder memory)."""
         cache = cache_argument(cache, past_key_values)
+        rows_per_source = resolve_rows_per_source(rows_per_source, cache)
         copying = self._copy_source(copy_input_ids, input_ids, attention_mask, cache)
         vocabulary = self.config.vocab_size if copying is None else copying.width
         if labels is not None:
@@ -454,7 +469,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             check_token_ids("labels", labels, vocabulary, ignore_index=-100,
                             what="[batch, target tokens] (-100 = ignored)")
             if copying is not None:
-                self._check_copied_labels(labels, copying)
+                self._check_copied_labels(labels, copying, rows_per_source)
             if decoder_input_ids is None and decoder_inputs_embeds is None:
                 decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
             decoder_shape = (decoder_input_ids if decoder_inputs_embeds is None else decoder_inputs_embeds).shape[:2]
@@ -471,17 +486,16 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
             cache=cache, inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds,
             use_cache=use_cache, output_attentions=output_attentions or with_coverage_loss or copying is not None,
-            output_hidden_states=output_hidden_states, return_dict=True,
+            output_hidden_states=output_hidden_states, return_dict=True, rows_per_source=rows_per_source,
+            head_memory=copying,
         )
-        if copying is not None:
-            if cache_of(outputs) is not None:
-                cache_of(outputs).copy_source = copying
-            weights, gate = outputs.cross_attentions[0][:, 0], outputs.p_gen_logits
-            copy_ids = copying.per_row(weights.shape[0]).to(weights.device)
+        weights = None if outputs.cross_attentions is None else outputs.cross_attentions[0][:, 0]
+        gate = outputs.p_gen_logits
         pre_output = self.output_dropout(outputs.last_hidden_state)
         if labels is not None and self.training and torch.is_grad_enabled():
             # Training needs only the loss: fused with the projection, no [B, T, V] logits (logits is None).
             targets = labels.to(pre_output.device)
+            copy_ids = None if copying is None else copying.per_row(rows_per_source).to(weights.device)
             total = linear_cross_entropy(
                 pre_output, self.lm_head.weight, self.lm_head.bias, targets,
                 mixture=None if copying is None else copy_loss_terms(gate, weights, copy_ids, targets),
@@ -489,9 +503,8 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             logits, loss = None, per_target(total, labels, num_items_in_batch)
         else:
             kept = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
-            logits = self.lm_head(pre_output[:, kept])
-            if copying is not None:
-                logits = mixture_log_probs(logits, gate[:, kept], weights[:, kept], copy_ids, copying.width)
+            logits = self.output_head(pre_output[:, kept], None if copying is None else weights[:, kept],
+                                      None if copying is None else gate[:, kept], copying, rows_per_source)
             loss = None if labels is None else token_cross_entropy(logits, labels[:, kept], num_items_in_batch)
         covered = None
         if with_coverage_loss:  # Σ_j min(α_tj, c_tj) is the same over the caller's columns as over the memory's

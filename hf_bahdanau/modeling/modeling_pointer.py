@@ -28,10 +28,10 @@ from .loss import token_cross_entropy
 from .modeling_bahdanau import BahdanauModel, BahdanauPreTrainedModel, RecurrentGenerationMixin
 from .padding import check_attention_mask
 from .pointing import END, ForbidRepeatedPointers
-from .state import RecurrentDecoderCache
+from .state import RecurrentDecoderCache, resolve_rows_per_source
 from .transformers_private import CACHE_NAME, cache_argument, cache_of
 
-__all__ = ["BahdanauForPointerNetwork", "PointerNetworkEncoderOutput"]
+__all__ = ["BahdanauForPointerNetwork", "BahdanauPointerOutput", "PointerNetworkEncoderOutput"]
 
 
 @dataclass
@@ -41,6 +41,17 @@ class PointerNetworkEncoderOutput(BahdanauEncoderOutput):
 
     inputs_embeds: Tensor | None = None
     attention_mask: Tensor | None = None
+
+
+@dataclass
+class BahdanauPointerOutput(Seq2SeqLMOutput):
+    r"""``Seq2SeqLMOutput`` of ``BahdanauForPointerNetwork``.
+
+    logits [B, T, S + 1]: log p(C_i = j) over pointer ids (0: the end, j + 1: input position j).
+    cross_attentions (with ``output_attentions``): (α [B, 1, T, S + 1],), the decoder's attention over [end; inputs],
+    whose probabilities ``logits`` is the log of.
+    decoder_hidden_states (with ``output_hidden_states``): the embedded decoder inputs, then each layer's d_i.
+    """
 
 
 class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixin):
@@ -154,15 +165,14 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
                              f"{int(labels[row, column]) - 1}, which is padding in row {row} (it has "
                              f"{int(mask[row].sum()) - 1} inputs).")
 
-    def _decoder_inputs(self, pointer_ids: Tensor, inputs: Tensor, mask: Tensor) -> Tensor:
-        """Pointer ids [N, T] (N = k rows per source) of real inputs (mask [B, S + 1]) -> the inputs the decoder reads
-        [N, T, E]."""
+    def _decoder_inputs(self, pointer_ids: Tensor, inputs: Tensor, mask: Tensor, rows_per_source: int) -> Tensor:
+        """Pointer ids [B·k, T] (k = ``rows_per_source`` consecutive rows per source) of real inputs (mask
+        [B, S + 1]) -> the inputs the decoder reads [B·k, T, E]."""
         check_token_ids("decoder_input_ids", pointer_ids, inputs.shape[1], what="[batch, steps] pointer ids")
-        rows = pointer_ids.shape[0] // inputs.shape[0]
-        if rows * inputs.shape[0] != pointer_ids.shape[0]:
-            raise ValueError(f"`decoder_input_ids` must have one row (or k consecutive rows) per input row "
-                             f"({inputs.shape[0]}), got {pointer_ids.shape[0]}.")
-        source_of_row = torch.arange(inputs.shape[0], device=inputs.device).repeat_interleave(rows)
+        if pointer_ids.shape[0] != inputs.shape[0] * rows_per_source:
+            raise ValueError(f"`decoder_input_ids` must have `rows_per_source` = {rows_per_source} rows for each of "
+                             f"the {inputs.shape[0]} input rows, got {pointer_ids.shape[0]}.")
+        source_of_row = torch.arange(inputs.shape[0], device=inputs.device).repeat_interleave(rows_per_source)
         padding = ~mask[source_of_row.unsqueeze(1), pointer_ids]
         if padding.any():
             row, column = padding.nonzero()[0].tolist()
@@ -195,15 +205,18 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         num_items_in_batch: int | Tensor | None = None,
-    ) -> Seq2SeqLMOutput:
+        rows_per_source: int | None = None,
+    ) -> BahdanauPointerOutput:
         """input_features [B, S, F] or input_ids [B, S] (or ``encoder_outputs`` from ``encode``), attention_mask
         [B, S] (right padding); labels [B, T] pointer ids (-100 ignored): the decoder reads them shifted right
         behind the start id 0 unless ``decoder_input_ids`` [B, T] (or [B·k, T]) are given. The loss is the summed
         cross-entropy over the labels divided by ``num_items_in_batch`` (Trainer's count) or their count.
         logits [B, T, S + 1]: log p over pointer ids; cross_attentions (with ``output_attentions``): its
         probabilities (α [B, 1, T, S + 1], the attention over [end; inputs]). ``cache``: the decoding cache
-        (``past_key_values`` before transformers 5.24; either name is accepted)."""
+        (``past_key_values`` before transformers 5.24; either name is accepted). ``rows_per_source`` k (default 1, or
+        the cache's): ``decoder_input_ids`` has k consecutive rows per input row (generate()'s beams)."""
         cache = cache_argument(cache, past_key_values)
+        rows_per_source = resolve_rows_per_source(rows_per_source, cache)
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
         output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
                                 else output_hidden_states)
@@ -214,7 +227,7 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
             raise TypeError("`encoder_outputs` of a pointer network must be a PointerNetworkEncoderOutput (from "
                             f"`model.encode(...)`), got {type(encoder_outputs).__name__}.")
         if cache is not None:
-            inputs, mask = cache.pointer_inputs, cache.memory.mask
+            inputs, mask = cache.head_memory, cache.memory.mask
         else:
             inputs = self.pointer_inputs(encoder_outputs)
             memory_outputs, mask = self.pointer_memory(encoder_outputs)
@@ -232,19 +245,18 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         outputs = self.model(
             encoder_outputs=None if cache is not None else memory_outputs,
             attention_mask=None if cache is not None else mask,
-            decoder_inputs_embeds=self._decoder_inputs(decoder_input_ids, inputs, mask),
+            decoder_inputs_embeds=self._decoder_inputs(decoder_input_ids, inputs, mask, rows_per_source),
             cache=cache, use_cache=use_cache, output_attentions=output_attentions,
-            output_hidden_states=True, return_dict=True,
+            output_hidden_states=True, return_dict=True, rows_per_source=rows_per_source, head_memory=inputs,
         )
         cache = cache_of(outputs)
         if cache is not None:
-            cache.pointer_inputs = inputs
             keys = cache.memory.projected_keys
         else:
             keys = self.model.decoder.attention.project_keys(memory_outputs.last_hidden_state)
         logits = self.pointer_log_probs(outputs.decoder_hidden_states[-1], keys, mask)
         loss = None if labels is None else token_cross_entropy(logits, labels, num_items_in_batch)
-        return Seq2SeqLMOutput(
+        return BahdanauPointerOutput(
             loss=loss,
             logits=logits,
             decoder_hidden_states=outputs.decoder_hidden_states if output_hidden_states else None,

@@ -68,9 +68,9 @@ class CopySource(NamedTuple):
                              f"`input_ids[{row}, {column}]` = {input_id}: {rule}.")
         return cls(ids, max(vocab_size, highest + 1))
 
-    def per_row(self, rows: int) -> Tensor:
-        """The ids of each of ``rows`` decoder rows [rows, S]: k = rows / B consecutive rows per source."""
-        return self.ids.repeat_interleave(rows // self.ids.shape[0], dim=0)
+    def per_row(self, rows_per_source: int) -> Tensor:
+        """The ids of each decoder row [B·k, S], k = ``rows_per_source`` consecutive rows per source."""
+        return self.ids.repeat_interleave(rows_per_source, dim=0)
 
 
 def copy_probabilities(weights: Tensor, copy_ids: Tensor, width: int) -> Tensor:

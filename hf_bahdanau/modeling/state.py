@@ -1,11 +1,12 @@
 """Decoding state: what the encoder leaves for the decoder, what the decoder carries between steps,
 and the ``Cache`` that carries both through ``generate()``."""
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from torch import Tensor
 from transformers.cache_utils import Cache
 
+from .input_checks import check_rows_per_source
 from .padding import rotate_rows
 from .recurrent import RecurrentState
 
@@ -111,22 +112,24 @@ class RecurrentDecoderCache(Cache):
     beam search calls ``reorder_cache(beam_idx)``. Only the decoder state is reordered, because every beam of a
     source shares the same encoder memory (``beam_idx`` never crosses sources). There are no key/value tensors to
     ``update``, ``crop`` or offload: an RNN state cannot be rolled back a token (the model is ``_is_stateful``).
-    ``step_plan``: the decoder's ``StepPlan`` for this memory, kept by the search loop after its first step;
-    ``copy_source``: the ``pointer_generator.CopySource`` a ``copy_attention`` model copies from (per source, shared by
-    its rows like the memory), else None; ``pointer_inputs``: a pointer network's [x_start; x_1 … x_S] [B, S + 1, E],
-    what it reads for each pointer id (``modeling_pointer``), else None.
+    ``step_plan``: the decoder's ``StepPlan`` for this memory, which a search builds once for all its steps
+    (``plan_search_steps``); ``head_memory``: what the output head reads at every step besides the decoder's output,
+    per source and shared by its rows like the memory, given when the cache is built: a pointer-generator's
+    ``CopySource``, a pointer network's inputs [x_start; x_1 … x_S] [B, S + 1, E]; None for a plain LM head;
+    ``rows_per_source``: the decoder rows k of each source (beam search), whether the memory is shared by them
+    (``memory.rows_per_source`` = k) or copied per row (``memory.rows_per_source`` = 1).
     """
 
     is_compileable = False
 
-    def __init__(self, memory: EncoderMemory, state: DecoderState):
+    def __init__(self, memory: EncoderMemory, state: DecoderState, head_memory: Any = None, rows_per_source: int = 1):
         super().__init__(layers=[])
         self.memory = memory
         self.state = state
         self.seen_tokens = 0
         self.step_plan = None
-        self.copy_source = None
-        self.pointer_inputs = None
+        self.head_memory = head_memory
+        self.rows_per_source = rows_per_source
 
     @property
     def layers(self) -> list[RecurrentLayerCache]:
@@ -151,3 +154,16 @@ class RecurrentDecoderCache(Cache):
 
     def reorder_cache(self, beam_idx: Tensor) -> None:
         self.state = self.state.index_select(beam_idx.to(self.state.rnn.hidden.device))
+
+
+def resolve_rows_per_source(rows_per_source: int | None, cache: RecurrentDecoderCache | None) -> int:
+    """The decoder rows k of each source: ``rows_per_source`` (checked), else the cache's, else 1. A cache's k
+    cannot change: a different ``rows_per_source`` is a ValueError."""
+    if rows_per_source is not None:
+        check_rows_per_source(rows_per_source)
+    if cache is None:
+        return 1 if rows_per_source is None else rows_per_source
+    if rows_per_source is not None and rows_per_source != cache.rows_per_source:
+        raise ValueError(f"`rows_per_source` = {rows_per_source} does not match the `cache`, which holds "
+                         f"{cache.rows_per_source} decoder rows per source.")
+    return cache.rows_per_source
