@@ -7,7 +7,7 @@ missing; and ``trainer.push_to_hub()`` rewrites ``README.md`` with Trainer's own
     trainer = Seq2SeqTrainer(..., callbacks=[CodeFilesCallback()])  # checkpoint pushes carry the code files
     trainer.train()
     trainer.save_model()                                             # weights, config, code, tokenizer
-    write_model_card(output_dir, ...)                                # model_cards: README.md (+ PNGs in the folder)
+    write_model_card(output_dir, ...)                                # hf_bahdanau.cards: README.md (+ PNGs in the folder)
     if training_args.push_to_hub:                                    # instead of trainer.push_to_hub()
         push_output_dir(output_dir, training_args.hub_model_id or Path(output_dir).name,
                         token=training_args.hub_token, private=training_args.hub_private_repo,
@@ -54,7 +54,7 @@ def push_output_dir(
     card = output_dir / "README.md"
     if not card.is_file():
         raise ValueError(f"`output_dir` ({output_dir}) has no README.md: write the card first "
-                         "(model_cards.write_model_card or `python -m hf_bahdanau.cards`).")
+                         "(hf_bahdanau.cards.write_model_card or `python -m hf_bahdanau.cards`).")
     api = hf_api()
     repo_id = api.create_repo(repo_id, token=token, private=private, exist_ok=True).repo_id
     set_model_id(card, repo_id)

@@ -1,5 +1,5 @@
 """Warnings about inputs a model will likely answer confidently and wrongly. Needs neither torch nor transformers:
-the PyTorch decoding (``decoding``) and the ONNX Runtime decoder (``onnx_decoding``) share it."""
+the PyTorch decoding (``decoding``) and the ONNX Runtime decoder (``hf_bahdanau.onnx.runtime``) share it."""
 
 import logging
 from collections.abc import Sequence
