@@ -9,6 +9,7 @@ import pytest
 import hf_bahdanau
 from hf_bahdanau.moved_modules import MOVED
 
+
 @pytest.mark.parametrize("old", sorted(MOVED))
 def test_an_old_path_imports_the_new_module_with_a_warning(old):
     new = MOVED[old]
