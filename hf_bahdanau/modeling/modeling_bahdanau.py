@@ -309,7 +309,8 @@ class RecurrentGenerationMixin(GenerationMixin):
     def _expand_inputs_for_generation(self, expand_size: int = 1, is_encoder_decoder: bool = False,
                                       input_ids: Tensor | None = None, **model_kwargs) -> tuple[Tensor, dict]:
         """Beam search (and several returned sequences) run k decoder rows per source. transformers copies the
-        encoder outputs and the source mask k times; here the k rows share one copy (``BahdanauModel.forward``).
+        encoder outputs and the source mask k times; here the k rows share one copy, and ``rows_per_source=k`` tells
+        ``forward`` so (``BahdanauModel.forward``).
         No returned field changes: generate() returns the encoder's per-layer states, which it never copied."""
         expand = super()._expand_inputs_for_generation
         if expand_size == 1:
