@@ -170,7 +170,7 @@ def load_onnx_model(folder: str) -> tuple[OnnxPipelineModel, PreTrainedTokenizer
     try:
         return model, AutoTokenizer.from_pretrained(folder)
     except (OSError, ValueError) as error:
-        reason = str(error).strip().splitlines()[0]
+        reason = " ".join(str(error).split())  # one line
         raise SystemExit(f"hf-bahdanau-translate: error: cannot load the tokenizer of {folder!r} (export the model "
                          f"with its tokenizer): {reason}") from None
 

@@ -189,8 +189,8 @@ def test_graphs_pass_the_checker_with_the_opset_and_dynamic_axes(exported, tmp_p
     encoder_inputs = {value.name: [d.dim_param for d in value.type.tensor_type.shape.dim]
                       for value in onnx.load(folder / "encoder.onnx").graph.input}
     assert encoder_inputs == {"input_ids": ["rows", "source_length"], "attention_mask": ["rows", "source_length"]}
-    assert {"tokenizer.json", "onnx_decoding.py", "onnx_search.py"} - {p.name for p in folder.iterdir()} == {
-        "tokenizer.json"}  # no tokenizer was given here
+    assert {"tokenizer.json", "runtime.py", "beam_search.py", "source_warnings.py"} - {
+        p.name for p in folder.iterdir()} == {"tokenizer.json"}  # the runtime modules; no tokenizer was given here
 
 
 def test_what_cannot_export_is_refused_with_the_reason(tmp_path):
@@ -260,7 +260,7 @@ def test_the_exported_folder_decodes_without_torch(exported, tmp_path):
     expected = generated(model, input_ids, attention_mask, num_beams=3).sequences.tolist()
     script = (
         "import json, sys; sys.modules['torch'] = None; sys.path.insert(0, sys.argv[1]);"
-        "from onnx_decoding import OnnxSeq2Seq;"
+        "from runtime import OnnxSeq2Seq;"
         f"out = OnnxSeq2Seq(sys.argv[1]).generate({input_ids.tolist()}, {attention_mask.tolist()}, num_beams=3,"
         f" max_new_tokens={MAX_NEW});"
         "print(json.dumps(out.sequences.tolist())); assert 'torch' not in [m for m in sys.modules if sys.modules[m]]"
@@ -563,8 +563,20 @@ def test_the_command_line_says_what_is_damaged_in_one_line(saved_and_exported, t
     assert line.startswith("hf-bahdanau-translate: error: ") and str(folder / name) in line and words in line
 
 
-def test_an_export_folder_needs_the_onnxruntime_backend(saved_and_exported, capsys):
+def test_an_export_without_its_tokenizer_is_one_error_line_of_the_command(tmp_path):
     from hf_bahdanau.cli import main as translate_main
+
+    folder = export_onnx(decisive_model("rnnsearch"), tmp_path)  # token ids only: no tokenizer
+    with pytest.raises(SystemExit) as exit:
+        translate_main([str(folder), "--backend", "onnxruntime", "3/14/15"])
+    assert exit.value.code.startswith(f"hf-bahdanau-translate: error: cannot load the tokenizer of {str(folder)!r} "
+                                      "(export the model with its tokenizer): ")
+    assert "\n" not in exit.value.code
+
+
+def test_an_export_folder_needs_the_onnxruntime_backend(saved_and_exported, capsys, tmp_path):
+    from hf_bahdanau.cli import main as translate_main
+    from hf_bahdanau.explorer.page import main as explore_main
 
     model_folder, folder, _ = saved_and_exported
     with pytest.raises(SystemExit) as exit:
@@ -572,11 +584,16 @@ def test_an_export_folder_needs_the_onnxruntime_backend(saved_and_exported, caps
     assert exit.value.code == 2 and capsys.readouterr().err.splitlines()[-1] == (
         f"hf-bahdanau-translate: error: {str(folder)!r} is a folder written by hf-bahdanau-export: add --backend "
         "onnxruntime to decode it with ONNX Runtime.")
-    with pytest.raises(SystemExit) as exit:
-        export_main([str(folder), str(folder.parent / "again")])
-    assert exit.value.code == (f"hf-bahdanau-export: error: {str(folder)!r} is an ONNX export (it has "
-                               "onnx_config.json): hf-bahdanau-export reads the PyTorch model folder it was exported "
-                               "from.")
+    (tmp_path / "in.txt").write_text("3/14/15\n")
+    for prog, main, arguments in (
+            ("hf-bahdanau-export", export_main, [str(tmp_path / "again")]),
+            ("hf-bahdanau-explore", explore_main, ["--input", str(tmp_path / "in.txt"), "--output",
+                                                   str(tmp_path / "page.html")])):
+        with pytest.raises(SystemExit) as exit:
+            main([str(folder), *arguments])
+        assert exit.value.code == (f"{prog}: error: {str(folder)!r} is an ONNX export (it has onnx_config.json): "
+                                   f"{prog} reads the PyTorch model folder it was exported from.")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["in.txt"]
     translate_main([str(folder), "--backend", "onnxruntime", "3/14/15"])  # with the flag, it decodes
     translate_main([str(model_folder), "3/14/15"])
     onnx_line, pytorch_line = capsys.readouterr().out.splitlines()
