@@ -7,6 +7,8 @@ Prints one line per input: the translation, and with ``--alignments_dir`` a tab 
 empty or blank input (an argument, or a line before the last non-blank one) is an error that names it; inputs with tokens unknown to the tokenizer, or
 longer than every training source, are decoded with a warning on stderr. Loading goes through the Auto classes,
 which the package registered when this module was imported.
+
+``hf-bahdanau-export`` (``export_main``) writes the ONNX folder that ``--backend onnxruntime`` reads.
 """
 
 from __future__ import annotations
@@ -197,6 +199,32 @@ def main(argv: list[str] | None = None) -> None:
         plot_alignment(result.alignment, result.source_tokens, result.target_tokens, path=path,
                        title=f"{result.source} → {result.translation}", p_gen=result.p_gen)
         print(f"{result.translation}\t{path}")
+
+
+def export_main(argv: list[str] | None = None) -> None:
+    """``hf-bahdanau-export``: ``export_onnx`` (and ``quantize_onnx``) of a saved seq2seq model."""
+    from .onnx.export import OPSET, export_onnx, quantize_onnx
+
+    parser = argparse.ArgumentParser(
+        prog="hf-bahdanau-export",
+        description="Export a saved seq2seq model to ONNX: encoder.onnx, decoder_step.onnx and greedy.onnx, with "
+                    "onnx_config.json, the tokenizer and the ONNX Runtime decoder, for "
+                    "hf-bahdanau-translate OUTPUT_DIR --backend onnxruntime.")
+    parser.add_argument("model", help="a saved seq2seq model folder (with its tokenizer) or a Hub model id")
+    parser.add_argument("output_dir", type=Path, help="the folder to write the ONNX graphs, tokenizer and runtime to")
+    parser.add_argument("--opset", type=int, default=OPSET, help=f"ONNX opset (≥ {OPSET})")
+    parser.add_argument("--int8", action="store_true", help="also write int8 graphs (dynamic quantisation)")
+    args = parser.parse_args(argv)
+    if args.opset < OPSET:
+        parser.error(f"--opset must be ≥ {OPSET}, got {args.opset}.")
+    model, tokenizer = load_text_model(args.model, "hf-bahdanau-export")
+    try:
+        export_onnx(model, args.output_dir, tokenizer=tokenizer, opset=args.opset)
+        if args.int8:
+            quantize_onnx(args.output_dir)
+    except ValueError as error:
+        parser.error(str(error))
+    print(f"Exported to {args.output_dir}: hf-bahdanau-translate {args.output_dir} --backend onnxruntime \"...\"")
 
 
 if __name__ == "__main__":

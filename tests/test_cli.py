@@ -14,7 +14,7 @@ from hf_bahdanau import BahdanauForSequenceClassification, BahdanauForTokenClass
 from hf_bahdanau.cli import main as translate_main
 from hf_bahdanau.modeling.decoding import translate
 from hf_bahdanau.explorer.page import main as explore_main
-from hf_bahdanau.onnx.export import main as export_main
+from hf_bahdanau.cli import export_main
 from training.tokenization import train_tokenizer
 
 SENTENCES = ["le 3 mars 2015", "3/14/15", "Tuesday, 3 March 2015"]

@@ -21,7 +21,8 @@ import pytest
 import torch
 
 from hf_bahdanau import BahdanauPointerConfig
-from hf_bahdanau.onnx.export import OPSET, export_onnx, main as export_main, quantize_onnx, unexportable_options
+from hf_bahdanau.cli import export_main
+from hf_bahdanau.onnx.export import OPSET, export_onnx, quantize_onnx, unexportable_options
 from tests.conftest import EOS, padded_batch, tiny_model
 from tests.test_onnx_search import PRESETS, decisive_model
 
@@ -490,7 +491,8 @@ def saved_and_exported(tmp_path_factory):
     model.generation_config.max_new_tokens = 6
     model.save_pretrained(folder / "model")
     tokenizer.save_pretrained(folder / "model")
-    done = subprocess.run([sys.executable, "-m", "hf_bahdanau.onnx.export", str(folder / "model"), str(folder / "onnx")],
+    command = "import sys; from hf_bahdanau.cli import export_main; export_main(sys.argv[1:])"  # hf-bahdanau-export
+    done = subprocess.run([sys.executable, "-c", command, str(folder / "model"), str(folder / "onnx")],
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and done.stdout.startswith(f"Exported to {folder / 'onnx'}"), done.stderr
     return folder / "model", folder / "onnx", done.stderr

@@ -1,10 +1,10 @@
-"""ONNX export and the ONNX Runtime decoder: ``export`` (``hf-bahdanau-export``; needs the ``onnx`` extra) traces a
+"""ONNX export and the ONNX Runtime decoder: ``export`` (``hf-bahdanau-export``, ``cli.export_main``; needs the ``onnx`` extra) traces a
 saved seq2seq model into the graphs ``graphs`` builds; ``runtime`` and ``beam_search`` decode them with numpy and
 onnxruntime alone (an exported folder carries both, and runs where hf_bahdanau is not installed); ``pipeline`` puts
 them behind the translation pipeline. A client of the model code, never imported by it.
 """
 
-EXPORT_NAMES = ("OPSET", "export_onnx", "main", "quantize_onnx", "simplify_onnx", "unexportable_options")
+EXPORT_NAMES = ("OPSET", "export_onnx", "quantize_onnx", "simplify_onnx", "unexportable_options")
 
 
 def __getattr__(name: str):

@@ -25,7 +25,6 @@ Every preset, cell, score, scope, mode and output layer exports; ``unexportable_
 
 from __future__ import annotations
 
-import argparse
 import copy
 import json
 import shutil
@@ -308,32 +307,3 @@ def quantize_onnx(folder: str | Path) -> list[Path]:
         quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, extra_options={"EnableSubgraph": True})
         written.append(target)
     return written
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(
-        prog="hf-bahdanau-export",
-        description="Export a saved seq2seq model to ONNX: encoder.onnx, decoder_step.onnx and greedy.onnx, with "
-                    "onnx_config.json, the tokenizer and the ONNX Runtime decoder, for "
-                    "hf-bahdanau-translate OUTPUT_DIR --backend onnxruntime.")
-    parser.add_argument("model", help="a saved seq2seq model folder (with its tokenizer) or a Hub model id")
-    parser.add_argument("output_dir", type=Path, help="the folder to write the ONNX graphs, tokenizer and runtime to")
-    parser.add_argument("--opset", type=int, default=OPSET, help=f"ONNX opset (≥ {OPSET})")
-    parser.add_argument("--int8", action="store_true", help="also write int8 graphs (dynamic quantisation)")
-    args = parser.parse_args(argv)
-    if args.opset < OPSET:
-        parser.error(f"--opset must be ≥ {OPSET}, got {args.opset}.")
-    from ..cli import load_text_model
-
-    model, tokenizer = load_text_model(args.model, "hf-bahdanau-export")
-    try:
-        export_onnx(model, args.output_dir, tokenizer=tokenizer, opset=args.opset)
-        if args.int8:
-            quantize_onnx(args.output_dir)
-    except ValueError as error:
-        parser.error(str(error))
-    print(f"Exported to {args.output_dir}: hf-bahdanau-translate {args.output_dir} --backend onnxruntime \"...\"")
-
-
-if __name__ == "__main__":
-    main()
