@@ -22,11 +22,16 @@ from transformers import (
 from .modeling import attention
 from .modeling.collators import DataCollatorWithRightPaddedLabels
 from .modeling.configuration_bahdanau import PRESETS, BahdanauConfig, BahdanauPointerConfig
-from .modeling.modeling_bahdanau import BahdanauForConditionalGeneration, BahdanauModel, BahdanauPreTrainedModel
+from .modeling.modeling_bahdanau import (
+    BahdanauForConditionalGeneration, BahdanauModel, BahdanauPreTrainedModel, BahdanauSeq2SeqLMOutput,
+    BahdanauSeq2SeqModelOutput,
+)
 from .modeling.modeling_encoder_only import BahdanauEncoderModel
-from .modeling.modeling_pointer import BahdanauForPointerNetwork
-from .modeling.modeling_sequence_classification import BahdanauForSequenceClassification
-from .modeling.modeling_token_classification import BahdanauForTokenClassification
+from .modeling.modeling_pointer import BahdanauForPointerNetwork, BahdanauPointerOutput
+from .modeling.modeling_sequence_classification import (
+    BahdanauForSequenceClassification, BahdanauSequenceClassifierOutput,
+)
+from .modeling.modeling_token_classification import BahdanauForTokenClassification, BahdanauTokenClassifierOutput
 from .moved_modules import install as install_moved_modules
 
 __version__ = "0.1.0"
@@ -71,7 +76,12 @@ __all__ = [
     "BahdanauForTokenClassification",
     "BahdanauModel",
     "BahdanauPointerConfig",
+    "BahdanauPointerOutput",
     "BahdanauPreTrainedModel",
+    "BahdanauSeq2SeqLMOutput",
+    "BahdanauSeq2SeqModelOutput",
+    "BahdanauSequenceClassifierOutput",
+    "BahdanauTokenClassifierOutput",
     "BahdanauTranslationPipeline",
     "DataCollatorWithRightPaddedLabels",
     "onnx_translation_pipeline",

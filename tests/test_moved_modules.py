@@ -28,3 +28,10 @@ def test_the_export_functions_still_import_from_hf_bahdanau_onnx():
     assert export_onnx is export.export_onnx
     with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
         hf_bahdanau.onnx.nothing  # noqa: B018
+
+
+def test_the_old_model_cards_package_names_its_new_place():
+    """A checkout's top-level ``model_cards`` (no longer installed) refuses with the new path."""
+    sys.modules.pop("model_cards", None)
+    with pytest.raises(ImportError, match=r"`model_cards` moved to `hf_bahdanau.cards`"):
+        importlib.import_module("model_cards")
