@@ -166,6 +166,21 @@ def test_cache_stepping_equals_teacher_forcing(variant):
             cache = cache_of(output)
             steps.append(output.logits)
     assert_log_probs_close(torch.cat(steps, dim=1), full)
+    assert torch.equal(cache.head_memory, model.pointer_inputs(encoded))  # [x_start; x_1 … x_S], kept when built
+
+
+def test_beams_read_their_own_sources_inputs_through_rows_per_source():
+    """Two decoder rows per source (generate()'s beams) read their own source's inputs; the rows are never inferred:
+    without ``rows_per_source`` the same rows are refused by name."""
+    model, batch = float64(*(lambda m: (m, pointer_batch(m)))(pointer_model()))
+    decoder_input_ids = teacher_forced(batch["labels"])
+    with torch.no_grad():
+        single = model(**inputs_of(batch), decoder_input_ids=decoder_input_ids).logits
+        doubled = model(**inputs_of(batch), decoder_input_ids=decoder_input_ids.repeat_interleave(2, 0),
+                        rows_per_source=2).logits
+        assert_log_probs_close(doubled, single.repeat_interleave(2, 0))
+        with pytest.raises(ValueError, match=r"`rows_per_source` = 1 rows for each of the \d+ input rows"):
+            model(**inputs_of(batch), decoder_input_ids=decoder_input_ids.repeat_interleave(2, 0))
 
 
 def score_of(model, batch, sequences: torch.Tensor, rows_per_source: int) -> torch.Tensor:
