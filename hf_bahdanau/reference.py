@@ -33,6 +33,14 @@ reads its parameters; nothing here is used by the model itself.
     pointer_network   Vinyals et al. (2015), a ``BahdanauForPointerNetwork``, one input sequence at a time:
                           e = [e_0; h_1 … h_L],  d_i = f(d_{i-1}, [x_{C_{i-1}}; h̃_{i-1}])   (x_{C_0} the start input)
                           p(C_i = j | C_<i, P) = a_i(j), the Luong decoder's attention over e from d_i
+    sequence_classifier  a ``BahdanauForSequenceClassification``, one document at a time (flat or HAN), pooling
+                      each text H [S, D] with its ``pooling_type`` (``tests/test_pooling_options.py``):
+                          context_vector     α_j = softmax_j(u_wᵀ tanh(W h_j + b)),  s = Σ_j α_j h_j
+                                                                                                      (Yang et al. 2016)
+                          self_attentive     A = softmax(W_s2 tanh(W_s1 Hᵀ)) [r, S],  s = vec(A H),
+                                             P = ‖A Aᵀ − I‖²_F                                        (Lin et al. 2017)
+                          multi_dimensional  α_jd = softmax_j((W_2 tanh(W_1 h_j + b_1))_d),  s_d = Σ_j α_jd h_jd
+                                                                                                      (Shen et al. 2018)
 
 f is one step of the model's stacked cells through torch's own ``nn.GRU``/``nn.LSTM``/``nn.RNN`` layers (not the
 model's ``RecurrentStack.step``); scores and φ are the model's attention mechanism (its plain ``forward``, which
@@ -40,14 +48,17 @@ reads ``_score``) and deep output, whose own equations are tested against hand-c
 """
 
 
+from types import SimpleNamespace
+
 import torch
 from torch import Tensor
 
 from .modeling.encoder import BahdanauEncoderOutput
 from .modeling.state import EncoderMemory
 
-__all__ = ["bahdanau_decoder", "cho_decoder", "encode", "logits", "luong_decoder", "monotonic_expected_alignment",
-           "pointer_network", "sutskever_decoder"]
+__all__ = ["POOLING_EQUATIONS", "bahdanau_decoder", "cho_decoder", "context_vector_pooling", "encode", "logits",
+           "luong_decoder", "monotonic_expected_alignment", "multi_dimensional_pooling", "pointer_network",
+           "self_attentive_pooling", "sequence_classifier", "sutskever_decoder"]
 
 
 def encode(model, input_ids: Tensor | None, attention_mask: Tensor,
@@ -309,3 +320,64 @@ def pointer_network(model, attention_mask: Tensor, decoder_input_ids: Tensor, in
             steps.append(log_probs)
         rows.append(torch.stack(steps))
     return torch.stack(rows)
+
+# The sequence classifier's poolings (``modeling/pooling.py``), one text at a time: annotations H [S, D] of its real
+# tokens -> (pooled vector, weights, penalty).
+
+
+def context_vector_pooling(pooling, annotations: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Yang et al. (2016): α_j = softmax_j(u_wᵀ tanh(W h_j + b)), s = Σ_j α_j h_j [D]; weights α [S]; no penalty."""
+    energies = torch.stack([pooling.context_vector.weight[0] @ torch.tanh(pooling.key_proj.weight @ h
+                                                                           + pooling.key_proj.bias)
+                            for h in annotations])
+    alpha = torch.exp(energies - energies.max()) / torch.exp(energies - energies.max()).sum()
+    return sum(a * h for a, h in zip(alpha, annotations)), alpha, annotations.new_zeros(())
+
+
+def self_attentive_pooling(pooling, annotations: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Lin et al. (2017), §2: A = softmax(W_s2 tanh(W_s1 Hᵀ)) [r, S], each row a softmax over the tokens;
+    M = A H [r, D]; s = [M_1; …; M_r] [r·D]; P = ‖A Aᵀ − I‖²_F."""
+    scores = pooling.second.weight @ torch.tanh(pooling.first.weight @ annotations.T)  # [r, S]
+    exponentials = torch.exp(scores - scores.max(dim=1, keepdim=True).values)
+    A = exponentials / exponentials.sum(dim=1, keepdim=True)
+    M = A @ annotations
+    identity = torch.eye(A.shape[0], dtype=A.dtype)
+    return torch.cat(list(M)), A, ((A @ A.T - identity) ** 2).sum()
+
+
+def multi_dimensional_pooling(pooling, annotations: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """Shen et al. (2018), DiSAN's multi-dimensional source2token attention: f(h_j) = W_2 tanh(W_1 h_j + b_1) [D],
+    α_jd = exp(f(h_j)_d) / Σ_k exp(f(h_k)_d), s_d = Σ_j α_jd h_jd [D]; weights α [S, D]; no penalty."""
+    scores = torch.stack([pooling.output.weight @ torch.tanh(pooling.hidden.weight @ h + pooling.hidden.bias)
+                          for h in annotations])  # [S, D]
+    exponentials = torch.exp(scores - scores.max(dim=0).values)
+    alpha = exponentials / exponentials.sum(dim=0)
+    return (alpha * annotations).sum(dim=0), alpha, annotations.new_zeros(())
+
+
+POOLING_EQUATIONS = {"context_vector": context_vector_pooling, "self_attentive": self_attentive_pooling,
+                     "multi_dimensional": multi_dimensional_pooling}
+
+
+def sequence_classifier(model, sentences: list[Tensor]) -> tuple[Tensor, Tensor, list[Tensor]]:
+    """One document through a ``BahdanauForSequenceClassification`` (eval mode): its logits [num_labels] = W_o v + b_o,
+    its penalty P (0 for poolings without one) and its weights.
+
+    Flat: sentences = [the text's token ids [S]]; v, weights and P are the text's pooling.
+    Hierarchical (Yang et al. 2016): the ids of its non-empty sentences, each encoded alone and pooled into s_i;
+    h_i = BiRNN_s(s)_i pooled into v; weights [each sentence's, then the sentence level's]; P = the sentence level's
+    plus the mean of the sentences'."""
+    pool = POOLING_EQUATIONS[model.config.pooling_type]
+    pooled = [pool(model.word_attention, encode(model, ids[None], torch.ones_like(ids)[None]).last_hidden_state[0])
+              for ids in sentences]
+    if model.config.hierarchical:
+        vectors = torch.stack([vector for vector, _, _ in pooled])[None]  # [1, N, P]
+        sentence_level = SimpleNamespace(model=SimpleNamespace(encoder=model.sentence_encoder))
+        annotations = encode(sentence_level, None, torch.ones_like(vectors[..., 0]), inputs_embeds=vectors)
+        document, sentence_weights, penalty = pool(model.sentence_attention, annotations.last_hidden_state[0])
+        penalty = penalty + sum(sentence_penalty for _, _, sentence_penalty in pooled) / len(pooled)
+        weights = [sentence_words for _, sentence_words, _ in pooled] + [sentence_weights]
+    else:
+        ((document, text_weights, penalty),) = pooled
+        weights = [text_weights]
+    return model.classifier.weight @ document + model.classifier.bias, penalty, weights

@@ -4,6 +4,8 @@ run_classification.py.
 
     python training/run_classification.py training/configs/han_classifier.json   # the bundled data, under a minute
     python training/run_classification.py training/configs/han_classifier.json --hierarchical false  # flat baseline
+    python training/run_classification.py training/configs/han_classifier.json \\
+        --config_overrides embedding_size=32,hidden_size=64,pooling_type=self_attentive,self_attention_rows=4
     python training/run_classification.py --train_file train.csv --validation_file dev.csv \\
         --text_column_name review --label_column_name stars --do_regression --do_train --do_eval \\
         --output_dir outputs/my-classifier
@@ -12,7 +14,9 @@ Data: --dataset_name (Hub) or .json/.jsonl/.csv files with a text column and a l
 bundled generated data (training/data/han, see make_han.py). Labels: strings or ints give single-label
 classification over the labels seen in the data; lists of labels give multi-label classification;
 --do_regression reads a number. --hierarchical splits each text into sentences at --sentence_separator (a
-token of the tokenizer) for word- and sentence-level attention. Metrics: accuracy and macro F1 (single-label),
+token of the tokenizer) for word- and sentence-level attention. The pooling is a config field (``pooling_type``:
+context_vector, self_attentive with ``self_attention_rows`` and ``self_attention_penalty_weight``, multi_dimensional),
+set with --config_overrides. Metrics: accuracy and macro F1 (single-label),
 exact-match accuracy and micro F1 (multi-label) through `evaluate` (the bundled modules when offline), MSE
 (regression).
 
@@ -160,7 +164,8 @@ def metrics_function(problem_type: str):
 
 
 def save_attention_pictures(model, tokenizer, texts: list[str], output_dir: Path) -> None:
-    """One picture per text: word (and sentence) attention, titled with the predicted label."""
+    """One picture per text: word (and sentence) attention, titled with the predicted label; a pooling with several
+    distributions over the tokens (``pooling_type`` self_attentive, multi_dimensional) is drawn as their mean."""
     model.eval()
     for number, text in enumerate(texts):
         encoding = tokenizer(text, return_tensors="pt").to(model.device)
@@ -172,12 +177,15 @@ def save_attention_pictures(model, tokenizer, texts: list[str], output_dir: Path
         if model.config.hierarchical:
             sentences, mask = model.split_sentences(encoding["input_ids"], encoding["attention_mask"])
             words = [tokenizer.convert_ids_to_tokens(ids[keep.bool()]) for ids, keep in zip(sentences[0], mask[0])]
-            word_weights, sentence_weights = outputs.attentions  # α [1, N, W], β [1, N]
-            plot_document_attention(word_weights[0], sentence_weights[0], words, path=path, title=f"predicted: {title}")
+            word_weights, sentence_weights = outputs.attentions  # context vector: α [1, N, W], β [1, N]
+            plot_document_attention(model.word_attention.token_weights(word_weights)[0],
+                                    model.sentence_attention.token_weights(sentence_weights)[0], words, path=path,
+                                    title=f"predicted: {title}")
         else:
             tokens = tokenizer.convert_ids_to_tokens(encoding["input_ids"][0])
-            (word_weights,) = outputs.attentions  # α [1, S]
-            plot_token_attention(word_weights[0], tokens, path=path, title=f"predicted: {title}")
+            (word_weights,) = outputs.attentions  # context vector: α [1, S]
+            plot_token_attention(model.word_attention.token_weights(word_weights)[0], tokens, path=path,
+                                 title=f"predicted: {title}")
 
 
 def prediction_lines(logits: np.ndarray, problem_type: str, labels: list[str] | None) -> list[str]:

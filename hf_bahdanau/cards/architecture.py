@@ -11,7 +11,7 @@ from typing import Any
 
 from hf_bahdanau import PRESETS
 from hf_bahdanau.modeling.axes import (ATTENTION_MODES, ATTENTION_SCOPES, ATTENTION_SCORES, BRIDGES, CONTEXT_MODES,
-                                       DECODER_STYLES, DEEP_OUTPUTS, RNN_TYPES, describe_token_attention)
+                                       DECODER_STYLES, DEEP_OUTPUTS, POOLINGS, RNN_TYPES, describe_token_attention)
 
 SIZE_FIELDS = ("encoder_layers", "decoder_layers")  # presets fix them; small models override them
 
@@ -117,9 +117,14 @@ def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
     elif task == "token-classification":
         lines.append(f"**Token attention**: {describe_token_attention(config['token_attention_type'])}")
     else:
-        pooling = ("word-level attention pooling per sentence, then a sentence-level encoder and attention pooling "
-                   "(hierarchical attention network, Yang et al., 2016)" if config.get("hierarchical")
-                   else "attention pooling over the encoder states, v = Σ_j α_j h_j")
+        pooling_type = config.get("pooling_type", "context_vector")  # configs saved before the field: the default
+        pooling = POOLINGS.describe(pooling_type)
+        if pooling_type == "self_attentive":
+            pooling += (f"; r = {config['self_attention_rows']} rows, penalty weight "
+                        f"{config['self_attention_penalty_weight']}")
+        if config.get("hierarchical"):
+            pooling = ("word-level attention pooling per sentence, then a sentence-level encoder and attention pooling "
+                       f"(hierarchical attention network, Yang et al., 2016); each pooling: {pooling}")
         lines.append(f"**Pooling**: {pooling}")
     if config.get("dropout"):
         lines.append(f"**Dropout**: {config['dropout']}")

@@ -10,8 +10,8 @@ register one class per name (``@ATTENTION_SCORES.register("additive")``; ``regis
 from .registry import Registry
 
 __all__ = ["ATTENTION_MODES", "ATTENTION_SCOPES", "ATTENTION_SCORES", "AXES", "BRIDGES", "CONTEXT_MODES",
-           "DECODER_STYLES", "DEEP_OUTPUTS", "RNN_TYPES", "TOKEN_ATTENTIONS", "TOKEN_ATTENTION_LEGACY_NAMES",
-           "axes_table", "describe_token_attention", "token_attention_types"]
+           "DECODER_STYLES", "DEEP_OUTPUTS", "POOLINGS", "RNN_TYPES", "TOKEN_ATTENTIONS",
+           "TOKEN_ATTENTION_LEGACY_NAMES", "axes_table", "describe_token_attention", "token_attention_types"]
 
 RNN_TYPES = Registry("rnn_type", {  # recurrent.py
     "gru": "GRU",
@@ -86,6 +86,18 @@ TOKEN_ATTENTIONS = Registry("token_attention_type", {
                       "f_j = α_j h_j",
 })
 TOKEN_ATTENTION_LEGACY_NAMES = {"sentence": "context_vector"}  # configs saved before the rename keep loading
+
+# The sequence classifier's pooling (pooling.py): flat, and at both levels of HAN.
+POOLINGS = Registry("pooling_type", {
+    "context_vector": "one distribution over the tokens from a learned context vector, α_j = softmax_j(u_wᵀ "
+                      "tanh(W h_j + b)), v = Σ_j α_j h_j (Yang et al. 2016)",
+    "self_attentive": "r distributions over the tokens, A = softmax(W_s2 tanh(W_s1 Hᵀ)) [r, S], v = the r rows of "
+                      "M = A H side by side, trained with the penalty ‖A Aᵀ − I‖²_F (Lin et al. 2017's structured "
+                      "self-attentive sentence embedding)",
+    "multi_dimensional": "one distribution over the tokens per feature d, α_jd = softmax_j(f(h_j)_d) with "
+                         "f(h) = W_2 tanh(W_1 h + b_1), v_d = Σ_j α_jd h_jd (Shen et al. 2018's multi-dimensional "
+                         "attention)",
+})
 
 
 def axes_table() -> str:

@@ -20,7 +20,7 @@ from huggingface_hub.dataclasses import strict
 from huggingface_hub.errors import StrictDataclassFieldValidationError
 from transformers import PreTrainedConfig
 
-from .axes import ATTENTION_SCORES, AXES, TOKEN_ATTENTION_LEGACY_NAMES, axes_table, token_attention_types
+from .axes import ATTENTION_SCORES, AXES, POOLINGS, TOKEN_ATTENTION_LEGACY_NAMES, axes_table, token_attention_types
 from .remote_code import copy_model_code
 
 logger = logging.getLogger(__name__)
@@ -98,6 +98,7 @@ FLOAT_RANGES = {
     "monotonic_noise_std": ">= 0",
     "hard_attention_temperature": "> 0",
     "coverage_loss_weight": ">= 0",
+    "self_attention_penalty_weight": ">= 0",
     "init_std": ">= 0",
 }  # a float field not named here (monotonic_bias_init) may be any finite number
 
@@ -237,6 +238,16 @@ class BahdanauConfig(PreTrainedConfig):
             Dropout before the tagger's and classifiers' output layer, in [0, 1). Default: ``dropout``.
         hierarchical (`bool`, *optional*, defaults to `False`):
             The classifier as a hierarchical attention network (words, then sentences; Yang et al., 2016).
+        pooling_type (`str`, *optional*, defaults to `"context_vector"`):
+            How the sequence classifier pools annotations into one vector (at both levels when hierarchical), a name
+            in ``axes.POOLINGS``: ``"context_vector"`` (Yang et al. 2016), ``"self_attentive"`` (Lin et al. 2017: r
+            distributions, the pooled vector r·D long) or ``"multi_dimensional"`` (Shen et al. 2018: one
+            distribution per feature). The hidden layers' size is ``classifier_attention_size``.
+        self_attention_rows (`int`, *optional*, defaults to 4):
+            r, the rows of ``pooling_type="self_attentive"``'s A [r, S] (Lin et al. use 30).
+        self_attention_penalty_weight (`float`, *optional*, defaults to 1.0):
+            λ ≥ 0 of ``pooling_type="self_attentive"``'s penalty ‖A Aᵀ − I‖²_F per text, added to the training loss
+            and reported as the output's ``self_attention_penalty``.
         sentence_separator_token_id (`int`, *optional*):
             Token that splits [batch, tokens] input into sentences in hierarchical mode, in [0, vocab_size).
         max_training_source_length (`int`, *optional*):
@@ -246,7 +257,8 @@ class BahdanauConfig(PreTrainedConfig):
 
     model_type = "bahdanau"
     default_auto_map = AUTO_MAP
-    keys_to_ignore_at_inference = ["cache", "past_key_values"]  # the cache's names from transformers 5.24 / before
+    # the cache's names from transformers 5.24 / before; a scalar Trainer's evaluation must not gather as predictions
+    keys_to_ignore_at_inference = ["cache", "past_key_values", "self_attention_penalty"]
     attribute_map = {"num_hidden_layers": "encoder_layers"}  # as BART: transformers' generic code reads this name
 
     vocab_size: int = 1000
@@ -293,6 +305,9 @@ class BahdanauConfig(PreTrainedConfig):
     classifier_attention_size: int | None = None
     classifier_dropout: float | int | None = None
     hierarchical: bool = False
+    pooling_type: str = "context_vector"
+    self_attention_rows: int = 4
+    self_attention_penalty_weight: float | int = 1.0
     sentence_separator_token_id: int | None = None
     max_training_source_length: int | None = None
 
@@ -348,6 +363,13 @@ class BahdanauConfig(PreTrainedConfig):
         for registry in AXES:
             registry.check(getattr(self, registry.field))
         _require_choice("token_attention_type", self.token_attention_type, tuple(token_attention_types()))
+        POOLINGS.check(self.pooling_type)
+        _require_positive("self_attention_rows", self.self_attention_rows)
+        changed = [f"`{field}={getattr(self, field)!r}`" for field, default in (
+            ("self_attention_rows", 4), ("self_attention_penalty_weight", 1.0)) if getattr(self, field) != default]
+        if self.pooling_type != "self_attentive" and changed:
+            raise ValueError(f"{', '.join(changed)}: only `pooling_type='self_attentive'` reads it, but `pooling_type` "
+                             f"is {self.pooling_type!r}; set `pooling_type='self_attentive'` or leave the default.")
         if self.max_training_source_length is not None:
             _require_positive("max_training_source_length", self.max_training_source_length)
         if self.num_labels is not None and self.num_labels < 1:

@@ -11,6 +11,10 @@ Hierarchical: a document is sentences of words, given as input_ids [B, N, W] or 
     sentence level:              h_i = BiRNN_s(s)_i,  β_i = softmax_i(u_sᵀ tanh(W_s h_i + b_s)),  v = Σ_i β_i h_i
     logits = W_o v + b_o
 
+The pooling (``config.pooling_type``, ``pooling.py``) is Yang et al.'s context vector above, or Lin et al.'s
+self-attentive pooling (r rows of weights; v and each s_i r·D long, and the penalty ‖A Aᵀ − I‖²_F added to the
+loss: hierarchical, the sentence level's plus the mean of the document's sentences'), or Shen et al.'s multi-dimensional pooling (one distribution per feature), at both levels.
+
 The word-level BiRNN and embeddings are the seq2seq model's encoder (``model.encoder``); the
 sentence-level BiRNN has the same shape over sentence vectors. ``problem_type`` (regression,
 single-label, multi-label) and its loss follow transformers' sequence classification heads; the loss is normalised
@@ -32,7 +36,7 @@ from .input_checks import check_class_labels, require_tensor
 from .loss import per_item_loss, token_cross_entropy
 from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel
 from .padding import check_attention_mask
-from .pooling import ContextVectorAttention
+from .pooling import build_pooling
 
 __all__ = ["BahdanauForSequenceClassification", "BahdanauSequenceClassifierOutput", "split_sentences"]
 
@@ -41,12 +45,24 @@ __all__ = ["BahdanauForSequenceClassification", "BahdanauSequenceClassifierOutpu
 class BahdanauSequenceClassifierOutput(SequenceClassifierOutput):
     """The classifier's output: transformers' ``SequenceClassifierOutput`` fields, with these shapes.
 
-    loss: scalar, with labels (``loss.per_target``); logits [B, num_labels].
+    loss: scalar, with labels (``loss.per_target``; plus λ times ``self_attention_penalty``); logits [B, num_labels].
     hidden_states (``output_hidden_states``): flat, the encoder's (embeddings [B, S, E], each layer [B, S, D]);
     hierarchical, (word annotations [B, N, W, D], sentence annotations [B, N, D]).
-    attentions (``output_attentions``): the pooling weights. Flat: (α [B, S],). Hierarchical: (α [B, N, W] over the
-    words of each sentence, β [B, N] over the sentences). Padding, and empty sentences, get exactly 0.
+    attentions (``output_attentions``): the pooling weights, by ``config.pooling_type``:
+        context_vector     flat (α [B, S],); hierarchical (α [B, N, W] over the words of each sentence,
+                           β [B, N] over the sentences)
+        self_attentive     flat (A [B, r, S],); hierarchical (A [B, N, r, W], A [B, r, N])
+        multi_dimensional  flat (α [B, S, D],); hierarchical (α [B, N, W, D], α [B, N, D])
+    Padding, and empty sentences, get exactly 0.
+    self_attention_penalty: with labels and ``pooling_type="self_attentive"``, Lin et al.'s P = ‖A Aᵀ − I‖²_F per
+    text (hierarchical: the sentence level's plus the mean over the non-empty sentences of the word level's, so that
+    its size does not grow with the number of sentences; a sentence of fewer than r words cannot reach 0), each
+    label != -100
+    counting its text's P, normalised like the loss (``loss.per_target``); before λ =
+    ``config.self_attention_penalty_weight`` (``loss`` includes λ times it).
     """
+
+    self_attention_penalty: Tensor | None = None
 
     @property
     def word_attentions(self) -> Tensor | None:
@@ -88,10 +104,10 @@ def split_sentences(
     return sentences, mask
 
 
-def _sentence_level_encoder(config: BahdanauConfig) -> BahdanauEncoder:
-    """The word-level encoder's RNN over sentence vectors (input size = annotation size, no embedding)."""
+def _sentence_level_encoder(config: BahdanauConfig, input_size: int) -> BahdanauEncoder:
+    """The word-level encoder's RNN over sentence vectors of ``input_size`` (the pooled size; no embedding)."""
     sizes = SimpleNamespace(
-        rnn_type=config.rnn_type, embedding_size=config.encoder_output_size,
+        rnn_type=config.rnn_type, embedding_size=input_size,
         encoder_hidden_size=config.encoder_hidden_size, encoder_layers=config.encoder_layers,
         bidirectional=config.bidirectional, dropout=config.dropout, reverse_source=False,
     )
@@ -152,13 +168,14 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         self.num_labels = config.num_labels
         size = config.encoder_output_size
         self.model = BahdanauEncoderModel(config)
-        self.word_attention = ContextVectorAttention(size, config.classifier_attention_size)
+        self.word_attention = build_pooling(config, size)
+        pooled_size = self.word_attention.output_size
         if config.hierarchical:
-            self.sentence_encoder = _sentence_level_encoder(config)
-            self.sentence_attention = ContextVectorAttention(size, config.classifier_attention_size)
+            self.sentence_encoder = _sentence_level_encoder(config, pooled_size)
+            self.sentence_attention = build_pooling(config, size)
         dropout = config.dropout if config.classifier_dropout is None else config.classifier_dropout
         self.dropout = nn.Dropout(dropout)
-        self.classifier = nn.Linear(size, config.num_labels)
+        self.classifier = nn.Linear(pooled_size, config.num_labels)
         self.post_init()
 
     def split_sentences(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
@@ -189,44 +206,53 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         """Flat: input_ids / attention_mask [B, S] (or inputs_embeds [B, S, E]). Hierarchical: [B, N, W]
         (or inputs_embeds [B, N, W, E]), or [B, S] split into sentences. labels: [B] class ids
         (single-label), [B, num_labels] floats (multi-label) or [B] / [B, num_labels] values (regression), -100
-        where ignored. logits [B, num_labels]; the loss: ``sequence_classification_loss``."""
+        where ignored. logits [B, num_labels]; the loss: ``sequence_classification_loss``, plus λ times the
+        ``self_attention_penalty`` with ``pooling_type="self_attentive"``."""
         if output_attentions is None:
             output_attentions = self.config.output_attentions
         if output_hidden_states is None:
             output_hidden_states = self.config.output_hidden_states
         if self.config.hierarchical:
-            document, word_weights, sentence_weights, hidden_states = self._encode_document(
+            document, weights, penalties, hidden_states = self._encode_document(
                 input_ids, attention_mask, inputs_embeds, output_hidden_states
             )
         else:
             encoded = self.model(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
                                  output_hidden_states=output_hidden_states)
-            document, word_weights = self._pool_words(encoded.last_hidden_state, attention_mask)
-            sentence_weights, hidden_states = None, encoded.hidden_states
+            document, word_weights, penalties = self._pool_words(encoded.last_hidden_state, attention_mask)
+            weights, hidden_states = (word_weights,), encoded.hidden_states
         logits = self.classifier(self.dropout(document))
-        loss = None
+        loss = penalty = None
         if labels is not None:
             loss = sequence_classification_loss(logits, labels, self.config, num_items_in_batch)
-        weights = (word_weights,) if sentence_weights is None else (word_weights, sentence_weights)
+            if penalties is not None:  # each counted label carries its text's penalty
+                counted = labels.reshape(len(penalties), -1)
+                penalty = per_item_loss(penalties[:, None].expand(counted.shape), counted, num_items_in_batch)
+                loss = loss + self.config.self_attention_penalty_weight * penalty
         return BahdanauSequenceClassifierOutput(
             loss=loss,
             logits=logits,
             hidden_states=hidden_states,
             attentions=weights if output_attentions else None,
+            self_attention_penalty=penalty,
         )
 
-    def _pool_words(self, annotations: Tensor, attention_mask: Tensor | None) -> tuple[Tensor, Tensor]:
-        """Word attention over annotations [B, S, D] in the caller's layout -> v [B, D], α [B, S]; pooled over the
-        right-padded rows, so a left-padded batch sums in the same order as the right-padded one (``padding``)."""
+    def _pool_words(self, annotations: Tensor, attention_mask: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None]:
+        """Word attention over annotations [B, S, D] in the caller's layout -> v [B, P], the weights (S in the caller's
+        layout) and the pooling's penalty [B] (or None); pooled over the right-padded rows, so a left-padded batch
+        sums in the same order as the right-padded one (``padding``)."""
         layout = check_attention_mask(attention_mask, annotations.shape[:2], annotations.device)
         pooled, weights = self.word_attention(layout.to_right(annotations), layout.right_mask)
-        return pooled, layout.to_caller(weights)
+        return pooled, layout.to_caller(weights, self.word_attention.sequence_dim), self.word_attention.penalty(
+            weights, layout.right_mask)
 
     def _encode_document(
         self, input_ids: Tensor | None, attention_mask: Tensor | None, inputs_embeds: Tensor | None,
         output_hidden_states: bool,
-    ) -> tuple[Tensor, Tensor, Tensor, tuple[Tensor, Tensor] | None]:
-        """Words -> sentence vectors s_i -> document vector v [B, D]; α [B, N, W]; β [B, N]."""
+    ) -> tuple[Tensor, tuple[Tensor, Tensor], Tensor | None, tuple[Tensor, Tensor] | None]:
+        """Words -> sentence vectors s_i -> document vector v [B, P]; the weights of both levels (context vector:
+        α [B, N, W], β [B, N]); the penalty per document [B] (the sentence level's plus the mean of the non-empty
+        sentences') or None; the hidden states."""
         words = input_ids if inputs_embeds is None else inputs_embeds
         if words is None:
             raise ValueError("Pass `input_ids` or `inputs_embeds`.")
@@ -249,9 +275,10 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         sentence_mask = attention_mask.bool().any(-1)  # [B, N]
         real = sentence_mask.flatten()  # only non-empty sentences go through the word-level encoder
 
-        size = self.config.encoder_output_size
-        sentence_vectors = words.new_zeros((batch_size * num_sentences, size), dtype=self.dtype)
-        word_weights = words.new_zeros((batch_size * num_sentences, num_words), dtype=self.dtype)
+        size, pooling = self.config.encoder_output_size, self.word_attention
+        sentence_vectors = words.new_zeros((batch_size * num_sentences, pooling.output_size), dtype=self.dtype)
+        word_weights = words.new_zeros((batch_size * num_sentences, *pooling.weight_shape(num_words)), dtype=self.dtype)
+        word_penalties = words.new_zeros(batch_size * num_sentences, dtype=self.dtype)
         word_annotations = None
         if output_hidden_states:
             word_annotations = words.new_zeros((batch_size * num_sentences, num_words, size), dtype=self.dtype)
@@ -264,21 +291,36 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
             )
             if output_hidden_states:
                 word_annotations[real] = encoded.last_hidden_state
-            sentence_vectors[real], word_weights[real] = self._pool_words(encoded.last_hidden_state, flat_mask)
+            sentence_vectors[real], word_weights[real], penalties = self._pool_words(encoded.last_hidden_state,
+                                                                                      flat_mask)
+            if penalties is not None:
+                word_penalties[real] = penalties
         # Empty sentences have no vector: the sentence-level RNN reads the others in their order, right-padded, and
         # β is 0 at the empty ones, so a document with an empty sentence equals the document without it.
         order = sentence_mask.to(torch.uint8).argsort(dim=1, descending=True, stable=True)  # [B, N]
         packed_mask = sentence_mask.gather(1, order)
-        packed_vectors = sentence_vectors.view(batch_size, num_sentences, size).gather(
-            1, order.unsqueeze(-1).expand(-1, -1, size))
+        packed_vectors = sentence_vectors.view(batch_size, num_sentences, -1).gather(
+            1, order.unsqueeze(-1).expand(-1, -1, pooling.output_size))
         packed_annotations = self.sentence_encoder(
             inputs_embeds=packed_vectors, attention_mask=packed_mask.long(), return_dict=True,
         ).last_hidden_state
         document, packed_weights = self.sentence_attention(packed_annotations, packed_mask)
-        sentence_weights = torch.zeros_like(packed_weights).scatter_(1, order, packed_weights)
+        sentence_weights = _unpack(packed_weights, order, self.sentence_attention.sequence_dim)
+        penalty = self.sentence_attention.penalty(packed_weights, packed_mask)
+        if penalty is not None:
+            penalty = penalty + word_penalties.view(batch_size, num_sentences).sum(1) / sentence_mask.sum(1).clamp(
+                min=1)
         hidden_states = None
         if output_hidden_states:
-            sentence_annotations = torch.zeros_like(packed_annotations).scatter_(
-                1, order.unsqueeze(-1).expand(-1, -1, size), packed_annotations)
-            hidden_states = (word_annotations.view(batch_size, num_sentences, num_words, size), sentence_annotations)
-        return document, word_weights.view(batch_size, num_sentences, num_words), sentence_weights, hidden_states
+            hidden_states = (word_annotations.view(batch_size, num_sentences, num_words, size),
+                             _unpack(packed_annotations, order, 1))
+        weights = (word_weights.view(batch_size, num_sentences, *word_weights.shape[1:]), sentence_weights)
+        return document, weights, penalty, hidden_states
+
+
+def _unpack(packed: Tensor, order: Tensor, dim: int) -> Tensor:
+    """The inverse of gathering the sentences in ``order`` [B, N] (a permutation per row): packed [B, …, N (at
+    ``dim``), …] -> the caller's sentence order."""
+    view = [order.shape[0]] + [1] * (packed.dim() - 1)
+    view[dim] = order.shape[1]
+    return torch.zeros_like(packed).scatter_(dim, order.view(view).expand(packed.shape), packed)
