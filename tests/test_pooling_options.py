@@ -4,6 +4,7 @@ float64 (pooled vectors, weights, logits, the penalty, gradients), flat and hier
 0 weight; a padded batch equals each document alone); the penalty as its own output field and in the loss under the
 loss rule; bad values refused by name; the model card's words; Trainer's evaluation and run_classification.py."""
 
+import json
 import math
 import re
 
@@ -12,13 +13,16 @@ import torch
 from torch.testing import assert_close
 from transformers import Trainer, TrainingArguments
 
-from conftest import (assert_float64_close, assert_float64_gradients_close, padded_batch, softmax_sum_tolerance,
+from conftest import (PAD, assert_float64_close, assert_float64_gradients_close, padded_batch, softmax_sum_tolerance,
                       tiny_config)
 from hf_bahdanau import BahdanauConfig, BahdanauForSequenceClassification, reference
 from hf_bahdanau.cards.architecture import describe
 from hf_bahdanau.modeling.axes import POOLINGS
+from hf_bahdanau.modeling.padding import rotate_rows
 from hf_bahdanau.modeling.pooling import MultiDimensionalPooling, SelfAttentivePooling, build_pooling
+from test_head_scripts import REPO, SMALL_RUN, TINY
 from test_sequence_classification import LENGTHS, SEP, documents
+from training import run_classification
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -191,6 +195,39 @@ def test_classifier_matches_each_document_alone(pooling_type, hierarchical):
         assert out.self_attention_penalty is None and "self_attention_penalty" not in out.keys()
 
 
+@pytest.mark.parametrize("pooling_type", NEW_POOLINGS)
+def test_left_and_both_sides_padding_equal_right_padding(pooling_type):
+    """Rows padded on the left or on both sides are rotated to right padding before the pooling (``padding``), so the
+    model computes on the same tensors as for the right-padded batch: the same bits, with the weights moved back."""
+    model = classifier(pooling_type, hierarchical=False)
+    input_ids, attention_mask = padded_batch(LENGTHS)  # 9, 6 and 3 tokens in 9 columns
+    starts = -torch.tensor([0, 2, 6])  # row 1 padded on both sides, row 2 flush right
+
+    def moved(tensor: torch.Tensor, dim: int = 1) -> torch.Tensor:
+        return rotate_rows(tensor, starts, dim)
+
+    labels = torch.tensor([2, 0, 1])
+    with torch.no_grad():
+        right = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, output_attentions=True)
+        other = model(input_ids=moved(input_ids), attention_mask=moved(attention_mask), labels=labels,
+                      output_attentions=True)
+    assert torch.equal(other.logits, right.logits) and torch.equal(other.loss, right.loss)
+    assert torch.equal(other.attentions[0], moved(right.attentions[0], model.word_attention.sequence_dim))
+
+    model = classifier(pooling_type, hierarchical=True)
+    words = torch.tensor([[[11, 12, 13, PAD], [14, 15, PAD, PAD]], [[16, PAD, PAD, PAD], [PAD, PAD, PAD, PAD]]])
+    mask = (words != PAD).long()
+    moved_words, moved_mask = (torch.roll(tensor, shifts=1, dims=-1) for tensor in (words, mask))  # [PAD, w, w, w]
+    with torch.no_grad():
+        right = model(input_ids=words, attention_mask=mask, labels=labels[:2], output_attentions=True)
+        other = model(input_ids=moved_words, attention_mask=moved_mask, labels=labels[:2], output_attentions=True)
+    assert torch.equal(other.logits, right.logits) and torch.equal(other.loss, right.loss)
+    pooling = model.word_attention
+    assert torch.equal(tokens_last(other.attentions[0], pooling, 2),
+                       torch.roll(tokens_last(right.attentions[0], pooling, 2), shifts=1, dims=-1))
+    assert torch.equal(other.attentions[1], right.attentions[1])
+
+
 # 4. the penalty in the loss, and gradients ---------------------------------------------------------------------
 
 
@@ -312,3 +349,18 @@ def test_trainer_evaluation_predicts_logits_beside_the_penalty(tmp_path):
         logits = model(input_ids=input_ids, attention_mask=attention_mask).logits
     assert prediction.predictions.shape == (3, 3)
     assert_float64_close(torch.from_numpy(prediction.predictions), logits)  # batches of 2 and 3: float64 rounding
+
+
+def test_run_classification_trains_and_pictures_a_self_attentive_han(tmp_path):
+    """The script takes the new fields through --config_overrides, trains with the penalty, evaluates (the penalty is
+    not gathered as a prediction), draws the weights (their mean over the r rows) and names the pooling in the card."""
+    run_classification.main([str(REPO / "training/configs/han_classifier.json"), "--output_dir", str(tmp_path),
+                             "--config_overrides", f"{TINY},pooling_type=self_attentive,self_attention_rows=2",
+                             *SMALL_RUN])
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert (config["pooling_type"], config["self_attention_rows"], config["hierarchical"]) == ("self_attentive", 2,
+                                                                                              True)
+    results = json.loads((tmp_path / "all_results.json").read_text())
+    assert 0 <= results["predict_accuracy"] <= 1 and math.isfinite(results["eval_loss"])
+    assert (tmp_path / "attention_0.png").stat().st_size > 1000
+    assert POOLINGS.describe("self_attentive") in (tmp_path / "README.md").read_text()

@@ -13,7 +13,8 @@ Hierarchical: a document is sentences of words, given as input_ids [B, N, W] or 
 
 The pooling (``config.pooling_type``, ``pooling.py``) is Yang et al.'s context vector above, or Lin et al.'s
 self-attentive pooling (r rows of weights; v and each s_i r·D long, and the penalty ‖A Aᵀ − I‖²_F added to the
-loss: hierarchical, the sentence level's plus the mean of the document's sentences'), or Shen et al.'s multi-dimensional pooling (one distribution per feature), at both levels.
+loss: hierarchical, the sentence level's plus the mean of the document's sentences'), or Shen et al.'s
+multi-dimensional pooling (one distribution per feature), at both levels.
 
 The word-level BiRNN and embeddings are the seq2seq model's encoder (``model.encoder``); the
 sentence-level BiRNN has the same shape over sentence vectors. ``problem_type`` (regression,
