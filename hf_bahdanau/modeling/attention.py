@@ -112,6 +112,7 @@ class AttentionMechanism(nn.Module):
     """
 
     same_size_required: bool = False  # query_size must equal key_size; set on registering, from axes.py
+    reads_previous_alignment: bool = False  # e_tj reads α_{t−1} (``step_keys``); set on registering, from axes.py
     position_free: bool = True  # e_tj reads q_t and k_j only: scoring a subset of the keys scores those positions
 
     def project_keys(self, keys: Tensor) -> Tensor:
@@ -120,6 +121,16 @@ class AttentionMechanism(nn.Module):
         The default is no work: the keys themselves.
         """
         return keys
+
+    def initial_alignment(self, mask: Tensor, dtype: torch.dtype) -> Tensor | None:
+        """α_0 [N, S] that step 0's ``step_keys`` reads, for sources with ``mask`` [N, S]; None for a score that reads
+        no previous alignment."""
+        return None
+
+    def step_keys(self, projected_keys: Tensor, previous: Tensor | None) -> Tensor:
+        """The keys one step scores, from ``project_keys``' [N, S, …] and the previous step's alignment α_{t−1}
+        [N, S] (or None): the projected keys themselves, unless the score reads α_{t−1}."""
+        return projected_keys
 
     def score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
         """e_tj: query [B, Dq] or [B, T, Dq], projected keys from ``project_keys`` -> [B, S] or [B, T, S] (per head,

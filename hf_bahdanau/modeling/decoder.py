@@ -89,22 +89,25 @@ class RecurrentDecoder(nn.Module):
     def add_attention(self, config, query_size: int, key_size: int) -> None:
         """The attention of a decoder that has one: its score (``attention_type``), scope (``attention_scope``),
         mode (``attention_mode``), with ``use_coverage`` the coverage term of the score and with ``copy_attention``
-        the pointer-generator's gate g_t = wᵀ [s_t; c_t; E y_{t-1}] + b."""
+        the pointer-generator's gate g_t = wᵀ [s_t; c_t; E y_{t-1}] + b. ``reads_state``: the score of step t reads
+        the attention state (``step_keys``), so steps attend one at a time."""
         self.attention = build_attention(config.attention_type, config, query_size, key_size)
         if config.copy_attention:
             self.generation_gate = nn.Linear(query_size + key_size + config.embedding_size, 1)
         self.scope = ATTENTION_SCOPES[config.attention_scope].from_config(config, query_size)
         self.attention_mode = ATTENTION_MODES[config.attention_mode].from_config(config)
         self.coverage = CoverageFeature(config.attention_size) if config.use_coverage else None
-        # Global soft attention without coverage keeps the fast paths: shared beam memory, batched or blocked scores.
+        self.reads_state = self.coverage is not None or self.attention.reads_previous_alignment
+        # Global soft attention of a score that reads no state keeps the fast paths: shared beam memory, batched or
+        # blocked scores.
         self.is_global_soft = (isinstance(self.scope, GlobalScope) and isinstance(self.attention_mode, SoftAttention)
-                               and self.coverage is None)
+                               and not self.reads_state)
 
     @property
     def shares_beam_memory(self) -> bool:
         """Whether the k decoder rows of a source (beam search) read one copy of its memory: without attention, and
         with global soft attention, whose state is the same for every row; the other attentions keep a per-row state
-        (window position, monotonic alignment, coverage) and read a copy per row."""
+        (window position, previous alignment, coverage) and read a copy per row."""
         return self.attention is None or self.is_global_soft
 
     def p_gen_logits(self, states: Tensor, contexts: Tensor, embedded: Tensor) -> Tensor | None:
@@ -147,13 +150,17 @@ class RecurrentDecoder(nn.Module):
                             attention=self.initial_attention_state(memory, keep_coverage))
 
     def initial_attention_state(self, memory: EncoderMemory, keep_coverage: bool = True) -> AttentionState | None:
-        """Step 0; a recurrent scope's α_0; the coverage c_0 = 0 [B, S] when the score reads it or ``keep_coverage``
-        asks for it (a decoding cache keeps it for a search that scores it: GNMT's coverage penalty)."""
+        """Step 0; α_0 [B, S]: a recurrent scope's (monotonic: position 0), else the score's when it reads the
+        previous alignment (location-aware: uniform); the coverage c_0 = 0 [B, S] when the score reads it or
+        ``keep_coverage`` asks for it (a decoding cache keeps it for a search that scores it: GNMT's coverage
+        penalty)."""
         if self.attention is None:
             return None
         mask, dtype = memory.mask, memory.annotations.dtype
         track_coverage = self.coverage is not None or keep_coverage
-        return AttentionState(0, self.scope.initial_previous(mask, dtype),
+        previous = (self.scope.initial_previous(mask, dtype) if self.scope.is_recurrent
+                    else self.attention.initial_alignment(mask, dtype))
+        return AttentionState(0, previous,
                               torch.zeros(mask.shape, dtype=dtype, device=mask.device) if track_coverage else None)
 
     def embed(self, input_ids: Tensor | None, inputs_embeds: Tensor | None = None) -> Tensor:
@@ -206,10 +213,10 @@ class RecurrentDecoder(nn.Module):
 
     def _attend_scoped(self, query: Tensor, memory: EncoderMemory,
                        state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
-        """``attend`` for the other scopes and modes: e = score, α = mode(scope(e)), one row per source. With
-        coverage the score of step t reads c_t, and a monotonic scan scores from the previous position: their steps
-        run one at a time."""
-        if self.coverage is not None or self._scans_monotonically():
+        """``attend`` for the other scopes and modes: e = score, α = mode(scope(e)), one row per source. A score that
+        reads the attention state (coverage c_t, the previous alignment α_{t−1}) and a monotonic scan, which scores
+        from the previous position, run their steps one at a time."""
+        if self.reads_state or self._scans_monotonically():
             contexts, weights = [], []
             attend = self.attend_stepwise(memory)
             for step_query in query.unbind(1):
@@ -246,17 +253,30 @@ class RecurrentDecoder(nn.Module):
         step_score, pool = self.attention.step_functions(memory.annotations, memory.projected_keys)
 
         def score(query: Tensor, state: AttentionState) -> Tensor:
-            if self.coverage is None:
+            if not self.reads_state:
                 return step_score(query)
-            return self.attention.score(query, self.coverage(memory.projected_keys, state.coverage))  # reads c_tj
+            return self.attention.score(query, self.step_keys(memory.projected_keys, state))
 
         def attend_scoped(query: Tensor, state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
             scores = score(query, state).unsqueeze(-2)  # one step: [N, (H,) 1, S]
             aligned = self.scope.align(scores, query.unsqueeze(1), memory.mask, state).squeeze(-2)
             context, weights = pool(self.attention_mode(aligned))
-            return context, weights, state.advance(weights, aligned if self.scope.is_recurrent else None)
+            return context, weights, state.advance(weights, self._next_previous(aligned, weights))
 
         return attend_scoped
+
+    def step_keys(self, projected_keys: Tensor, state: AttentionState) -> Tensor:
+        """The keys step t scores [N, S, A]: the projected keys with the features of the attention state the score
+        reads, U (F ∗ α_{t−1})_j (location-aware, ``AttentionMechanism.step_keys``) and w_c c_tj (coverage)."""
+        keys = self.attention.step_keys(projected_keys, state.previous)
+        return keys if self.coverage is None else self.coverage(keys, state.coverage)
+
+    def _next_previous(self, aligned: Tensor, weights: Tensor) -> Tensor | None:
+        """α_t as the next step reads it (``AttentionState.previous``): a recurrent scope's alignment, else the
+        weights when the score reads them, else None."""
+        if self.scope.is_recurrent:
+            return aligned
+        return weights if self.attention.reads_previous_alignment else None
 
     def _scans_monotonically(self) -> bool:
         """Whether steps attend by ``MonotonicScope.scan`` (inference without autograd, a score of q and k_j only):
@@ -268,16 +288,16 @@ class RecurrentDecoder(nn.Module):
     def _scan_stepwise(self, memory: EncoderMemory) -> Callable[[Tensor, AttentionState],
                                                                tuple[Tensor, Tensor, AttentionState]]:
         """``attend_stepwise`` of hard monotonic attention in linear time: score from the previous position on,
-        c_t = h_{j_t} (0 when no position is left)."""
+        c_t = h_{j_t} (0 when no position is left). A score that reads the attention state adds its features to all
+        S keys first (``step_keys``), then scores the same positions."""
         lengths, rows = memory.mask.sum(-1), torch.arange(memory.mask.shape[0], device=memory.mask.device)
 
         def attend(query: Tensor, state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
+            step_keys = self.step_keys(memory.projected_keys, state) if self.reads_state else memory.projected_keys
+
             def score_positions(positions: Tensor) -> Tensor:  # positions [N, C] -> e [N, C]
-                keys = memory.projected_keys.gather(
-                    1, positions.unsqueeze(-1).expand(-1, -1, memory.projected_keys.shape[-1]))
-                if self.coverage is not None:
-                    keys = self.coverage(keys, state.coverage.gather(1, positions))
-                return self.attention.score(query, keys)
+                return self.attention.score(
+                    query, step_keys.gather(1, positions.unsqueeze(-1).expand(-1, -1, step_keys.shape[-1])))
 
             stopped = self.scope.scan(score_positions, state.previous, lengths)  # [N], −1: none
             found = (stopped >= 0).unsqueeze(-1)

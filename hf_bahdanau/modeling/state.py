@@ -56,8 +56,8 @@ class AttentionState(NamedTuple):
     """What the attention carries from one decoder step to the next (``scope``, ``coverage``).
 
     step: target tokens attended so far (local-m's p_t = t); previous: α_{t-1} [N, S], the alignment a monotonic
-    scope continues from, else None; coverage: c_t = Σ_{t'<t} α_t' [N, S] when the score reads it
-    (``use_coverage``) or a search scores it (GNMT's coverage penalty), else None.
+    scope continues from or a location-aware score convolves, else None; coverage: c_t = Σ_{t'<t} α_t' [N, S] when
+    the score reads it (``use_coverage``) or a search scores it (GNMT's coverage penalty), else None.
     """
 
     step: int = 0
@@ -65,8 +65,8 @@ class AttentionState(NamedTuple):
     coverage: Tensor | None = None
 
     def advance(self, weights: Tensor, previous: Tensor | None = None) -> "AttentionState":
-        """The state after the steps of ``weights`` [N, T, S] (or one step [N, S]); ``previous``: the monotonic
-        alignment of the last of them."""
+        """The state after the steps of ``weights`` [N, T, S] (or one step [N, S]); ``previous``: the alignment α of
+        the last of them that the next step reads (``RecurrentDecoder._next_previous``), or None."""
         steps = weights.shape[1] if weights.dim() == 3 else 1
         coverage = self.coverage
         if coverage is not None:
