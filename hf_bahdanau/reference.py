@@ -22,6 +22,9 @@ reads its parameters; nothing here is used by the model itself.
                                      (α_i its one-hot, 0 if none)                           (Raffel et al. 2017)
                           hard       α_t = one-hot of argmax_j α_tj
                           coverage   e_tj = v_aᵀ tanh(W_a q_t + U_a h_j + w_c c_tj), c_t = Σ_{t'<t} α_t'
+                          location-aware  e_tj = β wᵀ tanh(W q_t + V h_j + b + U f_tj),
+                                     f_tj = Σ_o F_o α_{t−1, j+o−(r−1)/2} (α = 0 outside the sentence), α_0 uniform
+                                     (δ_j0 with a monotonic scope)                          (Chorowski et al. 2015)
     monotonic_expected_alignment  Raffel et al.'s training alignment, by its recurrence (eq. 10 and 11)
     logits (copy_attention)  See et al. (2017), the pointer-generator, one word at a time:
                           p_gen = σ(w_sᵀ s_t + w_cᵀ c_t + w_xᵀ E y_{t-1} + b)
@@ -160,12 +163,14 @@ def _cell_step(model, rnn_input: Tensor, layers: list) -> tuple[Tensor, list]:
 
 
 class _Attended:
-    """What one sentence's attention carries from step to step: t, the position it stopped at (monotonic) and
-    the coverage c_t [L]."""
+    """What one sentence's attention carries from step to step: t, the position it stopped at (monotonic), the
+    coverage c_t [L] and the previous alignment α_{t−1} [L] (α_0: 1/L each, or δ_j0 with a monotonic scope)."""
 
     def __init__(self, annotations: Tensor) -> None:
         self.step, self.position = 0, 0
-        self.coverage = annotations.new_zeros(annotations.shape[1])
+        length = annotations.shape[1]
+        self.coverage = annotations.new_zeros(length)
+        self.previous = annotations.new_full((length,), 1 / length)
 
 
 def _attend(model, query: Tensor, annotations: Tensor, attended: _Attended) -> tuple[Tensor, Tensor]:
@@ -176,6 +181,10 @@ def _attend(model, query: Tensor, annotations: Tensor, attended: _Attended) -> t
     keys = decoder.attention.project_keys(annotations)
     if config.use_coverage:  # U_a h_j + w_c c_tj
         keys = keys + attended.coverage[None, :, None] * decoder.coverage.coverage_proj.weight[:, 0]
+    if config.attention_type == "location_aware":  # V h_j + b + U f_tj
+        if config.attention_scope == "monotonic" and attended.step == 0:
+            attended.previous = torch.eye(length, dtype=keys.dtype)[0]
+        keys = keys + _location_features(decoder.attention, attended.previous)[None]
     scores = decoder.attention.score(query, keys)[0]  # e_j [L], or [H, L] per head
     if config.attention_scope == "global":
         weights = torch.softmax(scores, dim=-1)
@@ -203,6 +212,7 @@ def _attend(model, query: Tensor, annotations: Tensor, attended: _Attended) -> t
     context, reported = decoder.attention.pool(weights[None, ..., None, :], annotations)
     attended.step += 1
     attended.coverage = attended.coverage + reported[0, 0]
+    attended.previous = reported[0, 0]
     return context[:, 0], reported[0, 0]
 
 
@@ -381,3 +391,18 @@ def sequence_classifier(model, sentences: list[Tensor]) -> tuple[Tensor, Tensor,
         ((document, text_weights, penalty),) = pooled
         weights = [text_weights]
     return model.classifier.weight @ document + model.classifier.bias, penalty, weights
+
+
+def _location_features(attention, previous: Tensor) -> Tensor:
+    """U f_j [L, A] for every position j of one sentence: f_j = Σ_o F_o α_{j+o−(r−1)/2} [k] over the offsets o of
+    the filters F [k, r] that fall inside the sentence, α = ``previous`` [L]."""
+    filters = attention.location_conv.weight[:, 0]  # F [k, r]
+    width, length = filters.shape[1], previous.shape[0]
+    rows = []
+    for j in range(length):
+        f = previous.new_zeros(filters.shape[0])
+        for o in range(width):
+            if 0 <= j + o - width // 2 < length:
+                f = f + filters[:, o] * previous[j + o - width // 2]
+        rows.append(attention.location_proj.weight @ f)
+    return torch.stack(rows)

@@ -42,6 +42,9 @@ def make_config(**overrides: object) -> SimpleNamespace:
         max_source_positions=8,
         gaussian_kernel_width=0.7,
         gaussian_kernel_learnable=True,
+        location_filters=2,
+        location_kernel_size=3,
+        location_sharpening=1.5,
     )
     return SimpleNamespace(**{**fields, **overrides})
 

@@ -44,6 +44,7 @@ __all__ = [
     "GaussianKernelAttention",
     "GeneralAttention",
     "LocationAttention",
+    "LocationAwareAttention",
     "MultiHeadAttention",
     "ProductAttention",
     "ScaledDotAttention",
@@ -213,10 +214,10 @@ class AdditiveAttention(AttentionMechanism):
 
     HIDDEN_BLOCK_ENTRIES = 2**19  # 2 MB of float32, about the L2 caches of two cores
 
-    def __init__(self, query_size: int, key_size: int, attention_size: int) -> None:
+    def __init__(self, query_size: int, key_size: int, attention_size: int, key_bias: bool = False) -> None:
         super().__init__()
         self.query_proj = nn.Linear(query_size, attention_size, bias=False)
-        self.key_proj = nn.Linear(key_size, attention_size, bias=False)
+        self.key_proj = nn.Linear(key_size, attention_size, bias=key_bias)
         self.energy_proj = nn.Linear(attention_size, 1, bias=False)
 
     def project_keys(self, keys: Tensor) -> Tensor:
@@ -257,6 +258,69 @@ class AdditiveAttention(AttentionMechanism):
 @ATTENTION_SCORES.register("concat")
 class ConcatAttention(AdditiveAttention):
     """Luong's "concat" score, which is Bahdanau's additive score: e_j = v_a^T tanh(W_a [q; k_j])."""
+
+
+@ATTENTION_SCORES.register("location_aware")
+class LocationAwareAttention(AdditiveAttention):
+    """Chorowski et al. (2015)'s location-aware score: e_tj = β wᵀ tanh(W q_t + V h_j + b + U f_tj), f_t = F ∗ α_{t−1}.
+
+    F = ``location_conv``: k filters of odd width r over the source positions, zero-padded so that f_t [N, S, k] has
+    S positions, (F ∗ α)_j = Σ_o F_o α_{j+o−(r−1)/2}, no bias; U = ``location_proj`` [k -> A], no bias;
+    W = ``query_proj``, V and b = ``key_proj`` (project_keys: V h_j + b [N, S, A], once per source);
+    w = ``energy_proj``; β = ``sharpening``, softmax(β e) sharper for β > 1. The layout is ESPnet's ``AttLoc`` (its
+    ``scaling`` is β, its ``aconv_chans`` k, its kernel 2 ``aconv_filts`` + 1 = r), and so is α_0: uniform over the
+    real positions (``initial_alignment``).
+
+    ``step_keys`` adds U f_tj to the projected keys, so a decoder scores step t with ``score(q_t, step_keys(keys,
+    α_{t−1}))``. Without a decoding state (``forward``, ``stepwise``) every query attends as the first step does, from
+    α_0; ``score`` reads the keys it is given.
+    """
+
+    def __init__(self, query_size: int, key_size: int, attention_size: int, filters: int, kernel_size: int,
+                 sharpening: float) -> None:
+        super().__init__(query_size, key_size, attention_size, key_bias=True)
+        if filters < 1:
+            raise ValueError(f"filters (location_filters) must be a positive integer, got {filters}")
+        if kernel_size < 1 or kernel_size % 2 == 0:
+            raise ValueError(f"kernel_size (location_kernel_size) must be an odd positive integer (the filters are "
+                             f"centred on each position), got {kernel_size}")
+        if sharpening <= 0:
+            raise ValueError(f"sharpening (location_sharpening) must be > 0, got {sharpening}")
+        self.sharpening = float(sharpening)
+        self.location_conv = nn.Conv1d(1, filters, kernel_size, padding=kernel_size // 2, bias=False)
+        self.location_proj = nn.Linear(filters, attention_size, bias=False)
+
+    def initial_alignment(self, mask: Tensor, dtype: torch.dtype) -> Tensor:
+        """α_0j = 1 / L over the L real positions, 0 on padding (and for a source of no tokens)."""
+        real = mask.to(dtype)
+        return real / real.sum(-1, keepdim=True).clamp(min=1)
+
+    def step_keys(self, projected_keys: Tensor, previous: Tensor | None) -> Tensor:
+        """V h_j + b [N, S, A], α_{t−1} [N, S] -> V h_j + b + U f_tj [N, S, A]."""
+        if previous is None:
+            raise ValueError("the location-aware score reads the previous step's alignment α_{t−1}, got None")
+        features = self.location_conv(previous.to(projected_keys.dtype).unsqueeze(1))  # f_t [N, k, S]
+        return projected_keys + self.location_proj(features.transpose(1, 2))
+
+    def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        scores = super()._score(query, projected_keys)
+        return scores if self.sharpening == 1.0 else scores * self.sharpening
+
+    def _first_step_keys(self, projected_keys: Tensor, mask: Tensor) -> Tensor:
+        """V h_j + b + U (F ∗ α_0)_j [N, S, A] for sources with ``mask`` [N, S]."""
+        return self.step_keys(projected_keys, self.initial_alignment(mask, projected_keys.dtype))
+
+    def _attend(self, query: Tensor, projected_keys: Tensor, values: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        return super()._attend(query, self._first_step_keys(projected_keys, mask), values, mask)
+
+    def stepwise(self, values: Tensor, mask: Tensor,
+                 projected_keys: Tensor) -> Callable[[Tensor], tuple[Tensor, Tensor]]:
+        return super().stepwise(values, mask, self._first_step_keys(projected_keys, mask))
+
+    @classmethod
+    def from_config(cls, config: Any, query_size: int, key_size: int) -> "LocationAwareAttention":
+        return cls(query_size, key_size, config.attention_size, config.location_filters, config.location_kernel_size,
+                   config.location_sharpening)
 
 
 class ProductAttention(AttentionMechanism):

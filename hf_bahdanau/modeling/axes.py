@@ -26,6 +26,8 @@ ATTENTION_SCORES = Registry("attention_type", {  # attention.py
     "scaled_dot": "scaled dot score e_ij = q_iᵀ h_j / √d",
     "general": "general (bilinear) score e_ij = q_iᵀ W_a h_j",
     "location": "location score e_i = W_a q_i (one score per source position; the keys are not read)",
+    "location_aware": "location-aware (Chorowski et al., 2015) score e_ij = β wᵀ tanh(W s_{i-1} + V h_j + b + U f_ij), "
+                      "f_i = F ∗ α_{i-1}: k filters of width r convolved over the previous alignment (α_0 uniform)",
     "multihead": "multi-head scaled dot attention, softmax(Q_h K_hᵀ / √d) V_h per head",
     "gaussian_kernel": "Gaussian-kernel (Nadaraya–Watson) score e_ij = -½ (w ‖q_i - h_j‖)²",
 }, special={
@@ -33,6 +35,8 @@ ATTENTION_SCORES = Registry("attention_type", {  # attention.py
 }, flags={
     # the score compares q_i with h_j directly, so the query size must equal the key size
     "same_size_required": ("dot", "scaled_dot", "gaussian_kernel"),
+    # e_ij reads the previous step's alignment α_{i-1}: a decoder's score only (not a token attention or a pointer)
+    "reads_previous_alignment": ("location_aware",),
 })
 
 ATTENTION_SCOPES = Registry("attention_scope", {  # scope.py
@@ -109,8 +113,10 @@ def axes_table() -> str:
 
 
 def token_attention_types() -> list[str]:
-    """Every value ``token_attention_type`` accepts: the token attentions, then every score."""
-    return [*TOKEN_ATTENTIONS.declared, *ATTENTION_SCORES.declared]
+    """Every value ``token_attention_type`` accepts: the token attentions, then every score that reads no previous
+    alignment (the tokens attend all at once)."""
+    return [*TOKEN_ATTENTIONS.declared, *(name for name in ATTENTION_SCORES.declared
+                                          if name not in ATTENTION_SCORES.flags["reads_previous_alignment"])]
 
 
 def describe_token_attention(name: str) -> str:

@@ -97,6 +97,7 @@ FLOAT_RANGES = {
     "gaussian_kernel_width": "> 0",
     "monotonic_noise_std": ">= 0",
     "hard_attention_temperature": "> 0",
+    "location_sharpening": "> 0",
     "coverage_loss_weight": ">= 0",
     "self_attention_penalty_weight": ">= 0",
     "init_std": ">= 0",
@@ -153,7 +154,8 @@ class BahdanauConfig(PreTrainedConfig):
             Dropout on embeddings, between RNN layers and before the output projection, in [0, 1).
         attention_type (`str`, *optional*, defaults to `"additive"`):
             The score function: a name in ``axes.ATTENTION_SCORES`` (additive, concat, dot, general, scaled_dot,
-            location, multihead, gaussian_kernel, …), or ``"none"`` for a decoder without attention (``context_mode``).
+            location, multihead, gaussian_kernel, location_aware, …), or ``"none"`` for a decoder without attention
+            (``context_mode``).
         attention_size (`int`, *optional*):
             Size A of the additive score's hidden layer and of the multi-head projections. Default: ``hidden_size``.
         num_attention_heads (`int`, *optional*, defaults to 1):
@@ -164,6 +166,14 @@ class BahdanauConfig(PreTrainedConfig):
             Width w > 0 of ``attention_type="gaussian_kernel"``, e_ij = -½ (w ‖q_i - h_j‖)².
         gaussian_kernel_learnable (`bool`, *optional*, defaults to `True`):
             Whether w is learned (parametric Nadaraya–Watson pooling) or fixed.
+        location_filters (`int`, *optional*, defaults to 10):
+            k, the filters F of ``attention_type="location_aware"`` convolved over the previous alignment,
+            f_i = F ∗ α_{i-1} (Chorowski et al. 2015: 10).
+        location_kernel_size (`int`, *optional*, defaults to 201):
+            r, the odd width of those filters, centred on each source position (Chorowski et al. 2015: 201; ESPnet's
+            ``aconv_filts`` = (r − 1) / 2).
+        location_sharpening (`float`, *optional*, defaults to 1.0):
+            β > 0 of the location-aware score's α_i = softmax(β e_i) (ESPnet's ``scaling``, 2.0 there).
         attention_scope (`str`, *optional*, defaults to `"global"`):
             Where the decoder may attend, a name in ``axes.ATTENTION_SCOPES``: ``"global"`` (every position),
             ``"local-m"`` / ``"local-p"`` (Luong's window around p_i = i or a predicted p_i), ``"monotonic"`` (Raffel
@@ -184,7 +194,7 @@ class BahdanauConfig(PreTrainedConfig):
             Temperature τ > 0 of the straight-through Gumbel-softmax that trains hard attention.
         use_coverage (`bool`, *optional*, defaults to `False`):
             Add the coverage c_ij = Σ_{i'<i} α_i'j to the additive score, e = vᵀ tanh(W q + U h_j + w_c c_ij)
-            (Tu et al. 2016; See et al. 2017); needs ``attention_type`` "additive" or "concat".
+            (Tu et al. 2016; See et al. 2017); needs ``attention_type`` "additive", "concat" or "location_aware".
         coverage_loss_weight (`float`, *optional*, defaults to 0.0):
             λ ≥ 0 of See et al.'s coverage loss λ Σ_j min(α_ij, c_ij) per target token, added to the training loss
             and reported as the output's ``coverage_loss``; needs attention.
@@ -277,6 +287,9 @@ class BahdanauConfig(PreTrainedConfig):
     max_source_positions: int = 256
     gaussian_kernel_width: float | int = 1.0
     gaussian_kernel_learnable: bool = True
+    location_filters: int = 10
+    location_kernel_size: int = 201
+    location_sharpening: float | int = 1.0
     attention_scope: str = "global"
     local_window: int = 10
     monotonic_bias_init: float | int = -4.0
@@ -358,7 +371,8 @@ class BahdanauConfig(PreTrainedConfig):
         (a field may have been changed in between). Raises ValueError naming the field."""
         for field in ("vocab_size", "embedding_size", "hidden_size", "encoder_hidden_size", "encoder_layers",
                       "decoder_layers", "attention_size", "num_attention_heads", "max_source_positions",
-                      "output_size", "classifier_attention_size", "local_window"):
+                      "output_size", "classifier_attention_size", "local_window", "location_filters",
+                      "location_kernel_size"):
             _require_positive(field, getattr(self, field))
         for registry in AXES:
             registry.check(getattr(self, registry.field))
@@ -433,6 +447,15 @@ class BahdanauConfig(PreTrainedConfig):
         if self.attention_type == "none" and changed:
             raise ValueError(f"{', '.join(f'`{field}={getattr(self, field)!r}`' for field in changed)} shape the "
                              "attention, but `attention_type='none'` has none; pick a score (e.g. 'additive').")
+        location_fields = [f"`{field}={getattr(self, field)!r}`" for field, default in (
+            ("location_filters", 10), ("location_kernel_size", 201), ("location_sharpening", 1.0))
+            if getattr(self, field) != default]
+        if self.attention_type != "location_aware" and location_fields:
+            raise ValueError(f"{', '.join(location_fields)}: only `attention_type='location_aware'` reads it, but "
+                             f"`attention_type` is {self.attention_type!r}; set it or leave the default.")
+        if self.location_kernel_size % 2 == 0:
+            raise ValueError(f"`location_kernel_size` must be odd (the location filters are centred on each source "
+                             f"position), got {self.location_kernel_size}.")
         if self.attention_scope == "monotonic" and self.attention_type == "multihead":
             raise ValueError("`attention_scope='monotonic'` stops at one source position per step, but "
                              "`attention_type='multihead'` scores each head on its own; use one head's score (e.g. "
@@ -441,10 +464,10 @@ class BahdanauConfig(PreTrainedConfig):
             raise ValueError("`attention_mode='hard'` with `attention_scope='monotonic'`: monotonic attention is "
                              "already hard at inference and trains on its expected alignment; use "
                              "`attention_mode='soft'` (hard works with the global and local scopes).")
-        if self.use_coverage and self.attention_type not in ("additive", "concat"):
+        if self.use_coverage and self.attention_type not in ("additive", "concat", "location_aware"):
             raise ValueError(f"`use_coverage=True` adds w_c c_ij inside the additive score's tanh, but "
-                             f"`attention_type={self.attention_type!r}` has no such term; use 'additive' or 'concat' "
-                             "(GNMT's coverage penalty in generate() works with every score).")
+                             f"`attention_type={self.attention_type!r}` has no such term; use 'additive', 'concat' or "
+                             "'location_aware' (GNMT's coverage penalty in generate() works with every score).")
         if self.copy_attention and self.unk_token_id is None:
             raise ValueError("`copy_attention=True` feeds a copied word the vocabulary lacks back to the decoder as "
                              "the unknown token: set `unk_token_id` (the tokenizer's unk id).")
@@ -515,6 +538,10 @@ class BahdanauPointerConfig(BahdanauConfig):
         if changed:
             raise ValueError(f"A pointer network's output distribution is the softmax of its attention scores over "
                              f"all inputs: {', '.join(changed)} cannot be used with it (leave the default).")
+        if self.attention_type in ATTENTION_SCORES.flags["reads_previous_alignment"]:
+            raise ValueError(f"A pointer network scores all its steps at once from the decoder states, but "
+                             f"`attention_type={self.attention_type!r}` reads each step's previous alignment; use "
+                             f"another score (e.g. 'additive').")
 
 
 BahdanauPointerConfig.__setattr__ = _builtin_errors(BahdanauPointerConfig.__setattr__)
