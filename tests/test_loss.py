@@ -212,3 +212,17 @@ def test_trainer_gradient_accumulation_takes_the_full_batch_step(head, tmp_path)
     full, accumulated = update(4, 1), update(2, 2)
     assert full.abs().max() > 1e-3  # a real step
     assert_float64_close(accumulated, full)
+
+
+def test_trainer_predictions_leave_out_the_loss_terms(tmp_path):
+    """Trainer's predictions hold the model's per-example outputs only: the coverage loss (a scalar per batch) is a
+    loss, not a prediction (``keys_to_ignore_at_inference``), so 5 examples in batches of 2 give no 3-value array."""
+    from transformers import Trainer, TrainingArguments
+
+    model = tiny_model("rnnsearch", coverage_loss_weight=0.5)
+    rows = [dict(input_ids=torch.tensor([3, 4, 5, 2]), attention_mask=torch.ones(4, dtype=torch.long),
+                 labels=torch.tensor([5, 6, 2])) for _ in range(5)]
+    args = TrainingArguments(str(tmp_path), per_device_eval_batch_size=2, report_to=[], use_cpu=True)
+    predictions = Trainer(model=model, args=args).predict(rows).predictions
+    assert [prediction.shape[0] for prediction in predictions] == [5, 5]  # logits, encoder_last_hidden_state
+    assert predictions[0].shape == (5, 3, model.config.vocab_size)

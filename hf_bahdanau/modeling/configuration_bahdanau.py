@@ -267,8 +267,8 @@ class BahdanauConfig(PreTrainedConfig):
 
     model_type = "bahdanau"
     default_auto_map = AUTO_MAP
-    # the cache's names from transformers 5.24 / before; a scalar Trainer's evaluation must not gather as predictions
-    keys_to_ignore_at_inference = ["cache", "past_key_values", "self_attention_penalty"]
+    # the cache's names from transformers 5.24 / before; the scalar losses Trainer must not gather as predictions
+    keys_to_ignore_at_inference = ["cache", "past_key_values", "coverage_loss", "self_attention_penalty"]
     attribute_map = {"num_hidden_layers": "encoder_layers"}  # as BART: transformers' generic code reads this name
 
     vocab_size: int = 1000
