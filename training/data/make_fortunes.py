@@ -3,6 +3,7 @@
     apt-get install fortunes fortunes-min           # the files, in /usr/share/games/fortunes
     python training/data/make_fortunes.py           # writes training/data/fortunes/{train,validation,test}.jsonl
     python training/data/make_fortunes.py --fortunes_dir DIR --output_dir OUT --min_texts 100
+    python training/run_classification.py training/configs/fortunes_flat.json   # or fortunes_han.json
 
 Licence: the fortune files are distributed under the BSD licence of fortune-mod (University of California, see
 /usr/share/doc/fortunes/copyright); the files written here are generated at run time and never committed. Each line
@@ -28,10 +29,10 @@ test_percent`` train, then validation, then test (80 / 10 / 10 by default). A te
 alone: the same file always gives the same split, and adding or removing other texts moves none. Each file lists
 its rows in the order of that hash (categories mixed, so that ``--max_eval_samples N`` keeps a sample of all).
 
-Learnability (Debian 1:1.99.1-7.3, defaults: 31 categories, 13,947 texts): the categories are the files' own,
-unmerged. A bag of words gets well above the majority class on test (``training/bag_of_words_baseline.py``, see
-docs/results.md), so the labels are learnable as they are; the grab-bag files (``fortunes``, ``miscellaneous``,
-``wisdom``, ``platitudes``) are the ones it confuses most.
+Learnability (Debian 1:1.99.1-7.3, defaults): 32 categories, 14,533 texts (11,654 / 1,397 / 1,482). The categories
+are the files' own, unmerged: a bag of words (``training/bag_of_words_baseline.py``) gets 45.3% test accuracy and
+0.447 macro-F1 where the majority class (``people``) is 9.8% of test, so they are learnable as they are; the flat
+attention classifier of ``fortunes_flat.json`` gets 54.2% and 0.538, the HAN of ``fortunes_han.json`` 49.9% and 0.468.
 """
 
 import argparse
