@@ -44,7 +44,7 @@ from pathlib import Path
 DEFAULT_FORTUNES_DIR = Path("/usr/share/games/fortunes")
 DEFAULT_OUTPUT_DIR = Path(__file__).resolve().parent / "fortunes"
 SPLITS = ("train", "validation", "test")
-SEPARATOR = "%"
+SEPARATOR = b"%"  # a line holding only this ends a text
 MIN_TEXTS, VALIDATION_PERCENT, TEST_PERCENT = 100, 10, 10
 
 
@@ -54,8 +54,8 @@ def read_texts(data: bytes) -> tuple[list[str], int]:
     if lines[-1] == b"":  # the newline ending the file's last line
         lines.pop()
     entries, current = [], []
-    for line in lines + [SEPARATOR.encode()]:
-        if line == SEPARATOR.encode():
+    for line in [*lines, SEPARATOR]:
+        if line == SEPARATOR:
             entries.append(b"\n".join(current))
             current = []
         else:
