@@ -16,7 +16,7 @@ CASES = [(config_class, field) for config_class in CONFIGS for field in float_fi
 def test_the_float_fields_are_found_from_the_annotations():
     expected = {"dropout", "gaussian_kernel_width", "monotonic_bias_init", "monotonic_noise_std",
                 "hard_attention_temperature", "coverage_loss_weight", "init_std", "classifier_dropout",
-                "location_sharpening"}
+                "location_sharpening", "self_attention_penalty_weight"}
     for config_class in CONFIGS:
         assert set(float_fields(config_class)) == expected
     assert set(FLOAT_RANGES) <= expected

@@ -374,6 +374,8 @@ class BahdanauConfig(PreTrainedConfig):
                       "output_size", "classifier_attention_size", "local_window", "location_filters",
                       "location_kernel_size"):
             _require_positive(field, getattr(self, field))
+        for field in float_fields(type(self)):
+            _require_real(field, getattr(self, field))
         for registry in AXES:
             registry.check(getattr(self, registry.field))
         _require_choice("token_attention_type", self.token_attention_type, tuple(token_attention_types()))
@@ -388,8 +390,6 @@ class BahdanauConfig(PreTrainedConfig):
             _require_positive("max_training_source_length", self.max_training_source_length)
         if self.num_labels is not None and self.num_labels < 1:
             raise ValueError(f"`num_labels` must be a positive integer, got {self.num_labels}.")
-        for field in float_fields(type(self)):
-            _require_real(field, getattr(self, field))
         for field in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "unk_token_id"):
             value = getattr(self, field)
             for token_id in value if isinstance(value, list) else [value]:
