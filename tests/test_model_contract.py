@@ -190,7 +190,8 @@ def test_the_cache_keeps_the_cache_protocol(preset):
     targets = decoder_ids(rows=6)  # 2 rows per source, as 2 beams
     order = torch.tensor([1, 0, 2, 2, 5, 4])  # rows move within their source's pair only
     with torch.no_grad():
-        cache = cache_of(model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=targets[:, :3]))
+        cache = cache_of(model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=targets[:, :3],
+                               rows_per_source=2))
         assert len(cache) == model.config.decoder_layers
         assert cache.get_seq_length() == 3
         hidden, cell = cache.state.rnn
@@ -200,7 +201,8 @@ def test_the_cache_keeps_the_cache_protocol(preset):
         cache.reorder_cache(order)
         assert torch.equal(cache.layers[0].hidden, hidden[0][order])
         stepped = model(decoder_input_ids=targets[order, 3:], past_key_values=cache)
-        rebuilt = cache_of(model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=targets[order, :3]))
+        rebuilt = cache_of(model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=targets[order, :3],
+                                 rows_per_source=2))
         expected = model(decoder_input_ids=targets[order, 3:], past_key_values=rebuilt)
     assert cache.get_seq_length() == 4
     assert torch.equal(stepped.logits, expected.logits)
