@@ -105,3 +105,23 @@ def test_a_missing_or_empty_fortunes_dir_is_refused_by_name(tmp_path):
     (tmp_path / "only-indexes" / "art.dat").write_bytes(b"\x00")
     with pytest.raises(ValueError, match="`--fortunes_dir` .*only-indexes' holds no fortune files"):
         main(["--fortunes_dir", str(tmp_path / "only-indexes"), "--output_dir", str(tmp_path / "out")])
+
+
+def test_the_bag_of_words_baseline_reads_any_data_dir(tmp_path):
+    """The baseline on a folder of its own: a word that names the label gives accuracy and macro-F1 1; a test
+    document of the wrong class costs its share (accuracy 3/4; macro-F1 of the two classes' F1 2/3 and 4/5)."""
+    from training.bag_of_words_baseline import bag_of_words_scores
+
+    def write(split: str, rows: list[tuple[str, str]]) -> None:
+        (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps({"text": text, "label": label}) + "\n"
+                                                         for text, label in rows))
+
+    write("train", [("cats purr", "cat"), ("a cat sat", "cat"), ("dogs bark", "dog"), ("a dog ran", "dog")] * 5)
+    write("test", [("purr purr", "cat"), ("bark", "dog"), ("bark bark", "dog"), ("ran ran", "dog")])
+    assert bag_of_words_scores(tmp_path) == {"accuracy": 1.0, "macro_f1": 1.0}
+    write("test", [("purr purr", "cat"), ("bark", "dog"), ("bark bark", "dog"), ("purr", "dog")])
+    scores = bag_of_words_scores(tmp_path)
+    assert scores["accuracy"] == 0.75 and abs(scores["macro_f1"] - (2 / 3 + 4 / 5) / 2) < 1e-12
+    (tmp_path / "test.jsonl").unlink()
+    with pytest.raises(ValueError, match=r"`data_dir` .* has no test.jsonl"):
+        bag_of_words_scores(tmp_path)
