@@ -35,6 +35,7 @@ import torch
 from torch import Tensor, nn
 
 from ..modeling import source_warnings
+from ..modeling.attention import ATTENTION_SCORES
 from ..modeling.recurrent import RNN_TYPES, RecurrentState
 from ..modeling.state import AttentionState, DecoderState, EncoderMemory
 from . import beam_search, runtime
@@ -83,7 +84,9 @@ def memory_and_state_names(config) -> tuple[list[str], list[str]]:
     state = ["hidden"] + ["cell"] * RNN_TYPES[config.rnn_type].has_memory_cell
     if attends:
         state += ["input_feed"] * (config.decoder_style == "luong" and config.input_feeding)
-        state += ["attention_step"] + ["previous"] * (config.attention_scope == "monotonic") + ["coverage"]
+        reads_previous = (config.attention_scope == "monotonic"
+                          or ATTENTION_SCORES[config.attention_type].reads_previous_alignment)
+        state += ["attention_step"] + ["previous"] * reads_previous + ["coverage"]
     return memory, state
 
 
