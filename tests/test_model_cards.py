@@ -306,6 +306,8 @@ def test_what_decided_the_run_rounded_values_short_outputs_and_kept_examples(mod
     (dict(attention_mode="hard", use_coverage=True, coverage_loss_weight=0.5),
      ["hard: one source position per step", "reads the coverage c_ij", "coverage loss", "λ = 0.5"]),
     (dict(copy_attention=True), ["pointer-generator copying (See et al., 2017)", "(1 − p_gen)"]),
+    (dict(attention_type="location_aware", location_filters=3, location_kernel_size=5, location_sharpening=2.0),
+     ["location-aware (Chorowski et al., 2015)", "3 filters of width 5, sharpening β = 2.0"]),
 ])
 def test_the_card_names_the_attention_scope_mode_and_coverage(overrides, words):
     architecture = describe(tiny_config("rnnsearch", **overrides).to_dict())

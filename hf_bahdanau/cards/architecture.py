@@ -95,6 +95,9 @@ def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
             attention = ATTENTION_SCORES.describe(config["attention_type"])
             if config["attention_type"] == "multihead":
                 attention += f" ({config['num_attention_heads']} heads)"
+            elif config["attention_type"] == "location_aware":
+                attention += (f" ({config['location_filters']} filters of width {config['location_kernel_size']}, "
+                              f"sharpening β = {config['location_sharpening']})")
             attention += f", attention size {config['attention_size']}"
             attention += "; " + _where_and_how(config)
         lines.append(f"**Attention**: {attention}")
