@@ -25,6 +25,7 @@ reads its parameters; nothing here is used by the model itself.
                           location-aware  e_tj = β wᵀ tanh(W q_t + V h_j + b + U f_tj),
                                      f_tj = Σ_o F_o α_{t−1, j+o−(r−1)/2} (α = 0 outside the sentence), α_0 uniform
                                      (δ_j0 with a monotonic scope)                          (Chorowski et al. 2015)
+                          smoothing  σ(e_tj) / Σ_k σ(e_tk) in place of each softmax above (``location_smoothing``)
     monotonic_expected_alignment  Raffel et al.'s training alignment, by its recurrence (eq. 10 and 11)
     logits (copy_attention)  See et al. (2017), the pointer-generator, one word at a time:
                           p_gen = σ(w_sᵀ s_t + w_cᵀ c_t + w_xᵀ E y_{t-1} + b)
@@ -185,9 +186,11 @@ def _attend(model, query: Tensor, annotations: Tensor, attended: _Attended) -> t
         if config.attention_scope == "monotonic" and attended.step == 0:
             attended.previous = torch.eye(length, dtype=keys.dtype)[0]
         keys = keys + _location_features(decoder.attention, attended.previous)[None]
-    scores = decoder.attention.score(query, keys)[0]  # e_j [L], or [H, L] per head
+        scores = _location_aware_energies(decoder.attention, query, keys[0])
+    else:
+        scores = decoder.attention.score(query, keys)[0]  # e_j [L], or [H, L] per head
     if config.attention_scope == "global":
-        weights = torch.softmax(scores, dim=-1)
+        weights = _normalise(scores, config)
     elif config.attention_scope == "monotonic":
         weights, scope = torch.zeros_like(scores), decoder.scope
         stops = [j for j in range(attended.position, length)
@@ -203,7 +206,7 @@ def _attend(model, query: Tensor, annotations: Tensor, attended: _Attended) -> t
             centre = length * torch.sigmoid(scope.position_energy(torch.tanh(scope.position_proj(query))))[0, 0]
         window = [j for j in range(length) if abs(j - centre) <= config.local_window]
         sigma = config.local_window / 2
-        in_window = torch.softmax(scores[..., window], dim=-1)
+        in_window = _normalise(scores[..., window], config)
         weights = torch.zeros_like(scores)
         for column, j in enumerate(window):
             weights[..., j] = in_window[..., column] * torch.exp(-(j - centre) ** 2 / (2 * sigma**2))
@@ -406,3 +409,18 @@ def _location_features(attention, previous: Tensor) -> Tensor:
                 f = f + filters[:, o] * previous[j + o - width // 2]
         rows.append(attention.location_proj.weight @ f)
     return torch.stack(rows)
+
+
+def _location_aware_energies(attention, query: Tensor, keys: Tensor) -> Tensor:
+    """β e_j = β wᵀ tanh(W q + k_j) [L] of the location-aware score, from the query q [1, Dq] and the keys
+    k_j = V h_j + b + U f_j (+ w_c c_j) [L, A]."""
+    hidden = torch.tanh(attention.query_proj.weight @ query[0] + keys)  # [L, A]
+    return attention.sharpening * (hidden @ attention.energy_proj.weight[0])
+
+
+def _normalise(scores: Tensor, config) -> Tensor:
+    """α_j over the positions of ``scores`` [..., n]: exp(e_j) / Σ_k exp(e_k), or with ``location_smoothing``
+    σ(e_j) / Σ_k σ(e_k) (Chorowski et al. 2015, §2.3)."""
+    if config.location_smoothing:
+        return torch.sigmoid(scores) / torch.sigmoid(scores).sum(-1, keepdim=True)
+    return torch.softmax(scores, dim=-1)

@@ -45,6 +45,7 @@ def make_config(**overrides: object) -> SimpleNamespace:
         location_filters=2,
         location_kernel_size=3,
         location_sharpening=1.5,
+        location_smoothing=False,
     )
     return SimpleNamespace(**{**fields, **overrides})
 

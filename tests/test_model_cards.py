@@ -307,7 +307,9 @@ def test_what_decided_the_run_rounded_values_short_outputs_and_kept_examples(mod
      ["hard: one source position per step", "reads the coverage c_ij", "coverage loss", "λ = 0.5"]),
     (dict(copy_attention=True), ["pointer-generator copying (See et al., 2017)", "(1 − p_gen)"]),
     (dict(attention_type="location_aware", location_filters=3, location_kernel_size=5, location_sharpening=2.0),
-     ["location-aware (Chorowski et al., 2015)", "3 filters of width 5, sharpening β = 2.0"]),
+     ["location-aware (Chorowski et al., 2015)", "3 filters of width 5, sharpening β = 2.0)"]),
+    (dict(attention_type="location_aware", location_smoothing=True),
+     ["sharpening β = 1.0; smoothing: α_ij = σ(β e_ij) / Σ_k σ(β e_ik) in place of the softmax)"]),
 ])
 def test_the_card_names_the_attention_scope_mode_and_coverage(overrides, words):
     architecture = describe(tiny_config("rnnsearch", **overrides).to_dict())

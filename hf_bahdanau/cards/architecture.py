@@ -97,7 +97,9 @@ def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
                 attention += f" ({config['num_attention_heads']} heads)"
             elif config["attention_type"] == "location_aware":
                 attention += (f" ({config['location_filters']} filters of width {config['location_kernel_size']}, "
-                              f"sharpening β = {config['location_sharpening']})")
+                              f"sharpening β = {config['location_sharpening']}"
+                              + ("; smoothing: α_ij = σ(β e_ij) / Σ_k σ(β e_ik) in place of the softmax"
+                                 if config.get("location_smoothing") else "") + ")")
             attention += f", attention size {config['attention_size']}"
             attention += "; " + _where_and_how(config)
         lines.append(f"**Attention**: {attention}")

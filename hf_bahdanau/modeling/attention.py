@@ -271,13 +271,18 @@ class LocationAwareAttention(AdditiveAttention):
     ``scaling`` is β, its ``aconv_chans`` k, its kernel 2 ``aconv_filts`` + 1 = r), and so is α_0: uniform over the
     real positions (``initial_alignment``).
 
+    ``smoothing`` (Chorowski et al. §2.3): the score is log σ(β e_tj), so the softmax over it that every scope but
+    the monotonic one takes is α_tj = σ(β e_tj) / Σ_k σ(β e_tk) over the positions it normalises (all real ones, or a
+    local window), exactly 0 on padding. The log form stays finite where σ(β e_tj) rounds to 0 (β e_tj < −88 in
+    float32) and the ratio of sigmoids would be 0 / 0.
+
     ``step_keys`` adds U f_tj to the projected keys, so a decoder scores step t with ``score(q_t, step_keys(keys,
     α_{t−1}))``. Without a decoding state (``forward``, ``stepwise``) every query attends as the first step does, from
     α_0; ``score`` reads the keys it is given.
     """
 
     def __init__(self, query_size: int, key_size: int, attention_size: int, filters: int, kernel_size: int,
-                 sharpening: float) -> None:
+                 sharpening: float, smoothing: bool = False) -> None:
         super().__init__(query_size, key_size, attention_size, key_bias=True)
         if filters < 1:
             raise ValueError(f"filters (location_filters) must be a positive integer, got {filters}")
@@ -287,6 +292,7 @@ class LocationAwareAttention(AdditiveAttention):
         if sharpening <= 0:
             raise ValueError(f"sharpening (location_sharpening) must be > 0, got {sharpening}")
         self.sharpening = float(sharpening)
+        self.smoothing = smoothing
         self.location_conv = nn.Conv1d(1, filters, kernel_size, padding=kernel_size // 2, bias=False)
         self.location_proj = nn.Linear(filters, attention_size, bias=False)
 
@@ -303,8 +309,10 @@ class LocationAwareAttention(AdditiveAttention):
         return projected_keys + self.location_proj(features.transpose(1, 2))
 
     def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
+        """β e_tj [B, T, S], or log σ(β e_tj) with ``smoothing``."""
         scores = super()._score(query, projected_keys)
-        return scores if self.sharpening == 1.0 else scores * self.sharpening
+        scores = scores if self.sharpening == 1.0 else scores * self.sharpening
+        return nn.functional.logsigmoid(scores) if self.smoothing else scores
 
     def _first_step_keys(self, projected_keys: Tensor, mask: Tensor) -> Tensor:
         """V h_j + b + U (F ∗ α_0)_j [N, S, A] for sources with ``mask`` [N, S]."""
@@ -320,7 +328,7 @@ class LocationAwareAttention(AdditiveAttention):
     @classmethod
     def from_config(cls, config: Any, query_size: int, key_size: int) -> "LocationAwareAttention":
         return cls(query_size, key_size, config.attention_size, config.location_filters, config.location_kernel_size,
-                   config.location_sharpening)
+                   config.location_sharpening, config.location_smoothing)
 
 
 class ProductAttention(AttentionMechanism):

@@ -174,6 +174,10 @@ class BahdanauConfig(PreTrainedConfig):
             ``aconv_filts`` = (r − 1) / 2).
         location_sharpening (`float`, *optional*, defaults to 1.0):
             β > 0 of the location-aware score's α_i = softmax(β e_i) (ESPnet's ``scaling``, 2.0 there).
+        location_smoothing (`bool`, *optional*, defaults to `False`):
+            Chorowski et al. (2015)'s smoothing of the location-aware score: α_ij = σ(β e_ij) / Σ_k σ(β e_ik) over the
+            positions the scope normalises (the logistic sigmoid in place of the softmax's exponential: flatter,
+            wider alignments). With the global and local scopes; not with ``"monotonic"``, which takes no softmax.
         attention_scope (`str`, *optional*, defaults to `"global"`):
             Where the decoder may attend, a name in ``axes.ATTENTION_SCOPES``: ``"global"`` (every position),
             ``"local-m"`` / ``"local-p"`` (Luong's window around p_i = i or a predicted p_i), ``"monotonic"`` (Raffel
@@ -290,6 +294,7 @@ class BahdanauConfig(PreTrainedConfig):
     location_filters: int = 10
     location_kernel_size: int = 201
     location_sharpening: float | int = 1.0
+    location_smoothing: bool = False
     attention_scope: str = "global"
     local_window: int = 10
     monotonic_bias_init: float | int = -4.0
@@ -448,7 +453,8 @@ class BahdanauConfig(PreTrainedConfig):
             raise ValueError(f"{', '.join(f'`{field}={getattr(self, field)!r}`' for field in changed)} shape the "
                              "attention, but `attention_type='none'` has none; pick a score (e.g. 'additive').")
         location_fields = [f"`{field}={getattr(self, field)!r}`" for field, default in (
-            ("location_filters", 10), ("location_kernel_size", 201), ("location_sharpening", 1.0))
+            ("location_filters", 10), ("location_kernel_size", 201), ("location_sharpening", 1.0),
+            ("location_smoothing", False))
             if getattr(self, field) != default]
         if self.attention_type != "location_aware" and location_fields:
             raise ValueError(f"{', '.join(location_fields)}: only `attention_type='location_aware'` reads it, but "
@@ -456,6 +462,10 @@ class BahdanauConfig(PreTrainedConfig):
         if self.location_kernel_size % 2 == 0:
             raise ValueError(f"`location_kernel_size` must be odd (the location filters are centred on each source "
                              f"position), got {self.location_kernel_size}.")
+        if self.location_smoothing and self.attention_scope == "monotonic":
+            raise ValueError("`location_smoothing=True` puts the logistic sigmoid in place of the softmax's "
+                             "exponential, but `attention_scope='monotonic'` takes no softmax (its stopping "
+                             "probabilities are sigmoids already); use the 'global', 'local-m' or 'local-p' scope.")
         if self.attention_scope == "monotonic" and self.attention_type == "multihead":
             raise ValueError("`attention_scope='monotonic'` stops at one source position per step, but "
                              "`attention_type='multihead'` scores each head on its own; use one head's score (e.g. "
