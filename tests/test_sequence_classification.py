@@ -291,3 +291,36 @@ def test_plot_document_attention_shades_words_and_sentences(tmp_path):
     assert (tmp_path / "doc.png").stat().st_size > 1000
     with pytest.raises(ValueError, match="at most W words"):
         plot_document_attention(word_weights[:, :2], sentence_weights, sentences)
+
+
+# 6. the tagger's fields ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("token_attention_type", ["context_vector", "general"])
+def test_a_token_attention_is_refused_by_name_the_classifier_pools_with_pooling_type(token_attention_type):
+    """The classifier reads ``pooling_type``, never ``token_attention_type``: a token attention set for it would be
+    silently ignored (flat and hierarchical alike)."""
+    for hierarchical in (False, True):
+        config = tiny_config(num_labels=3, hierarchical=hierarchical, token_attention_type=token_attention_type)
+        with pytest.raises(ValueError, match=rf"`token_attention_type='{token_attention_type}'` is read by the tagger "
+                                             r"only: the sequence classifier pools with `pooling_type`, one of "
+                                             r"\['context_vector', 'self_attentive', 'multi_dimensional'\] \(here "
+                                             r"'context_vector'\); leave `token_attention_type` at its default "
+                                             r"'additive'\."):
+            BahdanauForSequenceClassification(config)
+
+
+def test_configs_saved_by_the_other_models_build_a_classifier_unless_they_set_a_token_attention(tmp_path):
+    """A seq2seq model's config and a tagger's with the default token attention build a classifier; a tagger
+    checkpoint with another token attention is refused on loading."""
+    from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauForTokenClassification
+
+    BahdanauForConditionalGeneration(tiny_config()).save_pretrained(tmp_path / "seq2seq")
+    BahdanauForTokenClassification(tiny_config(num_labels=5)).save_pretrained(tmp_path / "tagger")
+    for folder in ("seq2seq", "tagger"):
+        model = BahdanauForSequenceClassification(BahdanauConfig.from_pretrained(tmp_path / folder, num_labels=2))
+        assert model.config.token_attention_type == "additive" and model.config.pooling_type == "context_vector"
+    BahdanauForTokenClassification(tiny_config(num_labels=5, token_attention_type="general")).save_pretrained(
+        tmp_path / "general")
+    with pytest.raises(ValueError, match=r"`token_attention_type='general'` is read by the tagger only"):
+        BahdanauForSequenceClassification.from_pretrained(tmp_path / "general")

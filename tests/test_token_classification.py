@@ -283,3 +283,37 @@ def test_plot_token_attention_draws_the_weights(tmp_path):
         plot_token_attention(matrix[:3], tokens)
     with pytest.raises(ValueError, match="one tag per token"):
         plot_token_attention(alpha, tokens, tags[:2])
+
+
+# 6. the classifier's fields --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("pooling", [dict(pooling_type="multi_dimensional"),
+                                     dict(pooling_type="self_attentive", self_attention_rows=2)],
+                         ids=lambda pooling: pooling["pooling_type"])
+def test_a_pooling_is_refused_by_name_the_tagger_attends_with_token_attention_type(pooling):
+    """The tagger reads ``token_attention_type``, never ``pooling_type`` (nor the self-attentive fields, which the
+    config allows only with that pooling): a pooling set for it would be silently ignored."""
+    config = tiny_config(num_labels=len(LABELS), **pooling)
+    with pytest.raises(ValueError, match=rf"`pooling_type='{pooling['pooling_type']}'` is read by the sequence "
+                                         r"classifier only: the tagger's attention is chosen by "
+                                         r"`token_attention_type`, one of \['context_vector', 'additive', .*'general'"
+                                         r".*\] \(here 'additive'\); leave `pooling_type` at its default "
+                                         r"'context_vector'\."):
+        BahdanauForTokenClassification(config)
+
+
+def test_configs_saved_by_the_other_models_build_a_tagger_unless_they_set_a_pooling(tmp_path):
+    """A seq2seq model's config and a flat classifier's with the default pooling build a tagger; a classifier
+    checkpoint with another pooling is refused on loading."""
+    from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauForSequenceClassification
+
+    BahdanauForConditionalGeneration(tiny_config()).save_pretrained(tmp_path / "seq2seq")
+    BahdanauForSequenceClassification(tiny_config(num_labels=3)).save_pretrained(tmp_path / "classifier")
+    for folder in ("seq2seq", "classifier"):
+        model = BahdanauForTokenClassification(BahdanauConfig.from_pretrained(tmp_path / folder, num_labels=2))
+        assert model.config.pooling_type == "context_vector" and model.config.token_attention_type == "additive"
+    BahdanauForSequenceClassification(tiny_config(num_labels=3, pooling_type="self_attentive")).save_pretrained(
+        tmp_path / "self_attentive")
+    with pytest.raises(ValueError, match=r"`pooling_type='self_attentive'` is read by the sequence classifier only"):
+        BahdanauForTokenClassification.from_pretrained(tmp_path / "self_attentive")

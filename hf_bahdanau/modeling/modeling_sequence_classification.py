@@ -31,6 +31,7 @@ from torch import Tensor, nn
 from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.utils import can_return_tuple
 
+from .axes import POOLINGS
 from .configuration_bahdanau import BahdanauConfig
 from .encoder import BahdanauEncoder
 from .input_checks import check_class_labels, require_tensor
@@ -165,6 +166,11 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
     accepts_loss_kwargs = True  # Trainer passes num_items_in_batch: the loss is exact under gradient accumulation
 
     def __init__(self, config: BahdanauConfig):
+        if config.token_attention_type != BahdanauConfig.token_attention_type:
+            raise ValueError(f"`token_attention_type={config.token_attention_type!r}` is read by the tagger only: the "
+                             f"sequence classifier pools with `pooling_type`, one of {POOLINGS.allowed} (here "
+                             f"{config.pooling_type!r}); leave `token_attention_type` at its default "
+                             f"{BahdanauConfig.token_attention_type!r}.")
         super().__init__(config)
         self.num_labels = config.num_labels
         size = config.encoder_output_size

@@ -15,7 +15,7 @@ from .input_checks import check_class_labels
 from .loss import token_cross_entropy
 from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel
 from .padding import check_attention_mask
-from .token_attention import build_token_attention
+from .token_attention import build_token_attention, token_attention_types
 
 __all__ = ["BahdanauForTokenClassification", "BahdanauTokenClassifierOutput"]
 
@@ -38,6 +38,11 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
     accepts_loss_kwargs = True  # Trainer passes num_items_in_batch: the loss is exact under gradient accumulation
 
     def __init__(self, config: BahdanauConfig):
+        if config.pooling_type != BahdanauConfig.pooling_type:  # so the self-attentive fields too: set only with it
+            raise ValueError(f"`pooling_type={config.pooling_type!r}` is read by the sequence classifier only: the "
+                             f"tagger's attention is chosen by `token_attention_type`, one of "
+                             f"{token_attention_types()} (here {config.token_attention_type!r}); leave `pooling_type` "
+                             f"at its default {BahdanauConfig.pooling_type!r}.")
         super().__init__(config)
         self.num_labels = config.num_labels
         self.model = BahdanauEncoderModel(config)
