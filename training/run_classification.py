@@ -37,7 +37,6 @@ if str(REPO_ROOT) not in sys.path:  # `python training/run_classification.py` pu
 
 import datasets  # noqa: E402
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
 from transformers import (  # noqa: E402
     AutoModelForSequenceClassification,
     DataCollatorWithPadding,
@@ -46,7 +45,7 @@ from transformers import (  # noqa: E402
 )
 
 from hf_bahdanau import BahdanauForSequenceClassification  # noqa: E402
-from hf_bahdanau.plotting import plot_document_attention, plot_token_attention  # noqa: E402
+from hf_bahdanau.plotting import plot_classifier_texts  # noqa: E402
 from training.arguments import parse_arguments  # noqa: E402
 from training.data_files import LABEL, NUMBER, TEXT, Column, DataFileArguments  # noqa: E402
 from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
@@ -164,28 +163,11 @@ def metrics_function(problem_type: str):
 
 
 def save_attention_pictures(model, tokenizer, texts: list[str], output_dir: Path) -> None:
-    """One picture per text: word (and sentence) attention, titled with the predicted label; a pooling with several
-    distributions over the tokens (``pooling_type`` self_attentive, multi_dimensional) is drawn as their mean."""
-    model.eval()
+    """One picture per text, ``output_dir/attention_<n>.png``: what the pooling attended to, as
+    ``hf_bahdanau.plotting.plot_classifier_texts`` draws it for the model's ``pooling_type`` (flat or HAN), titled
+    with the predicted label."""
     for number, text in enumerate(texts):
-        encoding = tokenizer(text, return_tensors="pt").to(model.device)
-        with torch.no_grad():
-            outputs = model(**encoding, output_attentions=True)
-        title = model.config.id2label.get(int(outputs.logits[0].argmax()), "") if model.config.num_labels > 1 else \
-            f"{outputs.logits[0, 0].item():.3g}"
-        path = output_dir / ATTENTION_PICTURE.format(number)
-        if model.config.hierarchical:
-            sentences, mask = model.split_sentences(encoding["input_ids"], encoding["attention_mask"])
-            words = [tokenizer.convert_ids_to_tokens(ids[keep.bool()]) for ids, keep in zip(sentences[0], mask[0])]
-            word_weights, sentence_weights = outputs.attentions  # context vector: α [1, N, W], β [1, N]
-            plot_document_attention(model.word_attention.token_weights(word_weights)[0],
-                                    model.sentence_attention.token_weights(sentence_weights)[0], words, path=path,
-                                    title=f"predicted: {title}")
-        else:
-            tokens = tokenizer.convert_ids_to_tokens(encoding["input_ids"][0])
-            (word_weights,) = outputs.attentions  # context vector: α [1, S]
-            plot_token_attention(model.word_attention.token_weights(word_weights)[0], tokens, path=path,
-                                 title=f"predicted: {title}")
+        plot_classifier_texts(model, tokenizer, [text], path=output_dir / ATTENTION_PICTURE.format(number))
 
 
 def prediction_lines(logits: np.ndarray, problem_type: str, labels: list[str] | None) -> list[str]:
