@@ -6,6 +6,9 @@ read the equations in order. Every function takes a model (``BahdanauForConditio
 reads its parameters; nothing here is used by the model itself.
 
     encode            h_j = [→h_j; ←h_j], each layer a torch RNN over the sentence alone (no padding, no packing)
+    encoder_self_attention  with ``encoder_self_attention``, over the sentence's annotations (Cheng et al. 2016):
+                          e_jk = score(h_j, h_k),  α_jk = softmax_k(e_jk),  c_j = Σ_k α_jk h_k,
+                          h'_j = tanh(W_s [h_j; c_j])
     bahdanau_decoder  Bahdanau et al. (2015), appendix A:
                           e_ij = a(s_{i-1}, h_j),  α_ij = softmax_j(e_ij),  c_i = Σ_j α_ij h_j
                           s_i = f(s_{i-1}, [E y_{i-1}; c_i])
@@ -60,9 +63,10 @@ from torch import Tensor
 from .modeling.encoder import BahdanauEncoderOutput
 from .modeling.state import EncoderMemory
 
-__all__ = ["POOLING_EQUATIONS", "bahdanau_decoder", "cho_decoder", "context_vector_pooling", "encode", "logits",
-           "luong_decoder", "monotonic_expected_alignment", "multi_dimensional_pooling", "pointer_network",
-           "self_attentive_pooling", "sequence_classifier", "sutskever_decoder"]
+__all__ = ["POOLING_EQUATIONS", "bahdanau_decoder", "cho_decoder", "context_vector_pooling", "encode",
+           "encoder_self_attention", "logits", "luong_decoder", "monotonic_expected_alignment",
+           "multi_dimensional_pooling", "pointer_network", "self_attentive_pooling", "sequence_classifier",
+           "sutskever_decoder"]
 
 
 def encode(model, input_ids: Tensor | None, attention_mask: Tensor,
@@ -85,6 +89,8 @@ def encode(model, input_ids: Tensor | None, attention_mask: Tensor,
             row_cells.append(None if cell is None else cell.transpose(0, 1).reshape(1, -1))
         if encoder.reverse_source:
             layer_input = layer_input.flip(1)
+        if encoder.self_attention is not None:  # h'_j = tanh(W_s [h_j; c_j])
+            layer_input = encoder_self_attention(encoder.self_attention, layer_input[0])[0][None]
         annotations = layer_input.new_zeros(1, mask.shape[0], layer_input.shape[-1])
         annotations[:, mask] = layer_input
         rows.append(annotations)
@@ -424,3 +430,20 @@ def _normalise(scores: Tensor, config) -> Tensor:
     if config.location_smoothing:
         return torch.sigmoid(scores) / torch.sigmoid(scores).sum(-1, keepdim=True)
     return torch.softmax(scores, dim=-1)
+
+def encoder_self_attention(layer, annotations: Tensor) -> tuple[Tensor, Tensor]:
+    """The encoder's self-attention (``modeling/self_attention.py``, an ``EncoderSelfAttention``) over one sentence's
+    real annotations H [L, D], one annotation at a time: e_jk = score(h_j, h_k) (the layer's score, its plain
+    ``score``), α_jk = exp(e_jk) / Σ_k' exp(e_jk'), c_j = Σ_k α_jk h_k (a multi-head score: per head, mixed by its
+    ``pool``), h'_j = tanh(W_s [h_j; c_j]). Returns H' [L, D] and α [L, L] (averaged over heads)."""
+    attention = layer.attention
+    keys = attention.project_keys(annotations[None])
+    attended, weights = [], []
+    for h in annotations:
+        scores = attention.score(h[None], keys)[0]  # e_j· [L], or [H, L] per head
+        exponentials = torch.exp(scores - scores.max(dim=-1, keepdim=True).values)
+        alpha = exponentials / exponentials.sum(dim=-1, keepdim=True)
+        context, reported = attention.pool(alpha[None, ..., None, :], annotations[None])
+        attended.append(torch.tanh(layer.output.weight @ torch.cat([h, context[0, 0]])))
+        weights.append(reported[0, 0])
+    return torch.stack(attended), torch.stack(weights)

@@ -87,6 +87,11 @@ def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
         encoder += "; the source is read in reverse"
     if config.get("input_feature_size"):
         encoder += f" (a linear map of each {config['input_feature_size']}-dimensional input vector)"
+    if config.get("encoder_self_attention"):  # configs saved before the field: off
+        level = " (the word level)" if config.get("hierarchical") and task == "text-classification" else ""
+        encoder += (f"; then self-attention over the annotations{level}: each h_j attends over its sentence with the "
+                    f"{ATTENTION_SCORES.describe(config['encoder_self_attention'])}, c_j = Σ_k α_jk h_k, and "
+                    "h'_j = tanh(W_s [h_j; c_j]) replaces h_j")
     lines = [encoder]
     if task in ("translation", "pointer-network"):
         if config["attention_type"] == "none":

@@ -11,7 +11,8 @@ from .registry import Registry
 
 __all__ = ["ATTENTION_MODES", "ATTENTION_SCOPES", "ATTENTION_SCORES", "AXES", "BRIDGES", "CONTEXT_MODES",
            "DECODER_STYLES", "DEEP_OUTPUTS", "POOLINGS", "RNN_TYPES", "TOKEN_ATTENTIONS",
-           "TOKEN_ATTENTION_LEGACY_NAMES", "axes_table", "describe_token_attention", "token_attention_types"]
+           "TOKEN_ATTENTION_LEGACY_NAMES", "all_at_once_scores", "axes_table", "describe_token_attention",
+           "token_attention_types"]
 
 RNN_TYPES = Registry("rnn_type", {  # recurrent.py
     "gru": "GRU",
@@ -112,11 +113,17 @@ def axes_table() -> str:
     return "\n".join(rows)
 
 
+def all_at_once_scores() -> list[str]:
+    """Every score of ``ATTENTION_SCORES`` that reads no previous alignment, so that all queries can attend at once
+    (a tagger's tokens, the encoder's self-attention ``encoder_self_attention``)."""
+    reads_previous = ATTENTION_SCORES.flags["reads_previous_alignment"]
+    return [name for name in ATTENTION_SCORES.declared if name not in reads_previous]
+
+
 def token_attention_types() -> list[str]:
     """Every value ``token_attention_type`` accepts: the token attentions, then every score that reads no previous
     alignment (the tokens attend all at once)."""
-    return [*TOKEN_ATTENTIONS.declared, *(name for name in ATTENTION_SCORES.declared
-                                          if name not in ATTENTION_SCORES.flags["reads_previous_alignment"])]
+    return [*TOKEN_ATTENTIONS.declared, *all_at_once_scores()]
 
 
 def describe_token_attention(name: str) -> str:

@@ -20,7 +20,8 @@ from huggingface_hub.dataclasses import strict
 from huggingface_hub.errors import StrictDataclassFieldValidationError
 from transformers import PreTrainedConfig
 
-from .axes import ATTENTION_SCORES, AXES, POOLINGS, TOKEN_ATTENTION_LEGACY_NAMES, axes_table, token_attention_types
+from .axes import (ATTENTION_SCORES, AXES, POOLINGS, TOKEN_ATTENTION_LEGACY_NAMES, all_at_once_scores, axes_table,
+                   token_attention_types)
 from .remote_code import copy_model_code
 
 logger = logging.getLogger(__name__)
@@ -150,6 +151,12 @@ class BahdanauConfig(PreTrainedConfig):
             Whether the encoder reads the source in both directions, h_j = [→h_j; ←h_j] (Bahdanau et al.).
         reverse_source (`bool`, *optional*, defaults to `False`):
             Whether the encoder reads each source reversed within its length (Sutskever et al.).
+        encoder_self_attention (`str`, *optional*):
+            Intra-attention over the encoder's annotations after its RNN (``self_attention.py``): each annotation
+            attends over its sentence's real tokens with this score, c_j = Σ_k α_jk h_k, and becomes
+            h'_j = tanh(W_s [h_j; c_j]) (same size). A score of ``axes.all_at_once_scores()`` (every
+            ``attention_type`` that reads no previous alignment); None (the default): off. An encoder option only:
+            the decoder is causal and never attends over its own states. Hierarchical classifiers: the word level.
         dropout (`float`, *optional*, defaults to 0.0):
             Dropout on embeddings, between RNN layers and before the output projection, in [0, 1).
         attention_type (`str`, *optional*, defaults to `"additive"`):
@@ -284,6 +291,7 @@ class BahdanauConfig(PreTrainedConfig):
     rnn_type: str = "gru"
     bidirectional: bool = True
     reverse_source: bool = False
+    encoder_self_attention: str | None = None
     dropout: float | int = 0.0
     attention_type: str = "additive"
     attention_size: int | None = None
@@ -384,6 +392,7 @@ class BahdanauConfig(PreTrainedConfig):
         for registry in AXES:
             registry.check(getattr(self, registry.field))
         _require_choice("token_attention_type", self.token_attention_type, tuple(token_attention_types()))
+        _require_choice("encoder_self_attention", self.encoder_self_attention, (None, *all_at_once_scores()))
         POOLINGS.check(self.pooling_type)
         _require_positive("self_attention_rows", self.self_attention_rows)
         changed = [f"`{field}={getattr(self, field)!r}`" for field, default in (
@@ -413,7 +422,8 @@ class BahdanauConfig(PreTrainedConfig):
                 f"`hidden_size` ({self.hidden_size}) must equal the annotation size `encoder_hidden_size` x "
                 f"directions ({self.encoder_output_size}); use 'general' or 'additive' for different sizes."
             )
-        if self.attention_type == "multihead" and self.attention_size % self.num_attention_heads:
+        multihead = "multihead" in (self.attention_type, self.encoder_self_attention)
+        if multihead and self.attention_size % self.num_attention_heads:
             raise ValueError(
                 f"`attention_size` ({self.attention_size}) must be divisible by `num_attention_heads` "
                 f"({self.num_attention_heads})."

@@ -8,6 +8,7 @@ from transformers.utils import ModelOutput
 from .input_checks import check_embeddings, check_one_source, check_token_ids
 from .padding import check_attention_mask
 from .recurrent import RecurrentStack, reverse_within_lengths
+from .self_attention import EncoderSelfAttention
 
 
 def token_embedding(config) -> nn.Embedding:
@@ -19,11 +20,14 @@ def token_embedding(config) -> nn.Embedding:
 class BahdanauEncoderOutput(ModelOutput):
     """Encoder outputs, all batch-first so ``generate`` can expand them for beams.
 
-    last_hidden_state [B, S, D]: the annotations h_j (D = encoder_hidden_size x directions), 0 on padding.
+    last_hidden_state [B, S, D]: the annotations h_j (D = encoder_hidden_size x directions), 0 on padding; with
+    ``encoder_self_attention``, h'_j = tanh(W_s [h_j; c_j]) (``self_attention``).
     final_hidden_state [B, encoder_layers, D]: each layer's final state, directions concatenated
     (forward state after the last real token, backward state at the first token).
     final_cell_state: the same for the LSTM memory cells, else None.
-    hidden_states: embeddings and every layer's outputs when ``output_hidden_states``.
+    hidden_states: embeddings and every RNN layer's outputs when ``output_hidden_states``.
+    attentions: with ``encoder_self_attention`` and ``output_attentions``, (α [B, 1, S, S],): row j is what
+    annotation j attended to; rows and columns of padding are 0.
     """
 
     last_hidden_state: Tensor | None = None
@@ -51,6 +55,8 @@ class BahdanauEncoder(nn.Module):
             config.rnn_type, config.embedding_size, config.encoder_hidden_size, config.encoder_layers,
             dropout=config.dropout, bidirectional=config.bidirectional,
         )
+        # h'_j = tanh(W_s [h_j; c_j]) over the RNN's annotations (``self_attention``), or None
+        self.self_attention = None if config.encoder_self_attention is None else EncoderSelfAttention(config)
 
     def forward(
         self,
@@ -78,13 +84,19 @@ class BahdanauEncoder(nn.Module):
         layer_outputs, final = self.rnn(self.dropout(inputs), lengths=lengths if layout.padded else None)
         if self.reverse_source:
             layer_outputs = [reverse_within_lengths(out, lengths) for out in layer_outputs]
+        annotations, attentions = layer_outputs[-1], None
+        if self.self_attention is not None:  # on the right-padded rows: any padding gives the same numbers
+            annotations, weights = self.self_attention(annotations, layout.right_mask)
+            if output_attentions:
+                attentions = (layout.to_caller(layout.to_caller(weights, dim=1), dim=2).unsqueeze(1),)
         layer_outputs = [layout.to_caller(out) for out in layer_outputs]
 
         output = BahdanauEncoderOutput(
-            last_hidden_state=layer_outputs[-1],
+            last_hidden_state=layout.to_caller(annotations),
             final_hidden_state=self._batch_first(final.hidden),
             final_cell_state=None if final.cell is None else self._batch_first(final.cell),
             hidden_states=(embeddings, *layer_outputs) if output_hidden_states else None,
+            attentions=attentions,
         )
         return output if return_dict is not False else output.to_tuple()
 

@@ -44,6 +44,8 @@ class BahdanauSeq2SeqModelOutput(Seq2SeqModelOutput):
     (the deep output's; Luong's attentional vectors h̃_t), not a decoder state. The decoder RNN's states are in
     ``decoder_hidden_states`` (with ``output_hidden_states``: the embedded inputs, then each layer bottom to top).
     cross_attentions: (α [B, 1, T, S],) over the caller's source columns (with ``output_attentions``).
+    encoder_attentions: with ``encoder_self_attention`` and ``output_attentions``, (α [B, 1, S, S],), the encoder's
+    self-attention (row j: what annotation j attended to; ``self_attention``).
     p_gen_logits [B, T]: with ``copy_attention``, g_t of the pointer-generator's p_gen = σ(g_t).
     """
 
@@ -56,6 +58,8 @@ class BahdanauSeq2SeqLMOutput(Seq2SeqLMOutput):
 
     coverage_loss: with ``labels`` and ``config.coverage_loss_weight`` λ > 0, See et al.'s Σ_t Σ_j min(α_tj, c_tj)
     per target token (before λ; ``loss`` includes λ times it), for logging beside the cross-entropy.
+    encoder_attentions: with ``encoder_self_attention`` and ``output_attentions``, (α [B, 1, S, S],) as
+    ``BahdanauSeq2SeqModelOutput``'s.
     p_gen [B, T]: with ``copy_attention`` and ``output_attentions``, the probability of generating from the
     vocabulary at each step (1 − p_gen: of copying with ``cross_attentions``' weights).
     logits: with ``copy_attention``, log P(w) of the pointer-generator's mixture over the extended vocabulary
@@ -213,7 +217,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
             if encoder_outputs is None:
                 encoder_outputs = self.encoder(
                     input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
-                    output_hidden_states=output_hidden_states,
+                    output_attentions=output_attentions, output_hidden_states=output_hidden_states,
                 )
             else:
                 encoder_outputs = self._check_encoder_outputs(encoder_outputs, attention_mask)
@@ -246,6 +250,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
                               if output_attentions and weights is not None else None),
             encoder_last_hidden_state=None if encoder_outputs is None else encoder_outputs.last_hidden_state,
             encoder_hidden_states=None if encoder_outputs is None else encoder_outputs.hidden_states,
+            encoder_attentions=None if encoder_outputs is None or not output_attentions else encoder_outputs.attentions,
             p_gen_logits=decoded.generation_gate,
             **{CACHE_NAME: cache if use_cache else None},
         )
@@ -521,6 +526,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             cross_attentions=outputs.cross_attentions if output_attentions else None,
             encoder_last_hidden_state=outputs.encoder_last_hidden_state,
             encoder_hidden_states=outputs.encoder_hidden_states,
+            encoder_attentions=outputs.encoder_attentions if output_attentions else None,
             **{CACHE_NAME: cache_of(outputs)},
         )
 

@@ -35,7 +35,7 @@ class BahdanauEncoderPreTrainedModel(BahdanauPreTrainedModel):
 
 
 class BahdanauEncoderModel(BahdanauEncoderPreTrainedModel):
-    """Embeddings -> (Bi)RNN: annotations h_j [B, S, encoder_output_size], 0 on padding."""
+    """Embeddings -> (Bi)RNN [-> self-attention]: annotations h_j [B, S, encoder_output_size], 0 on padding."""
 
     def __init__(self, config: BahdanauConfig):
         super().__init__(config)
@@ -55,11 +55,15 @@ class BahdanauEncoderModel(BahdanauEncoderPreTrainedModel):
         attention_mask: Tensor | None = None,
         inputs_embeds: Tensor | None = None,
         output_hidden_states: bool | None = None,
+        output_attentions: bool | None = None,
     ) -> BahdanauEncoderOutput:
-        """input_ids [B, S] (or inputs_embeds [B, S, E]); attention_mask [B, S], 1 = real token."""
+        """input_ids [B, S] (or inputs_embeds [B, S, E]); attention_mask [B, S], 1 = real token. ``attentions``: the
+        encoder's self-attention (with ``encoder_self_attention`` and ``output_attentions``)."""
+        if output_attentions is None:
+            output_attentions = self.config.output_attentions
         if output_hidden_states is None:
             output_hidden_states = self.config.output_hidden_states
         return self.encoder(
             input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
-            output_hidden_states=output_hidden_states, return_dict=True,
+            output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,
         )

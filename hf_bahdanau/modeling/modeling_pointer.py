@@ -51,6 +51,8 @@ class BahdanauPointerOutput(Seq2SeqLMOutput):
     cross_attentions (with ``output_attentions``): (α [B, 1, T, S + 1],), the decoder's attention over [end; inputs],
     whose probabilities ``logits`` is the log of.
     decoder_hidden_states (with ``output_hidden_states``): the embedded decoder inputs, then each layer's d_i.
+    encoder_attentions (with ``output_attentions`` and ``encoder_self_attention``): (α [B, 1, S, S],), the encoder's
+    self-attention over the inputs' annotations (``self_attention``).
     """
 
 
@@ -91,9 +93,11 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         return self.model.encoder
 
     def encode(self, input_features: Tensor | None = None, input_ids: Tensor | None = None,
-               attention_mask: Tensor | None = None, output_hidden_states: bool = False) -> PointerNetworkEncoderOutput:
+               attention_mask: Tensor | None = None, output_hidden_states: bool = False,
+               output_attentions: bool = False) -> PointerNetworkEncoderOutput:
         """input_features [B, S, F] (``config.input_feature_size``) or input_ids [B, S]; attention_mask [B, S] right
-        padding -> the annotations, the embedded inputs and the mask (``PointerNetworkEncoderOutput``)."""
+        padding -> the annotations, the embedded inputs and the mask (``PointerNetworkEncoderOutput``); its
+        ``attentions``: the encoder's self-attention (``output_attentions`` with ``encoder_self_attention``)."""
         if self.feature_projection is None:
             if input_features is not None:
                 raise ValueError("This pointer network reads token ids (`config.input_feature_size` is None): pass "
@@ -118,7 +122,7 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         if not layout.lengths.all():
             raise ValueError("Every row of `attention_mask` needs at least one real input to point at.")
         encoded = self.model.encoder(inputs_embeds=embedded, attention_mask=attention_mask,
-                                     output_hidden_states=output_hidden_states)
+                                     output_hidden_states=output_hidden_states, output_attentions=output_attentions)
         return PointerNetworkEncoderOutput(**encoded, inputs_embeds=embedded, attention_mask=layout.right_mask)
 
     def pointer_memory(self, encoder_outputs: PointerNetworkEncoderOutput) -> tuple[BahdanauEncoderOutput, Tensor]:
@@ -222,7 +226,8 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
                                 else output_hidden_states)
         if encoder_outputs is None:
             if cache is None:
-                encoder_outputs = self.encode(input_features, input_ids, attention_mask, output_hidden_states)
+                encoder_outputs = self.encode(input_features, input_ids, attention_mask, output_hidden_states,
+                                              output_attentions)
         elif not isinstance(encoder_outputs, PointerNetworkEncoderOutput):
             raise TypeError("`encoder_outputs` of a pointer network must be a PointerNetworkEncoderOutput (from "
                             f"`model.encode(...)`), got {type(encoder_outputs).__name__}.")
@@ -263,6 +268,7 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
             cross_attentions=outputs.cross_attentions,
             encoder_last_hidden_state=None if encoder_outputs is None else encoder_outputs.last_hidden_state,
             encoder_hidden_states=None if encoder_outputs is None else encoder_outputs.hidden_states,
+            encoder_attentions=None if encoder_outputs is None or not output_attentions else encoder_outputs.attentions,
             **{CACHE_NAME: cache},
         )
 
@@ -276,14 +282,15 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         or ``max_length`` the output may point at every input once and end: S + 1 new ids."""
         if not isinstance(forbid_repeats, bool):
             raise ValueError(f"forbid_repeats must be True or False, got {forbid_repeats!r}.")
+        config = generation_config or self.generation_config
         encoder_outputs = kwargs.pop("encoder_outputs", None)
         if encoder_outputs is None:
-            encoder_outputs = self.encode(input_features, input_ids, attention_mask)
+            encoder_outputs = self.encode(input_features, input_ids, attention_mask,
+                                          output_attentions=kwargs.get("output_attentions", config.output_attentions))
         elif input_features is not None or input_ids is not None:
             raise ValueError("Pass the inputs or their `encoder_outputs`, not both.")
         if forbid_repeats:
             logits_processor = LogitsProcessorList([*(logits_processor or []), ForbidRepeatedPointers()])
-        config = generation_config or self.generation_config
         if "max_new_tokens" not in kwargs and "max_length" not in kwargs and config.max_new_tokens is None:
             kwargs["max_new_tokens"] = encoder_outputs.inputs_embeds.shape[1] + 1
         return super().generate(generation_config=generation_config, encoder_outputs=encoder_outputs,

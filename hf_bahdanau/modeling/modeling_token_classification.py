@@ -28,7 +28,14 @@ class BahdanauTokenClassifierOutput(TokenClassifierOutput):
     hidden_states (``output_hidden_states``): the encoder's (embeddings [B, S, E], each layer [B, S, D]).
     attentions (``output_attentions``): (weights [B, 1, S, S],); row t is what token t attended to (with the context-vector
     attention, every real token's row is its one distribution). Padding gets exactly 0.
+    encoder_attentions (``output_attentions`` and ``encoder_self_attention``): (α [B, 1, S, S],), the encoder's
+    self-attention over the annotations (row j: what annotation j attended to; ``self_attention``).
+    embedding_attentions (``output_attentions`` and ``meta_embedding_sources``): α [B, S, K], how much each token's
+    embedding takes from each of the K sources (``meta_embedding``); 0 on padding.
     """
+
+    encoder_attentions: tuple[Tensor, ...] | None = None
+    embedding_attentions: Tensor | None = None
 
 
 class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
@@ -69,7 +76,7 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
             output_attentions = self.config.output_attentions
         encoded = self.model(
             input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
-            output_hidden_states=output_hidden_states,
+            output_hidden_states=output_hidden_states, output_attentions=output_attentions,
         )
         annotations = encoded.last_hidden_state
         if labels is not None:
@@ -87,4 +94,6 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
             logits=logits,
             hidden_states=encoded.hidden_states,
             attentions=(weights.unsqueeze(1),) if output_attentions else None,
+            encoder_attentions=encoded.attentions,
+            embedding_attentions=encoded.embedding_attentions,
         )
