@@ -69,7 +69,6 @@ class BahdanauSequenceClassifierOutput(SequenceClassifierOutput):
 
     self_attention_penalty: Tensor | None = None
     encoder_attentions: tuple[Tensor, ...] | None = None
-    embedding_attentions: Tensor | None = None
 
     @property
     def word_attentions(self) -> Tensor | None:
@@ -117,7 +116,7 @@ def _sentence_level_encoder(config: BahdanauConfig, input_size: int) -> Bahdanau
         rnn_type=config.rnn_type, embedding_size=input_size,
         encoder_hidden_size=config.encoder_hidden_size, encoder_layers=config.encoder_layers,
         bidirectional=config.bidirectional, dropout=config.dropout, reverse_source=False,
-        encoder_self_attention=None, meta_embedding_sources=None,  # the word level's options
+        encoder_self_attention=None,  # the option is the word level's
     )
     return BahdanauEncoder(sizes, embed_tokens=None)
 
