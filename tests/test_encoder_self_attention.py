@@ -177,6 +177,26 @@ def test_generate_returns_the_encoder_attentions(num_beams):
     assert out.sequences.shape[0] == 3 and len(out.cross_attentions) == out.sequences.shape[1] - 1
 
 
+@pytest.mark.parametrize("score", ["general", "location", "multihead"])
+def test_the_onnx_export_decodes_like_generate(score, tmp_path):
+    """The encoder graph traces the layer: ONNX Runtime returns generate()'s tokens, greedy and with beam search (on
+    right padding, the only padding the runtime reads)."""
+    pytest.importorskip("onnxruntime", reason="the onnx extra: pip install -e \".[onnx]\"")
+    from hf_bahdanau.onnx.export import export_onnx
+    from hf_bahdanau.onnx.runtime import OnnxSeq2Seq
+    from test_onnx import MAX_NEW, generated
+    from test_onnx_search import decisive_model
+
+    model = decisive_model("rnnsearch", seed=3, eos_bias=1.0, encoder_self_attention=score, num_attention_heads=2)
+    runtime = OnnxSeq2Seq(export_onnx(model, tmp_path), threads=1)
+    input_ids, attention_mask = padded_batch((9, 4, 2, 7), seed=5)
+    for num_beams in (1, 3):
+        expected = generated(model, input_ids, attention_mask, num_beams=num_beams)
+        output = runtime.generate(input_ids.numpy(), attention_mask.numpy(), max_new_tokens=MAX_NEW,
+                                  num_beams=num_beams)
+        assert (output.sequences == expected.sequences.numpy()).all()
+
+
 # 3. the other heads ----------------------------------------------------------------------------------------------
 
 
