@@ -5,6 +5,8 @@ and copying in ``tests/test_scope.py``, the pointer network in ``tests/test_poin
 read the equations in order. Every function takes a model (``BahdanauForConditionalGeneration``, in eval mode) and
 reads its parameters; nothing here is used by the model itself.
 
+    meta_embedding    with ``meta_embedding_sources``, each token's embedding (Kiela et al. 2018):
+                          w'_ij = P_j w_ij + b_j,  α_ij = softmax_j(aᵀ w'_ij + b),  x̃_i = Σ_j α_ij w'_ij
     encode            h_j = [→h_j; ←h_j], each layer a torch RNN over the sentence alone (no padding, no packing)
     encoder_self_attention  with ``encoder_self_attention``, over the sentence's annotations (Cheng et al. 2016):
                           e_jk = score(h_j, h_k),  α_jk = softmax_k(e_jk),  c_j = Σ_k α_jk h_k,
@@ -431,6 +433,7 @@ def _normalise(scores: Tensor, config) -> Tensor:
         return torch.sigmoid(scores) / torch.sigmoid(scores).sum(-1, keepdim=True)
     return torch.softmax(scores, dim=-1)
 
+
 def encoder_self_attention(layer, annotations: Tensor) -> tuple[Tensor, Tensor]:
     """The encoder's self-attention (``modeling/self_attention.py``, an ``EncoderSelfAttention``) over one sentence's
     real annotations H [L, D], one annotation at a time: e_jk = score(h_j, h_k) (the layer's score, its plain
@@ -447,3 +450,30 @@ def encoder_self_attention(layer, annotations: Tensor) -> tuple[Tensor, Tensor]:
         attended.append(torch.tanh(layer.output.weight @ torch.cat([h, context[0, 0]])))
         weights.append(reported[0, 0])
     return torch.stack(attended), torch.stack(weights)
+
+
+def meta_embedding(meta, token_ids: list[int], word_vectors: Tensor) -> tuple[Tensor, Tensor]:
+    """A sentence's dynamic meta-embeddings, token by token and source by source: ``meta`` a ``MetaEmbedding``,
+    ``word_vectors`` E[x_i] [S, E] -> x̃ [S, E], α [S, K]. The ``"chars"`` source runs a torch BiRNN over each token's
+    spelling alone (its bytes between the marks, no padding): w = [→h_last; ←h_first]."""
+    embeddings, weights = [], []
+    for position, token in enumerate(token_ids):
+        projected = []
+        for name, source in meta.sources.items():
+            if name == "word":
+                vector = word_vectors[position]
+            elif name == "chars":
+                spelling = source.spellings[token]
+                spelling = spelling[spelling != 0]
+                _, final = source.rnn.layers[0](source.byte_embeddings(spelling)[None])
+                final = final[0] if isinstance(final, tuple) else final  # an LSTM's (h, c)
+                vector = torch.cat([final[0, 0], final[1, 0]])
+            else:  # "pretrained"
+                vector = source.vectors[token]
+            projection = meta.projections[name]
+            projected.append(projection.weight @ vector + projection.bias)
+        scores = torch.stack([meta.score.weight[0] @ vector + meta.score.bias[0] for vector in projected])
+        alpha = torch.softmax(scores, dim=0)
+        embeddings.append(sum(a * vector for a, vector in zip(alpha, projected)))
+        weights.append(alpha)
+    return torch.stack(embeddings), torch.stack(weights)

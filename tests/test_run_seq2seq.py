@@ -26,6 +26,11 @@ def test_config_overrides_are_typed_and_checked():
         parse_config_overrides("hiden_size=3")
     with pytest.raises(ValueError, match="got 'hidden_size'"):
         parse_config_overrides("hidden_size")
+    # a list in brackets keeps its commas: bare names or Python literals
+    assert parse_config_overrides("meta_embedding_sources=[word,chars],dropout=0.1") == dict(
+        meta_embedding_sources=["word", "chars"], dropout=0.1)
+    assert parse_config_overrides("meta_embedding_sources=['word', 'pretrained'],pretrained_embedding_size=3") == dict(
+        meta_embedding_sources=["word", "pretrained"], pretrained_embedding_size=3)
 
 
 def test_overrides_reach_the_new_model_and_the_tokenizer_sets_the_vocabulary():

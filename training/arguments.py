@@ -8,6 +8,7 @@ arguments followed by flags that override it, checked before any data or model i
 import ast
 import json
 import os
+import re
 from dataclasses import fields
 from pathlib import Path
 
@@ -69,10 +70,11 @@ def check_training_arguments(training_args: TrainingArguments) -> None:
 
 
 def parse_config_overrides(overrides: str | None) -> dict:
-    """'hidden_size=256,attention_type=general,bidirectional=false' -> {"hidden_size": 256, ...}."""
+    """'hidden_size=256,attention_type=general,bidirectional=false' -> {"hidden_size": 256, ...}; a list in brackets,
+    'meta_embedding_sources=[word,chars]' -> ["word", "chars"]."""
     allowed = {config_field.name for config_field in fields(BahdanauConfig)}
     parsed = {}
-    for item in filter(None, (overrides or "").split(",")):
+    for item in filter(None, re.split(r",(?![^\[]*\])", overrides or "")):
         key, separator, text = item.partition("=")
         key = key.strip()
         if not separator or key not in allowed:
@@ -80,8 +82,15 @@ def parse_config_overrides(overrides: str | None) -> dict:
                              f"{sorted(allowed)}, got {item!r}.")
         text = text.strip()
         literal = {"true": "True", "false": "False", "none": "None", "null": "None"}.get(text.lower(), text)
-        try:
-            parsed[key] = ast.literal_eval(literal)
-        except (ValueError, SyntaxError):
-            parsed[key] = text
+        parsed[key] = _literal(literal, text)
+        if text.startswith("[") and text.endswith("]") and not isinstance(parsed[key], list):
+            parsed[key] = [_literal(part.strip(), part.strip()) for part in text[1:-1].split(",") if part.strip()]
     return parsed
+
+
+def _literal(literal: str, text: str):
+    """The Python value ``literal`` spells, else the text as it is."""
+    try:
+        return ast.literal_eval(literal)
+    except (ValueError, SyntaxError):
+        return text

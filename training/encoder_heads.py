@@ -14,6 +14,7 @@ import datasets
 from transformers import AutoConfig, AutoTokenizer, TrainingArguments
 
 from hf_bahdanau import PRESETS, BahdanauConfig
+from hf_bahdanau.word_vectors import prepare_meta_embedding
 from training.arguments import parse_config_overrides
 from training.data_files import load_raw_splits, requested_splits
 from training.tokenization import TOKENIZER_KINDS, train_tokenizer
@@ -35,7 +36,8 @@ class HeadModelArguments:
                                                f"{sorted(PRESETS)} (its decoder fields are unused)."})
     config_overrides: str | None = field(
         default=None, metadata={"help": "Config fields of a new model, e.g. 'hidden_size=128,embedding_size=64,"
-                                        "token_attention_type=general,dropout=0.2'."})
+                                        "dropout=0.2' and the head's attention: the tagger's token_attention_type="
+                                        "general, the classifier's pooling_type=self_attentive."})
     tokenizer_name: str | None = field(
         default=None, metadata={"help": "A saved tokenizer (folder or Hub id). Default: the model's, or for a new "
                                         "model one trained on the training data."})
@@ -44,6 +46,10 @@ class HeadModelArguments:
     tokenizer_vocab_size: int | None = field(
         default=None, metadata={"help": "Vocabulary size of a trained tokenizer (default: every word seen)."})
     lowercase: bool = field(default=False, metadata={"help": "Lower-case text in a trained tokenizer."})
+    pretrained_vectors: str | None = field(
+        default=None, metadata={"help": "A GloVe/word2vec/fastText text file of word vectors for a meta-embedding with "
+                                        "the 'pretrained' source (config_overrides 'meta_embedding_sources=[word,"
+                                        "chars,pretrained],pretrained_embedding_size=300')."})
     cache_dir: str | None = field(default=None, metadata={"help": "Where downloaded models and datasets are stored."})
     model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
     token: str | None = field(default=None, metadata={"help": "Hub token for private models and datasets."})
@@ -110,12 +116,14 @@ def load_head(auto_class, head_class, model_args: HeadModelArguments, tokenizer,
             token=model_args.token, trust_remote_code=model_args.trust_remote_code, **label_fields, **config_fields)
         if len(tokenizer) > model.get_input_embeddings().num_embeddings:
             model.resize_token_embeddings(len(tokenizer))
+        prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)
         return model
     config = BahdanauConfig.from_preset(model_args.preset, **{
         "vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
         "eos_token_id": tokenizer.eos_token_id, **parse_config_overrides(model_args.config_overrides),
         **label_fields, **config_fields})
     model = head_class(config)
+    prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)
     logger.info("New %s (%s encoder): %s parameters", head_class.__name__, model_args.preset,
                 f"{model.num_parameters():,}")
     return model

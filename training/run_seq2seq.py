@@ -44,6 +44,7 @@ from hf_bahdanau import (  # noqa: E402
     PRESETS, BahdanauConfig, BahdanauForConditionalGeneration, DataCollatorWithRightPaddedLabels,
 )
 from hf_bahdanau.modeling.copying import DataCollatorForCopying, decode_with_copies, encode_with_copies  # noqa: E402
+from hf_bahdanau.word_vectors import prepare_meta_embedding  # noqa: E402
 from training.alignment_error import alignment_error_rate  # noqa: E402
 from training.arguments import parse_arguments, parse_config_overrides  # noqa: E402
 from training.data_files import (  # noqa: E402
@@ -84,6 +85,10 @@ class ModelArguments:
         default=None, metadata={"help": "Vocabulary size of a trained tokenizer (default: every char/word seen; "
                                         "8000 for bpe/unigram)."})
     lowercase: bool = field(default=False, metadata={"help": "Lower-case text in a trained tokenizer."})
+    pretrained_vectors: str | None = field(
+        default=None, metadata={"help": "A GloVe/word2vec/fastText text file of word vectors for a meta-embedding with "
+                                        "the 'pretrained' source (config_overrides 'meta_embedding_sources=[word,"
+                                        "chars,pretrained],pretrained_embedding_size=300')."})
     cache_dir: str | None = field(default=None, metadata={"help": "Where downloaded models and datasets are stored."})
     model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
     token: str | None = field(default=None, metadata={"help": "Hub token for private models and datasets."})
@@ -183,12 +188,14 @@ def load_model(model_args: ModelArguments, tokenizer):
             token=model_args.token, trust_remote_code=model_args.trust_remote_code)
         if len(tokenizer) > model.get_input_embeddings().num_embeddings:
             model.resize_token_embeddings(len(tokenizer))
+        prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)
         return model
     config = BahdanauConfig.from_preset(model_args.preset, **{
         "vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
         "eos_token_id": tokenizer.eos_token_id, "decoder_start_token_id": tokenizer.bos_token_id,
         "unk_token_id": tokenizer.unk_token_id, **parse_config_overrides(model_args.config_overrides)})
     model = BahdanauForConditionalGeneration(config)
+    prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)
     logger.info("New %s model: %s parameters", model_args.preset, f"{model.num_parameters():,}")
     return model
 

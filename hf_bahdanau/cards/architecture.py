@@ -11,7 +11,8 @@ from typing import Any
 
 from hf_bahdanau import PRESETS
 from hf_bahdanau.modeling.axes import (ATTENTION_MODES, ATTENTION_SCOPES, ATTENTION_SCORES, BRIDGES, CONTEXT_MODES,
-                                       DECODER_STYLES, DEEP_OUTPUTS, POOLINGS, RNN_TYPES, describe_token_attention)
+                                       DECODER_STYLES, DEEP_OUTPUTS, EMBEDDING_SOURCES, POOLINGS, RNN_TYPES,
+                                       describe_token_attention)
 
 SIZE_FIELDS = ("encoder_layers", "decoder_layers")  # presets fix them; small models override them
 
@@ -75,6 +76,16 @@ def _where_and_how(config: dict[str, Any]) -> str:
     return words
 
 
+def _embedding_source(name: str, config: dict[str, Any]) -> str:
+    """The model card's words for one meta-embedding source, with its sizes."""
+    words = EMBEDDING_SOURCES.describe(name)
+    if name == "chars":
+        words += f" ({config['char_embedding_size']}-dimensional bytes, {config['char_hidden_size']} units per direction)"
+    elif name == "pretrained":
+        words += f" ({config['pretrained_embedding_size']}-dimensional)"
+    return words
+
+
 def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
     """Bullet lines naming every architectural choice of a ``BahdanauConfig`` dict: the encoder, then the decoder's
     (translation), the tagger's token attention (token-classification) or the pooling (text-classification)."""
@@ -83,6 +94,11 @@ def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
     directions = "bidirectional " if config["bidirectional"] else ""
     encoder = (f"**Encoder**: {config['encoder_layers']}-layer {directions}{cell}, {config['encoder_hidden_size']} "
                f"units per direction, over {config['embedding_size']}-dimensional embeddings")
+    if config.get("meta_embedding_sources"):  # configs saved before the field: the word table alone
+        encoder += (f" mixed per token from {len(config['meta_embedding_sources'])} sources by attention (dynamic "
+                    "meta-embeddings, Kiela et al., 2018: x̃_i = Σ_j α_ij (P_j w_ij + b_j), α_ij = softmax_j(aᵀ (P_j "
+                    "w_ij + b_j) + b)): " + "; ".join(_embedding_source(name, config)
+                                                     for name in config["meta_embedding_sources"]))
     if config.get("reverse_source"):
         encoder += "; the source is read in reverse"
     if config.get("input_feature_size"):

@@ -10,7 +10,7 @@ register one class per name (``@ATTENTION_SCORES.register("additive")``; ``regis
 from .registry import Registry
 
 __all__ = ["ATTENTION_MODES", "ATTENTION_SCOPES", "ATTENTION_SCORES", "AXES", "BRIDGES", "CONTEXT_MODES",
-           "DECODER_STYLES", "DEEP_OUTPUTS", "POOLINGS", "RNN_TYPES", "TOKEN_ATTENTIONS",
+           "DECODER_STYLES", "DEEP_OUTPUTS", "EMBEDDING_SOURCES", "POOLINGS", "RNN_TYPES", "TOKEN_ATTENTIONS",
            "TOKEN_ATTENTION_LEGACY_NAMES", "all_at_once_scores", "axes_table", "describe_token_attention",
            "token_attention_types"]
 
@@ -105,10 +105,19 @@ POOLINGS = Registry("pooling_type", {
 })
 
 
+# The embeddings a token's meta-embedding mixes (meta_embedding.py; Kiela et al. 2018's dynamic meta-embeddings), for
+# the encoder of every model class; None: the word table alone.
+EMBEDDING_SOURCES = Registry("meta_embedding_sources", {
+    "word": "the learned word embedding E[x] (the model's input embeddings)",
+    "chars": "a bidirectional RNN over the token's spelling (its UTF-8 bytes), [→h_last; ←h_first]",
+    "pretrained": "fixed vectors the user supplies per token (e.g. GloVe, fastText), never trained",
+})
+
 def axes_table() -> str:
-    """The table of the configuration axes (docs/architecture.md), one row per accepted value."""
+    """The table of the configuration axes (docs/architecture.md), one row per accepted value: the seq2seq model's,
+    then the meta-embedding's sources (every model class) and the classifier's pooling."""
     rows = ["| field | value | what it is |", "| --- | --- | --- |"]
-    for registry in AXES:
+    for registry in (*AXES, EMBEDDING_SOURCES, POOLINGS):
         rows += [f"| `{registry.field}` |{row[1:]}" for row in registry.markdown_rows()]
     return "\n".join(rows)
 

@@ -21,7 +21,7 @@ from huggingface_hub.errors import StrictDataclassFieldValidationError
 from transformers import PreTrainedConfig
 
 from .axes import (ATTENTION_SCORES, AXES, POOLINGS, TOKEN_ATTENTION_LEGACY_NAMES, all_at_once_scores, axes_table,
-                   token_attention_types)
+                   token_attention_types, EMBEDDING_SOURCES)
 from .remote_code import copy_model_code
 
 logger = logging.getLogger(__name__)
@@ -157,6 +157,20 @@ class BahdanauConfig(PreTrainedConfig):
             h'_j = tanh(W_s [h_j; c_j]) (same size). A score of ``axes.all_at_once_scores()`` (every
             ``attention_type`` that reads no previous alignment); None (the default): off. An encoder option only:
             the decoder is causal and never attends over its own states. Hierarchical classifiers: the word level.
+        meta_embedding_sources (`list[str]`, *optional*):
+            Several embeddings of each source token mixed by attention, x̃_i = Σ_j α_ij (P_j w_ij + b_j) (Kiela et
+            al. 2018's dynamic meta-embeddings), for the encoder of every model class: distinct names in
+            ``axes.EMBEDDING_SOURCES`` (``"word"``, ``"chars"``, ``"pretrained"``); None: the word table alone.
+            ``output_attentions`` returns α as ``embedding_attentions``.
+        char_embedding_size (`int`, *optional*, defaults to 16):
+            Size of the byte embeddings read by the ``"chars"`` source.
+        char_hidden_size (`int`, *optional*, defaults to 32):
+            Units per direction of the ``"chars"`` source's BiRNN (its vector is twice as long).
+        token_spelling_length (`int`, *optional*, defaults to 16):
+            Width of the ``"chars"`` source's spelling table: the longest token's UTF-8 bytes + 2;
+            ``set_token_spellings`` widens it to the tokenizer's longest token.
+        pretrained_embedding_size (`int`, *optional*):
+            P, the size of the vectors of the ``"pretrained"`` source (``set_pretrained_vectors``); needed with it.
         dropout (`float`, *optional*, defaults to 0.0):
             Dropout on embeddings, between RNN layers and before the output projection, in [0, 1).
         attention_type (`str`, *optional*, defaults to `"additive"`):
@@ -292,6 +306,11 @@ class BahdanauConfig(PreTrainedConfig):
     bidirectional: bool = True
     reverse_source: bool = False
     encoder_self_attention: str | None = None
+    meta_embedding_sources: list[str] | None = None
+    char_embedding_size: int = 16
+    char_hidden_size: int = 32
+    token_spelling_length: int = 16
+    pretrained_embedding_size: int | None = None
     dropout: float | int = 0.0
     attention_type: str = "additive"
     attention_size: int | None = None
@@ -429,6 +448,7 @@ class BahdanauConfig(PreTrainedConfig):
                 f"({self.num_attention_heads})."
             )
         self._validate_attention_options()
+        self._validate_meta_embedding()
         if self.input_feeding and (self.decoder_style != "luong" or self.attention_type == "none"):
             raise ValueError(
                 "`input_feeding=True` feeds Luong's attentional vector back into the decoder: it needs "
@@ -452,6 +472,38 @@ class BahdanauConfig(PreTrainedConfig):
                 f"`tie_word_embeddings=True` shares the decoder embedding with the output projection: "
                 f"`output_size` ({self.output_size}) must equal `embedding_size` ({self.embedding_size})."
             )
+
+    def _validate_meta_embedding(self) -> None:
+        """The meta-embedding's sources and the fields each reads."""
+        sources = self.meta_embedding_sources
+        if sources is not None:
+            if not sources or len(set(sources)) != len(sources):
+                raise ValueError(f"`meta_embedding_sources` must be distinct names of {EMBEDDING_SOURCES.allowed} (at "
+                                 f"least one), or None for the word table alone, got {sources!r}.")
+            for name in sources:
+                if name not in EMBEDDING_SOURCES.allowed:
+                    raise ValueError(f"`meta_embedding_sources` must hold names of {EMBEDDING_SOURCES.allowed}, got "
+                                     f"{name!r} in {sources!r}.")
+        for field in ("char_embedding_size", "char_hidden_size", "token_spelling_length"):
+            _require_positive(field, getattr(self, field))
+        if self.token_spelling_length < 2:
+            raise ValueError(f"`token_spelling_length` must be at least 2 (a spelling has a begin and an end mark), "
+                             f"got {self.token_spelling_length}.")
+        reads_pretrained = sources is not None and "pretrained" in sources
+        if reads_pretrained and self.pretrained_embedding_size is None:
+            raise ValueError("`meta_embedding_sources` holds 'pretrained': set `pretrained_embedding_size` to the "
+                             "size of your vectors.")
+        if self.pretrained_embedding_size is not None:
+            _require_positive("pretrained_embedding_size", self.pretrained_embedding_size)
+            if not reads_pretrained:
+                raise ValueError(f"`pretrained_embedding_size={self.pretrained_embedding_size}`: only the 'pretrained' "
+                                 f"source reads it, but `meta_embedding_sources` is {sources!r}; add 'pretrained' or "
+                                 "leave it None.")
+        changed = [f"`{field}={getattr(self, field)!r}`" for field, default in (
+            ("char_embedding_size", 16), ("char_hidden_size", 32)) if getattr(self, field) != default]
+        if changed and (sources is None or "chars" not in sources):
+            raise ValueError(f"{', '.join(changed)}: only the 'chars' source reads it, but `meta_embedding_sources` is "
+                             f"{sources!r}; add 'chars' or leave the default.")
 
     def _validate_attention_options(self) -> None:
         """The scope, mode and coverage fields, and the combinations they refuse."""
@@ -548,6 +600,10 @@ class BahdanauPointerConfig(BahdanauConfig):
         super().validate_architecture()
         if self.input_feature_size is not None:
             _require_positive("input_feature_size", self.input_feature_size)
+        if self.meta_embedding_sources is not None:
+            raise ValueError(f"`meta_embedding_sources={self.meta_embedding_sources!r}`: a pointer network's decoder "
+                             "reads back the embedded input it pointed at, one embedding per input, so it has no "
+                             "meta-embedding; leave it None (the seq2seq model, the tagger and the classifiers have one).")
         if self.decoder_style != "luong" or self.attention_type == "none":
             raise ValueError(f"A pointer network points with its decoder's attention after the decoder has read the "
                              f"input it pointed at last: it needs `decoder_style='luong'` and an `attention_type` "

@@ -6,6 +6,7 @@ from torch import Tensor, nn
 from transformers.utils import ModelOutput
 
 from .input_checks import check_embeddings, check_one_source, check_token_ids
+from .meta_embedding import MetaEmbedding
 from .padding import check_attention_mask
 from .recurrent import RecurrentStack, reverse_within_lengths
 from .self_attention import EncoderSelfAttention
@@ -25,6 +26,8 @@ class BahdanauEncoderOutput(ModelOutput):
     final_hidden_state [B, encoder_layers, D]: each layer's final state, directions concatenated
     (forward state after the last real token, backward state at the first token).
     final_cell_state: the same for the LSTM memory cells, else None.
+    embedding_attentions: with ``meta_embedding_sources`` and ``output_attentions``, α [B, S, K]: how much each
+    token's embedding takes from each of the K sources (``meta_embedding``); 0 on padding.
     hidden_states: embeddings and every RNN layer's outputs when ``output_hidden_states``.
     attentions: with ``encoder_self_attention`` and ``output_attentions``, (α [B, 1, S, S],): row j is what
     annotation j attended to; rows and columns of padding are 0.
@@ -35,6 +38,7 @@ class BahdanauEncoderOutput(ModelOutput):
     final_cell_state: Tensor | None = None
     hidden_states: tuple[Tensor, ...] | None = None
     attentions: tuple[Tensor, ...] | None = None
+    embedding_attentions: Tensor | None = None
 
     @classmethod
     def from_tuple(cls, values: tuple, has_cell: bool) -> "BahdanauEncoderOutput":
@@ -49,6 +53,8 @@ class BahdanauEncoder(nn.Module):
     def __init__(self, config, embed_tokens: nn.Embedding):
         super().__init__()
         self.embed_tokens = embed_tokens
+        # x̃_i = Σ_j α_ij (P_j w_ij + b_j) over several embeddings of the token (``meta_embedding``), or None: E[x_i]
+        self.meta_embedding = None if config.meta_embedding_sources is None else MetaEmbedding(config)
         self.reverse_source = config.reverse_source
         self.dropout = nn.Dropout(config.dropout)
         self.rnn = RecurrentStack(
@@ -71,9 +77,12 @@ class BahdanauEncoder(nn.Module):
         tokens one contiguous run. Left-padded rows run right-padded and their outputs come back in the caller's
         layout (``padding``)."""
         check_one_source("input_ids", input_ids, "inputs_embeds", inputs_embeds)
+        mixing = None  # the meta-embedding's α [B, S, K]
         if inputs_embeds is None:
             check_token_ids("input_ids", input_ids, self.embed_tokens.num_embeddings)
             embeddings = self.embed_tokens(input_ids)
+            if self.meta_embedding is not None:
+                embeddings, mixing = self.meta_embedding(input_ids, embeddings)
         else:
             check_embeddings("inputs_embeds", inputs_embeds, self.rnn.layers[0].input_size)
             embeddings = inputs_embeds
@@ -97,6 +106,8 @@ class BahdanauEncoder(nn.Module):
             final_cell_state=None if final.cell is None else self._batch_first(final.cell),
             hidden_states=(embeddings, *layer_outputs) if output_hidden_states else None,
             attentions=attentions,
+            embedding_attentions=(None if mixing is None or not output_attentions
+                                  else mixing * layout.mask.unsqueeze(-1)),
         )
         return output if return_dict is not False else output.to_tuple()
 

@@ -3,6 +3,7 @@
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -19,6 +20,7 @@ from .decoder import DecoderOutput, StepPlan, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .input_checks import check_embeddings, check_token_ids
 from .loss import linear_cross_entropy, per_target, token_cross_entropy
+from .meta_embedding import CharacterSource, PretrainedSource, spell_tokens
 from .pointer_generator import CopySource, copy_loss_terms, mixture_log_probs
 from .recurrent import RNN_TYPES
 from .scope import MonotonicScope
@@ -46,9 +48,12 @@ class BahdanauSeq2SeqModelOutput(Seq2SeqModelOutput):
     cross_attentions: (α [B, 1, T, S],) over the caller's source columns (with ``output_attentions``).
     encoder_attentions: with ``encoder_self_attention`` and ``output_attentions``, (α [B, 1, S, S],), the encoder's
     self-attention (row j: what annotation j attended to; ``self_attention``).
+    embedding_attentions: with ``meta_embedding_sources`` and ``output_attentions``, α [B, S, K]: how much each source
+    token's embedding takes from each of the K sources (``meta_embedding``; 0 on padding).
     p_gen_logits [B, T]: with ``copy_attention``, g_t of the pointer-generator's p_gen = σ(g_t).
     """
 
+    embedding_attentions: Tensor | None = None
     p_gen_logits: Tensor | None = None
 
 
@@ -60,6 +65,8 @@ class BahdanauSeq2SeqLMOutput(Seq2SeqLMOutput):
     per target token (before λ; ``loss`` includes λ times it), for logging beside the cross-entropy.
     encoder_attentions: with ``encoder_self_attention`` and ``output_attentions``, (α [B, 1, S, S],) as
     ``BahdanauSeq2SeqModelOutput``'s.
+    embedding_attentions: with ``meta_embedding_sources`` and ``output_attentions``, α [B, S, K] as
+    ``BahdanauSeq2SeqModelOutput``'s.
     p_gen [B, T]: with ``copy_attention`` and ``output_attentions``, the probability of generating from the
     vocabulary at each step (1 − p_gen: of copying with ``cross_attentions``' weights).
     logits: with ``copy_attention``, log P(w) of the pointer-generator's mixture over the extended vocabulary
@@ -67,6 +74,7 @@ class BahdanauSeq2SeqLMOutput(Seq2SeqLMOutput):
     """
 
     coverage_loss: Tensor | None = None
+    embedding_attentions: Tensor | None = None
     p_gen: Tensor | None = None
 
 
@@ -117,6 +125,46 @@ class BahdanauPreTrainedModel(PreTrainedModel):
             for path in (source / "README.md", *source.glob("*.png")):
                 shutil.copyfile(path, Path(working_dir) / path.name)
         return super()._upload_modified_files(working_dir, repo_id, files_timestamps, **kwargs)
+
+    def set_token_spellings(self, tokens: Any) -> None:
+        """Spell the vocabulary for the ``"chars"`` meta-embedding source: token id i is spelled ``tokens[i]``, a
+        sequence of strings or a tokenizer (its ``convert_ids_to_tokens``). Widens ``config.token_spelling_length``
+        to the longest spelling; the spellings are saved with the model."""
+        sources = [module for module in self.modules() if isinstance(module, CharacterSource)]
+        if not sources:
+            raise ValueError(f"This model spells no tokens: `meta_embedding_sources` is "
+                             f"{self.config.meta_embedding_sources!r}, without 'chars'.")
+        if not isinstance(tokens, Sequence):
+            tokens = [token or "" for token in tokens.convert_ids_to_tokens(list(range(len(tokens))))]
+        vocab_size = len(sources[0].spellings)
+        if len(tokens) > vocab_size:
+            raise ValueError(f"`tokens` holds {len(tokens)} tokens, but the model's vocabulary has {vocab_size}: "
+                             "resize the embeddings first (`resize_token_embeddings`).")
+        spellings = spell_tokens(tokens)
+        width = max(spellings.shape[1], self.config.token_spelling_length)
+        table = spellings.new_zeros(vocab_size, width)
+        table[:len(tokens), :spellings.shape[1]] = spellings
+        self.config.token_spelling_length = width
+        for source in sources:
+            source.set_spellings(table)
+
+    def set_pretrained_vectors(self, vectors: Tensor) -> None:
+        """The ``"pretrained"`` meta-embedding source's fixed vectors [n ≤ vocab_size, pretrained_embedding_size], row i
+        for token id i (``hf_bahdanau.word_vectors.read_word_vectors`` reads a GloVe/fastText text file); the rows
+        after n are 0. Saved with the model, never trained."""
+        sources = [module for module in self.modules() if isinstance(module, PretrainedSource)]
+        if not sources:
+            raise ValueError(f"This model reads no pretrained vectors: `meta_embedding_sources` is "
+                             f"{self.config.meta_embedding_sources!r}, without 'pretrained'.")
+        table = sources[0].vectors.new_zeros(sources[0].vectors.shape)
+        if vectors.dim() != 2 or vectors.shape[1] != table.shape[1] or len(vectors) > len(table):
+            raise ValueError(f"`vectors` must be [n ≤ vocab_size={len(table)}, pretrained_embedding_size="
+                             f"{table.shape[1]}], got {list(vectors.shape)}.")
+        if not torch.isfinite(vectors).all():
+            raise ValueError("`vectors` must be finite numbers; it holds inf or nan.")
+        table[:len(vectors)] = vectors
+        for source in sources:
+            source.set_vectors(table)
 
     def resize_token_embeddings(self, new_num_tokens: int | None = None, pad_to_multiple_of: int | None = None,
                                 mean_resizing: bool = True) -> nn.Embedding:
@@ -251,6 +299,8 @@ class BahdanauModel(BahdanauPreTrainedModel):
             encoder_last_hidden_state=None if encoder_outputs is None else encoder_outputs.last_hidden_state,
             encoder_hidden_states=None if encoder_outputs is None else encoder_outputs.hidden_states,
             encoder_attentions=None if encoder_outputs is None or not output_attentions else encoder_outputs.attentions,
+            embedding_attentions=(None if encoder_outputs is None or not output_attentions
+                                  else encoder_outputs.get("embedding_attentions")),
             p_gen_logits=decoded.generation_gate,
             **{CACHE_NAME: cache if use_cache else None},
         )
@@ -527,6 +577,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             encoder_last_hidden_state=outputs.encoder_last_hidden_state,
             encoder_hidden_states=outputs.encoder_hidden_states,
             encoder_attentions=outputs.encoder_attentions if output_attentions else None,
+            embedding_attentions=outputs.embedding_attentions if output_attentions else None,
             **{CACHE_NAME: cache_of(outputs)},
         )
 

@@ -65,10 +65,13 @@ class BahdanauSequenceClassifierOutput(SequenceClassifierOutput):
     encoder_attentions (``output_attentions`` and ``encoder_self_attention``): the encoder's self-attention over the
     annotations (``self_attention``; row j: what annotation j attended to): flat (α [B, 1, S, S],); hierarchical, the
     word level's (α [B, N, 1, W, W],), zero for empty sentences (the sentence-level encoder has none).
+    embedding_attentions (``output_attentions`` and ``meta_embedding_sources``): how much each token's embedding takes
+    from each of the K sources (``meta_embedding``): flat α [B, S, K]; hierarchical α [B, N, W, K]; 0 on padding.
     """
 
     self_attention_penalty: Tensor | None = None
     encoder_attentions: tuple[Tensor, ...] | None = None
+    embedding_attentions: Tensor | None = None
 
     @property
     def word_attentions(self) -> Tensor | None:
@@ -116,7 +119,7 @@ def _sentence_level_encoder(config: BahdanauConfig, input_size: int) -> Bahdanau
         rnn_type=config.rnn_type, embedding_size=input_size,
         encoder_hidden_size=config.encoder_hidden_size, encoder_layers=config.encoder_layers,
         bidirectional=config.bidirectional, dropout=config.dropout, reverse_source=False,
-        encoder_self_attention=None,  # the option is the word level's
+        encoder_self_attention=None, meta_embedding_sources=None,  # the word level's options
     )
     return BahdanauEncoder(sizes, embed_tokens=None)
 
@@ -225,14 +228,16 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         if output_hidden_states is None:
             output_hidden_states = self.config.output_hidden_states
         if self.config.hierarchical:
-            document, weights, penalties, hidden_states, encoder_attentions = self._encode_document(
+            document, weights, penalties, hidden_states, encoder_weights = self._encode_document(
                 input_ids, attention_mask, inputs_embeds, output_hidden_states, output_attentions
             )
         else:
             encoded = self.model(input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
                                  output_hidden_states=output_hidden_states, output_attentions=output_attentions)
             document, word_weights, penalties = self._pool_words(encoded.last_hidden_state, attention_mask)
-            weights, hidden_states, encoder_attentions = (word_weights,), encoded.hidden_states, encoded.attentions
+            weights, hidden_states = (word_weights,), encoded.hidden_states
+            encoder_weights = {"encoder_attentions": encoded.attentions,
+                               "embedding_attentions": encoded.embedding_attentions}
         logits = self.classifier(self.dropout(document))
         loss = penalty = None
         if labels is not None:
@@ -247,7 +252,7 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
             hidden_states=hidden_states,
             attentions=weights if output_attentions else None,
             self_attention_penalty=penalty,
-            encoder_attentions=encoder_attentions,
+            **encoder_weights,
         )
 
     def _pool_words(self, annotations: Tensor, attention_mask: Tensor | None) -> tuple[Tensor, Tensor, Tensor | None]:
@@ -262,11 +267,11 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
     def _encode_document(
         self, input_ids: Tensor | None, attention_mask: Tensor | None, inputs_embeds: Tensor | None,
         output_hidden_states: bool, output_attentions: bool,
-    ) -> tuple[Tensor, tuple[Tensor, Tensor], Tensor | None, tuple[Tensor, Tensor] | None, tuple[Tensor] | None]:
+    ) -> tuple[Tensor, tuple[Tensor, Tensor], Tensor | None, tuple[Tensor, Tensor] | None, dict]:
         """Words -> sentence vectors s_i -> document vector v [B, P]; the weights of both levels (context vector:
         α [B, N, W], β [B, N]); the penalty per document [B] (the sentence level's plus the mean of the non-empty
-        sentences') or None; the hidden states; the word-level encoder's self-attention (α [B, N, 1, W, W],) or
-        None."""
+        sentences') or None; the hidden states; the word-level encoder's weights per sentence, 0 for empty ones
+        (``encoder_attentions``: (α [B, N, 1, W, W],) or None; ``embedding_attentions``: α [B, N, W, K] or None)."""
         words = input_ids if inputs_embeds is None else inputs_embeds
         if words is None:
             raise ValueError("Pass `input_ids` or `inputs_embeds`.")
@@ -293,10 +298,14 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         sentence_vectors = words.new_zeros((batch_size * num_sentences, pooling.output_size), dtype=self.dtype)
         word_weights = words.new_zeros((batch_size * num_sentences, *pooling.weight_shape(num_words)), dtype=self.dtype)
         word_penalties = words.new_zeros(batch_size * num_sentences, dtype=self.dtype)
-        word_annotations = encoder_attentions = None
-        if output_attentions and self.model.encoder.self_attention is not None:
-            encoder_attentions = words.new_zeros((batch_size * num_sentences, 1, num_words, num_words),
-                                                 dtype=self.dtype)
+        word_annotations = None
+        encoder = self.model.encoder
+        encoder_weights = {  # [B x N, …], filled at the non-empty sentences
+            "encoder_attentions": None if not output_attentions or encoder.self_attention is None
+            else words.new_zeros((batch_size * num_sentences, 1, num_words, num_words), dtype=self.dtype),
+            "embedding_attentions": None if not output_attentions or encoder.meta_embedding is None
+            else words.new_zeros((batch_size * num_sentences, num_words, len(encoder.meta_embedding.sources)),
+                                 dtype=self.dtype)}
         if output_hidden_states:
             word_annotations = words.new_zeros((batch_size * num_sentences, num_words, size), dtype=self.dtype)
         if real.any():
@@ -304,12 +313,13 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
             encoded = self.model(
                 input_ids=None if inputs_embeds is not None else flat_words,
                 inputs_embeds=flat_words if inputs_embeds is not None else None,
-                attention_mask=flat_mask, output_attentions=encoder_attentions is not None,
+                attention_mask=flat_mask, output_attentions=output_attentions,
             )
             if output_hidden_states:
                 word_annotations[real] = encoded.last_hidden_state
-            if encoder_attentions is not None:
-                encoder_attentions[real] = encoded.attentions[0]
+            for name, sentence_weights in encoder_weights.items():
+                if sentence_weights is not None:
+                    sentence_weights[real] = encoded.attentions[0] if name == "encoder_attentions" else encoded[name]
             sentence_vectors[real], word_weights[real], penalties = self._pool_words(encoded.last_hidden_state,
                                                                                       flat_mask)
             if penalties is not None:
@@ -334,9 +344,11 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
             hidden_states = (word_annotations.view(batch_size, num_sentences, num_words, size),
                              _unpack(packed_annotations, order, 1))
         weights = (word_weights.view(batch_size, num_sentences, *word_weights.shape[1:]), sentence_weights)
-        if encoder_attentions is not None:
-            encoder_attentions = (encoder_attentions.view(batch_size, num_sentences, 1, num_words, num_words),)
-        return document, weights, penalty, hidden_states, encoder_attentions
+        encoder_weights = {name: None if value is None else value.view(batch_size, num_sentences, *value.shape[1:])
+                           for name, value in encoder_weights.items()}
+        if encoder_weights["encoder_attentions"] is not None:
+            encoder_weights["encoder_attentions"] = (encoder_weights["encoder_attentions"],)
+        return document, weights, penalty, hidden_states, encoder_weights
 
 
 def _unpack(packed: Tensor, order: Tensor, dim: int) -> Tensor:

@@ -30,9 +30,12 @@ class BahdanauTokenClassifierOutput(TokenClassifierOutput):
     attention, every real token's row is its one distribution). Padding gets exactly 0.
     encoder_attentions (``output_attentions`` and ``encoder_self_attention``): (α [B, 1, S, S],), the encoder's
     self-attention over the annotations (row j: what annotation j attended to; ``self_attention``).
+    embedding_attentions (``output_attentions`` and ``meta_embedding_sources``): α [B, S, K], how much each token's
+    embedding takes from each of the K sources (``meta_embedding``); 0 on padding.
     """
 
     encoder_attentions: tuple[Tensor, ...] | None = None
+    embedding_attentions: Tensor | None = None
 
 
 class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
@@ -92,4 +95,5 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
             hidden_states=encoded.hidden_states,
             attentions=(weights.unsqueeze(1),) if output_attentions else None,
             encoder_attentions=encoded.attentions,
+            embedding_attentions=encoded.embedding_attentions,
         )
