@@ -9,6 +9,12 @@ A classifier's pooling weights (any ``pooling_type``, flat or HAN), one panel pe
     plot_classifier_texts(model, tokenizer, texts, true_labels=labels, path="attention.png")
     plot_classifier_attention(model.config, outputs.attentions, tokens, attention_mask=mask)  # from an output
 
+The encoder's own weights over one text, for any model class (``encoder_self_attention``, ``meta_embedding_sources``):
+
+    figures = plot_encoder_text(model, tokenizer, text)  # {"encoder_self_attention": ..., "embedding_mixture": ...}
+    plot_encoder_self_attention(outputs.encoder_attentions[0][b, 0], tokens, attention_mask=mask[b])  # α [S, S]
+    plot_embedding_mixture(outputs.embedding_attentions[b], tokens, config.meta_embedding_sources, mask[b])  # [S, K]
+
 matplotlib is optional: it is imported inside the plotting functions (``pip install matplotlib``).
 """
 
@@ -28,7 +34,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure, SubFigure
 
 __all__ = ["plot_alignment", "plot_classifier_attention", "plot_classifier_texts", "plot_document_attention",
-           "plot_token_attention"]
+           "plot_embedding_mixture", "plot_encoder_self_attention", "plot_encoder_text", "plot_token_attention"]
 
 BLANK = "␣"  # how a whitespace token is labelled
 
@@ -114,13 +120,19 @@ def plot_token_attention(
         raise ValueError(f"`tags` must have one tag per token ({len(tokens)}), got {len(tags)}.")
     columns = list(tokens) if tags is None else [f"{token} · {tag}" for token, tag in zip(tokens, tags)]
     rows = ["α"] if weights.ndim == 1 else list(tokens)
-    if ax is None:  # room for the rotated "word · tag" labels above a single row
-        from matplotlib.figure import Figure
+    return plot_alignment(weights.reshape(len(rows), len(tokens)), columns, rows, path=path,
+                          ax=_heat_map_axes(columns, len(rows)) if ax is None else ax, title=title)
 
-        label_height = 0.1 * max(len(column) for column in columns)
-        figure = Figure(figsize=(1.5 + 0.3 * len(columns), 1.2 + 0.3 * len(rows) + label_height), layout="constrained")
-        ax = figure.add_subplot()
-    return plot_alignment(weights.reshape(len(rows), len(tokens)), columns, rows, path=path, ax=ax, title=title)
+
+def _heat_map_axes(columns: Sequence[str], row_count: int) -> Axes:
+    """The axes of a new figure sized for ``plot_alignment``'s heat map of ``row_count`` rows under the rotated labels
+    of ``columns``, with room for long labels (``plot_alignment``'s own figure has none)."""
+    from matplotlib.figure import Figure
+
+    label_height = 0.1 * max((len(column) for column in columns), default=0)
+    figure = Figure(figsize=(1.5 + _TOKEN * len(columns), 1.2 + _TOKEN * row_count + label_height),
+                    layout="constrained")
+    return figure.add_subplot()
 
 
 def plot_document_attention(
@@ -380,10 +392,15 @@ def _flat_mask(attention_mask: torch.Tensor | np.ndarray | None, length: int,
         raise ValueError(f"`attention_mask` must be [batch, S] = {[len(tokens), length]} like the weights, got "
                          f"{list(mask.shape)}.")
     for number, (keep, text_tokens) in enumerate(zip(mask, tokens)):
-        if keep.sum() != len(text_tokens):
-            raise ValueError(f"`tokens[{number}]` must have one token per real position ({int(keep.sum())}"
-                             f"{'' if attention_mask is None else ' in attention_mask'}), got {len(text_tokens)}.")
+        _check_token_count(keep, text_tokens, f"tokens[{number}]", attention_mask is not None)
     return mask
+
+
+def _check_token_count(keep: np.ndarray, tokens: Sequence[str], name: str, masked: bool) -> None:
+    """``tokens`` (called ``name``) must have one token per position that ``keep`` [S] marks."""
+    if keep.sum() != len(tokens):
+        raise ValueError(f"`{name}` must have one token per real position ({int(keep.sum())}"
+                         f"{' in attention_mask' if masked else ''}), got {len(tokens)}.")
 
 
 def _map_heights(count: int, row_name: str) -> list[float]:
@@ -423,3 +440,103 @@ def _draw_rows(figure: Figure | SubFigure, title: str | None, rows: np.ndarray, 
         ax.tick_params(length=0, labeltop=ax is axes[0], labelbottom=False, top=False, bottom=False)
     if title is not None:
         figure.suptitle(title)
+
+
+# The encoder's weights over one text --------------------------------------------------------------------------------
+
+VALUES_UP_TO = 30  # plot_embedding_mixture writes the weights in the cells of texts of at most this many tokens
+
+
+def plot_encoder_self_attention(
+    weights: torch.Tensor | np.ndarray,
+    tokens: Sequence[str],
+    attention_mask: torch.Tensor | np.ndarray | None = None,
+    path: str | PathLike | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Figure:
+    """The encoder's self-attention over one text (``encoder_self_attention``): α [S, S] with α_jk =
+    softmax_k(score(h_j, h_k)), row j = what token j attended to (``outputs.encoder_attentions[0][b, 0]``), drawn like
+    ``plot_alignment`` with the tokens along the top and down the side. attention_mask [S] (1 = real token): only the
+    real rows and columns are drawn, so a left- and a right-padded text give the same picture; tokens: the real
+    tokens (all S without a mask)."""
+    weights = _as_array(weights)
+    if weights.ndim != 2 or weights.shape[0] != weights.shape[1]:
+        raise ValueError(f"`weights` must be one text's self-attention α [S, S], got {list(weights.shape)}.")
+    keep = _text_mask(attention_mask, weights.shape[0], tokens)
+    return plot_alignment(weights[keep][:, keep], tokens, tokens, path=path,
+                          ax=_heat_map_axes(tokens, len(tokens)) if ax is None else ax, title=title)
+
+
+def plot_embedding_mixture(
+    weights: torch.Tensor | np.ndarray,
+    tokens: Sequence[str],
+    sources: Sequence[str],
+    attention_mask: torch.Tensor | np.ndarray | None = None,
+    path: str | PathLike | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Figure:
+    """How much each token's embedding takes from each source of a meta-embedding (``meta_embedding_sources``):
+    α [S, K], x̃_i = Σ_j α_ij (P_j w_ij + b_j) (``outputs.embedding_attentions[b]``, real rows sum to 1), drawn as a
+    K x S heat map, the sources (``config.meta_embedding_sources``, in that order) down the side and the tokens along
+    the top, each weight written in its cell when there are at most ``VALUES_UP_TO`` tokens. attention_mask [S] and
+    tokens as ``plot_encoder_self_attention``'s."""
+    weights = _as_array(weights)
+    if weights.ndim != 2 or weights.shape[1] != len(sources):
+        raise ValueError(f"`weights` must be one text's mixing weights α [S, K] with K = len(sources) = "
+                         f"{len(sources)}, got {list(weights.shape)}.")
+    rows = weights[_text_mask(attention_mask, weights.shape[0], tokens)].T  # [K, S_real]
+    ax = _heat_map_axes(tokens, len(sources)) if ax is None else ax
+    figure = plot_alignment(rows, tokens, sources, ax=ax, title=title)
+    if len(tokens) <= VALUES_UP_TO:
+        for (source, token), weight in np.ndenumerate(rows):
+            ax.text(token, source, f"{weight:.2f}", ha="center", va="center", fontsize=6,
+                    color=_ink(1.0 - weight))  # white on black (0), black on white (1)
+    if path is not None:
+        figure.savefig(path, dpi=150)
+    return figure
+
+
+def _text_mask(attention_mask: torch.Tensor | np.ndarray | None, length: int, tokens: Sequence[str]) -> np.ndarray:
+    """[S] bool: one text's positions drawn (all without a mask), one per token of ``tokens``."""
+    keep = np.ones(length, dtype=bool) if attention_mask is None else _as_array(attention_mask) != 0
+    if keep.shape != (length,):
+        raise ValueError(f"`attention_mask` must be one text's mask [S] = [{length}] like the weights, got "
+                         f"{list(keep.shape)}.")
+    _check_token_count(keep, tokens, "tokens", attention_mask is not None)
+    return keep
+
+
+def plot_encoder_text(model: Any, tokenizer: Any, text: str | Sequence[str],
+                      **tokenizer_options: Any) -> dict[str, Figure]:
+    """The encoder's weights over ``text`` for each option ``model`` (any model class with a token encoder) has on:
+    "encoder_self_attention" (``plot_encoder_self_attention``) and "embedding_mixture" (``plot_embedding_mixture``);
+    {} with neither. The text goes through ``tokenizer(text, **tokenizer_options)`` (e.g. is_split_into_words=True)
+    and ``model.model.encoder``. A hierarchical classifier's encoder reads each sentence alone: its sentences are
+    drawn one after another and the self-attention is block-diagonal (0 across sentences)."""
+    config = model.config
+    if config.encoder_self_attention is None and config.meta_embedding_sources is None:
+        return {}
+    encoding = tokenizer(text, return_tensors="pt", **tokenizer_options).to(model.device)
+    ids, mask = encoding["input_ids"], encoding["attention_mask"]
+    if config.hierarchical:  # the text's non-empty sentences as a batch [N, W], as the classifier encodes them
+        sentences, word_mask = model.split_sentences(ids, mask)
+        real = word_mask[0].bool().any(-1)
+        ids, mask = sentences[0][real], word_mask[0][real]
+    model.eval()
+    with torch.no_grad():
+        encoded = model.model.encoder(input_ids=ids, attention_mask=mask, output_attentions=True, return_dict=True)
+    keep = mask.bool()
+    tokens = [token for row, row_keep in zip(ids, keep) for token in tokenizer.convert_ids_to_tokens(row[row_keep])]
+    figures = {}
+    if encoded.attentions is not None:
+        blocks = [weights[0][row_keep][:, row_keep] for weights, row_keep in zip(encoded.attentions[0], keep)]
+        figures["encoder_self_attention"] = plot_encoder_self_attention(
+            torch.block_diag(*blocks), tokens, title=f"self-attention ({config.encoder_self_attention})"
+            + ("\nwithin each sentence" if config.hierarchical else ""))
+    if encoded.embedding_attentions is not None:
+        figures["embedding_mixture"] = plot_embedding_mixture(
+            encoded.embedding_attentions[keep], tokens, config.meta_embedding_sources,
+            title="embedding mixture")
+    return figures

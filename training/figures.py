@@ -1,13 +1,17 @@
-"""The pictures a training run leaves in its output folder: the training curve and alignment heat maps."""
+"""The pictures a training run leaves in its output folder: the training curve, alignment heat maps and the encoder's
+own weights (self-attention, embedding mixture)."""
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from hf_bahdanau.modeling.decoding import translate
-from hf_bahdanau.plotting import plot_alignment
+from hf_bahdanau.plotting import plot_alignment, plot_encoder_text
 
 TRAINING_CURVE = "training_curve.png"
 ALIGNMENT_PICTURE = "alignment_{}.png"
+ENCODER_PICTURES = {"encoder_self_attention": "encoder_self_attention_{}.png",  # plot_encoder_text's names
+                    "embedding_mixture": "embedding_mixture_{}.png"}
 
 
 def plot_training_curve(log_history: Sequence[dict], path: str | Path, metric: str | None = None):
@@ -52,4 +56,18 @@ def save_alignment_pictures(model, tokenizer, sources: Sequence[str], output_dir
         plot_alignment(result.alignment, result.source_tokens, result.target_tokens, path=path,
                        title=f"{result.source} → {result.translation}")
         paths.append(path)
+    return paths
+
+
+def save_encoder_pictures(model, tokenizer, texts: Sequence[Any], output_dir: str | Path,
+                          **tokenizer_options: Any) -> list[Path]:
+    """With ``encoder_self_attention`` on, save ``output_dir/encoder_self_attention_<n>.png`` of text n, and with
+    ``meta_embedding_sources``, ``embedding_mixture_<n>.png`` (``plot_encoder_text``, any model class; the texts as
+    the tokenizer reads them, e.g. word lists with is_split_into_words=True); nothing for a model with neither."""
+    paths = []
+    for number, text in enumerate(texts):
+        for name, figure in plot_encoder_text(model, tokenizer, text, **tokenizer_options).items():
+            path = Path(output_dir) / ENCODER_PICTURES[name].format(number)
+            figure.savefig(path, dpi=150)
+            paths.append(path)
     return paths

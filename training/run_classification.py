@@ -21,8 +21,9 @@ exact-match accuracy and micro F1 (multi-label) through `evaluate` (the bundled 
 (regression).
 
 The output folder gets the model (code included, loadable with trust_remote_code=True), the tokenizer,
-all_results.json, the training curve, attention pictures of the first test documents, predictions.txt and the
-model card; --push_to_hub uploads it all.
+all_results.json, the training curve, attention pictures of the first test documents (with the encoder's
+self-attention and embedding mixture when the model has them), predictions.txt and the model card;
+--push_to_hub uploads it all.
 """
 
 import logging
@@ -49,6 +50,7 @@ from hf_bahdanau.plotting import plot_classifier_texts  # noqa: E402
 from training.arguments import parse_arguments  # noqa: E402
 from training.data_files import LABEL, NUMBER, TEXT, Column, DataFileArguments  # noqa: E402
 from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
+from training.figures import save_encoder_pictures  # noqa: E402
 from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
 from training.split_order import InOrderTrainer  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
@@ -76,7 +78,8 @@ class ClassificationDataArguments(DataFileArguments):
         default=None, metadata={"help": "Longest text in tokens; longer ones are truncated and counted in a warning. "
                                         "Default: no limit."})
     num_attention_pictures: int = field(
-        default=3, metadata={"help": "Save attention pictures of the first N test (else validation) texts."})
+        default=3, metadata={"help": "Save attention pictures of the first N test (else validation) texts (and the "
+                                     "encoder's self-attention and embedding mixture of models with them)."})
 
     def __post_init__(self):
         if self.dataset_name is None and not (self.train_file or self.validation_file or self.test_file):
@@ -224,8 +227,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     pictured = splits.get("predict", splits.get("eval"))
     if pictured is not None and data_args.num_attention_pictures:
-        save_attention_pictures(trainer.model, tokenizer,
-                                pictured[data_args.text_column_name][: data_args.num_attention_pictures], output_dir)
+        texts = pictured[data_args.text_column_name][: data_args.num_attention_pictures]
+        save_attention_pictures(trainer.model, tokenizer, texts, output_dir)
+        save_encoder_pictures(trainer.model, tokenizer, texts, output_dir)
     finish_run(trainer, training_args, data_args, task="text-classification",
                metric="eval_mse" if problem_type == "regression" else "eval_accuracy",
                example_inputs=(pictured or splits["train"])[data_args.text_column_name][:2],

@@ -16,8 +16,9 @@ into I- after the first), special tokens get -100. Metrics: seqeval's entity-lev
 token accuracy, through `evaluate` (the bundled module when offline).
 
 The output folder gets the model (code included, loadable with trust_remote_code=True), the tokenizer,
-all_results.json, the training curve, attention pictures of the first test sentences, predictions.txt and the
-model card; --push_to_hub uploads it all.
+all_results.json, the training curve, attention pictures of the first test sentences (with the encoder's
+self-attention and embedding mixture when the model has them), predictions.txt and the model card;
+--push_to_hub uploads it all.
 """
 
 import logging
@@ -44,6 +45,7 @@ from hf_bahdanau.plotting import plot_token_attention  # noqa: E402
 from training.arguments import parse_arguments  # noqa: E402
 from training.data_files import TAGS, TEXTS, Column, DataFileArguments  # noqa: E402
 from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
+from training.figures import save_encoder_pictures  # noqa: E402
 from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
 from training.split_order import InOrderTrainer  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
@@ -69,7 +71,8 @@ class NerDataArguments(DataFileArguments):
     return_entity_level_metrics: bool = field(
         default=False, metadata={"help": "Report precision/recall/F1 per entity type too."})
     num_attention_pictures: int = field(
-        default=3, metadata={"help": "Save attention pictures of the first N test (else validation) sentences."})
+        default=3, metadata={"help": "Save attention pictures of the first N test (else validation) sentences (and "
+                                     "the encoder's self-attention and embedding mixture of models with them)."})
 
     def __post_init__(self):
         if self.dataset_name is None and not (self.train_file or self.validation_file or self.test_file):
@@ -203,8 +206,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     pictured = splits.get("predict", splits.get("eval"))
     if pictured is not None and data_args.num_attention_pictures:
-        save_attention_pictures(trainer.model, tokenizer,
-                                pictured[data_args.text_column_name][: data_args.num_attention_pictures], output_dir)
+        sentences = pictured[data_args.text_column_name][: data_args.num_attention_pictures]
+        save_attention_pictures(trainer.model, tokenizer, sentences, output_dir)
+        save_encoder_pictures(trainer.model, tokenizer, sentences, output_dir, is_split_into_words=True)
     examples = [" ".join(words) for words in (pictured or splits["train"])[data_args.text_column_name][:2]]
     finish_run(trainer, training_args, data_args, task="token-classification", metric="eval_f1",
                example_inputs=examples,

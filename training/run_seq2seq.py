@@ -14,7 +14,8 @@ Arguments: `ModelArguments`, `DataTrainingArguments` below and every `Seq2SeqTra
 
 The output folder gets the model (safetensors, config, generation config), the tokenizer, `all_results.json`
 (sacreBLEU, chrF, exact match in percent; alignment error rate when the data has field spans), a training-curve
-PNG, alignment heat maps of the first evaluated sentences, `generated_predictions.txt` and the model card.
+PNG, alignment heat maps of the first evaluated sentences (and the encoder's self-attention and embedding mixture
+when the model has them), `generated_predictions.txt` and the model card.
 """
 
 import copy
@@ -50,7 +51,7 @@ from training.arguments import parse_arguments, parse_config_overrides  # noqa: 
 from training.data_files import (  # noqa: E402
     SPANS, TEXT, TEXTS, Column, DataFileArguments, load_raw_splits, requested_splits,
 )
-from training.figures import save_alignment_pictures  # noqa: E402
+from training.figures import save_alignment_pictures, save_encoder_pictures  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.loss_logging import LossPartsLogging  # noqa: E402
 from training.metrics import load_metric  # noqa: E402
@@ -137,7 +138,8 @@ class DataTrainingArguments(DataFileArguments):
                                          "(0, 1, 2 ending a phoneme) removed on both sides: wer_no_stress and "
                                          "per_no_stress. Published CMUdict results are scored without stress."})
     num_alignment_pictures: int = field(
-        default=4, metadata={"help": "Save alignment heat maps of the first N test (else validation) sentences."})
+        default=4, metadata={"help": "Save alignment heat maps of the first N test (else validation) sentences (and "
+                                     "the encoder's self-attention and embedding mixture of models with them)."})
 
     def __post_init__(self):
         if self.dataset_name is None and not (self.train_file or self.validation_file or self.test_file):
@@ -390,9 +392,11 @@ def main(argv: list[str] | None = None) -> None:
     if not trainer.is_world_process_zero():
         return
     pictured = raw_splits.get("predict", raw_splits.get("eval"))
-    if pictured is not None and data_args.num_alignment_pictures and model.config.attention_type != "none":
+    if pictured is not None and data_args.num_alignment_pictures:
         sources = pictured[data_args.source_column][: data_args.num_alignment_pictures]
-        save_alignment_pictures(trainer.model, tokenizer, sources, output_dir, num_beams=data_args.num_beams or 1)
+        if model.config.attention_type != "none":
+            save_alignment_pictures(trainer.model, tokenizer, sources, output_dir, num_beams=data_args.num_beams or 1)
+        save_encoder_pictures(trainer.model, tokenizer, sources, output_dir)
     examples = (pictured or raw_splits["train"])[data_args.source_column][:2] if raw_splits else []
     finish_run(trainer, training_args, data_args, task="translation",
                metric="eval_exact_match" if training_args.predict_with_generate else None, example_inputs=examples,
