@@ -26,8 +26,6 @@ VARIANTS = {
     "luong-dot+local-m": ("luong-dot", dict(attention_scope="local-m", local_window=2)),
     "rnnsearch+copy": ("rnnsearch", dict(copy_attention=True)),
     "luong-general+copy+local-p": ("luong-local-p", dict(copy_attention=True, input_feeding=True)),
-    "rnnsearch+location": ("rnnsearch", dict(attention_type="location_aware", location_filters=3,
-                                             location_kernel_size=5)),
 }
 
 

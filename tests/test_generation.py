@@ -28,7 +28,7 @@ PRESET_NAMES = sorted(PRESETS) + ["rnnsearch+coverage", "luong-general+hard", "l
                                    "luong-general+copy+local-p"]
 ATTENTION_PRESETS = [name for name in PRESET_NAMES if PRESETS[VARIANTS.get(name, (name,))[0]]["attention_type"] != "none"]
 FIXED_CONTEXT_PRESETS = [name for name in PRESET_NAMES if name not in ATTENTION_PRESETS]
-FIXTURE_SEEDS = {"luong-local-p": 2, "luong-dot+local-m": 4, "luong-general+copy+local-p": 2}  # seed 1: every greedy row stops early (eos=SOMETIMES)
+FIXTURE_SEEDS = {"luong-local-p": 2, "luong-dot+local-m": 4, "luong-general+copy+local-p": 2, "rnnsearch-location": 3}  # seed 1: every greedy row stops early (eos=SOMETIMES)
 LENGTHS = (7, 5, 2, 6)  # source lengths of the padded test batch
 MAX_NEW = 6
 NUM_BEAMS = 4

@@ -30,7 +30,7 @@ onnx = pytest.importorskip("onnx", reason="the onnx extra: pip install -e \".[on
 pytest.importorskip("onnxruntime", reason="the onnx extra: pip install -e \".[onnx]\"")
 from hf_bahdanau.onnx.runtime import OnnxSeq2Seq  # noqa: E402
 
-EXPORTED = [*PRESETS, "luong-general+hard", "rnnsearch+coverage+hard", "rnnsearch+location"]
+EXPORTED = [*PRESETS, "luong-general+hard", "rnnsearch+coverage+hard", "rnnsearch-location"]
 MAX_NEW = 8
 
 

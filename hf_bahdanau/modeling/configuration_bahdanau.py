@@ -74,6 +74,9 @@ PRESETS["luong-local-p"] = {**PRESETS["luong-general"], "attention_scope": "loca
 # Raffel et al. 2017 on RNNsearch: monotonic additive attention, hard and left to right at inference (TF-Addons'
 # BahdanauMonotonicAttention), for nearly monotone tasks: G2P, transliteration, normalisation.
 PRESETS["rnnsearch-monotonic"] = {**PRESETS["rnnsearch"], "attention_scope": "monotonic"}
+# Chorowski et al. 2015 on RNNsearch: the additive score also reads the previous alignment through 10 filters of width
+# 201 (location-aware attention), which keeps long inputs aligned (ESPnet's AttLoc).
+PRESETS["rnnsearch-location"] = {**PRESETS["rnnsearch"], "attention_type": "location_aware"}
 
 
 def _require_choice(field: str, value: str, allowed: tuple[str, ...]) -> None:

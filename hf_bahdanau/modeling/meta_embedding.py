@@ -87,6 +87,7 @@ class CharacterSource(nn.Module):
             raise ValueError(f"tokens {tokens[lengths == 0].tolist()} have no spelling: call "
                              "`model.set_token_spellings(tokenizer)` once after building a model with "
                              "`meta_embedding_sources` holding 'chars' (the training scripts do).")
+        spellings = spellings[:, :lengths.max()]  # the batch's longest spelling, not the vocabulary's
         _, final = self.rnn(self.byte_embeddings(spellings), lengths=lengths)
         vectors = final.hidden.transpose(0, 1).reshape(-1, self.output_size)  # [U, 2 H_c]
         return vectors[inverse.view(input_ids.shape)]
