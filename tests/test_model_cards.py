@@ -322,3 +322,13 @@ def test_the_card_names_the_attention_scope_mode_and_coverage(overrides, words):
 def test_the_new_presets_are_recognised_with_their_papers(preset, paper):
     architecture = describe(tiny_config(preset).to_dict())
     assert architecture.preset == preset and architecture.paper[0] == paper
+
+
+def test_every_preset_names_its_paper():
+    from hf_bahdanau import PRESETS
+    from hf_bahdanau.cards.architecture import paper_of
+
+    for preset in PRESETS:
+        authors, title, url = paper_of(preset)
+        assert authors.endswith(("2014", "2015", "2017")) and title and url.startswith("https://arxiv.org/abs/"), preset
+    assert paper_of("rnnsearch-location")[0] == "Chorowski et al., 2015"

@@ -27,6 +27,8 @@ PAPERS = {
               "https://arxiv.org/abs/1508.04025"),
     "rnnsearch-monotonic": ("Raffel et al., 2017", "Online and Linear-Time Attention by Enforcing Monotonic "
                             "Alignments", "https://arxiv.org/abs/1704.00784"),
+    "rnnsearch-location": ("Chorowski et al., 2015", "Attention-Based Models for Speech Recognition",
+                           "https://arxiv.org/abs/1506.07503"),
 }
 
 @dataclass
