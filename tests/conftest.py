@@ -1,5 +1,7 @@
 """Shared helpers: tiny configs and padded batches."""
 
+import os
+
 import pytest
 import torch
 
@@ -8,6 +10,9 @@ from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 
 VOCAB = 40
 PAD, BOS, EOS = 0, 1, 2
+
+if os.environ.get("PYTEST_XDIST_WORKER"):  # pytest -n N: N processes share the cores, one thread each
+    torch.set_num_threads(1)
 
 
 def product_tolerance(left: torch.Tensor, right: torch.Tensor) -> float:

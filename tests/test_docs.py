@@ -28,7 +28,7 @@ def test_readme_fits_the_first_screen_rule():
     assert headings[:2] == ["## Quick start", "## Presets"]
     main_job, tests = bash_blocks(text)[:2]
     assert "training/run_seq2seq.py training/configs/dates_rnnsearch.json" in main_job
-    assert tests.endswith("python -m pytest")
+    assert tests.endswith("python -m pytest -n 2 --dist worksteal")
 
 
 def test_ci_runs_the_readme_test_command():
