@@ -145,3 +145,48 @@ def cross_entropy_tolerance(logits: torch.Tensor, labels: torch.Tensor, dtype: t
     terms = torch.nn.functional.cross_entropy(z, y, reduction="none")
     largest, chosen = z.abs().max(-1).values, z.gather(-1, y[:, None])[:, 0].abs()
     return float((eps * (z.shape[-1] + 2 * chosen + 3 * largest + terms)).sum() + len(terms) * eps * terms.sum())
+
+
+def left_padded(input_ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The same sentences with their padding moved to the left."""
+    shifts = (mask.shape[1] - mask.sum(-1)).tolist()
+    return (torch.stack([row.roll(shift) for row, shift in zip(input_ids, shifts)]),
+            torch.stack([row.roll(shift) for row, shift in zip(mask, shifts)]))
+
+
+def assert_logits_and_gradients_equal_the_reference(model, input_ids: torch.Tensor, mask: torch.Tensor,
+                                                    decoder_input_ids: torch.Tensor) -> dict[str, torch.Tensor]:
+    """A float64 model's logits on the right-padded batch and on it left-padded, and the gradient of every parameter
+    (of the logits against a fixed random probe), equal ``reference.logits``'; returns the model's gradients."""
+    from hf_bahdanau import reference
+
+    with torch.no_grad():
+        expected = reference.logits(model, input_ids, mask, decoder_input_ids)
+        for inputs, inputs_mask in ((input_ids, mask), left_padded(input_ids, mask)):
+            assert_float64_close(model(input_ids=inputs, attention_mask=inputs_mask,
+                                       decoder_input_ids=decoder_input_ids).logits, expected)
+    probe = torch.randn(expected.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+
+    def gradients(logits: torch.Tensor) -> dict[str, torch.Tensor]:
+        model.zero_grad(set_to_none=True)
+        (logits * probe).sum().backward()
+        return {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
+
+    fast = gradients(model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits)
+    assert_float64_gradients_close(fast, gradients(reference.logits(model, input_ids, mask, decoder_input_ids)))
+    return fast
+
+
+def logits_in_cached_chunks(model, input_ids: torch.Tensor, mask: torch.Tensor, decoder_input_ids: torch.Tensor):
+    """The logits of ``decoder_input_ids`` [B, 5] fed to the model in chunks of 2, 1 and 2 tokens through its cache
+    (as generate() steps), and the last cache."""
+    from hf_bahdanau.modeling.transformers_private import cache_of
+
+    cache, logits = None, []
+    with torch.no_grad():
+        for chunk in (slice(0, 2), slice(2, 3), slice(3, 5)):
+            step = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids[:, chunk],
+                         cache=cache, use_cache=True)
+            cache = cache_of(step)
+            logits.append(step.logits)
+    return torch.cat(logits, dim=1), cache

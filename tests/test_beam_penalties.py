@@ -13,7 +13,7 @@ import pytest
 import torch
 from transformers import GenerationConfig
 
-from conftest import FLOAT64_PATHS_RTOL, assert_float64_close, padded_batch
+from conftest import FLOAT64_PATHS_RTOL, assert_float64_close, left_padded, padded_batch
 from hf_bahdanau import BahdanauForConditionalGeneration
 from hf_bahdanau.modeling import search
 from hf_bahdanau.modeling.search import BeamPenalties
@@ -29,14 +29,6 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 def penalty_model(preset: str, eos: str = SOMETIMES) -> BahdanauForConditionalGeneration:
     """``decisive_model`` at the sizes above, in float64: only the search's own float32 steps round."""
     return decisive_model(preset, eos, **SIZES).double()
-
-
-def left_padded(input_ids: torch.Tensor, attention_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The right-padded batch with each row's padding moved in front of its tokens."""
-    source_length = attention_mask.shape[1]
-    shifts = source_length - attention_mask.sum(1)
-    index = (torch.arange(source_length)[None] - shifts[:, None]) % source_length
-    return input_ids.gather(1, index), attention_mask.gather(1, index)
 
 
 def beam_search(model, input_ids, attention_mask, **kwargs):

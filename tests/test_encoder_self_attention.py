@@ -16,15 +16,13 @@ import re
 import pytest
 import torch
 
-from conftest import (VOCAB, assert_float64_close, assert_float64_gradients_close, padded_batch, random_labels,
-                      tiny_config, tiny_model)
+from conftest import (assert_float64_close, assert_logits_and_gradients_equal_the_reference, left_padded,
+                      logits_in_cached_chunks, padded_batch, random_labels, tiny_config, tiny_model)
 from hf_bahdanau import (BahdanauForConditionalGeneration, BahdanauForPointerNetwork, BahdanauForSequenceClassification,
                          BahdanauForTokenClassification, BahdanauPointerConfig, reference)
 from hf_bahdanau.cards.architecture import describe
 from hf_bahdanau.modeling.axes import ATTENTION_SCORES, all_at_once_scores
 from hf_bahdanau.modeling.self_attention import EncoderSelfAttention
-from hf_bahdanau.modeling.transformers_private import cache_of
-from test_location_aware_attention import left_padded
 from test_sequence_classification import SEP, documents
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -122,21 +120,7 @@ def test_logits_and_gradients_equal_the_reference(score):
     RNN through the new layer."""
     model = float64_model(score)
     input_ids, mask = padded_batch()
-    decoder_input_ids = random_labels(3, 5)
-    with torch.no_grad():
-        expected = reference.logits(model, input_ids, mask, decoder_input_ids)
-        for inputs, inputs_mask in ((input_ids, mask), left_padded(input_ids, mask)):
-            assert_float64_close(model(input_ids=inputs, attention_mask=inputs_mask,
-                                       decoder_input_ids=decoder_input_ids).logits, expected)
-    probe = torch.randn(3, 5, VOCAB, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-
-    def gradients(logits: torch.Tensor) -> dict[str, torch.Tensor]:
-        model.zero_grad(set_to_none=True)
-        (logits * probe).sum().backward()
-        return {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
-
-    fast = gradients(model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits)
-    assert_float64_gradients_close(fast, gradients(reference.logits(model, input_ids, mask, decoder_input_ids)))
+    fast = assert_logits_and_gradients_equal_the_reference(model, input_ids, mask, random_labels(3, 5))
     for name in ("model.encoder.self_attention.output.weight", "model.encoder.rnn.layers.0.weight_ih_l0",
                  "model.encoder.embed_tokens.weight"):
         assert fast[name].abs().sum() > 0, name
@@ -150,13 +134,7 @@ def test_cache_stepping_equals_teacher_forcing(overrides):
     decoder_input_ids = random_labels(3, 5)
     with torch.no_grad():
         full = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids, use_cache=False)
-        cache, logits = None, []
-        for chunk in (slice(0, 2), slice(2, 3), slice(3, 5)):
-            step = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids[:, chunk],
-                         cache=cache, use_cache=True)
-            cache = cache_of(step)
-            logits.append(step.logits)
-    assert_float64_close(torch.cat(logits, dim=1), full.logits)
+    assert_float64_close(logits_in_cached_chunks(model, input_ids, mask, decoder_input_ids)[0], full.logits)
 
 
 @pytest.mark.parametrize("num_beams", [1, 3])
@@ -182,19 +160,11 @@ def test_the_onnx_export_decodes_like_generate(score, tmp_path):
     """The encoder graph traces the layer: ONNX Runtime returns generate()'s tokens, greedy and with beam search (on
     right padding, the only padding the runtime reads)."""
     pytest.importorskip("onnxruntime", reason="the onnx extra: pip install -e \".[onnx]\"")
-    from hf_bahdanau.onnx.export import export_onnx
-    from hf_bahdanau.onnx.runtime import OnnxSeq2Seq
-    from test_onnx import MAX_NEW, generated
+    from test_onnx import assert_onnx_decodes_like_generate
     from test_onnx_search import decisive_model
 
-    model = decisive_model("rnnsearch", seed=3, eos_bias=1.0, encoder_self_attention=score, num_attention_heads=2)
-    runtime = OnnxSeq2Seq(export_onnx(model, tmp_path), threads=1)
-    input_ids, attention_mask = padded_batch((9, 4, 2, 7), seed=5)
-    for num_beams in (1, 3):
-        expected = generated(model, input_ids, attention_mask, num_beams=num_beams)
-        output = runtime.generate(input_ids.numpy(), attention_mask.numpy(), max_new_tokens=MAX_NEW,
-                                  num_beams=num_beams)
-        assert (output.sequences == expected.sequences.numpy()).all()
+    assert_onnx_decodes_like_generate(decisive_model("rnnsearch", seed=3, eos_bias=1.0, encoder_self_attention=score,
+                                                     num_attention_heads=2), tmp_path)
 
 
 # 3. the other heads ----------------------------------------------------------------------------------------------

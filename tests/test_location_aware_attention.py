@@ -17,15 +17,15 @@ import torch
 from torch import nn
 from transformers import GenerationMixin
 
-from conftest import (VOCAB, assert_float64_close, assert_float64_gradients_close, padded_batch, random_labels,
-                      softmax_sum_tolerance, tiny_config, tiny_model)
+from conftest import (assert_float64_close, assert_logits_and_gradients_equal_the_reference, left_padded,
+                      logits_in_cached_chunks, padded_batch, random_labels, softmax_sum_tolerance, tiny_config,
+                      tiny_model)
 from test_generation import NUM_BEAMS, beam_generate, decisive_model, float32_search_error, generated, \
     teacher_forced_beam_scores
-from hf_bahdanau import BahdanauConfig, BahdanauPointerConfig, reference
+from hf_bahdanau import BahdanauConfig, BahdanauPointerConfig
 from hf_bahdanau.modeling.attention import LocationAwareAttention, masked_softmax
 from hf_bahdanau.modeling.axes import token_attention_types
 from hf_bahdanau.modeling.state import AttentionState
-from hf_bahdanau.modeling.transformers_private import cache_of
 
 LOCATION = dict(attention_type="location_aware", location_filters=3, location_kernel_size=5, location_sharpening=2.0)
 
@@ -42,13 +42,6 @@ DECODERS = [
 SMOOTHED = [dict(**decoder, location_smoothing=True) for decoder in DECODERS
             if decoder.get("attention_scope") != "monotonic"]
 SMOOTHED.insert(3, dict(decoder_style="luong", attention_scope="local-p", local_window=2, location_smoothing=True))
-
-
-def left_padded(input_ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The same sentences with their padding moved to the left."""
-    shifts = (mask.shape[1] - mask.sum(-1)).tolist()
-    return (torch.stack([row.roll(shift) for row, shift in zip(input_ids, shifts)]),
-            torch.stack([row.roll(shift) for row, shift in zip(mask, shifts)]))
 
 
 # 1. the score --------------------------------------------------------------------------------------------------
@@ -100,22 +93,7 @@ def test_logits_and_gradients_equal_the_reference(decoder):
     included), against ``reference.logits`` in float64."""
     model = tiny_model(**LOCATION, **decoder).double()
     input_ids, mask = padded_batch()
-    decoder_input_ids = random_labels(3, 6)
-    with torch.no_grad():
-        expected = reference.logits(model, input_ids, mask, decoder_input_ids)
-        for inputs, inputs_mask in ((input_ids, mask), left_padded(input_ids, mask)):
-            assert_float64_close(model(input_ids=inputs, attention_mask=inputs_mask,
-                                       decoder_input_ids=decoder_input_ids).logits, expected)
-
-    probe = torch.randn(3, 6, VOCAB, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
-
-    def gradients(logits: torch.Tensor) -> dict[str, torch.Tensor]:
-        model.zero_grad(set_to_none=True)
-        (logits * probe).sum().backward()
-        return {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
-
-    fast = gradients(model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits)
-    assert_float64_gradients_close(fast, gradients(reference.logits(model, input_ids, mask, decoder_input_ids)))
+    fast = assert_logits_and_gradients_equal_the_reference(model, input_ids, mask, random_labels(3, 6))
     one_hot = decoder.get("attention_scope") == "monotonic" or decoder.get("attention_mode") == "hard"
     if not one_hot:  # the location term is trained (eval's hard and monotonic weights are one-hot: no gradient)
         for name in ("location_conv.weight", "location_proj.weight", "key_proj.bias"):
@@ -148,13 +126,8 @@ def test_cache_stepping_equals_teacher_forcing_and_carries_the_last_alignment(de
     with torch.no_grad():
         full = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids,
                      output_attentions=True, use_cache=False)
-        cache, logits = None, []
-        for chunk in (slice(0, 2), slice(2, 3), slice(3, 5)):
-            step = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids[:, chunk],
-                         cache=cache, use_cache=True)
-            cache = cache_of(step)
-            logits.append(step.logits)
-    assert_float64_close(torch.cat(logits, dim=1), full.logits)
+    stepped, cache = logits_in_cached_chunks(model, input_ids, mask, decoder_input_ids)
+    assert_float64_close(stepped, full.logits)
     assert_float64_close(cache.state.attention.previous, full.cross_attentions[0][:, 0, -1], scale=1.0)
 
 

@@ -349,18 +349,9 @@ def test_the_onnx_export_mixes_as_pytorch(tmp_path):
     """The exported graphs (the spellings and the vectors are constants in them) decode to generate()'s tokens, greedy
     and beam search, on a model whose weights are N(0, 1) so that no two tokens nearly tie."""
     pytest.importorskip("onnxruntime", reason="the onnx extra")
-    from test_generation import decisive_model
+    from test_onnx import assert_onnx_decodes_like_generate
+    from test_onnx_search import decisive_model
 
-    from hf_bahdanau.onnx.export import export_onnx
-    from hf_bahdanau.onnx.runtime import OnnxSeq2Seq
-
-    overrides = {"meta_embedding_sources": SOURCES, "pretrained_embedding_size": 5}
-    model = filled(decisive_model("rnnsearch", **overrides)).eval()
-    runtime = OnnxSeq2Seq(export_onnx(model, tmp_path), threads=1)
-    input_ids, mask = padded_batch((9, 5, 2), seed=4)
-    for num_beams in (1, 3):
-        with torch.no_grad():
-            expected = model.generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=6, do_sample=False,
-                                      num_beams=num_beams)
-        output = runtime.generate(input_ids.numpy(), mask.numpy(), max_new_tokens=6, num_beams=num_beams)
-        assert torch.equal(torch.as_tensor(output.sequences), expected)
+    model = decisive_model("rnnsearch", seed=3, eos_bias=1.0, meta_embedding_sources=SOURCES,
+                           pretrained_embedding_size=5)
+    assert_onnx_decodes_like_generate(filled(model).eval(), tmp_path)

@@ -308,19 +308,3 @@ def test_a_token_attention_is_refused_by_name_the_classifier_pools_with_pooling_
                                              r"'context_vector'\); leave `token_attention_type` at its default "
                                              r"'additive'\."):
             BahdanauForSequenceClassification(config)
-
-
-def test_configs_saved_by_the_other_models_build_a_classifier_unless_they_set_a_token_attention(tmp_path):
-    """A seq2seq model's config and a tagger's with the default token attention build a classifier; a tagger
-    checkpoint with another token attention is refused on loading."""
-    from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauForTokenClassification
-
-    BahdanauForConditionalGeneration(tiny_config()).save_pretrained(tmp_path / "seq2seq")
-    BahdanauForTokenClassification(tiny_config(num_labels=5)).save_pretrained(tmp_path / "tagger")
-    for folder in ("seq2seq", "tagger"):
-        model = BahdanauForSequenceClassification(BahdanauConfig.from_pretrained(tmp_path / folder, num_labels=2))
-        assert model.config.token_attention_type == "additive" and model.config.pooling_type == "context_vector"
-    BahdanauForTokenClassification(tiny_config(num_labels=5, token_attention_type="general")).save_pretrained(
-        tmp_path / "general")
-    with pytest.raises(ValueError, match=r"`token_attention_type='general'` is read by the tagger only"):
-        BahdanauForSequenceClassification.from_pretrained(tmp_path / "general")

@@ -303,17 +303,22 @@ def test_a_pooling_is_refused_by_name_the_tagger_attends_with_token_attention_ty
         BahdanauForTokenClassification(config)
 
 
-def test_configs_saved_by_the_other_models_build_a_tagger_unless_they_set_a_pooling(tmp_path):
-    """A seq2seq model's config and a flat classifier's with the default pooling build a tagger; a classifier
-    checkpoint with another pooling is refused on loading."""
-    from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauForSequenceClassification
+@pytest.mark.parametrize("head_name, other_name, field, value", [
+    ("BahdanauForTokenClassification", "BahdanauForSequenceClassification", "pooling_type", "self_attentive"),
+    ("BahdanauForSequenceClassification", "BahdanauForTokenClassification", "token_attention_type", "general"),
+])
+def test_configs_saved_by_the_other_models_build_each_head_unless_they_set_the_other_heads_field(
+        tmp_path, head_name, other_name, field, value):
+    """A seq2seq model's config and the other head's with its default attention build each head; a checkpoint of the
+    other head whose own attention field is set is refused on loading."""
+    import hf_bahdanau
 
-    BahdanauForConditionalGeneration(tiny_config()).save_pretrained(tmp_path / "seq2seq")
-    BahdanauForSequenceClassification(tiny_config(num_labels=3)).save_pretrained(tmp_path / "classifier")
-    for folder in ("seq2seq", "classifier"):
-        model = BahdanauForTokenClassification(BahdanauConfig.from_pretrained(tmp_path / folder, num_labels=2))
+    head, other = getattr(hf_bahdanau, head_name), getattr(hf_bahdanau, other_name)
+    hf_bahdanau.BahdanauForConditionalGeneration(tiny_config()).save_pretrained(tmp_path / "seq2seq")
+    other(tiny_config(num_labels=3)).save_pretrained(tmp_path / "other")
+    for folder in ("seq2seq", "other"):
+        model = head(BahdanauConfig.from_pretrained(tmp_path / folder, num_labels=2))
         assert model.config.pooling_type == "context_vector" and model.config.token_attention_type == "additive"
-    BahdanauForSequenceClassification(tiny_config(num_labels=3, pooling_type="self_attentive")).save_pretrained(
-        tmp_path / "self_attentive")
-    with pytest.raises(ValueError, match=r"`pooling_type='self_attentive'` is read by the sequence classifier only"):
-        BahdanauForTokenClassification.from_pretrained(tmp_path / "self_attentive")
+    other(tiny_config(num_labels=3, **{field: value})).save_pretrained(tmp_path / "set")
+    with pytest.raises(ValueError, match=rf"`{field}='{value}'` is read by the (tagger|sequence classifier) only"):
+        head.from_pretrained(tmp_path / "set")
