@@ -355,3 +355,21 @@ def test_the_onnx_export_mixes_as_pytorch(tmp_path):
     model = decisive_model("rnnsearch", seed=3, eos_bias=1.0, meta_embedding_sources=SOURCES,
                            pretrained_embedding_size=5)
     assert_onnx_decodes_like_generate(filled(model).eval(), tmp_path)
+
+
+def test_resized_embeddings_are_spelled_and_vectored_again():
+    """After resize_token_embeddings the new ids have no spelling and no vector: the error says so, and setting them
+    again (as the training scripts do) covers the new vocabulary."""
+    model = tiny_meta_model()
+    model.resize_token_embeddings(VOCAB + 2)
+    input_ids = torch.tensor([[VOCAB + 1, 5, 2]])
+    with pytest.raises(ValueError, match=r"holds token 41, but the character embedding spells 40 tokens: call "
+                                         r"`model.set_token_spellings\(tokenizer\)` after resizing"):
+        model(input_ids=input_ids, labels=input_ids)
+    model.set_token_spellings([*TOKENS, "new", "newer"])
+    with pytest.raises(ValueError, match="holds token 41, but the pretrained vectors cover 40 tokens"):
+        model(input_ids=input_ids, labels=input_ids)
+    model.set_pretrained_vectors(torch.ones(VOCAB + 2, 5))
+    sources = model.model.encoder.meta_embedding.sources
+    assert sources["chars"].spellings.shape[0] == sources["pretrained"].vectors.shape[0] == VOCAB + 2
+    assert model(input_ids=input_ids, labels=input_ids).loss.isfinite()

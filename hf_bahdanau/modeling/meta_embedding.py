@@ -119,10 +119,7 @@ class PretrainedSource(nn.Module):
         return self.vectors[input_ids].to(word_embeddings.dtype)
 
     def set_vectors(self, vectors: Tensor) -> None:
-        """vectors [vocab_size, P] replace the buffer."""
-        if tuple(vectors.shape) != tuple(self.vectors.shape):
-            raise ValueError(f"`vectors` must be [vocab_size, pretrained_embedding_size] = {list(self.vectors.shape)},"
-                             f" got {list(vectors.shape)}.")
+        """vectors [vocab_size, P] replace the buffer, whatever its number of rows was."""
         self.vectors = vectors.to(self.vectors)
 
 

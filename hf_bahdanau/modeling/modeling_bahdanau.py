@@ -136,7 +136,7 @@ class BahdanauPreTrainedModel(PreTrainedModel):
                              f"{self.config.meta_embedding_sources!r}, without 'chars'.")
         if not isinstance(tokens, Sequence):
             tokens = [token or "" for token in tokens.convert_ids_to_tokens(list(range(len(tokens))))]
-        vocab_size = len(sources[0].spellings)
+        vocab_size = self.get_input_embeddings().num_embeddings  # after resize_token_embeddings too
         if len(tokens) > vocab_size:
             raise ValueError(f"`tokens` holds {len(tokens)} tokens, but the model's vocabulary has {vocab_size}: "
                              "resize the embeddings first (`resize_token_embeddings`).")
@@ -156,7 +156,7 @@ class BahdanauPreTrainedModel(PreTrainedModel):
         if not sources:
             raise ValueError(f"This model reads no pretrained vectors: `meta_embedding_sources` is "
                              f"{self.config.meta_embedding_sources!r}, without 'pretrained'.")
-        table = sources[0].vectors.new_zeros(sources[0].vectors.shape)
+        table = sources[0].vectors.new_zeros(self.get_input_embeddings().num_embeddings, sources[0].vectors.shape[1])
         if vectors.dim() != 2 or vectors.shape[1] != table.shape[1] or len(vectors) > len(table):
             raise ValueError(f"`vectors` must be [n ≤ vocab_size={len(table)}, pretrained_embedding_size="
                              f"{table.shape[1]}], got {list(vectors.shape)}.")
