@@ -373,3 +373,16 @@ def test_resized_embeddings_are_spelled_and_vectored_again():
     sources = model.model.encoder.meta_embedding.sources
     assert sources["chars"].spellings.shape[0] == sources["pretrained"].vectors.shape[0] == VOCAB + 2
     assert model(input_ids=input_ids, labels=input_ids).loss.isfinite()
+
+
+def test_cache_stepping_equals_teacher_forcing():
+    """The meta-embedding is computed once, with the encoder: decoding through the cache gives the teacher-forced
+    logits (float64)."""
+    from conftest import assert_float64_close, logits_in_cached_chunks, random_labels
+
+    model = tiny_meta_model().double()
+    input_ids, mask = padded_batch((7, 5, 2))
+    decoder_input_ids = random_labels(3, 5)
+    with torch.no_grad():
+        full = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids, use_cache=False)
+    assert_float64_close(logits_in_cached_chunks(model, input_ids, mask, decoder_input_ids)[0], full.logits)
