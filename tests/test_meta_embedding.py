@@ -386,3 +386,23 @@ def test_cache_stepping_equals_teacher_forcing():
     with torch.no_grad():
         full = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids, use_cache=False)
     assert_float64_close(logits_in_cached_chunks(model, input_ids, mask, decoder_input_ids)[0], full.logits)
+
+
+def test_the_exported_encoder_spells_tokens_longer_than_the_export_example(tmp_path):
+    """The graph is traced on an example whose tokens are short: a source holding the vocabulary's longest spelling
+    gets the annotations PyTorch computes (float32 through two runtimes' kernels, values ≤ 1: 1e-5, as test_onnx)."""
+    onnxruntime = pytest.importorskip("onnxruntime", reason="the onnx extra")
+    from hf_bahdanau.onnx.export import export_onnx
+
+    model = tiny_meta_model()
+    export_onnx(model, tmp_path)
+    lengths = spell_tokens(TOKENS).ne(0).sum(1)
+    longest = int(lengths.argmax())
+    assert lengths[longest] == 17 > lengths[4]  # the export example's tokens are shorter
+    input_ids = torch.tensor([[longest, 7, 2], [5, 2, PAD]])
+    mask = (input_ids != PAD).long()
+    session = onnxruntime.InferenceSession(str(tmp_path / "encoder.onnx"))
+    annotations = session.run(["annotations"], {"input_ids": input_ids.numpy(), "attention_mask": mask.numpy()})[0]
+    with torch.no_grad():
+        expected = model.get_encoder()(input_ids=input_ids, attention_mask=mask).last_hidden_state
+    torch.testing.assert_close(torch.as_tensor(annotations), expected, rtol=0, atol=1e-5)
