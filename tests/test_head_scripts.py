@@ -89,6 +89,20 @@ def test_run_classification_small_run(hierarchical, tmp_path, capfd, recwarn):
     assert model.config.hierarchical is config["hierarchical"]
 
 
+def test_run_classification_splits_at_every_separator_given_and_refuses_unknown_ones(tmp_path):
+    """--sentence_separator takes several tokens (all saved in the config, in order); one the tokenizer lacks is
+    refused by name before training."""
+    arguments = [str(REPO / "training/configs/han_classifier.json"), "--config_overrides", TINY, *SMALL_RUN,
+                 "--max_steps", "1", "--do_eval", "false", "--do_predict", "false", "--num_attention_pictures", "0"]
+    run_classification.main([*arguments, "--output_dir", str(tmp_path / "two"), "--sentence_separator", ".", "report"])
+    vocab = json.loads((tmp_path / "two" / "tokenizer.json").read_text())["model"]["vocab"]
+    config = json.loads((tmp_path / "two" / "config.json").read_text())
+    assert config["sentence_separator_token_id"] == [vocab["."], vocab["report"]]  # the data has no "?"
+    with pytest.raises(ValueError, match=r"`--sentence_separator` must be tokens of the tokenizer \(e.g. '.'\): "
+                                         r"\['nope'\] of \['.', 'nope'\] are not"):
+        run_classification.main([*arguments, "--output_dir", str(tmp_path / "bad"), "--sentence_separator", ".", "nope"])
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> str:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return str(path)

@@ -150,6 +150,19 @@ def test_hierarchical_input_errors():
         BahdanauConfig(vocab_size=10, sentence_separator_token_id=10)
 
 
+def test_several_sentence_separators_each_end_a_sentence():
+    """With sentence_separator_token_id = [".", "?"], "a b ? c . d </s>" is the three sentences "a b", "c", "d" (the
+    delimiters are dropped); with "." alone, two; a bad id in the list is refused by name."""
+    question = 6
+    model = classifier(sentence_separator_token_id=[SEP, question])
+    input_ids = torch.tensor([[11, 12, question, 13, SEP, 14, EOS]])
+    sentences, mask = model.split_sentences(input_ids)
+    assert [row[m.bool()].tolist() for row, m in zip(sentences[0], mask[0]) if m.any()] == [[11, 12], [13], [14]]
+    assert classifier(sentence_separator_token_id=SEP).split_sentences(input_ids)[1][0].any(-1).sum() == 2
+    with pytest.raises(ValueError, match=r"`sentence_separator_token_id` must be a token id in \[0, vocab_size=10\)"):
+        BahdanauConfig(vocab_size=10, sentence_separator_token_id=[5, 10])
+
+
 def test_flat_pooling_and_gradients():
     model = classifier(hierarchical=False)
     input_ids, attention_mask = padded_batch(LENGTHS)

@@ -13,8 +13,8 @@ run_classification.py.
 Data: --dataset_name (Hub) or .json/.jsonl/.csv files with a text column and a label column; without any, the
 bundled generated data (training/data/han, see make_han.py). Labels: strings or ints give single-label
 classification over the labels seen in the data; lists of labels give multi-label classification;
---do_regression reads a number. --hierarchical splits each text into sentences at --sentence_separator (a
-token of the tokenizer) for word- and sentence-level attention. The pooling is a config field (``pooling_type``:
+--do_regression reads a number. --hierarchical splits each text into sentences at --sentence_separator (tokens
+of the tokenizer, one or several) for word- and sentence-level attention. The pooling is a config field (``pooling_type``:
 context_vector, self_attentive with ``self_attention_rows`` and ``self_attention_penalty_weight``, multi_dimensional),
 set with --config_overrides. Metrics: accuracy and macro F1 (single-label),
 exact-match accuracy and micro F1 (multi-label) through `evaluate` (the bundled modules when offline), MSE
@@ -72,8 +72,9 @@ class ClassificationDataArguments(DataFileArguments):
     hierarchical: bool = field(
         default=True, metadata={"help": "HAN: word-level attention per sentence, sentence-level attention over the "
                                         "sentences (false: one attention over all words)."})
-    sentence_separator: str = field(
-        default=".", metadata={"help": "The token that ends a sentence (for --hierarchical)."})
+    sentence_separator: list[str] = field(
+        default_factory=lambda: ["."], metadata={"help": "The token(s) that end a sentence (for --hierarchical), "
+                                                         "e.g. --sentence_separator . ? !"})
     max_seq_length: int | None = field(
         default=None, metadata={"help": "Longest text in tokens; longer ones are truncated and counted in a warning. "
                                         "Default: no limit."})
@@ -199,11 +200,13 @@ def main(argv: list[str] | None = None) -> None:
     tokenizer = load_tokenizer(model_args, texts)
     head_fields = {"problem_type": problem_type, "hierarchical": data_args.hierarchical}
     if data_args.hierarchical:
-        separator = tokenizer.convert_tokens_to_ids(data_args.sentence_separator)
-        if separator is None or separator == tokenizer.unk_token_id:
-            raise ValueError(f"`--sentence_separator` {data_args.sentence_separator!r} is not a token of the "
-                             "tokenizer: give one of its tokens, e.g. '.'.")
-        head_fields["sentence_separator_token_id"] = separator
+        separators = tokenizer.convert_tokens_to_ids(data_args.sentence_separator)
+        unknown = [token for token, token_id in zip(data_args.sentence_separator, separators)
+                   if token_id is None or token_id == tokenizer.unk_token_id]
+        if unknown:
+            raise ValueError(f"`--sentence_separator` must be tokens of the tokenizer (e.g. '.'): {unknown} of "
+                             f"{data_args.sentence_separator} are not.")
+        head_fields["sentence_separator_token_id"] = separators[0] if len(separators) == 1 else separators
     model = load_head(AutoModelForSequenceClassification, BahdanauForSequenceClassification, model_args, tokenizer,
                       labels, **head_fields)
     tokenized = {name: tokenize_split(split, name, tokenizer, labels, problem_type, to_name, data_args,

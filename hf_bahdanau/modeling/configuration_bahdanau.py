@@ -286,8 +286,9 @@ class BahdanauConfig(PreTrainedConfig):
         self_attention_penalty_weight (`float`, *optional*, defaults to 1.0):
             λ ≥ 0 of ``pooling_type="self_attentive"``'s penalty ‖A Aᵀ − I‖²_F per text, added to the training loss
             and reported as the output's ``self_attention_penalty``.
-        sentence_separator_token_id (`int`, *optional*):
-            Token that splits [batch, tokens] input into sentences in hierarchical mode, in [0, vocab_size).
+        sentence_separator_token_id (`int` or `list[int]`, *optional*):
+            The token(s) that end a sentence when hierarchical mode splits [batch, tokens] input into sentences (e.g.
+            ".", "?" and "!"), each in [0, vocab_size).
         max_training_source_length (`int`, *optional*):
             The longest source seen in training, in tokens (set by the training scripts); decoding warns about
             longer inputs.
@@ -356,7 +357,7 @@ class BahdanauConfig(PreTrainedConfig):
     pooling_type: str = "context_vector"
     self_attention_rows: int = 4
     self_attention_penalty_weight: float | int = 1.0
-    sentence_separator_token_id: int | None = None
+    sentence_separator_token_id: int | list[int] | None = None
     max_training_source_length: int | None = None
 
     def __post_init__(self, **kwargs):
@@ -426,17 +427,13 @@ class BahdanauConfig(PreTrainedConfig):
             _require_positive("max_training_source_length", self.max_training_source_length)
         if self.num_labels is not None and self.num_labels < 1:
             raise ValueError(f"`num_labels` must be a positive integer, got {self.num_labels}.")
-        for field in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "unk_token_id"):
+        for field in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "unk_token_id",
+                      "sentence_separator_token_id"):
             value = getattr(self, field)
             for token_id in value if isinstance(value, list) else [value]:
                 if token_id is not None and not 0 <= token_id < self.vocab_size:
                     raise ValueError(f"`{field}` must be a token id in [0, vocab_size={self.vocab_size}) (or None), "
                                      f"got {value}.")
-        if self.sentence_separator_token_id is not None and not 0 <= self.sentence_separator_token_id < self.vocab_size:
-            raise ValueError(
-                f"`sentence_separator_token_id` must be a token id in [0, vocab_size={self.vocab_size}), "
-                f"got {self.sentence_separator_token_id}."
-            )
         same_size = self.attention_type in ATTENTION_SCORES.flags["same_size_required"]
         if same_size and self.encoder_output_size != self.hidden_size:
             raise ValueError(

@@ -5,7 +5,8 @@ Flat (``config.hierarchical=False``):
     h_j = BiRNN(x)_j,  α = softmax_j(u_wᵀ tanh(W h_j + b)),  v = Σ_j α_j h_j,  logits = W_o v + b_o
 
 Hierarchical: a document is sentences of words, given as input_ids [B, N, W] or as [B, S] split at
-``config.sentence_separator_token_id`` (and at the end-of-sequence token) by ``split_sentences``:
+``config.sentence_separator_token_id`` (one token or several; and at the end-of-sequence token) by
+``split_sentences``:
     word level, per sentence i:  h_ij = BiRNN_w(x_i)_j,  α_ij = softmax_j(u_wᵀ tanh(W_w h_ij + b_w)),
                                  s_i = Σ_j α_ij h_ij
     sentence level:              h_i = BiRNN_s(s)_i,  β_i = softmax_i(u_sᵀ tanh(W_s h_i + b_s)),  v = Σ_i β_i h_i
@@ -200,9 +201,8 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
                 "`config.sentence_separator_token_id` is None: set it to split [batch, tokens] input_ids into "
                 "sentences, or pass input_ids of shape [batch, sentences, words]."
             )
-        eos = self.config.eos_token_id
-        eos_ids = [] if eos is None else [eos] if isinstance(eos, int) else list(eos)
-        delimiters = torch.tensor([self.config.sentence_separator_token_id, *eos_ids], device=input_ids.device)
+        delimiters = torch.tensor([token_id for field in ("sentence_separator_token_id", "eos_token_id")
+                                   for token_id in _as_list(getattr(self.config, field))], device=input_ids.device)
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         return split_sentences(input_ids, attention_mask, delimiters, self.config.pad_token_id or 0)
@@ -349,6 +349,11 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         if encoder_weights["encoder_attentions"] is not None:
             encoder_weights["encoder_attentions"] = (encoder_weights["encoder_attentions"],)
         return document, weights, penalty, hidden_states, encoder_weights
+
+
+def _as_list(token_ids: int | list[int] | None) -> list[int]:
+    """A config's token id field (None, one id or a list) as a list."""
+    return [] if token_ids is None else [token_ids] if isinstance(token_ids, int) else list(token_ids)
 
 
 def _unpack(packed: Tensor, order: Tensor, dim: int) -> Tensor:
