@@ -107,13 +107,15 @@ class PretrainedSource(nn.Module):
         super().__init__()
         self.output_size = config.pretrained_embedding_size
         self.register_buffer("vectors", torch.zeros(config.vocab_size, config.pretrained_embedding_size))
+        self.filled = False  # whether some vector has been seen non-zero: checked until it has, not at every step
 
     def forward(self, input_ids: Tensor, word_embeddings: Tensor) -> Tensor:
         if input_ids.max() >= len(self.vectors):
             raise ValueError(f"`input_ids` holds token {input_ids.max().item()}, but the pretrained vectors cover "
                              f"{len(self.vectors)} tokens: call `model.set_pretrained_vectors(vectors)` after "
                              "resizing the embeddings.")
-        if not self.vectors.any():
+        self.filled = self.filled or bool(self.vectors.any())
+        if not self.filled:
             raise ValueError("the pretrained vectors are all 0: call `model.set_pretrained_vectors(vectors)` once "
                              "after building a model with `meta_embedding_sources` holding 'pretrained'.")
         return self.vectors[input_ids].to(word_embeddings.dtype)
