@@ -43,7 +43,7 @@ def test_the_cli_writes_facebooks_layout_deterministically_with_exact_counts(tmp
     assert (tmp_path / "a" / names[0]).read_bytes() != (tmp_path / "a" / names[1]).read_bytes()  # train != test
     assert first[names[0]] == {"questions": 1000, "stories": 200, "mean_length": 10, "max_length": 10}
     assert first[names[2]]["stories"] == 1000  # task 16: one question a story
-    with pytest.raises(ValueError, match=r"`--tasks` must be among \[1, 2, 3, 6, 7, 8, 11, 12, 13, 15, 16\], got \[4\]"):
+    with pytest.raises(ValueError, match=r"`--tasks` must be among \[1, 2, .*, 15, 16\], got \[4\]"):
         main(["--output_dir", str(tmp_path), "--tasks", "1", "4"])
 
 
