@@ -1,7 +1,7 @@
 """hf_bahdanau: the classic RNN encoder–attention–decoder models as Hugging Face transformers models.
 
 Importing the package registers ``model_type="bahdanau"`` (and ``"bahdanau-pointer"``, the pointer network's, with
-``AutoModel``) with the Auto classes, and marks every
+``AutoModel``; ``"bahdanau-memory"``, the end-to-end memory network's) with the Auto classes, and marks every
 class for ``register_for_auto_class`` so ``save_pretrained`` writes the code next to the weights
 (loadable with ``trust_remote_code=True`` where hf_bahdanau is not installed).
 
@@ -22,11 +22,15 @@ from transformers import (
 from .modeling import attention
 from .modeling.collators import DataCollatorWithRightPaddedLabels
 from .modeling.configuration_bahdanau import PRESETS, BahdanauConfig, BahdanauPointerConfig
+from .modeling.configuration_memory import MemoryNetworkConfig
 from .modeling.modeling_bahdanau import (
     BahdanauForConditionalGeneration, BahdanauModel, BahdanauPreTrainedModel, BahdanauSeq2SeqLMOutput,
     BahdanauSeq2SeqModelOutput,
 )
 from .modeling.modeling_encoder_only import BahdanauEncoderModel
+from .modeling.modeling_memory_network import (
+    MemoryNetworkForSequenceClassification, MemoryNetworkModel, MemoryNetworkOutput,
+)
 from .modeling.modeling_pointer import BahdanauForPointerNetwork, BahdanauPointerOutput
 from .modeling.modeling_sequence_classification import (
     BahdanauForSequenceClassification, BahdanauSequenceClassifierOutput,
@@ -52,6 +56,12 @@ AutoConfig.register(BahdanauPointerConfig.model_type, BahdanauPointerConfig, exi
 BahdanauPointerConfig.register_for_auto_class()
 AutoModel.register(BahdanauPointerConfig, BahdanauForPointerNetwork, exist_ok=True)
 BahdanauForPointerNetwork.register_for_auto_class("AutoModel")
+AutoConfig.register(MemoryNetworkConfig.model_type, MemoryNetworkConfig, exist_ok=True)
+MemoryNetworkConfig.register_for_auto_class()
+for auto_class, model_class in ((AutoModel, MemoryNetworkModel),
+                                (AutoModelForSequenceClassification, MemoryNetworkForSequenceClassification)):
+    auto_class.register(MemoryNetworkConfig, model_class, exist_ok=True)
+    model_class.register_for_auto_class(auto_class.__name__)
 
 
 def __getattr__(name: str):
@@ -82,6 +92,10 @@ __all__ = [
     "BahdanauSeq2SeqModelOutput",
     "BahdanauSequenceClassifierOutput",
     "BahdanauTokenClassifierOutput",
+    "MemoryNetworkConfig",
+    "MemoryNetworkForSequenceClassification",
+    "MemoryNetworkModel",
+    "MemoryNetworkOutput",
     "BahdanauTranslationPipeline",
     "DataCollatorWithRightPaddedLabels",
     "onnx_translation_pipeline",

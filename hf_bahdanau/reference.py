@@ -54,6 +54,10 @@ reads its parameters; nothing here is used by the model itself.
 f is one step of the model's stacked cells through torch's own ``nn.GRU``/``nn.LSTM``/``nn.RNN`` layers (not the
 model's ``RecurrentStack.step``); scores and φ are the model's attention mechanism (its plain ``forward``, which
 reads ``_score``) and deep output, whose own equations are tested against hand-computed values.
+    memory_network    Sukhbaatar et al. (2015), one story and question at a time (MemN2N):
+                          u^1 = Σ_j l_j ⊙ B q_j,  m_i = Σ_j l_j ⊙ A^k x_ij + T_A^k(t_i),  c_i likewise with C^k, T_C^k
+                          p_i = softmax_i(u^kᵀ m_i),  o^k = Σ_i p_i c_i,  u^{k+1} = u^k + o^k (layer-wise H u^k + o^k)
+                          â = W u^{K+1};  l_kj = (1 − j/J) − (k/d)(1 − 2j/J) (PE) or 1 (bag of words)
 """
 
 
@@ -376,8 +380,21 @@ def multi_dimensional_pooling(pooling, annotations: Tensor) -> tuple[Tensor, Ten
     return (alpha * annotations).sum(dim=0), alpha, annotations.new_zeros(())
 
 
+def final_state_pooling(pooling, annotations: Tensor) -> tuple[Tensor, Tensor, Tensor]:
+    """No attention: s = [→h_S; ←h_1] (bidirectional: the forward half of the last annotation, the backward half of the
+    first) or h_S; weights: ½ at the first and ½ at the last token (1 when they are one), or 1 at the last."""
+    weights = annotations.new_zeros(len(annotations))
+    if not pooling.bidirectional:
+        weights[-1] = 1.0
+        return annotations[-1], weights, annotations.new_zeros(())
+    half = annotations.shape[-1] // 2
+    weights[0] += 0.5
+    weights[-1] += 0.5
+    return torch.cat([annotations[-1, :half], annotations[0, half:]]), weights, annotations.new_zeros(())
+
+
 POOLING_EQUATIONS = {"context_vector": context_vector_pooling, "self_attentive": self_attentive_pooling,
-                     "multi_dimensional": multi_dimensional_pooling}
+                     "multi_dimensional": multi_dimensional_pooling, "final_state": final_state_pooling}
 
 
 def sequence_classifier(model, sentences: list[Tensor]) -> tuple[Tensor, Tensor, list[Tensor]]:
@@ -477,3 +494,41 @@ def meta_embedding(meta, token_ids: list[int], word_vectors: Tensor) -> tuple[Te
         embeddings.append(sum(a * vector for a, vector in zip(alpha, projected)))
         weights.append(alpha)
     return torch.stack(embeddings), torch.stack(weights)
+
+
+def memory_network(model, story: list[list[int]], question: list[int]) -> tuple[Tensor, list[Tensor]]:
+    """A ``MemoryNetworkForSequenceClassification``'s answer scores W u^{K+1} [num_labels] and its attention over the
+    story's sentences per hop ([n] each), for one story (word ids per sentence, oldest first) and one question, with
+    the paper's tables named: adjacent A^k = E_{k-1}, C^k = E_k, B = E_0, W^T = E_K; layer-wise A, C, B, H."""
+    config, tables = model.config, model.memory_network.tying.word_tables
+    times = model.memory_network.tying.time_tables
+    K, d = config.num_hops, config.hidden_size
+    if config.weight_tying == "adjacent":
+        A, C, B = [tables[k] for k in range(K)], [tables[k + 1] for k in range(K)], tables[0]
+        T_A, T_C = ([times[k] for k in range(K)], [times[k + 1] for k in range(K)]) if times is not None else (None,
+                                                                                                               None)
+    else:
+        A, C, B = [tables[0]] * K, [tables[1]] * K, tables[2]
+        T_A, T_C = ([times[0]] * K, [times[1]] * K) if times is not None else (None, None)
+
+    def sentence(table, words: list[int]) -> Tensor:
+        J, total = len(words), torch.zeros(d, dtype=table.weight.dtype)
+        for j, word in enumerate(words, start=1):
+            for k in range(1, d + 1):
+                l_kj = 1.0 if config.sentence_encoding == "bag_of_words" else (1 - j / J) - (k / d) * (1 - 2 * j / J)
+                total[k - 1] += l_kj * table.weight[word, k - 1]
+        return total
+
+    n = len(story)
+    u = sentence(B, question)
+    weights = []
+    for k in range(K):
+        m = [sentence(A[k], x) + (T_A[k].weight[n - 1 - i] if T_A else 0) for i, x in enumerate(story)]
+        c = [sentence(C[k], x) + (T_C[k].weight[n - 1 - i] if T_C else 0) for i, x in enumerate(story)]
+        scores = torch.stack([u @ m_i for m_i in m]) if n else torch.zeros(0, dtype=u.dtype)
+        p = scores if config.linear_start else torch.softmax(scores, 0)
+        o = sum((p[i] * c[i] for i in range(n)), torch.zeros_like(u))
+        u = (model.memory_network.tying.query_map(u) if config.weight_tying == "layer_wise" else u) + o
+        weights.append(p)
+    return model.answer_weight() @ u, weights
+

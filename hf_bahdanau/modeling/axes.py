@@ -10,9 +10,9 @@ register one class per name (``@ATTENTION_SCORES.register("additive")``; ``regis
 from .registry import Registry
 
 __all__ = ["ATTENTION_MODES", "ATTENTION_SCOPES", "ATTENTION_SCORES", "AXES", "BRIDGES", "CONTEXT_MODES",
-           "DECODER_STYLES", "DEEP_OUTPUTS", "EMBEDDING_SOURCES", "POOLINGS", "RNN_TYPES", "TOKEN_ATTENTIONS",
-           "TOKEN_ATTENTION_LEGACY_NAMES", "all_at_once_scores", "axes_table", "describe_token_attention",
-           "token_attention_types"]
+           "DECODER_STYLES", "DEEP_OUTPUTS", "EMBEDDING_SOURCES", "MEMORY_AXES", "POOLINGS", "RNN_TYPES",
+           "SENTENCE_ENCODINGS", "TOKEN_ATTENTIONS", "TOKEN_ATTENTION_LEGACY_NAMES", "WEIGHT_TYINGS",
+           "all_at_once_scores", "axes_table", "describe_token_attention", "token_attention_types"]
 
 RNN_TYPES = Registry("rnn_type", {  # recurrent.py
     "gru": "GRU",
@@ -102,6 +102,8 @@ POOLINGS = Registry("pooling_type", {
     "multi_dimensional": "one distribution over the tokens per feature d, α_jd = softmax_j(f(h_j)_d) with "
                          "f(h) = W_2 tanh(W_1 h + b_1), v_d = Σ_j α_jd h_jd (Shen et al. 2018's multi-dimensional "
                          "attention)",
+    "final_state": "no attention: the RNN's final states, v = [→h_last; ←h_first] (Sutskever et al. 2014's sentence "
+                   "vector; the LSTM baseline of the attention papers)",
 })
 
 
@@ -113,11 +115,25 @@ EMBEDDING_SOURCES = Registry("meta_embedding_sources", {
     "pretrained": "fixed vectors the user supplies per token (e.g. GloVe, fastText), never trained",
 })
 
+# The end-to-end memory network's axes (memory.py; Sukhbaatar et al. 2015, MemN2N).
+SENTENCE_ENCODINGS = Registry("sentence_encoding", {
+    "bag_of_words": "a sentence is the sum of its words' embeddings, m_i = Σ_j A x_ij (word order is lost)",
+    "position_encoding": "each word's embedding weighted by its position, m_i = Σ_j l_j ⊙ A x_ij with "
+                         "l_kj = (1 − j/J) − (k/d)(1 − 2j/J) (PE)",
+})
+WEIGHT_TYINGS = Registry("weight_tying", {
+    "adjacent": "each hop's output embedding is the next hop's input embedding, A^{k+1} = C^k; B = A^1, the "
+                "answer map W^T = C^K when the answers are words; u^{k+1} = u^k + o^k",
+    "layer_wise": "one A and one C shared by every hop (RNN-like), u^{k+1} = H u^k + o^k",
+})
+MEMORY_AXES = (SENTENCE_ENCODINGS, WEIGHT_TYINGS)
+
+
 def axes_table() -> str:
     """The table of the configuration axes (docs/architecture.md), one row per accepted value: the seq2seq model's,
-    then the meta-embedding's sources (every model class) and the classifier's pooling."""
+    then the meta-embedding's sources (every model class), the classifier's pooling and the memory network's axes."""
     rows = ["| field | value | what it is |", "| --- | --- | --- |"]
-    for registry in (*AXES, EMBEDDING_SOURCES, POOLINGS):
+    for registry in (*AXES, EMBEDDING_SOURCES, POOLINGS, *MEMORY_AXES):
         rows += [f"| `{registry.field}` |{row[1:]}" for row in registry.markdown_rows()]
     return "\n".join(rows)
 
