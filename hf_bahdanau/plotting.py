@@ -241,6 +241,7 @@ _POOLING_ROWS = {
                                    row_name="row"),  # A [r, S]
     "multi_dimensional": _PoolingRows(token_axis=0, size_field="encoder_output_size", size_symbol="D",
                                       row_name="feature"),  # α [S, D]
+    "final_state": _PoolingRows(token_axis=0, row_name="read"),  # [S]: where the final states were read
 }
 
 _TOKEN = 0.3  # inches per token column and per labelled row
@@ -418,11 +419,12 @@ def _rows_size(rows: np.ndarray, tokens: Sequence[str], row_name: str) -> tuple[
 
 def _draw_rows(figure: Figure | SubFigure, title: str | None, rows: np.ndarray, tokens: Sequence[str],
                row_name: str) -> None:
-    """rows [R, S] over the tokens: a single row labelled α; else their mean (one row) above them, labelled
+    """rows [R, S] over the tokens: a single row labelled α (or "read", where the final states were read); else their
+    mean (one row) above them, labelled
     "row 1" … "row R", or, for features, ordered by the token each peaks on."""
     if row_name == "feature":
         rows = rows[np.argsort(rows.argmax(1), kind="stable")]
-    labels = ["α"] if row_name == "α" else [f"row {number}" for number in range(1, len(rows) + 1)]
+    labels = [row_name] if row_name in ("α", "read") else [f"row {number}" for number in range(1, len(rows) + 1)]
     maps = [(rows, labels)] if len(rows) == 1 else [(rows.mean(0, keepdims=True), ["mean"]), (rows, labels)]
     heights = _map_heights(len(rows), row_name)
     axes = figure.subplots(len(maps), 1, squeeze=False, height_ratios=heights)[:, 0]

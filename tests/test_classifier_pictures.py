@@ -51,7 +51,7 @@ def tick_texts(labels) -> list[str]:
 
 def expected_rows(pooling_type: str, weights: torch.Tensor, keep: torch.Tensor) -> np.ndarray:
     """One text's weights as rows over its real tokens [R, S_real], by hand from the output's documented layout."""
-    if pooling_type == "context_vector":  # α [S]
+    if pooling_type in ("context_vector", "final_state"):  # α [S]; where the final states were read [S]
         return weights[keep][None].numpy()
     if pooling_type == "self_attentive":  # A [r, S]
         return weights[:, keep].numpy()
@@ -78,8 +78,9 @@ def test_flat_panels_hold_the_model_weights_of_the_real_tokens(pooling_type, lef
         top = maps[0]
         assert tick_texts(top.get_xticklabels()) == text_tokens  # padding columns are not drawn
         assert all(ax.get_xlim() == (-0.5, len(text_tokens) - 0.5) for ax in maps)
-        if pooling_type == "context_vector":
-            assert len(maps) == 1 and tick_texts(top.get_yticklabels()) == ["α"]
+        if pooling_type in ("context_vector", "final_state"):
+            name = "α" if pooling_type == "context_vector" else "read"
+            assert len(maps) == 1 and tick_texts(top.get_yticklabels()) == [name]
             np.testing.assert_array_equal(image(top), rows)
         else:
             mean, matrix = maps
@@ -128,14 +129,14 @@ def test_han_panels_show_every_real_sentence_and_word(pooling_type):
         attentions = model(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True).attentions
     sentences = [[["a", "b"], ["c", "d", "e"], ["f"]], [["g", "h"]], [["i"], ["j"]]]
     figure = plot_classifier_attention(model.config, attentions, sentences, titles=["x", "y", "z"])
-    note = {"context_vector": "", "self_attentive": f"\n(the mean of the {ROWS} rows at each level)",
+    note = {"context_vector": "", "final_state": "", "self_attentive": f"\n(the mean of the {ROWS} rows at each level)",
             "multi_dimensional": "\n(the mean of the 16 features at each level)"}[pooling_type]
     for number, (area, text) in enumerate(zip(figure.subfigs, sentences)):
         (ax,) = area.axes
         assert ax.get_title() == "xyz"[number] + note
         texts, colours = document_panel(ax)
         assert [shown for shown in texts if not shown[0].isdigit()] == [word for words in text for word in words]
-        if pooling_type == "context_vector":  # α [N, W] and β [N] themselves
+        if pooling_type in ("context_vector", "final_state"):  # α [N, W] and β [N] themselves
             word_weights, sentence_weights = attentions[0][number], attentions[1][number]
             assert texts[0] == f"{float(sentence_weights[0]):.2f}"
             assert colours == shades([float(sentence_weights[row]) for row in range(len(text))],
@@ -188,7 +189,7 @@ def test_bad_input_is_refused_by_name():
     config, tokens = model.config, [["a", "b", "c"]]
     rows = torch.full((1, ROWS, 3), 1 / 3)
     with pytest.raises(ValueError, match=r"`config.pooling_type` must be one of \['context_vector', "
-                                         r"'multi_dimensional', 'self_attentive'\], got 'max'"):
+                                         r"'final_state', 'multi_dimensional', 'self_attentive'\], got 'max'"):
         plot_classifier_attention(SimpleNamespace(pooling_type="max", hierarchical=False), (rows,), tokens)
     with pytest.raises(ValueError, match=r"`attentions\[0\]` of a self_attentive classifier must be \[batch, r=4, S\] "
                                          r"with batch = 1 \(one per text of `tokens`\), got \[1, 2, 3\]"):

@@ -286,7 +286,7 @@ def test_gradients_match_the_reference(pooling_type, hierarchical):
 
 @pytest.mark.parametrize("overrides,message", [
     (dict(pooling_type="mean"), "`pooling_type` must be one of ['context_vector', 'self_attentive', "
-                                "'multi_dimensional'], got 'mean'"),
+                                "'multi_dimensional', 'final_state'], got 'mean'"),
     (dict(pooling_type="self_attentive", self_attention_rows=0), "`self_attention_rows` must be a positive integer, "
                                                                  "got 0"),
     (dict(pooling_type="self_attentive", self_attention_penalty_weight=-0.5),

@@ -317,7 +317,7 @@ def test_a_token_attention_is_refused_by_name_the_classifier_pools_with_pooling_
         config = tiny_config(num_labels=3, hierarchical=hierarchical, token_attention_type=token_attention_type)
         with pytest.raises(ValueError, match=rf"`token_attention_type='{token_attention_type}'` is read by the tagger "
                                              r"only: the sequence classifier pools with `pooling_type`, one of "
-                                             r"\['context_vector', 'self_attentive', 'multi_dimensional'\] \(here "
+                                             r"\['context_vector', 'self_attentive', 'multi_dimensional', 'final_state'\] \(here "
                                              r"'context_vector'\); leave `token_attention_type` at its default "
                                              r"'additive'\."):
             BahdanauForSequenceClassification(config)

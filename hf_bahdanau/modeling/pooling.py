@@ -13,6 +13,8 @@ all-zero weights (never NaN).
 - ``"multi_dimensional"`` (``MultiDimensionalPooling``; Shen et al. 2018, *DiSAN*, multi-dimensional source2token
   attention):
       f(h_j) = W_2 tanh(W_1 h_j + b_1),  α_jd = softmax_j(f(h_j)_d),  s_d = Σ_j α_jd h_jd      weights α [B, S, D]
+- ``"final_state"`` (``FinalStatePooling``; no attention, the baseline the attention papers compare with):
+      s = [→h_n; ←h_1] (bidirectional) or h_n, for a text of n tokens                   weights [B, S]: where it read
 """
 
 from typing import Any
@@ -23,8 +25,8 @@ from torch import Tensor, nn
 from .attention import masked_softmax
 from .axes import POOLINGS
 
-__all__ = ["POOLINGS", "ContextVectorAttention", "MultiDimensionalPooling", "Pooling", "SelfAttentivePooling",
-           "build_pooling"]
+__all__ = ["POOLINGS", "ContextVectorAttention", "FinalStatePooling", "MultiDimensionalPooling", "Pooling",
+           "SelfAttentivePooling", "build_pooling"]
 
 
 class Pooling(nn.Module):
@@ -147,6 +149,35 @@ class MultiDimensionalPooling(Pooling):
 
     def token_weights(self, weights: Tensor) -> Tensor:
         return weights.mean(-1)
+
+
+@POOLINGS.register("final_state")
+class FinalStatePooling(Pooling):
+    """No attention: the RNN's final states, s = [→h_n; ←h_1] (the forward half of the last real annotation, the
+    backward half of the first) when bidirectional, else h_n.
+
+    states [B, S, D] right-padded, mask [B, S] bool -> pooled [B, D], weights [B, S]: the share of s read at each
+    token (1 at the last token; bidirectional, ½ at the first and ½ at the last, 1 for a one-token text).
+    """
+
+    def __init__(self, input_size: int, bidirectional: bool) -> None:
+        super().__init__(input_size)
+        self.bidirectional = bidirectional
+
+    @classmethod
+    def from_config(cls, config: Any, input_size: int) -> "FinalStatePooling":
+        return cls(input_size, config.bidirectional)
+
+    def forward(self, states: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        positions = torch.arange(states.shape[1], device=states.device)
+        last = (positions == mask.sum(1, keepdim=True) - 1).to(states.dtype)  # [B, S], 0 for an empty text
+        if not self.bidirectional:
+            return (last.unsqueeze(1) @ states).squeeze(1), last
+        first = (positions == 0) & mask
+        half = states.shape[-1] // 2
+        forward = (last.unsqueeze(1) @ states[..., :half]).squeeze(1)
+        backward = (first.to(states.dtype).unsqueeze(1) @ states[..., half:]).squeeze(1)
+        return torch.cat([forward, backward], dim=-1), (last + first) / 2
 
 
 def build_pooling(config: Any, input_size: int) -> Pooling:
