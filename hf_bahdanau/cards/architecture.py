@@ -12,7 +12,7 @@ from typing import Any
 from hf_bahdanau import PRESETS
 from hf_bahdanau.modeling.axes import (ATTENTION_MODES, ATTENTION_SCOPES, ATTENTION_SCORES, BRIDGES, CONTEXT_MODES,
                                        DECODER_STYLES, DEEP_OUTPUTS, EMBEDDING_SOURCES, POOLINGS, RNN_TYPES,
-                                       describe_token_attention)
+                                       SENTENCE_ENCODINGS, WEIGHT_TYINGS, describe_token_attention)
 
 SIZE_FIELDS = ("encoder_layers", "decoder_layers")  # presets fix them; small models override them
 
@@ -30,15 +30,19 @@ PAPERS = {
     "rnnsearch-location": ("Chorowski et al., 2015", "Attention-Based Models for Speech Recognition",
                            "https://arxiv.org/abs/1506.07503"),
 }
+MEMORY_NETWORK_PAPER = ("Sukhbaatar et al., 2015", "End-To-End Memory Networks", "https://arxiv.org/abs/1503.08895")
 
 @dataclass
 class Architecture:
     preset: str | None
     paper: tuple[str, str, str] | None
     lines: list[str]
+    family: str | None = None  # what the model is when no preset can be, e.g. the memory network's "MemN2N"
 
     @property
     def title(self) -> str:
+        if self.family is not None:
+            return f"{self.family} ({self.paper[0]})"
         if self.preset is None:
             return "a custom configuration"
         return f"the {self.preset} preset ({self.paper[0]})"
@@ -90,7 +94,10 @@ def _embedding_source(name: str, config: dict[str, Any]) -> str:
 
 def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
     """Bullet lines naming every architectural choice of a ``BahdanauConfig`` dict: the encoder, then the decoder's
-    (translation), the tagger's token attention (token-classification) or the pooling (text-classification)."""
+    (translation), the tagger's token attention (token-classification) or the pooling (text-classification); for a
+    ``MemoryNetworkConfig`` (memory-question-answering), ``describe_memory_network``'s."""
+    if task == "memory-question-answering":
+        return describe_memory_network(config)
     preset = matching_preset(config)
     cell = RNN_TYPES.describe(config["rnn_type"])
     directions = "bidirectional " if config["bidirectional"] else ""
@@ -157,3 +164,33 @@ def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
     if config.get("dropout"):
         lines.append(f"**Dropout**: {config['dropout']}")
     return Architecture(preset, paper_of(preset), lines)
+
+
+def describe_memory_network(config: dict[str, Any]) -> Architecture:
+    """Bullet lines naming every choice of a ``MemoryNetworkConfig`` dict (Sukhbaatar et al., 2015): hops, sentence
+    encoding, weight tying, temporal encoding with random noise, linear start and the answers."""
+    hops = config["num_hops"]
+    lines = [f"**Memory**: K = {hops} hop{'s' if hops > 1 else ''} of attention over the memory sentences, d = "
+             f"{config['hidden_size']}, a vocabulary of {config['vocab_size']:,} words; hop k reads p_i = "
+             "softmax_i(u^kᵀ m_i), o^k = Σ_i p_i c_i from the question state u^k (u^1: the question's encoding)",
+             "**Sentence encoding** (memory sentences and question alike): "
+             + SENTENCE_ENCODINGS.describe(config["sentence_encoding"]),
+             f"**Weight tying**: {WEIGHT_TYINGS.describe(config['weight_tying'])}"]
+    if config["temporal_encoding"]:
+        temporal = ("T_A(t_i) and T_C(t_i) are added to m_i and c_i, t_i = the number of sentences after x_i (TE); at "
+                    f"most memory_size = {config['memory_size']} sentences")
+        if config["random_noise"]:
+            temporal += (f"; random noise (RN) in training: up to ⌈{config['random_noise']} n⌉ empty memories "
+                         "inserted at random among the n sentences")
+    else:
+        temporal = "none: the sentences' order is not seen (the memory is a set)"
+    lines.append(f"**Temporal encoding**: {temporal}")
+    lines.append("**Linear start**: " + ("on: the hops' softmax is left out (p_i = u^kᵀ m_i), as in the first epochs "
+                                         "of training" if config["linear_start"] else
+                                         "off: every hop's attention is a softmax"))
+    answers = (f"**Answers**: one of {len(config.get('id2label') or {})} answers (a closed answer vocabulary), â = "
+               "softmax(W u^{K+1}); ")
+    tied = config.get("answer_token_ids") is not None and config["weight_tying"] == "adjacent"
+    lines.append(answers + ("W is tied to the last output embedding, W^T = C^K (the answers' word rows)" if tied
+                            else "W is its own [answers, d] matrix"))
+    return Architecture(None, MEMORY_NETWORK_PAPER, lines, family="an end-to-end memory network, MemN2N")

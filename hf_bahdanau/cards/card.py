@@ -29,8 +29,12 @@ TASKS = {  # task -> (Auto class of its head, how the task reads in words)
     "token-classification": ("AutoModelForTokenClassification", "Token Classification"),
     "text-classification": ("AutoModelForSequenceClassification", "Text Classification"),
     "pointer-network": ("AutoModel", "Pointer Network"),
+    "memory-question-answering": ("AutoModelForSequenceClassification", "Memory Question Answering"),
 }
-MODEL_TYPES = {"bahdanau-pointer": "pointer-network"}  # model types that have one task; the others: "bahdanau"
+# model types that have one task; the others: "bahdanau"
+MODEL_TYPES = {"bahdanau-pointer": "pointer-network", "bahdanau-memory": "memory-question-answering"}
+MEMORY_EXAMPLE = json.dumps({"memory": ["Mary moved to the bathroom.", "John went to the hallway."],
+                             "question": "Where is Mary?"})
 METRIC_NAMES = {
     "bleu": "BLEU", "sacrebleu": "BLEU", "chrf": "chrF", "exact_match": "Exact match", "loss": "Loss",
     "aer": "Alignment error rate", "alignment_error_rate": "Alignment error rate", "accuracy": "Accuracy",
@@ -70,7 +74,8 @@ def write_model_card(
     results: flat metrics as Trainer writes them (``{"eval_bleu": …, "predict_exact_match": …}``; the prefix names
     the split); default: ``all_results.json`` of the folder. training_args: ``TrainingArguments.to_dict()``; default:
     the folder's ``training_args.bin``. model_id: the name the usage code loads (default: ``hub_model_id`` of the
-    training arguments, else the folder path). example_inputs: texts the usage code runs on.
+    training arguments, else the folder path). example_inputs: texts the usage code runs on; for
+    ``task="memory-question-answering"``, JSON objects ``{"memory": [sentences], "question": text}``.
     """
     model_dir = Path(model_dir)
     card = build_model_card(
@@ -121,26 +126,33 @@ def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | No
         for name, value in metrics.items() if name not in NOT_IN_MODEL_INDEX
     ]
     architecture = describe(config, task)
-    tags = ["hf_bahdanau", "rnn", "attention" if config.get("attention_type") != "none" else "no-attention",
-            config["rnn_type"], task, "custom_code"]
+    if task == "memory-question-answering":
+        tags = ["hf_bahdanau", "memory-network", "attention", task, "custom_code"]
+    else:
+        tags = ["hf_bahdanau", "rnn", "attention" if config.get("attention_type") != "none" else "no-attention",
+                config["rnn_type"], task, "custom_code"]
     if architecture.preset:
         tags.insert(1, architecture.preset)
     card_data = ModelCardData(
         model_name=model_name, library_name="transformers", license=license, language=language, tags=tags,
         datasets=[dataset_name] if dataset_name else None, base_model=base_model,
-        pipeline_tag=None if task in MODEL_TYPES.values() else task,  # no Hub pipeline points at inputs
+        pipeline_tag=None if task in MODEL_TYPES.values() else task,  # no Hub pipeline points or reads a memory
         metrics=sorted({result.metric_type for result in eval_results}) or None,
         eval_results=eval_results or None,
     )
     figures = pictures(model_dir)
     generation = read_json(model_dir / "generation_config.json") or {}
-    examples = list(example_inputs or previous.examples or ["An example input."])
+    default = MEMORY_EXAMPLE if task == "memory-question-answering" else "An example input."
+    examples = list(example_inputs or previous.examples or [default])
+    if task == "memory-question-answering":
+        memory_example(examples[0])  # checked before anything is written
     card_data.widget = [{"text": text} for text in examples]
     state = read_json(model_dir / "trainer_state.json")
     log_headers, log_rows = training_log(state)
     return ModelCard.from_template(
         card_data, template_path=TEMPLATE,
         model_name=model_name,
+        model_type=model_type,
         summary=summary(task, architecture.title, dataset_name),
         architecture=architecture,
         parameters=parameter_count(model_dir),
@@ -208,8 +220,9 @@ def set_model_id(card_path: str | PathLike, model_id: str) -> None:
 
 def summary(task: str, title: str, dataset_name: str | None) -> str:
     trained = f" trained on {dataset_name}" if dataset_name else ""
-    return (f"An RNN encoder–decoder, {title}, for {TASKS[task][1].lower()}{trained}; built with hf_bahdanau, "
-            "which makes the classic RNN encoder–attention–decoder models first-class transformers models.")
+    model = title[0].upper() + title[1:] if task == "memory-question-answering" else f"An RNN encoder–decoder, {title}"
+    return (f"{model}, for {TASKS[task][1].lower()}{trained}; built with hf_bahdanau, which makes the classic "
+            "RNN encoder–attention–decoder models first-class transformers models.")
 
 
 def task_description(task: str, config: dict[str, Any]) -> str:
@@ -224,6 +237,12 @@ def task_description(task: str, config: dict[str, Any]) -> str:
                 "`cross_attentions` when `output_attentions=True`.")
     labels = config.get("id2label") or {}
     names = ", ".join(str(labels[key]) for key in sorted(labels, key=int)) if labels else "see config.json"
+    if task == "memory-question-answering":
+        return ("It reads a memory of sentences (a story, or any list of texts: a small knowledge base) and a question "
+                f"about it, and picks the answer from a closed vocabulary of {len(labels)} answers: {names}. Each of "
+                f"its {config['num_hops']} hops attends over the memory sentences; `output_attentions=True` returns "
+                "one [batch, sentences] distribution per hop (the pipeline's `hop_attentions`, one list per hop with "
+                "a weight per given sentence).")
     unit = "each token" if task == "token-classification" else "the whole text"
     return f"A classification head labels {unit} with one of {len(labels)} labels: {names}."
 
@@ -240,7 +259,10 @@ def usage(task: str, auto_class: str, model_id: str, examples: list[str], genera
           config: dict[str, Any], remote: bool) -> str:
     """Python code that loads the model and runs it on ``examples``, with the plugin or with remote code only."""
     trust = ", trust_remote_code=True" if remote else ""
-    header = "" if remote else "import hf_bahdanau  # noqa: F401  (registers the bahdanau model type)\n"
+    header = "" if remote else (f"import hf_bahdanau  # noqa: F401  (registers the {config['model_type']} model "
+                                "type)\n")
+    if task == "memory-question-answering":
+        return header + memory_usage(model_id, examples[0], remote)
     if task == "pointer-network":
         return header + textwrap.dedent(f"""\
             import json
@@ -282,6 +304,51 @@ def usage(task: str, auto_class: str, model_id: str, examples: list[str], genera
         source = tokenizer.convert_ids_to_tokens(inputs["input_ids"][0][inputs["attention_mask"][0].bool()])
         target = tokenizer.convert_ids_to_tokens(out.sequences[0, 1:1 + len(weights)])
         plot_alignment(weights[:, :len(source)], source, target, path="alignment.png")""")
+
+
+def memory_example(example: str) -> dict[str, Any]:
+    """One example input of a memory network: a JSON object {"memory": [sentences], "question": text}."""
+    try:
+        item = json.loads(example)
+    except (TypeError, json.JSONDecodeError):
+        item = None
+    if not (isinstance(item, dict) and set(item) == {"memory", "question"} and isinstance(item["memory"], list)
+            and all(isinstance(sentence, str) for sentence in item["memory"]) and isinstance(item["question"], str)
+            and item["question"].strip()):
+        raise ValueError('`example_inputs` of a memory network must be JSON objects {"memory": [sentences], '
+                         f'"question": text}}, got {example!r:.200}.')
+    return item
+
+
+def memory_usage(model_id: str, example: str, remote: bool) -> str:
+    """A memory network answering ``example``'s question: through the pipeline its folder ships (remote code), or
+    with the plugin through that pipeline's class, then each hop's attention as a heat map."""
+    item = memory_example(example)
+    question = f"""\
+        memory = {json.dumps(item["memory"], ensure_ascii=False)}
+        question = {json.dumps(item["question"], ensure_ascii=False)}
+        answered = answerer(memory=memory, question=question)
+        print(answered["answer"], answered["score"])  # and answered["hop_attentions"]: [hops][sentences]"""
+    if remote:
+        return textwrap.dedent(f"""\
+            from transformers import pipeline
+
+            model_id = {json.dumps(model_id)}
+            answerer = pipeline(model=model_id, trust_remote_code=True)
+""") + textwrap.dedent(question)
+    return textwrap.dedent(f"""\
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        from hf_bahdanau.modeling.pipeline_memory import MemoryQuestionAnsweringPipeline
+        from hf_bahdanau.plotting import plot_memory_hops
+
+        model_id = {json.dumps(model_id)}
+        model = AutoModelForSequenceClassification.from_pretrained(model_id)
+        answerer = MemoryQuestionAnsweringPipeline(model=model, tokenizer=AutoTokenizer.from_pretrained(model_id))
+""") + textwrap.dedent(question) + textwrap.dedent("""
+
+        # each hop's attention over the memory sentences as a heat map (needs matplotlib)
+        plot_memory_hops(memory, question, answered["hop_attentions"], answer=answered["answer"], path="hops.png")""")
 
 
 def generate_kwargs(generation: dict[str, Any]) -> str:
@@ -370,6 +437,8 @@ def limitations(task: str, config: dict[str, Any]) -> list[str]:
         "Closed vocabulary: tokens absent from the tokenizer's training data become `<unk>`.",
         "The model knows only its training distribution; check it on your own data before relying on it.",
     ]
+    if task == "memory-question-answering":
+        return memory_limitations(config)
     if task == "pointer-network":
         lines[1] = ("It can only point at its own inputs, and its accuracy falls for more inputs than it was trained "
                     "on (Vinyals et al., 2015, table 1).")
@@ -381,4 +450,27 @@ def limitations(task: str, config: dict[str, Any]) -> list[str]:
                         "always, point at the source tokens a human would align.")
     if config.get("attention_type") == "location":
         lines.append(f"Location attention scores at most {config['max_source_positions']} source positions.")
+    return lines
+
+
+def memory_limitations(config: dict[str, Any]) -> list[str]:
+    """What an end-to-end memory network cannot do, from its config."""
+    lines = [f"Answers come from a closed answer vocabulary of {len(config.get('id2label') or {})} answers "
+             "(`id2label`): a question whose answer is not among them still gets one of them.",
+             "Closed vocabulary: words the tokenizer does not know become its unknown token."]
+    if config["sentence_encoding"] == "bag_of_words":
+        lines.append("Bag of words: a sentence is the sum of its words' embeddings, so word order within a sentence "
+                     "is lost (\"John gave Mary the ball\" reads as \"Mary gave John the ball\").")
+    else:
+        lines.append("Position encoding keeps word order within a sentence only through fixed weights per position "
+                     "and feature: the words are not read in sequence.")
+    if config["temporal_encoding"]:
+        lines.append(f"With temporal encoding it reads at most {config['memory_size']} sentences: the pipeline keeps "
+                     "the most recent ones and drops the older ones (their attention is 0).")
+    else:
+        lines.append("Without temporal encoding the order of the sentences is not seen: questions about what "
+                     "happened last cannot be told from the memory.")
+    lines += ["Hop attention is learned without being shown the supporting facts: it often, not always, lands on "
+              "them.",
+              "The model knows only its training distribution; check it on your own data before relying on it."]
     return lines
