@@ -576,8 +576,8 @@ def plot_memory_hops(
     """
     from matplotlib.figure import Figure
 
-    weights = _hop_weights(memory, hop_attentions)
-    marked = _supporting_rows(supporting_facts, len(memory))
+    weights = check_hop_attentions(memory, hop_attentions)
+    marked = check_supporting_facts(supporting_facts, len(memory))
     hops, sentences = weights.shape
     width = 1.5 + _CHARACTER * max(len(sentence) for sentence in memory) + 0.6 * hops
     figure = Figure(figsize=(max(width, 4.0), 1.4 + 0.25 * sentences), layout="constrained")
@@ -607,33 +607,37 @@ def plot_memory_hops(
     return figure
 
 
-def _hop_weights(memory: Sequence[str], hop_attentions: Any) -> np.ndarray:
-    """``hop_attentions`` as a checked [K, n] array, n = len(memory) > 0, every weight in [0, 1]."""
+def check_hop_attentions(memory: Sequence[str], hop_attentions: Any, where: str = "") -> np.ndarray:
+    """``hop_attentions`` as a checked [K, n] float64 array, n = len(memory) > 0, every weight in [0, 1];
+    ValueError naming ``where`` + the argument otherwise."""
     if isinstance(memory, str) or not all(isinstance(sentence, str) for sentence in memory) or not memory:
-        raise ValueError(f"`memory` must be a non-empty list of sentences (strings), got {memory!r:.200}.")
+        raise ValueError(f"`{where}memory` must be a non-empty list of sentences (strings), got {memory!r:.200}.")
+    name = f"`{where}hop_attentions`"
     try:
         weights = _as_array(hop_attentions).astype(np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"`hop_attentions` must be [hops, sentences] numbers, got {hop_attentions!r:.200}.") from None
+        raise ValueError(f"{name} must be [hops, sentences] numbers, got {hop_attentions!r:.200}.") from None
     if weights.ndim != 2 or weights.shape[0] == 0 or weights.shape[1] != len(memory):
-        raise ValueError(f"`hop_attentions` must be [hops, len(memory)] = [K, {len(memory)}] with K ≥ 1 (one row of "
+        raise ValueError(f"{name} must be [hops, len(memory)] = [K, {len(memory)}] with K ≥ 1 (one row of "
                          f"weights per hop), got {list(weights.shape)}.")
     if not np.isfinite(weights).all() or (weights < 0).any() or (weights > 1).any():
-        raise ValueError(f"`hop_attentions` must be weights in [0, 1] (each hop's softmax over the memory; a model "
+        raise ValueError(f"{name} must be weights in [0, 1] (each hop's softmax over the memory; a model "
                          f"in linear start has none), got values from {np.nanmin(weights):.4g} to "
                          f"{np.nanmax(weights):.4g}{' and NaN' if np.isnan(weights).any() else ''}.")
     return weights
 
 
-def _supporting_rows(supporting_facts: Sequence[int] | None, count: int) -> set[int]:
-    """The 0-based rows of ``supporting_facts``, each an int in [0, count)."""
+def check_supporting_facts(supporting_facts: Sequence[int] | None, count: int, where: str = "") -> set[int]:
+    """The 0-based rows of ``supporting_facts``, each an int in [0, count); ValueError naming ``where`` + the
+    argument otherwise."""
     if supporting_facts is None:
         return set()
     if isinstance(supporting_facts, str) or not all(
             isinstance(index, (int, np.integer)) and not isinstance(index, bool) for index in supporting_facts):
-        raise ValueError(f"`supporting_facts` must be a list of sentence indices (ints), got "
+        raise ValueError(f"`{where}supporting_facts` must be a list of sentence indices (ints), got "
                          f"{supporting_facts!r:.200}.")
     bad = [int(index) for index in supporting_facts if not 0 <= index < count]
     if bad:
-        raise ValueError(f"`supporting_facts` must be 0-based indices into `memory`, in [0, {count}), got {bad}.")
+        raise ValueError(f"`{where}supporting_facts` must be 0-based indices into `{where}memory`, in [0, {count}), "
+                         f"got {bad}.")
     return {int(index) for index in supporting_facts}

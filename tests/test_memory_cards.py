@@ -79,8 +79,9 @@ def test_metadata_and_model_index(card):
     assert data.pipeline_tag is None  # no Hub pipeline reads a memory
     assert data.tags == ["hf_bahdanau", "memory-network", "attention", TASK, "custom_code"]
     assert data.datasets == ["babi-task1"] and data.metrics == ["accuracy"]
-    assert {(r.task_type, r.dataset_split, r.metric_type, r.metric_name, r.metric_value) for r in data.eval_results} == {
-        (TASK, "validation", "accuracy", "Accuracy", 0.875), (TASK, "test", "accuracy", "Accuracy", 0.8125)}
+    assert {(result.task_type, result.dataset_split, result.metric_type, result.metric_name, result.metric_value)
+            for result in data.eval_results} == {(TASK, "validation", "accuracy", "Accuracy", 0.875),
+                                                 (TASK, "test", "accuracy", "Accuracy", 0.8125)}
     assert data.widget == [{"text": json.dumps(EXAMPLE)}]
 
 

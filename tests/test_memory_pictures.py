@@ -1,12 +1,16 @@
 """Pictures and pages of a memory network's hops: ``plot_memory_hops``' heat map holds the weights (sentences as rows,
 oldest first; hops as columns), labels the sentences, marks the supporting facts and titles the question and answers;
-bad input is refused by name."""
+``memory_page``'s embedded data round-trip (weights to 4 decimals, wrong answers first, accuracy and how often each
+hop's strongest sentence is a supporting fact), story text that looks like HTML stays text, and in a headless chromium
+the page shows each question's rows and hop columns and filters the wrong answers; bad input is refused by name."""
 
 import numpy as np
 import pytest
 import torch
 
+from hf_bahdanau.explorer.memory_page import memory_page, write_memory_page
 from hf_bahdanau.plotting import plot_memory_hops
+from test_explore import ROUNDING, StartTags, browser, open_page, page_data, sentences_shown  # noqa: F401  (fixture)
 
 STORY = ["Mary moved to the bathroom.", "John went to the hallway.", "Mary travelled to the office.",
          "Daniel journeyed to the garden."]
@@ -66,3 +70,105 @@ def test_bad_input_is_refused_by_name(change, message):
     with pytest.raises(ValueError, match=message):
         plot_memory_hops(arguments.pop("memory"), arguments.pop("question"), arguments.pop("hop_attentions"),
                          **arguments)
+
+
+# The explorer's page --------------------------------------------------------------------------------------------------
+
+def record(answer: str, expected: str | None = "office", **extra) -> dict:
+    return dict(memory=STORY, question="Where is Mary?", answer=answer, hop_attentions=HOPS, expected=expected,
+                supporting_facts=[2]) | extra
+
+
+def test_the_page_data_round_trip_with_the_wrong_answers_first(tmp_path):
+    weights = torch.tensor([[0.123456, 0.876544], [0.5, 0.5]])
+    records = [record("office"), record("hallway"),
+               record("garden", memory=STORY[:2], hop_attentions=weights, expected="garden", supporting_facts=[0, 1])]
+    path = write_memory_page(records, tmp_path / "pages" / "memory.html", title="babi", page_size=2,
+                             metrics={"eval_accuracy": 0.75}, model_summary={"num_hops": 3})
+    data = page_data(path.read_text(encoding="utf-8"))
+    assert data["kind"] == "memory" and data["title"] == "babi" and data["page_size"] == 2
+    assert data["has_references"] is True
+    assert data["model_summary"] == [["num_hops", "3"]]
+    assert data["model_metrics"] == {"columns": ["eval"], "rows": [["accuracy", "0.75"]]}
+    assert [question["number"] for question in data["questions"]] == [2, 1, 3]  # the wrong one first
+    assert [question["correct"] for question in data["questions"]] == [False, True, True]
+    wrong, right, short = data["questions"]
+    assert wrong == dict(number=2, memory=STORY, question="Where is Mary?", answer="hallway", expected="office",
+                         correct=False, supporting_facts=[2], hop_attentions=HOPS)
+    assert short["memory"] == STORY[:2] and short["supporting_facts"] == [0, 1]
+    torch.testing.assert_close(torch.tensor(short["hop_attentions"], dtype=torch.float64), weights.double(),
+                               atol=ROUNDING, rtol=0)
+    assert short["hop_attentions"][0] == [0.1235, 0.8765]
+    # hop 1's strongest sentence is 2 (a supporting fact) in the first two, 1 of {0, 1} in the third: 3 / 3;
+    # hop 2's: sentence 1 (not supporting) twice, a tie in the third (the first, 0: supporting): 1 / 3;
+    # hop 3's: sentence 3 (not supporting) in the first two; the third has 2 hops: 0 / 2
+    assert data["page_metrics"] == [["questions", "3"], ["accuracy", "66.7 % (2 / 3)"], ["wrong", "1"],
+                                    ["hop 1 strongest on a supporting fact", "100.0 % (3 / 3)"],
+                                    ["hop 2 strongest on a supporting fact", "33.3 % (1 / 3)"],
+                                    ["hop 3 strongest on a supporting fact", "0.0 % (0 / 2)"]]
+
+
+def test_a_page_without_expected_answers_or_supporting_facts():
+    data = page_data(memory_page([record("office", expected=None, supporting_facts=None)]))
+    assert data["has_references"] is False and data["page_metrics"] == [["questions", "1"]]
+    (question,) = data["questions"]
+    assert question["correct"] is None and question["expected"] is None and question["supporting_facts"] == []
+
+
+def test_story_text_that_looks_like_html_stays_text():
+    story = ["</script><b>x</b> & <!--", "<img src=x onerror=alert(1)>"]
+    page = memory_page([dict(memory=story, question="<i>who?</i>", answer="</SCRIPT>", expected="a & b",
+                             hop_attentions=[[0.5, 0.5]])], title="<title>")
+    parser = StartTags()
+    parser.feed(page)
+    assert parser.tags.count("script") == 2 and not {"b", "i", "img"} & set(parser.tags)
+    assert page.count("</script>") == 2 and "<title>&lt;title&gt;</title>" in page
+    assert "<h2>These questions</h2>" in page and "only wrong answers</label>" in page
+    (question,) = page_data(page)["questions"]
+    assert question["memory"] == story and question["question"] == "<i>who?</i>"
+    assert question["answer"] == "</SCRIPT>" and question["expected"] == "a & b" and question["correct"] is False
+
+
+@pytest.mark.parametrize("records, message", [
+    ([], "`records` must be a non-empty list of dicts"),
+    ([dict(memory=STORY, question="?", answer="x")], r"`records\[0\]` must be a dict with the keys"),
+    ([record("x"), record("x", hop_attentions=[[0.5, 0.5]])],
+     r"`records\[1\].hop_attentions` must be \[hops, len\(memory\)\] = \[K, 4\]"),
+    ([record("x", supporting_facts=[7])], r"`records\[0\].supporting_facts` must be 0-based indices into "
+                                          r"`records\[0\].memory`, in \[0, 4\), got \[7\]"),
+    ([record("x", memory=[])], r"`records\[0\].memory` must be a non-empty list of sentences"),
+    ([record(3)], r"`records\[0\].answer` must be a string, got 3"),
+    ([record("x"), record("x", expected=None)], r"`records\[1\]` lacks an 'expected' answer but `records\[0\]` has"),
+])
+def test_bad_records_are_refused_by_name(records, message):
+    with pytest.raises(ValueError, match=message):
+        memory_page(records)
+
+
+@pytest.mark.browser
+def test_the_page_shows_each_hop_over_the_story_and_filters_the_wrong_answers(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    records = [record("office"), record("hallway", memory=["<b>John</b> went.", *STORY[1:]])]
+    open_page(browser, tmp_path / "memory.html", memory_page(records, page_size=1))
+    assert browser.find_element(By.ID, "counts").text == "1 wrong / 2"
+    assert sentences_shown(browser) == ["#2"]  # the wrong answer first, one question a page
+    assert browser.find_element(By.ID, "showing").text == "questions 1–1 of 2"
+    article = browser.find_element(By.CSS_SELECTOR, "#sentences .sentence.wrong")
+    assert [node.text for node in article.find_elements(By.CSS_SELECTOR, ".label")] == ["question", "answer",
+                                                                                      "expected"]
+    assert [node.text for node in article.find_elements(By.CSS_SELECTOR, "th.hop")] == ["hop 1", "hop 2", "hop 3"]
+    rows = article.find_elements(By.CSS_SELECTOR, ".heatmap.memory tbody tr")
+    assert [row.find_element(By.CSS_SELECTOR, ".memory-sentence").text for row in rows] == [
+        "<b>John</b> went.", *STORY[1:]]
+    assert [[cell.text for cell in row.find_elements(By.CSS_SELECTOR, ".hop-weight")] for row in rows] == [
+        [f"{HOPS[hop][sentence]:.2f}" for hop in range(3)] for sentence in range(4)]
+    assert [row.find_element(By.CSS_SELECTOR, ".marker").text for row in rows] == ["", "", "*", ""]
+    assert [row.get_attribute("class") for row in rows] == ["", "", "supporting", ""]
+    assert rows[2].find_elements(By.CSS_SELECTOR, ".hop-weight")[0].get_attribute("title") == (
+        "hop 1, sentence 3: p = 0.8000")
+    browser.find_element(By.ID, "only-wrong").click()
+    assert browser.find_element(By.ID, "page-indicator").text == "page 1 of 1"
+    browser.find_element(By.ID, "only-wrong").click()
+    browser.find_element(By.ID, "next-page").click()
+    assert sentences_shown(browser) == ["#1"]

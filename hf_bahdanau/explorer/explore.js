@@ -1,12 +1,19 @@
-// The alignment explorer's script (explore.py embeds it in every page it writes). It reads the sentences from the
-// page's JSON element #explorer-data and draws one page of them at a time. Every text from the data goes in with
-// textContent, never as HTML.
+// The alignment explorer's script (page.py embeds it in every page it writes). It reads the items from the page's
+// JSON element #explorer-data and draws one page of them at a time: a model's sentences and their alignments
+// (data.kind "alignments", data.sentences), or a memory network's questions and their hops (data.kind "memory",
+// data.questions; memory_page.py). Every text from the data goes in with textContent, never as HTML.
 "use strict";
 (function () {
   const data = JSON.parse(document.getElementById("explorer-data").textContent);
   const BLANK = "\u2423"; // how a whitespace token is shown
   const ATTENDED = 0.005; // a source token is highlighted when its weight shows as at least 0.01
-  const wrongSentences = data.sentences.filter((sentence) => sentence.correct === false);
+  const DARK = 0.6; // a memory weight's text is white on shades at least this dark
+  const KINDS = { // what the page lists, its noun, and how one item is drawn
+    alignments: { items: data.sentences, noun: "sentences", view: sentenceView },
+    memory: { items: data.questions, noun: "questions", view: questionView },
+  };
+  const kind = KINDS[data.kind];
+  const wrongItems = kind.items.filter((item) => item.correct === false);
   const state = { page: 0, onlyWrong: false, pinned: new Map() }; // pinned: sentence number -> output token index
 
   function element(tag, className, text) {
@@ -50,8 +57,7 @@
     const filter = document.getElementById("only-wrong-filter");
     filter.hidden = !data.has_references;
     if (data.has_references) {
-      document.getElementById("counts").textContent =
-        wrongSentences.length + " wrong / " + data.sentences.length;
+      document.getElementById("counts").textContent = wrongItems.length + " wrong / " + kind.items.length;
     }
   }
 
@@ -141,15 +147,22 @@
     return line;
   }
 
-  function sentenceView(sentence) {
+  // An item's frame: its number and, with references, whether it is right or wrong.
+  function itemArticle(item) {
     const article = element("article", "sentence");
-    article.dataset.number = sentence.number;
-    if (sentence.correct !== null) article.classList.add(sentence.correct ? "right" : "wrong");
+    article.dataset.number = item.number;
+    if (item.correct !== null) article.classList.add(item.correct ? "right" : "wrong");
     const head = element("div", "sentence-head");
-    head.appendChild(element("span", "number", "#" + sentence.number));
-    if (sentence.correct !== null) {
-      head.appendChild(element("span", "verdict", sentence.correct ? "\u2713 right" : "\u2717 wrong"));
+    head.appendChild(element("span", "number", "#" + item.number));
+    if (item.correct !== null) {
+      head.appendChild(element("span", "verdict", item.correct ? "\u2713 right" : "\u2717 wrong"));
     }
+    article.appendChild(head);
+    return article;
+  }
+
+  function sentenceView(sentence) {
+    const article = itemArticle(sentence);
     const text = element("div", "sentence-text");
     text.appendChild(labelledLine("source", element("span", "source-text", sentence.source)));
     text.appendChild(labelledLine("prediction", element("span", "prediction-text", sentence.prediction)));
@@ -175,7 +188,7 @@
     details.appendChild(table);
     const body = element("div", "sentence-body");
     body.append(text, details);
-    article.append(head, body);
+    article.append(body);
 
     const view = { sentence, sources, targets, caption, heatmapRows: Array.from(table.tBodies[0].rows) };
     const showPinned = () => select(view, pinnedToken(sentence));
@@ -200,16 +213,52 @@
     return article;
   }
 
+  // A memory network's question: the memory's sentences (oldest first) as rows, one column per hop shaded by its
+  // weight p^k_i (printed in the cell), supporting facts marked "*"; above them the question and the answers.
+  function questionView(question) {
+    const article = itemArticle(question);
+    const text = element("div", "sentence-text");
+    text.appendChild(labelledLine("question", element("span", "question-text", question.question)));
+    text.appendChild(labelledLine("answer", element("span", "prediction-text", question.answer)));
+    if (question.expected !== null) {
+      text.appendChild(labelledLine("expected", element("span", "reference", question.expected)));
+    }
+    const table = element("table", "heatmap memory");
+    const header = table.createTHead().insertRow();
+    question.hop_attentions.forEach((_, k) => header.appendChild(element("th", "hop", "hop " + (k + 1))));
+    header.appendChild(element("th", "marker"));
+    header.appendChild(element("th", "memory-heading", "memory, oldest first (* = supporting fact)"));
+    const body = table.createTBody();
+    question.memory.forEach((sentence, i) => {
+      const row = body.insertRow();
+      const supporting = question.supporting_facts.includes(i);
+      row.classList.toggle("supporting", supporting);
+      question.hop_attentions.forEach((weights, k) => {
+        const cell = row.insertCell();
+        cell.className = "hop-weight";
+        cell.classList.toggle("dark", weights[i] >= DARK);
+        cell.style.backgroundColor = shade(weights[i]);
+        cell.textContent = weights[i].toFixed(2);
+        cell.title = "hop " + (k + 1) + ", sentence " + (i + 1) + ": p = " + weights[i].toFixed(4);
+      });
+      row.appendChild(element("td", "marker", supporting ? "*" : ""));
+      row.appendChild(element("td", "memory-sentence", sentence));
+    });
+    text.appendChild(table);
+    article.appendChild(text);
+    return article;
+  }
+
   function render() {
-    const shown = state.onlyWrong ? wrongSentences : data.sentences;
+    const shown = state.onlyWrong ? wrongItems : kind.items;
     const pages = Math.max(1, Math.ceil(shown.length / data.page_size));
     state.page = Math.min(state.page, pages - 1);
     const start = state.page * data.page_size;
     const slice = shown.slice(start, start + data.page_size);
-    document.getElementById("sentences").replaceChildren(...slice.map(sentenceView));
+    document.getElementById("sentences").replaceChildren(...slice.map(kind.view));
     document.getElementById("page-indicator").textContent = "page " + (state.page + 1) + " of " + pages;
-    document.getElementById("showing").textContent = shown.length === 0 ? "no sentences" :
-      "sentences " + (start + 1) + "\u2013" + (start + slice.length) + " of " + shown.length;
+    document.getElementById("showing").textContent = shown.length === 0 ? "no " + kind.noun :
+      kind.noun + " " + (start + 1) + "\u2013" + (start + slice.length) + " of " + shown.length;
     document.getElementById("previous-page").disabled = state.page === 0;
     document.getElementById("next-page").disabled = state.page >= pages - 1;
   }

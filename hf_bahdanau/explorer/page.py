@@ -50,13 +50,12 @@ BODY = """<header>
 <div class="panels">
 <section><h2>Model</h2><table id="model-summary"></table></section>
 <section><h2>Model metrics</h2><table id="model-metrics"></table></section>
-<section><h2>These sentences</h2><table id="page-metrics"></table></section>
+<section><h2>These {noun}</h2><table id="page-metrics"></table></section>
 </div>
-<p class="help">Hover over an output token to shade the source tokens it attended to by their weight α (printed
-under each token); click it to pin the selection, click again to unpin.</p>
+<p class="help">{help}</p>
 </header>
 <nav>
-<label id="only-wrong-filter"><input type="checkbox" id="only-wrong"> only wrong predictions</label>
+<label id="only-wrong-filter"><input type="checkbox" id="only-wrong"> only wrong {wrong}</label>
 <span id="counts"></span>
 <button type="button" id="previous-page">◀ previous</button>
 <span id="page-indicator"></span>
@@ -64,6 +63,8 @@ under each token); click it to pin the selection, click again to unpin.</p>
 <span id="showing"></span>
 </nav>
 <main id="sentences"></main>"""
+ALIGNMENTS_HELP = """Hover over an output token to shade the source tokens it attended to by their weight α (printed
+under each token); click it to pin the selection, click again to unpin."""
 
 
 def _normalise_whitespace(text: str) -> str:
@@ -185,6 +186,7 @@ def explorer_page(
     if decoding is not None:
         page_metrics.append(("decoding", decoding))
     data = dict(
+        kind="alignments",
         title=title,
         model_summary=[(key, _format_value(value)) for key, value in (model_summary or {}).items()],
         model_metrics=_metrics_table(metrics or {}),
@@ -193,22 +195,29 @@ def explorer_page(
         page_size=page_size,
         sentences=sentences,
     )
+    return html_page(data, help=ALIGNMENTS_HELP, noun="sentences", wrong="predictions")
+
+
+def html_page(data: Mapping[str, object], *, help: str, noun: str, wrong: str) -> str:
+    """The self-contained page of ``data`` (the JSON ``explore.js`` reads; ``data["kind"]`` picks how it draws each
+    item: "alignments" or "memory"), with the ``help`` line (HTML) under the header, the page's metrics headed
+    "These ``noun``" and the filter "only wrong ``wrong``"."""
     # "<" as its JSON escape: no text ("</script>", "<!--") can end or change the script element it sits in
     embedded = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
     assets = resources.files(__package__)
+    title = str(data["title"])
     return (f'<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">\n'
             f"<title>{html.escape(title)}</title>\n<style>\n{assets.joinpath('explore.css').read_text()}</style>\n"
-            f"</head>\n<body>\n{BODY}\n"
+            f"</head>\n<body>\n{BODY.format(help=help, noun=noun, wrong=wrong)}\n"
             f'<script type="application/json" id="explorer-data">{embedded}</script>\n'
             f"<script>\n{assets.joinpath('explore.js').read_text()}</script>\n</body>\n</html>\n")
 
 
-def summarise_model(model: PreTrainedModel) -> dict[str, object]:
-    """The config fields that describe the architecture (``SUMMARY_FIELDS``, those the config has) and the number of
-    parameters."""
+def summarise_model(model: PreTrainedModel, fields: Sequence[str] = SUMMARY_FIELDS) -> dict[str, object]:
+    """The config ``fields`` that describe the architecture (those the config has) and the number of parameters."""
     config = model.config.to_dict()
-    summary = {field: config[field] for field in SUMMARY_FIELDS if field in config}
+    summary = {field: config[field] for field in fields if field in config}
     summary["parameters"] = model.num_parameters()
     return summary
 

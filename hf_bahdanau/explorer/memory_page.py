@@ -1,0 +1,126 @@
+"""The alignment explorer's page for an end-to-end memory network: one self-contained HTML page of its questions, each
+with the memory's sentences (oldest first) as rows and one column per hop shaded by the hop's weight p^k_i, the
+supporting facts marked "*", the question, the answer and the expected answer; wrong answers come first, are counted
+and can be shown alone, as on ``explorer_page``'s page (same style, script and paging).
+
+    answered = answerer(memory=story, question=question)          # the memory network's pipeline
+    write_memory_page([{"memory": story, "question": question, "answer": answered["answer"],
+                        "hop_attentions": answered["hop_attentions"], "expected": "office",
+                        "supporting_facts": [2]}], "questions.html", title="babi-memn2n")
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from os import PathLike
+from pathlib import Path
+
+from ..plotting import check_hop_attentions, check_supporting_facts
+from .page import WEIGHT_DECIMALS, _format_value, _metrics_table, html_page, is_exact_match
+
+__all__ = ["MEMORY_SUMMARY_FIELDS", "memory_page", "write_memory_page"]
+
+# the config fields of a memory network that ``page.summarise_model(model, MEMORY_SUMMARY_FIELDS)`` shows at the top
+MEMORY_SUMMARY_FIELDS = ("model_type", "num_hops", "hidden_size", "sentence_encoding", "weight_tying",
+                         "temporal_encoding", "memory_size", "random_noise", "linear_start", "num_labels")
+RECORD_KEYS = {"memory", "question", "answer", "hop_attentions"}  # and optionally "expected", "supporting_facts"
+HELP = """Each question's memory sentences, oldest first, with one column per hop: the hop's attention weight
+p over the sentences (the shade and the number; four decimals in the tooltip). Rows marked * are the supporting facts
+the answer follows from."""
+
+
+def _question_record(index: int, record: Mapping) -> dict:
+    """What the page's script reads of one question, checked; ``records[index]`` names it in errors."""
+    where = f"records[{index}]."
+    if not isinstance(record, Mapping) or not RECORD_KEYS <= record.keys() or (
+            record.keys() - RECORD_KEYS - {"expected", "supporting_facts"}):
+        raise ValueError(f"`records[{index}]` must be a dict with the keys {sorted(RECORD_KEYS)} and optionally "
+                         f"'expected' and 'supporting_facts', got {record!r:.200}.")
+    for key in ("question", "answer", "expected"):
+        if key in record and not isinstance(record[key], str) and not (key == "expected" and record[key] is None):
+            raise ValueError(f"`{where}{key}` must be a string, got {record[key]!r:.200}.")
+    weights = check_hop_attentions(record["memory"], record["hop_attentions"], where)
+    expected = record.get("expected")
+    return dict(
+        number=index + 1,
+        memory=list(record["memory"]),
+        question=record["question"],
+        answer=record["answer"],
+        expected=expected,
+        correct=None if expected is None else is_exact_match(record["answer"], [expected]),
+        supporting_facts=sorted(check_supporting_facts(record.get("supporting_facts"), len(record["memory"]), where)),
+        hop_attentions=weights.round(WEIGHT_DECIMALS).tolist(),
+    )
+
+
+def _supporting_fact_rates(questions: list[dict]) -> list[tuple[str, str]]:
+    """Per hop k: how often its strongest sentence is a supporting fact, over the questions that name theirs."""
+    named = [question for question in questions if question["supporting_facts"]]
+    hops = max((len(question["hop_attentions"]) for question in named), default=0)
+    rows = []
+    for hop in range(hops):
+        counted = [question for question in named if hop < len(question["hop_attentions"])]
+        hits = sum(max(range(len(question["memory"])), key=question["hop_attentions"][hop].__getitem__)
+                   in question["supporting_facts"] for question in counted)
+        rows.append((f"hop {hop + 1} strongest on a supporting fact",
+                     f"{100 * hits / len(counted):.1f} % ({hits:,} / {len(counted):,})"))
+    return rows
+
+
+def memory_page(
+    records: Sequence[Mapping],
+    *,
+    title: str = "Memory network",
+    model_summary: Mapping[str, object] | None = None,
+    metrics: Mapping[str, object] | None = None,
+    page_size: int = 50,
+) -> str:
+    """The HTML of a self-contained page (inline CSS and script, no network) exploring a memory network's answers.
+
+    records: one dict per question: "memory" (its n sentences, oldest first), "question", "answer" (the model's),
+        "hop_attentions" [K, n] (each hop's weights over the sentences, in [0, 1]: the pipeline's
+        ``hop_attentions``), and optionally "expected" (the right answer: every record or none; then each answer is
+        marked right or wrong, ``is_exact_match``, the wrong ones come first and the page's accuracy is shown) and
+        "supporting_facts" (0-based indices into "memory"). Weights are kept to ``WEIGHT_DECIMALS``.
+    model_summary: a key/value table at the top (``page.summarise_model(model, MEMORY_SUMMARY_FIELDS)``).
+    metrics: a table of metric x split at the top, "eval_accuracy" in row "accuracy", column "eval"
+        (``page.read_model_metrics``).
+    page_size: how many questions the page draws at a time.
+    """
+    if isinstance(records, (str, Mapping)) or not isinstance(records, Sequence) or not records:
+        raise ValueError(f"`records` must be a non-empty list of dicts, one per question, got {records!r:.80}.")
+    if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
+        raise ValueError(f"`page_size` must be a positive integer, got {page_size!r}.")
+    questions = [_question_record(index, record) for index, record in enumerate(records)]
+    judged = [question["correct"] is not None for question in questions]
+    if any(judged) and not all(judged):
+        raise ValueError(f"`records[{judged.index(not judged[0])}]` {'lacks' if judged[0] else 'has'} an 'expected' "
+                         f"answer but `records[0]` {'has one' if judged[0] else 'does not'}: give every record its "
+                         "expected answer, or none.")
+    questions.sort(key=lambda question: question["correct"] is not False)  # stable: the wrong ones first, in order
+    page_metrics = [("questions", _format_value(len(questions)))]
+    if all(judged):
+        right = sum(question["correct"] for question in questions)
+        page_metrics += [("accuracy", f"{100 * right / len(questions):.1f} % ({right:,} / {len(questions):,})"),
+                         ("wrong", _format_value(len(questions) - right))]
+    page_metrics += _supporting_fact_rates(questions)
+    data = dict(
+        kind="memory",
+        title=title,
+        model_summary=[(key, _format_value(value)) for key, value in (model_summary or {}).items()],
+        model_metrics=_metrics_table(metrics or {}),
+        page_metrics=page_metrics,
+        has_references=all(judged),
+        page_size=page_size,
+        questions=questions,
+    )
+    return html_page(data, help=HELP, noun="questions", wrong="answers")
+
+
+def write_memory_page(records: Sequence[Mapping], path: str | PathLike, **options) -> Path:
+    """Write ``memory_page(records, **options)`` to ``path`` (its folder is created) and return the path."""
+    path = Path(path)
+    page = memory_page(records, **options)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(page, encoding="utf-8")
+    return path
