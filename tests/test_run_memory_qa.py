@@ -1,0 +1,125 @@
+"""training/run_memory_qa.py and hf_bahdanau.memory_training: the collator, linear start, the data sources (generated,
+Facebook's files, the Hub's layout) and a short run that learns bAbI task 1 well above chance and writes a folder a
+user can load, answer with and read."""
+
+import json
+from types import SimpleNamespace
+
+import datasets
+import pytest
+from transformers import pipeline
+
+from hf_bahdanau import MemoryNetworkConfig, MemoryNetworkForSequenceClassification
+from hf_bahdanau.memory_training import DataCollatorForMemoryNetwork, LinearStartCallback
+from training import run_memory_qa
+from training.data.babi import generate_task, write_babi
+
+pytestmark = pytest.mark.usefixtures("one_thread")
+
+
+def test_collator_pads_right_and_keeps_the_most_recent_sentences():
+    collator = DataCollatorForMemoryNetwork(pad_token_id=0, memory_size=2)
+    batch = collator([{"input_ids": [5, 6], "memory_ids": [[1], [2, 3], [4, 4, 4]], "labels": 1},
+                      {"input_ids": [7], "memory_ids": [], "labels": 0}])
+    assert batch["input_ids"].tolist() == [[5, 6], [7, 0]] and batch["attention_mask"].tolist() == [[1, 1], [1, 0]]
+    assert batch["memory_ids"].tolist() == [[[2, 3, 0], [4, 4, 4]], [[0, 0, 0], [0, 0, 0]]]
+    assert batch["memory_attention_mask"].tolist() == [[[1, 1, 0], [1, 1, 1]], [[0, 0, 0], [0, 0, 0]]]
+    assert batch["labels"].tolist() == [1, 0]
+    with pytest.raises(ValueError, match=r"Feature 0 lacks \['memory_ids'\]"):
+        collator([{"input_ids": [1]}])
+    with pytest.raises(ValueError, match="`memory_size` must be a positive int or None, got 0"):
+        DataCollatorForMemoryNetwork(memory_size=0)
+
+
+def test_linear_start_ends_when_the_validation_loss_stops_falling():
+    model = SimpleNamespace(config=SimpleNamespace(linear_start=True))
+    callback = LinearStartCallback()
+    for epoch, loss in ((1, 2.0), (2, 1.5), (3, 1.6)):
+        state = SimpleNamespace(epoch=epoch)
+        assert model.config.linear_start
+        callback.on_evaluate(None, state, None, model=model, metrics={"eval_loss": loss})
+    assert not model.config.linear_start and callback.ended_at_epoch == 3
+    bounded = LinearStartCallback(max_epochs=2)
+    model.config.linear_start = True
+    bounded.on_epoch_end(None, SimpleNamespace(epoch=1.0), None, model=model)
+    assert model.config.linear_start
+    bounded.on_epoch_end(None, SimpleNamespace(epoch=2.0), None, model=model)
+    assert not model.config.linear_start
+
+
+def test_the_hub_layout_gives_the_examples_of_facebook_files(tmp_path):
+    """facebook/babi_qa's story rows (statement and question lines with ids) become the same examples as the text
+    file of the same stories."""
+    stories = generate_task(2, 12, seed=3)
+    write_babi(tmp_path / "qa2_two-supporting-facts_train.txt", stories)
+    rows = []
+    for story in stories:
+        lines, line_id, written = {"id": [], "type": [], "text": [], "answer": [], "supporting_ids": []}, 0, 0
+        ids = []
+        for example in story:
+            for statement in example.story[written:]:
+                line_id += 1
+                ids.append(line_id)
+                for key, value in zip(lines, (str(line_id), 0, statement, "", [])):
+                    lines[key].append(value)
+            written, line_id = len(example.story), line_id + 1
+            for key, value in zip(lines, (str(line_id), 1, example.question, example.answer,
+                                          [str(ids[index]) for index in example.supporting_facts])):
+                lines[key].append(value)
+        rows.append({"story": lines})
+    from_hub = run_memory_qa.from_hub_stories(datasets.Dataset.from_list(rows), task=2)
+    from_file = run_memory_qa.read_babi(tmp_path / "qa2_two-supporting-facts_train.txt")
+    assert from_hub == from_file and len(from_hub) == 12
+
+
+def test_bad_arguments_are_named():
+    with pytest.raises(ValueError, match="`--babi_size` must be '1k' or '10k', got '5k'"):
+        run_memory_qa.MemoryDataArguments(babi_size="5k")
+    with pytest.raises(ValueError, match="`--babi_task` must be one of"):
+        run_memory_qa.MemoryDataArguments(babi_task=4)
+    with pytest.raises(ValueError, match="Give both `--train_file` and `--test_file`"):
+        run_memory_qa.MemoryDataArguments(train_file="qa1_x_train.txt")
+    with pytest.raises(ValueError, match="`--architecture` must be one of"):
+        run_memory_qa.main(["--architecture", "gru", "--output_dir", "unused"])
+
+
+SHORT_RUN = ["training/configs/babi_memn2n.json", "--max_train_samples", "600", "--max_predict_samples", "200",
+             "--num_train_epochs", "15", "--disable_tqdm", "true", "--num_pictures", "1", "--logging_steps", "5"]
+
+
+def test_a_short_run_learns_task_1_and_saves_a_usable_model(tmp_path, monkeypatch):
+    """600 generated task-1 questions, 15 epochs (about 10 s): test accuracy far above the 1/6 of guessing among the
+    six places; the folder loads, answers through the pipeline, and holds the pictures, the page and the card."""
+    monkeypatch.chdir(run_memory_qa.REPO_ROOT)
+    run_memory_qa.main([*SHORT_RUN, "--output_dir", str(tmp_path)])
+    results = json.loads((tmp_path / "all_results.json").read_text())
+    assert results["predict_samples"] == 200 and results["predict_accuracy"] > 0.5
+    assert results["predict_error"] == pytest.approx(1 - results["predict_accuracy"])
+    assert 0 <= results["predict_supports_covered"] <= 1 and "predict_hop_3_on_support" in results
+    for name in ("hops_0.png", "memory_explorer.html", "README.md", "predictions.txt", "tokenizer.json"):
+        assert (tmp_path / name).is_file(), name
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["linear_start"] is False  # linear start ended and the saved model has its softmax
+    model = MemoryNetworkForSequenceClassification.from_pretrained(tmp_path)
+    assert isinstance(model.config, MemoryNetworkConfig) and model.config.answer_token_ids is not None
+    answerer = pipeline(model=str(tmp_path), trust_remote_code=True)
+    story = ["Mary moved to the bathroom.", "John went to the hallway.", "Daniel went back to the garden.",
+             "Sandra travelled to the kitchen."]
+    assert answerer(memory=story, question="Where is Mary?")["answer"] in {"bathroom", "hallway", "garden",
+                                                                           "kitchen", "office", "bedroom"}
+    lines = (tmp_path / "predictions.txt").read_text().splitlines()
+    assert len(lines) == 200
+
+
+def test_the_lstm_baseline_reads_the_story_and_question_as_one_text(tmp_path, monkeypatch):
+    monkeypatch.chdir(run_memory_qa.REPO_ROOT)
+    run_memory_qa.main([*SHORT_RUN[:4], "50", "--num_train_epochs", "1", "--architecture", "lstm",
+                        "--disable_tqdm", "true", "--output_dir", str(tmp_path)])
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["model_type"] == "bahdanau" and config["pooling_type"] == "final_state"
+    assert json.loads((tmp_path / "all_results.json").read_text())["predict_samples"] == 50
+    example = generate_task(1, 1, seed=0)[0][0]
+    tokenizer = run_memory_qa.PreTrainedTokenizerFast.from_pretrained(tmp_path)
+    row = run_memory_qa.features([example], tokenizer, [example.answer], "lstm", 50)[0]
+    words = sum(len(run_memory_qa.words_of(text)) for text in [*example.story, example.question])
+    assert len(row["input_ids"]) == words and "memory_ids" not in row
