@@ -76,7 +76,8 @@ class MemoryModelArguments:
                                         "sentence_encoding=bag_of_words' (memn2n) or 'hidden_size=64' (lstm)."})
     linear_start: bool = field(default=True, metadata={"help": "memn2n: start without the hops' softmax, until the "
                                                                "validation loss stops falling (the paper's LS)."})
-    linear_start_max_epochs: float | None = field(default=None, metadata={"help": "End linear start by then."})
+    linear_start_max_epochs: float | None = field(
+        default=None, metadata={"help": "End linear start by this epoch at the latest (default: half the epochs)."})
 
 
 @dataclass
@@ -278,7 +279,7 @@ def main(argv: list[str] | None = None) -> None:
                 else DataCollatorWithPadding(tokenizer))
     callbacks = [CodeFilesCallback()]
     if memory and model.config.linear_start:
-        callbacks.append(LinearStartCallback(model_args.linear_start_max_epochs))
+        callbacks.append(LinearStartCallback(model_args.linear_start_max_epochs or training_args.num_train_epochs / 2))
     trainer = Trainer(model=model, args=training_args, train_dataset=splits["train"], eval_dataset=splits["eval"],
                       processing_class=tokenizer, data_collator=collator, compute_metrics=compute_metrics,
                       callbacks=callbacks)
