@@ -27,7 +27,7 @@ ANSWERS = ["bathroom", "hallway", "garden"]
 EXAMPLE = {"memory": ["Mary moved to the bathroom.", "John went to the hallway.", "Mary went to the garden."],
            "question": "Where is Mary?"}
 RESULTS = {"eval_accuracy": 0.875, "eval_loss": 0.4, "eval_runtime": 1.5, "predict_accuracy": 0.8125,
-           "train_loss": 0.9, "epoch": 20.0}
+           "predict_hop_2_on_support": 0.5, "predict_supports_covered": 0.25, "train_loss": 0.9, "epoch": 20.0}
 
 
 def python_blocks(text: str) -> list[str]:
@@ -78,10 +78,13 @@ def test_metadata_and_model_index(card):
     data = card.data
     assert data.pipeline_tag is None  # no Hub pipeline reads a memory
     assert data.tags == ["hf_bahdanau", "memory-network", "attention", TASK, "custom_code"]
-    assert data.datasets == ["babi-task1"] and data.metrics == ["accuracy"]
+    assert data.datasets == ["babi-task1"]
+    assert data.metrics == ["accuracy", "hop_2_on_support", "supports_covered"]
     assert {(result.task_type, result.dataset_split, result.metric_type, result.metric_name, result.metric_value)
-            for result in data.eval_results} == {(TASK, "validation", "accuracy", "Accuracy", 0.875),
-                                                 (TASK, "test", "accuracy", "Accuracy", 0.8125)}
+            for result in data.eval_results} == {
+        (TASK, "validation", "accuracy", "Accuracy", 0.875), (TASK, "test", "accuracy", "Accuracy", 0.8125),
+        (TASK, "test", "hop_2_on_support", "Hop 2 peaks on a supporting fact", 0.5),
+        (TASK, "test", "supports_covered", "Supporting facts all found by some hop's peak", 0.25)}
     assert data.widget == [{"text": json.dumps(EXAMPLE)}]
 
 

@@ -42,7 +42,9 @@ METRIC_NAMES = {
     "area_coverage": "Area coverage", "invalid_fraction": "Not a simple polygon",
     "wer": "Word error rate", "per": "Phoneme error rate",
     "wer_no_stress": "Word error rate, stress ignored", "per_no_stress": "Phoneme error rate, stress ignored",
+    "error": "Error rate", "supports_covered": "Supporting facts all found by some hop's peak",
 }
+HOP_ON_SUPPORT = re.compile(r"hop_(\d+)_on_support")  # a memory network's hop statistics (run_memory_qa.py)
 NOT_IN_MODEL_INDEX = ("loss", "gen_len")  # reported in the table, not quality metrics
 HYPERPARAMETERS = (
     "learning_rate", "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
@@ -121,7 +123,7 @@ def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | No
     eval_results = [
         EvalResult(task_type=task, task_name=task_name, dataset_type=dataset_type,
                    dataset_name=dataset_name or "custom data", dataset_split=split, metric_type=name,
-                   metric_name=METRIC_NAMES.get(name, name), metric_value=round(value, 4))
+                   metric_name=metric_name(name), metric_value=round(value, 4))
         for split, metrics in splits.items() if split != "train"
         for name, value in metrics.items() if name not in NOT_IN_MODEL_INDEX
     ]
@@ -157,7 +159,7 @@ def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | No
         architecture=architecture,
         parameters=parameter_count(model_dir),
         task_description=task_description(task, config),
-        results=[(split, METRIC_NAMES.get(name, name), format_value(value))
+        results=[(split, metric_name(name), format_value(value))
                  for split, metrics in splits.items() if split != "train" for name, value in metrics.items()],
         results_note=results_note(task, splits),
         alignment_pictures=[path for path in figures if "align" in Path(path).name],
@@ -245,6 +247,13 @@ def task_description(task: str, config: dict[str, Any]) -> str:
                 "a weight per given sentence).")
     unit = "each token" if task == "token-classification" else "the whole text"
     return f"A classification head labels {unit} with one of {len(labels)} labels: {names}."
+
+
+def metric_name(name: str) -> str:
+    """The card's words for a metric key of all_results.json (without its split prefix)."""
+    if match := HOP_ON_SUPPORT.fullmatch(name):
+        return f"Hop {match.group(1)} peaks on a supporting fact"
+    return METRIC_NAMES.get(name, name)
 
 
 def format_value(value: float) -> str:
@@ -403,7 +412,7 @@ def training_log(state: dict[str, Any] | None) -> tuple[list[str], list[list[str
     if evaluations:
         metrics = [key for key in evaluations[-1] if key.startswith("eval_") and not key.endswith(
             ("runtime", "samples_per_second", "steps_per_second"))]
-        headers = ["Step", "Epoch", "Training loss", *(METRIC_NAMES.get(key[5:], key[5:]) for key in metrics)]
+        headers = ["Step", "Epoch", "Training loss", *(metric_name(key[5:]) for key in metrics)]
         rows = []
         for entry in evaluations:
             losses = [item["loss"] for item in history if "loss" in item and item["step"] <= entry["step"]]
