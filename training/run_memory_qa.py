@@ -254,6 +254,8 @@ def main(argv: list[str] | None = None) -> None:
     if model_args.architecture not in ARCHITECTURES:
         raise ValueError(f"`--architecture` must be one of {list(ARCHITECTURES)}, got {model_args.architecture!r}.")
     setup_logging(training_args)
+    linear_start_log = logging.getLogger("hf_bahdanau.memory_training")  # when linear start ends
+    linear_start_log.setLevel(logging.INFO if training_args.should_log else logging.WARNING)
     set_seed(training_args.seed)
 
     train_examples, test_examples, description = load_examples(data_args)

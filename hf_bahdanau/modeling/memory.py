@@ -138,7 +138,8 @@ def memory_times(memory_mask: Tensor, random_noise: float = 0.0, memory_size: in
     """t_i [B, M] long: the number of real memories after memory i (0 for the most recent; 0 on empty slots).
 
     With ``random_noise`` r > 0 (training), a row of n memories gets b ~ U{0 … ⌈r n⌉} empty memories inserted at
-    random: its times are a sorted uniform n-subset of 0 … n + b − 1 (most recent first), capped at memory_size − 1.
+    random: its times are a sorted uniform n-subset of 0 … n + b − 1 (most recent first), capped at
+    memory_size − 1.
     memory_mask [B, M] bool (True = a real memory)."""
     after = memory_mask.flip(1).long().cumsum(1).flip(1) - memory_mask.long()  # real memories after each slot
     times = after * memory_mask

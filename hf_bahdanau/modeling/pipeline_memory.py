@@ -21,7 +21,8 @@ __all__ = ["MemoryQuestionAnsweringPipeline"]
 
 class MemoryQuestionAnsweringPipeline(Pipeline):
     """``{"memory": [sentences], "question": text}`` (or ``memory=``, ``question=``) -> ``{"answer", "score",
-    "hop_attentions"}`` (``top_k`` > 1: ``{"answers": [{"answer", "score"}, …], "hop_attentions"}``, likeliest first)."""
+    "hop_attentions"}``; ``top_k`` > 1: ``{"answers": [{"answer", "score"}, …], "hop_attentions"}``, likeliest
+    first."""
 
     _load_processor = False
     _load_image_processor = False
