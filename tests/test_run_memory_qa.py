@@ -123,3 +123,22 @@ def test_the_lstm_baseline_reads_the_story_and_question_as_one_text(tmp_path, mo
     row = run_memory_qa.features([example], tokenizer, [example.answer], "lstm", 50)[0]
     words = sum(len(run_memory_qa.words_of(text)) for text in [*example.story, example.question])
     assert len(row["input_ids"]) == words and "memory_ids" not in row
+
+
+def test_the_babi_table_counts_errors_and_failed_tasks(tmp_path):
+    """training/babi_table.py's table from finished runs: error in %, the mean and the tasks over 5% error, beside the
+    paper's figures for the same tasks; the hop table in %."""
+    from training import babi_table
+
+    for task, error in ((1, 0.004), (2, 0.3)):
+        folder = tmp_path / "memn2n-1k" / f"task{task}"
+        folder.mkdir(parents=True)
+        folder.joinpath("all_results.json").write_text(json.dumps({
+            "predict_error": error, "train_runtime": 61.0, "predict_hop_1_on_support": 0.5,
+            "predict_hop_2_on_support": 0.25, "predict_hop_3_on_support": 1.0, "predict_supports_covered": 0.75}))
+    results = babi_table.table(tmp_path, ["memn2n-1k"], [1, 2])
+    assert results["memn2n-1k"][2]["error"] == 30.0 and results["memn2n-1k"][1]["train_seconds"] == 61
+    lines = babi_table.markdown(results, [1, 2]).splitlines()
+    assert lines[2].startswith("| 1 | 0.4 | 0 | 0 | 0.8 | 50 |") and lines[3].startswith("| 2 | 30.0 | 8.3 |")
+    assert lines[-1].startswith("| mean (failed > 5%) | 15.2 (1 failed) | 4.2 (1 failed) |")
+    assert babi_table.hop_markdown(results, [1, 2]).splitlines()[-1] == "| 2 | 50 / 25 / 100; 75 |"

@@ -79,6 +79,7 @@ def table(output_dir: Path, settings: list[str], tasks: list[int]) -> dict:
             row = {"error": round(100 * metrics["predict_error"], 1), "seconds": seconds}
             row.update({key.removeprefix("predict_"): round(value, 3) for key, value in metrics.items()
                         if "on_support" in key or "supports_covered" in key})
+            row["train_seconds"] = round(metrics["train_runtime"])
             results.setdefault(setting, {})[task] = row
     return results
 
@@ -102,6 +103,22 @@ def markdown(results: dict, tasks: list[int]) -> str:
     return "\n".join(lines)
 
 
+def hop_markdown(results: dict, tasks: list[int]) -> str:
+    """Per task and multi-hop setting: how often each hop's strongest sentence is a supporting fact, and how often the
+    hops' strongest sentences include all of them, in %."""
+    settings = [setting for setting in results if any("hop_2_on_support" in row for row in results[setting].values())]
+    header = " | ".join(f"{setting}: hop 1 / 2 / 3 on a supporting fact; all found" for setting in settings)
+    lines = [f"| task | {header} |", "| --- |" + " --- |" * len(settings)]
+    for task in tasks:
+        cells = []
+        for setting in settings:
+            row = results[setting].get(task)
+            hops = None if row is None else " / ".join(f"{100 * row[f'hop_{hop}_on_support']:.0f}" for hop in (1, 2, 3))
+            cells.append("–" if row is None else f"{hops}; {100 * row['supports_covered']:.0f}")
+        lines.append(f"| {task} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
@@ -119,6 +136,8 @@ def main(argv: list[str] | None = None) -> None:
                       f"{args.output_dir / setting / f'task{task}' / 'run.log'})", flush=True)
     results = table(args.output_dir, args.settings, args.tasks)
     print(markdown(results, args.tasks))
+    print()
+    print(hop_markdown(results, args.tasks))
     args.results_file.write_text(json.dumps({"ours": results, "paper": PAPER, "paper_all_20_tasks": PAPER_ALL_TASKS},
                                             indent=1) + "\n")
 
