@@ -1,20 +1,24 @@
 // The alignment explorer's script (page.py embeds it in every page it writes). It reads the items from the page's
 // JSON element #explorer-data and draws one page of them at a time: a model's sentences and their alignments
-// (data.kind "alignments", data.sentences), or a memory network's questions and their hops (data.kind "memory",
-// data.questions; memory_page.py). Every text from the data goes in with textContent, never as HTML.
+// (data.kind "alignments", data.sentences), a memory network's questions and their hops (data.kind "memory",
+// data.questions; memory_page.py), or an image-to-text model's images and its attention over their regions
+// (data.kind "image_text", data.examples; image_page.py). Every text from the data goes in with textContent, never as
+// HTML.
 "use strict";
 (function () {
   const data = JSON.parse(document.getElementById("explorer-data").textContent);
   const BLANK = "\u2423"; // how a whitespace token is shown
   const ATTENDED = 0.005; // a source token is highlighted when its weight shows as at least 0.01
   const DARK = 0.6; // a memory weight's text is white on shades at least this dark
+  const IMAGE_SIZE = 480; // images are magnified (by a whole factor, at most 8) until their longer side nears this
   const KINDS = { // what the page lists, its noun, and how one item is drawn
     alignments: { items: data.sentences, noun: "sentences", view: sentenceView },
     memory: { items: data.questions, noun: "questions", view: questionView },
+    image_text: { items: data.examples, noun: "images", view: imageView },
   };
   const kind = KINDS[data.kind];
   const wrongItems = kind.items.filter((item) => item.correct === false);
-  const state = { page: 0, onlyWrong: false, pinned: new Map() }; // pinned: sentence number -> output token index
+  const state = { page: 0, onlyWrong: false, pinned: new Map() }; // pinned: item number -> output token index
 
   function element(tag, className, text) {
     const node = document.createElement(tag);
@@ -61,18 +65,47 @@
     }
   }
 
-  function pinnedToken(sentence) {
-    return state.pinned.has(sentence.number) ? state.pinned.get(sentence.number) : null;
+  function pinnedToken(item) {
+    return state.pinned.has(item.number) ? state.pinned.get(item.number) : null;
+  }
+
+  // The output token nodes of an item with token t selected (null: none) and its pinned one marked.
+  function markTokens(item, targets, t) {
+    const pinned = pinnedToken(item);
+    targets.forEach((node, i) => {
+      node.classList.toggle("selected", i === t);
+      node.classList.toggle("pinned", i === pinned);
+    });
+  }
+
+  // Hovering over (or focusing) output token t of an item shows it, show(t); leaving it shows the pinned token
+  // (null: none); clicking it (or Enter, Space) pins it, or unpins it when it is pinned.
+  function bindTokens(item, targets, show) {
+    const showPinned = () => show(pinnedToken(item));
+    targets.forEach((node, t) => {
+      node.addEventListener("mouseenter", () => show(t));
+      node.addEventListener("focus", () => show(t));
+      node.addEventListener("mouseleave", showPinned);
+      node.addEventListener("blur", showPinned);
+      node.addEventListener("click", () => {
+        if (pinnedToken(item) === t) state.pinned.delete(item.number);
+        else state.pinned.set(item.number, t);
+        show(t);
+      });
+      node.addEventListener("keydown", (event) => {
+        if (event.key === "Enter" || event.key === " ") {
+          event.preventDefault();
+          node.click();
+        }
+      });
+    });
+    showPinned();
   }
 
   // One output token selected (t) or none (null): shade every source token by α[t][j] and print the weights.
   function select(view, t) {
     const sentence = view.sentence;
-    const pinned = pinnedToken(sentence);
-    view.targets.forEach((node, i) => {
-      node.classList.toggle("selected", i === t);
-      node.classList.toggle("pinned", i === pinned);
-    });
+    markTokens(sentence, view.targets, t);
     view.heatmapRows.forEach((row, i) => row.classList.toggle("selected", i === t));
     view.sources.forEach((node, j) => {
       const weight = t === null ? 0 : sentence.alignment[t][j];
@@ -105,11 +138,16 @@
     return node;
   }
 
-  function targetToken(sentence, token, t) {
+  function outputToken(token, t) {
     const node = element("span", "token target-token");
     node.dataset.position = t;
     node.tabIndex = 0;
     node.appendChild(element("span", "text", tokenLabel(token)));
+    return node;
+  }
+
+  function targetToken(sentence, token, t) {
+    const node = outputToken(token, t);
     if (sentence.p_gen !== null) {
       const meter = element("span", "p-gen");
       meter.title = "p_gen = " + sentence.p_gen[t].toFixed(4);
@@ -191,25 +229,7 @@
     article.append(body);
 
     const view = { sentence, sources, targets, caption, heatmapRows: Array.from(table.tBodies[0].rows) };
-    const showPinned = () => select(view, pinnedToken(sentence));
-    targets.forEach((node, t) => {
-      node.addEventListener("mouseenter", () => select(view, t));
-      node.addEventListener("focus", () => select(view, t));
-      node.addEventListener("mouseleave", showPinned);
-      node.addEventListener("blur", showPinned);
-      node.addEventListener("click", () => {
-        if (pinnedToken(sentence) === t) state.pinned.delete(sentence.number);
-        else state.pinned.set(sentence.number, t);
-        select(view, t);
-      });
-      node.addEventListener("keydown", (event) => {
-        if (event.key === "Enter" || event.key === " ") {
-          event.preventDefault();
-          node.click();
-        }
-      });
-    });
-    showPinned();
+    bindTokens(sentence, targets, (t) => select(view, t));
     return article;
   }
 
@@ -246,6 +266,63 @@
     });
     text.appendChild(table);
     article.appendChild(text);
+    return article;
+  }
+
+  // An image-to-text example: the image (magnified, pixels kept sharp) under a canvas of its own pixel size, the
+  // prediction, reference and output tokens. Selecting token t greys the image and fills each region's block of
+  // pixels, rows [r sh, (r + 1) sh) and columns [c sw, (c + 1) sw) of region i = r W' + c, with orange at opacity
+  // data.overlay_opacity * α[t][i] / max_i α[t][i]; the canvas crops the blocks that reach beyond the image.
+  function imageView(example) {
+    const article = itemArticle(example);
+    const [rows, columns] = example.stride;
+    const scale = Math.max(1, Math.min(8, Math.floor(IMAGE_SIZE / Math.max(example.height, example.width))));
+    const frame = element("div", "image-frame");
+    frame.style.width = example.width * scale + "px";
+    frame.style.height = example.height * scale + "px";
+    const picture = element("img", "example-image");
+    picture.src = example.image;
+    picture.alt = "image #" + example.number;
+    const canvas = element("canvas", "attention-overlay");
+    canvas.width = example.width;
+    canvas.height = example.height;
+    frame.append(picture, canvas);
+    const text = element("div", "sentence-text");
+    text.appendChild(labelledLine("prediction", element("span", "prediction-text", example.prediction)));
+    if (example.reference !== null) {
+      text.appendChild(labelledLine("reference", element("span", "reference", example.reference)));
+    }
+    const targets = example.tokens.map(outputToken);
+    const targetLine = element("div", "tokens target-tokens");
+    targetLine.append(...targets);
+    text.appendChild(labelledLine("output tokens", targetLine));
+    const caption = element("div", "caption");
+    text.appendChild(caption);
+    const body = element("div", "sentence-body");
+    body.append(frame, text);
+    article.appendChild(body);
+
+    const context = canvas.getContext("2d");
+    bindTokens(example, targets, (t) => {
+      markTokens(example, targets, t);
+      frame.classList.toggle("attending", t !== null);
+      context.clearRect(0, 0, canvas.width, canvas.height);
+      if (t === null) {
+        caption.textContent = "Hover over an output token; click it to pin.";
+        return;
+      }
+      const weights = example.weights[t];
+      const strongest = weights.indexOf(Math.max(...weights));
+      weights.forEach((weight, i) => {
+        if (weight <= 0) return;
+        context.fillStyle = "rgba(255, 110, 0, " + data.overlay_opacity * weight / weights[strongest] + ")";
+        context.fillRect((i % example.grid[1]) * columns, Math.floor(i / example.grid[1]) * rows, columns, rows);
+      });
+      caption.textContent = "output token " + (t + 1) + " \u201c" + tokenLabel(example.tokens[t]) +
+        "\u201d attends most to region (row " + (Math.floor(strongest / example.grid[1]) + 1) + ", column " +
+        (strongest % example.grid[1] + 1) + ") of " + example.grid[0] + " \u00d7 " + example.grid[1] +
+        " (\u03b1 = " + weights[strongest].toFixed(2) + ")" + (pinnedToken(example) === t ? " \u2014 pinned" : "");
+    });
     return article;
   }
 
