@@ -7,7 +7,8 @@
 Licences and provenance are in those modules' docstrings and in each task's dataset card: digits from scikit-learn's
 bundled ``load_digits`` (the UCI "Optical Recognition of Handwritten Digits" data, CC BY 4.0), words of the CMU
 Pronouncing Dictionary (CMU's BSD-2-Clause-style licence) in the DejaVu and Liberation fonts (Debian packages
-fonts-dejavu-core and fonts-liberation). Nothing is committed; the default counts are written in about a minute.
+fonts-dejavu-core and fonts-liberation). Nothing is committed: the default counts take 58 MB (220 MB on disk in
+4 KB blocks; digits 9.5 MB, words 49 MB) and are written in 90 s on 2 busy cores (60 s of CPU).
 
 What is written, for each task (``digits``, ``words``) and split (``train``, ``validation``, ``test``,
 ``test_long``)::
