@@ -102,8 +102,8 @@ def test_a_rendering_is_its_ink_mask_at_the_recorded_place_inside_the_canvas():
         assert MARGINS[0] <= layout.width - layout.left - width <= MARGINS[1]
         clean = render_word(dataclasses.replace(layout, noise=0.0)).astype(np.float64)
         assert clean.shape == (32, layout.width)
-        expected = np.zeros_like(clean)
-        expected[layout.top:layout.top + height, layout.left:layout.left + width] = mask.astype(np.float64) * layout.ink / 255
+        expected = np.zeros_like(clean)  # ink / 255 * coverage, in float64 (uint8 * ink would wrap around)
+        expected[layout.top:layout.top + height, layout.left:layout.left + width] = mask / 255 * layout.ink
         np.testing.assert_allclose(clean, expected, atol=0.5)  # rounded to integers
         noisy = render_word(layout)
         assert (noisy > 100).any() and np.array_equal(noisy, render_word(layout))  # the noise has a seed

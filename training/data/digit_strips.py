@@ -85,7 +85,8 @@ def strip_layouts(split: str, count: int, lengths: tuple[int, int], seed: int) -
         raise ValueError(f"`count` must be an integer >= 0, got {count!r}.")
     if (len(lengths) != 2 or not all(isinstance(n, int) and not isinstance(n, bool) for n in lengths)
             or not 1 <= lengths[0] <= lengths[1]):
-        raise ValueError(f"`lengths` must be (shortest, longest) digits with 1 <= shortest <= longest, got {lengths!r}.")
+        raise ValueError(f"`lengths` must be (shortest, longest) digits with 1 <= shortest <= longest, "
+                         f"got {lengths!r}.")
     rng, layouts = np.random.default_rng(seed), []
     for _ in range(count):
         n = int(rng.integers(lengths[0], lengths[1] + 1))
