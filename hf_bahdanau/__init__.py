@@ -1,7 +1,8 @@
 """hf_bahdanau: the classic RNN encoder–attention–decoder models as Hugging Face transformers models.
 
 Importing the package registers ``model_type="bahdanau"`` (and ``"bahdanau-pointer"``, the pointer network's, with
-``AutoModel``; ``"bahdanau-memory"``, the end-to-end memory network's) with the Auto classes, and marks every
+``AutoModel``; ``"bahdanau-memory"``, the end-to-end memory network's; ``"bahdanau-image-to-text"`` with
+``AutoModelForImageTextToText`` and ``AutoImageProcessor``) with the Auto classes, and marks every
 class for ``register_for_auto_class`` so ``save_pretrained`` writes the code next to the weights
 (loadable with ``trust_remote_code=True`` where hf_bahdanau is not installed).
 
@@ -13,7 +14,9 @@ registry.
 
 from transformers import (
     AutoConfig,
+    AutoImageProcessor,
     AutoModel,
+    AutoModelForImageTextToText,
     AutoModelForSeq2SeqLM,
     AutoModelForSequenceClassification,
     AutoModelForTokenClassification,
@@ -22,12 +25,15 @@ from transformers import (
 from .modeling import attention
 from .modeling.collators import DataCollatorWithRightPaddedLabels
 from .modeling.configuration_bahdanau import PRESETS, BahdanauConfig, BahdanauPointerConfig
+from .modeling.configuration_image_to_text import BahdanauImageToTextConfig
 from .modeling.configuration_memory import MemoryNetworkConfig
+from .modeling.image_processing_bahdanau import BahdanauImageProcessor
 from .modeling.modeling_bahdanau import (
     BahdanauForConditionalGeneration, BahdanauModel, BahdanauPreTrainedModel, BahdanauSeq2SeqLMOutput,
     BahdanauSeq2SeqModelOutput,
 )
 from .modeling.modeling_encoder_only import BahdanauEncoderModel
+from .modeling.modeling_image_to_text import BahdanauForImageToText, BahdanauImageToTextModel
 from .modeling.modeling_memory_network import (
     MemoryNetworkForSequenceClassification, MemoryNetworkModel, MemoryNetworkOutput,
 )
@@ -62,6 +68,14 @@ for auto_class, model_class in ((AutoModel, MemoryNetworkModel),
                                 (AutoModelForSequenceClassification, MemoryNetworkForSequenceClassification)):
     auto_class.register(MemoryNetworkConfig, model_class, exist_ok=True)
     model_class.register_for_auto_class(auto_class.__name__)
+AutoConfig.register(BahdanauImageToTextConfig.model_type, BahdanauImageToTextConfig, exist_ok=True)
+BahdanauImageToTextConfig.register_for_auto_class()
+for auto_class, model_class in ((AutoModel, BahdanauImageToTextModel),
+                                (AutoModelForImageTextToText, BahdanauForImageToText)):
+    auto_class.register(BahdanauImageToTextConfig, model_class, exist_ok=True)
+    model_class.register_for_auto_class(auto_class.__name__)
+AutoImageProcessor.register(BahdanauImageToTextConfig, slow_image_processor_class=BahdanauImageProcessor, exist_ok=True)
+BahdanauImageProcessor.register_for_auto_class()
 
 
 def __getattr__(name: str):
@@ -81,6 +95,10 @@ __all__ = [
     "BahdanauConfig",
     "BahdanauEncoderModel",
     "BahdanauForConditionalGeneration",
+    "BahdanauForImageToText",
+    "BahdanauImageProcessor",
+    "BahdanauImageToTextConfig",
+    "BahdanauImageToTextModel",
     "BahdanauForPointerNetwork",
     "BahdanauForSequenceClassification",
     "BahdanauForTokenClassification",

@@ -110,16 +110,21 @@ def assert_same_outputs(actual: dict, expected: dict) -> None:
 
 def test_saved_folders_carry_exactly_the_modeling_subpackage(tmp_path):
     """hf_bahdanau/modeling/ is the code saved folders carry, no more and no less: a seq2seq folder (every Auto class
-    and the translation pipeline), a pointer network's and a memory network's (its Auto classes and pipeline)
-    together carry every module in it, and nothing else."""
-    seq2seq, pointer, memory = tmp_path / "seq2seq", tmp_path / "pointer", tmp_path / "memory"
+    and the translation pipeline), a pointer network's, a memory network's (its Auto classes and pipeline) and an
+    image-to-text folder (its Auto classes, pipeline and image processor) together carry every module in it, and
+    nothing else."""
+    seq2seq, pointer, memory, image = (tmp_path / name for name in ("seq2seq", "pointer", "memory", "image"))
     tiny_model("rnnsearch").save_pretrained(seq2seq)
     BahdanauForPointerNetwork(BahdanauPointerConfig(input_feature_size=2, hidden_size=8, embedding_size=8,
                                                     attention_size=8)).save_pretrained(pointer)
     hf_bahdanau.MemoryNetworkForSequenceClassification(hf_bahdanau.MemoryNetworkConfig(vocab_size=5)).save_pretrained(
         memory)
-    saved = {path.name for folder in (seq2seq, pointer, memory) for path in folder.glob("*.py")}
-    assert saved == carried_code(seq2seq) | carried_code(pointer) | carried_code(memory)
+    hf_bahdanau.BahdanauForImageToText(hf_bahdanau.BahdanauImageToTextConfig(
+        vocab_size=8, embedding_size=8, hidden_size=8, cnn_channels=[4], cnn_pool_sizes=[[2, 2]])).save_pretrained(image)
+    hf_bahdanau.BahdanauImageProcessor().save_pretrained(image)
+    folders = (seq2seq, pointer, memory, image)
+    saved = {path.name for folder in folders for path in folder.glob("*.py")}
+    assert saved == set().union(*map(carried_code, folders)) | {"image_processing_bahdanau.py"}
     assert saved == {path.name for path in MODELING_DIR.glob("*.py")} - {"__init__.py"}
 
 

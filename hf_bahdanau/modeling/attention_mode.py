@@ -3,7 +3,9 @@
     soft   c_t = Σ_j α_tj v_j, the expectation over positions
     hard   c_t = v_{j_t}, one position: j_t ~ α_t in training, argmax_j α_tj at inference
 
-A mode maps the weights α [N, (H,) T, S] of a scope to the weights the context is pooled with.
+A mode maps the weights α [N, (H,) T, S] of a scope to the weights the context is pooled with. A mode trained by
+REINFORCE also reports its policy terms (``policy``): log α_{t,j_t} and the entropy H(α_t) of each step, which the
+decoder collects in its ``AttentionState`` and the model's loss reads (``reinforce``).
 """
 
 from typing import Any
@@ -13,7 +15,7 @@ from torch import Tensor, nn
 
 from .axes import ATTENTION_MODES
 
-__all__ = ["ATTENTION_MODES", "AttentionMode", "HardAttention", "SoftAttention"]
+__all__ = ["ATTENTION_MODES", "AttentionMode", "HardAttention", "ReinforceHardAttention", "SoftAttention"]
 
 
 class AttentionMode(nn.Module):
@@ -22,6 +24,11 @@ class AttentionMode(nn.Module):
     @classmethod
     def from_config(cls, config: Any) -> "AttentionMode":
         return cls()
+
+    def policy(self, weights: Tensor, pooled: Tensor) -> tuple[Tensor, Tensor] | None:
+        """The REINFORCE terms of these steps from α [N, T, S] (or one step [N, S]) and the weights this mode pooled
+        with: (log α_{t,j_t}, H(α_t)), each [N, T] (or [N]); None for a mode trained by backpropagation alone."""
+        return None
 
 
 @ATTENTION_MODES.register("soft")
@@ -54,8 +61,7 @@ class HardAttention(AttentionMode):
         if self.training:
             logits = logits - torch.empty_like(weights).exponential_().log()  # + Gumbel(0, 1) noise
         logits = logits.masked_fill(~attendable, lowest)
-        one_hot = nn.functional.one_hot(logits.argmax(-1), weights.shape[-1]).to(weights.dtype)
-        one_hot = one_hot * attendable.any(-1, keepdim=True)
+        one_hot = self.one_hot(self.choose(logits), weights) * attendable.any(-1, keepdim=True)
         if not self.training:
             return one_hot
         relaxed = torch.softmax((logits / self.temperature).masked_fill(~attendable, lowest), dim=-1) * attendable
@@ -64,3 +70,35 @@ class HardAttention(AttentionMode):
     @classmethod
     def from_config(cls, config: Any) -> "HardAttention":
         return cls(config.hard_attention_temperature)
+
+    @staticmethod
+    def choose(logits: Tensor) -> Tensor:
+        """The chosen position of each row [...]: the argmax of log α (+ Gumbel noise in training: a draw from α)."""
+        return logits.argmax(-1)
+
+    @staticmethod
+    def one_hot(positions: Tensor, weights: Tensor) -> Tensor:
+        return nn.functional.one_hot(positions, weights.shape[-1]).to(weights.dtype)
+
+
+@ATTENTION_MODES.register("hard_reinforce")
+class ReinforceHardAttention(HardAttention):
+    """The positions of ``HardAttention`` (a draw j_t ~ α_t in training, the argmax at inference), trained as Xu et al.
+    (2015) train hard attention: no gradient flows through the one-hot weights; the loss adds the score-function term
+    −(R − b) Σ_t log α_{t,j_t} with the reward R = log p(y | j, x) of the sampled positions, a moving-average baseline b
+    and the entropy bonus −λ_e Σ_t H(α_t) (``reinforce.reinforce_loss``, from this mode's ``policy``)."""
+
+    def forward(self, weights: Tensor) -> Tensor:
+        attendable = weights > 0
+        if not self.training:
+            return super().forward(weights)
+        logits = torch.log(weights.detach().masked_fill(~attendable, 1.0))
+        logits = (logits - torch.empty_like(logits).exponential_().log()).masked_fill(~attendable, -torch.inf)
+        return self.one_hot(self.choose(logits), weights) * attendable.any(-1, keepdim=True)
+
+    def policy(self, weights: Tensor, pooled: Tensor) -> tuple[Tensor, Tensor] | None:
+        """(log α_{t,j_t}, H(α_t) = −Σ_j α_tj log α_tj), 0 for a row with no attendable position."""
+        if not self.training:
+            return None
+        log_weights = torch.log(weights.masked_fill(weights <= 0, 1.0))  # log 1 = 0 off the attendable positions
+        return (pooled.detach() * log_weights).sum(-1), -(weights * log_weights).sum(-1)

@@ -54,6 +54,9 @@ ATTENTION_MODES = Registry("attention_mode", {  # attention_mode.py
     "soft": "soft: the context is the expectation Σ_j α_ij h_j",
     "hard": "hard: one source position per step, sampled from α_i in training (straight-through Gumbel-softmax), "
             "argmax_j α_ij at inference",
+    "hard_reinforce": "hard, trained by REINFORCE (Xu et al. 2015): j_i ~ α_i, the score-function gradient (R − b) ∇ log "
+                      "α_{i,j_i} with R = log p(y | j, x), a moving-average baseline b and an entropy bonus; argmax at "
+                      "inference",
 })
 
 DECODER_STYLES = Registry("decoder_style", {  # decoder.py: decoders that attend
@@ -72,6 +75,7 @@ BRIDGES = Registry("bridge", {  # bridge.py
     "last": "the encoder's final states, layer by layer",
     "tanh": "tanh(W_s h) of the encoder's final state (the backward one, ←h_1, when bidirectional)",
     "mean": "tanh(W_s mean_j h_j), the mean of the annotations",
+    "mean_cell": "h_0 = tanh(W_s ā) and, for an LSTM, c_0 = tanh(W_c ā), ā = mean_j h_j (Xu et al. 2015's f_init)",
 })
 
 DEEP_OUTPUTS = Registry("deep_output", {  # readout.py

@@ -83,3 +83,21 @@ class MeanBridge(ProjectedBridge):
         total = (memory.annotations * weights).sum(dim=1)
         return total / weights.sum(dim=1).clamp(min=1)
 
+
+
+@BRIDGES.register("mean_cell")
+class MeanCellBridge(MeanBridge):
+    """Xu et al. (2015): h_0 = tanh(W_s ā) and c_0 = tanh(W_c ā) for every decoder layer, ā = mean_j h_j over the
+    real annotations (image regions); a GRU or tanh RNN, which has no cell, gets h_0 alone (the ``mean`` bridge)."""
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.cell_proj = nn.Linear(self.proj.in_features, self.proj.out_features) if self.has_cell else None
+
+    def forward(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> RecurrentState:
+        state = super().forward(encoder_outputs, memory)
+        if self.cell_proj is None:
+            return state
+        summary = self.summarize(encoder_outputs, memory)
+        cell = torch.tanh(self.cell_proj(summary)).view(-1, self.layers, self.hidden_size).transpose(0, 1)
+        return RecurrentState(state.hidden, cell.contiguous())

@@ -103,6 +103,9 @@ FLOAT_RANGES = {
     "hard_attention_temperature": "> 0",
     "location_sharpening": "> 0",
     "coverage_loss_weight": ">= 0",
+    "doubly_stochastic_weight": ">= 0",
+    "reinforce_baseline_decay": "in [0, 1)",
+    "reinforce_entropy_weight": ">= 0",
     "self_attention_penalty_weight": ">= 0",
     "init_std": ">= 0",
 }  # a float field not named here (monotonic_bias_init) may be any finite number
@@ -216,10 +219,24 @@ class BahdanauConfig(PreTrainedConfig):
             al.: 1), which pushes the stopping probabilities towards 0 or 1.
         attention_mode (`str`, *optional*, defaults to `"soft"`):
             A name in ``axes.ATTENTION_MODES``: ``"soft"`` (the context is the expectation Σ_j α_ij h_j) or
-            ``"hard"`` (one position: sampled in training, the argmax at inference). Not with ``"monotonic"``,
-            which is already hard at inference.
+            ``"hard"`` (one position: sampled in training, the argmax at inference; trained by the straight-through
+            Gumbel-softmax) or ``"hard_reinforce"`` (the same positions, trained by Xu et al.'s REINFORCE,
+            ``reinforce``). Not with ``"monotonic"``, which is already hard at inference.
         hard_attention_temperature (`float`, *optional*, defaults to 1.0):
-            Temperature τ > 0 of the straight-through Gumbel-softmax that trains hard attention.
+            Temperature τ > 0 of the straight-through Gumbel-softmax that trains ``"hard"`` attention.
+        reinforce_baseline_decay (`float`, *optional*, defaults to 0.9):
+            With ``"hard_reinforce"``: the moving-average baseline's b ← decay · b + (1 − decay) · mean R, in [0, 1)
+            (Xu et al.: 0.9).
+        reinforce_entropy_weight (`float`, *optional*, defaults to 0.0):
+            With ``"hard_reinforce"``: λ_e ≥ 0 of the entropy bonus −λ_e Σ_i H(α_i) added to the loss (Xu et al.'s
+            entropy term, which keeps the sampled positions varied).
+        context_gate (`bool`, *optional*, defaults to `False`):
+            Xu et al.'s gating scalar: the context is β_i c_i with β_i = σ(w_βᵀ q_i + b_β), q_i the attention's query
+            (s_{i-1} in Bahdanau style); needs attention.
+        doubly_stochastic_weight (`float`, *optional*, defaults to 0.0):
+            λ ≥ 0 of Xu et al.'s doubly stochastic regulariser λ Σ_j (1 − Σ_i α_ij)² over the real source positions
+            (image regions) j, per target token, added to the training loss and reported as the output's
+            ``doubly_stochastic_loss``; needs attention.
         use_coverage (`bool`, *optional*, defaults to `False`):
             Add the coverage c_ij = Σ_{i'<i} α_i'j to the additive score, e = vᵀ tanh(W q + U h_j + w_c c_ij)
             (Tu et al. 2016; See et al. 2017); needs ``attention_type`` "additive", "concat" or "location_aware".
@@ -297,7 +314,8 @@ class BahdanauConfig(PreTrainedConfig):
     model_type = "bahdanau"
     default_auto_map = AUTO_MAP
     # the cache's names from transformers 5.24 / before; the scalar losses Trainer must not gather as predictions
-    keys_to_ignore_at_inference = ["cache", "past_key_values", "coverage_loss", "self_attention_penalty"]
+    keys_to_ignore_at_inference = ["cache", "past_key_values", "coverage_loss", "self_attention_penalty",
+                                   "doubly_stochastic_loss", "reinforce_loss"]
     attribute_map = {"num_hidden_layers": "encoder_layers"}  # as BART: transformers' generic code reads this name
 
     vocab_size: int = 1000
@@ -332,6 +350,10 @@ class BahdanauConfig(PreTrainedConfig):
     monotonic_noise_std: float | int = 1.0
     attention_mode: str = "soft"
     hard_attention_temperature: float | int = 1.0
+    reinforce_baseline_decay: float | int = 0.9
+    reinforce_entropy_weight: float | int = 0.0
+    context_gate: bool = False
+    doubly_stochastic_weight: float | int = 0.0
     use_coverage: bool = False
     coverage_loss_weight: float | int = 0.0
     copy_attention: bool = False
@@ -509,7 +531,8 @@ class BahdanauConfig(PreTrainedConfig):
         """The scope, mode and coverage fields, and the combinations they refuse."""
         changed = [field for field, default in (("attention_scope", "global"), ("attention_mode", "soft"),
                                                 ("use_coverage", False), ("coverage_loss_weight", 0),
-                                                ("copy_attention", False))
+                                                ("copy_attention", False), ("context_gate", False),
+                                                ("doubly_stochastic_weight", 0))
                    if getattr(self, field) != default]
         if self.attention_type == "none" and changed:
             raise ValueError(f"{', '.join(f'`{field}={getattr(self, field)!r}`' for field in changed)} shape the "
@@ -532,9 +555,14 @@ class BahdanauConfig(PreTrainedConfig):
             raise ValueError("`attention_scope='monotonic'` stops at one source position per step, but "
                              "`attention_type='multihead'` scores each head on its own; use one head's score (e.g. "
                              "'scaled_dot' or 'general') or another scope.")
-        if self.attention_scope == "monotonic" and self.attention_mode == "hard":
-            raise ValueError("`attention_mode='hard'` with `attention_scope='monotonic'`: monotonic attention is "
-                             "already hard at inference and trains on its expected alignment; use "
+        reinforce_fields = [f"`{field}={getattr(self, field)!r}`" for field, default in (
+            ("reinforce_baseline_decay", 0.9), ("reinforce_entropy_weight", 0)) if getattr(self, field) != default]
+        if self.attention_mode != "hard_reinforce" and reinforce_fields:
+            raise ValueError(f"{', '.join(reinforce_fields)}: only `attention_mode='hard_reinforce'` reads it, but "
+                             f"`attention_mode` is {self.attention_mode!r}; set it or leave the default.")
+        if self.attention_scope == "monotonic" and self.attention_mode != "soft":
+            raise ValueError(f"`attention_mode={self.attention_mode!r}` with `attention_scope='monotonic'`: monotonic "
+                             "attention is already hard at inference and trains on its expected alignment; use "
                              "`attention_mode='soft'` (hard works with the global and local scopes).")
         if self.use_coverage and self.attention_type not in ("additive", "concat", "location_aware"):
             raise ValueError(f"`use_coverage=True` adds w_c c_ij inside the additive score's tanh, but "

@@ -46,3 +46,11 @@ def coverage_penalty(totals: Tensor, mask: Tensor, beta: float) -> Tensor:
     """
     covered = torch.log(totals.clamp(min=1e-10, max=1.0))
     return beta * (covered * mask).sum(-1)
+
+
+def doubly_stochastic_loss(weights: Tensor, target_mask: Tensor, source_mask: Tensor) -> Tensor:
+    """Xu et al.'s doubly stochastic regulariser Σ_j (1 − Σ_t α_tj)² over the real source positions j (image regions),
+    summed over the kept steps t: weights α [N, T, S], target_mask [N, T] bool, source_mask [N, S] bool -> a scalar sum
+    over the rows (the caller divides it like the cross-entropy)."""
+    totals = (weights * target_mask.unsqueeze(-1)).sum(1)
+    return ((1 - totals) ** 2 * source_mask).sum()

@@ -84,6 +84,7 @@ class RecurrentDecoder(nn.Module):
         self.readout = DEEP_OUTPUTS[config.deep_output](readout_input_size, config.output_size)
         self.attention = None
         self.generation_gate = None
+        self.context_gate = None
         self.is_global_soft = False
 
     def add_attention(self, config, query_size: int, key_size: int) -> None:
@@ -97,11 +98,19 @@ class RecurrentDecoder(nn.Module):
         self.scope = ATTENTION_SCOPES[config.attention_scope].from_config(config, query_size)
         self.attention_mode = ATTENTION_MODES[config.attention_mode].from_config(config)
         self.coverage = CoverageFeature(config.attention_size) if config.use_coverage else None
+        # Xu et al.'s gating scalar β_i = σ(w_βᵀ q_i + b_β) on the context (``context_gate``), or None
+        self.context_gate = nn.Linear(query_size, 1) if config.context_gate else None
         self.reads_state = self.coverage is not None or self.attention.reads_previous_alignment
         # Global soft attention of a score that reads no state keeps the fast paths: shared beam memory, batched or
         # blocked scores.
         self.is_global_soft = (isinstance(self.scope, GlobalScope) and isinstance(self.attention_mode, SoftAttention)
                                and not self.reads_state)
+
+    def gate_context(self, query: Tensor, context: Tensor) -> Tensor:
+        """β c with β = σ(w_βᵀ q + b_β) from the attention's query q [..., Q] (``context_gate``); else c [..., D]."""
+        if self.context_gate is None:
+            return context
+        return torch.sigmoid(self.context_gate(query)) * context
 
     @property
     def shares_beam_memory(self) -> bool:
@@ -227,7 +236,8 @@ class RecurrentDecoder(nn.Module):
         scores = self.attention.score(query, memory.projected_keys)
         aligned = self.scope.align(scores, query, memory.mask, state)
         context, weights = self.attention.pool(self.attention_mode(aligned), memory.annotations)
-        return context, weights, state.advance(weights, aligned[..., -1, :] if self.scope.is_recurrent else None)
+        return context, weights, state.advance(weights, aligned[..., -1, :] if self.scope.is_recurrent else None,
+                                               self.attention_mode.policy(aligned, weights))
 
     def attend_stepwise(self, memory: EncoderMemory) -> Callable[[Tensor, AttentionState],
                                                                  tuple[Tensor, Tensor, AttentionState]]:
@@ -261,7 +271,8 @@ class RecurrentDecoder(nn.Module):
             scores = score(query, state).unsqueeze(-2)  # one step: [N, (H,) 1, S]
             aligned = self.scope.align(scores, query.unsqueeze(1), memory.mask, state).squeeze(-2)
             context, weights = pool(self.attention_mode(aligned))
-            return context, weights, state.advance(weights, self._next_previous(aligned, weights))
+            return context, weights, state.advance(weights, self._next_previous(aligned, weights),
+                                                   self.attention_mode.policy(aligned, weights))
 
         return attend_scoped
 
@@ -312,7 +323,8 @@ class RecurrentDecoder(nn.Module):
 @DECODER_STYLES.register("bahdanau")
 class BahdanauDecoder(RecurrentDecoder):
     """Bahdanau et al. (2014): e_ij = a(s_{i-1}, h_j), c_i = Σ_j α_ij h_j, s_i = f(s_{i-1}, y_{i-1}, c_i),
-    t_i = φ(W_r [s_i; c_i; E y_{i-1}]). Equation: ``reference.bahdanau_decoder``; here W_iy E y_{i-1} is projected
+    t_i = φ(W_r [s_i; c_i; E y_{i-1}]) (with ``context_gate``, β_i c_i in place of c_i). Equation:
+    ``reference.bahdanau_decoder``; here W_iy E y_{i-1} is projected
     for all steps before the loop and t_i for all steps after it (``StepPlan``)."""
 
     def __init__(self, config, embed_tokens: nn.Embedding):
@@ -331,6 +343,7 @@ class BahdanauDecoder(RecurrentDecoder):
         states, contexts, weights, every_layer = [], [], [], []
         for step_gates in self.project_embeddings(embedded, plan):
             context, alpha, attention_state = plan.attend(layers[-1][0], attention_state)
+            context = self.gate_context(layers[-1][0], context)
             layers = self.rnn.step(plan.project_extra(context, step_gates), layers, plan.step_weights)
             states.append(layers[-1][0])
             contexts.append(context)
@@ -378,6 +391,7 @@ class LuongDecoder(RecurrentDecoder):
             layer_outputs, rnn_state = self.rnn(embedded, state.rnn)
             states = layer_outputs[-1]
             contexts, weights, attention_state = self.attend(states, memory, state.attention)
+            contexts = self.gate_context(states, contexts)
             pre_output = self.readout(torch.cat([contexts, states], dim=-1))
             hidden_states = (embedded, *layer_outputs) if output_hidden_states else None
             return DecoderOutput(pre_output, hidden_states, weights, DecoderState(rnn_state, None, attention_state),
@@ -390,6 +404,7 @@ class LuongDecoder(RecurrentDecoder):
             layers = self.rnn.step(plan.project_extra(feed, step_gates), layers, plan.step_weights)
             top = layers[-1][0]
             context, alpha, attention_state = plan.attend(top, attention_state)
+            context = self.gate_context(top, context)
             feed = self.readout(torch.cat([context, top], dim=-1))
             states.append(top)
             contexts.append(context)

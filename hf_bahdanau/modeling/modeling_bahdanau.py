@@ -3,7 +3,7 @@
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -15,7 +15,7 @@ from transformers.utils import can_return_tuple
 
 from .attention import GaussianKernelAttention
 from .configuration_bahdanau import CUSTOM_PIPELINES, BahdanauConfig
-from .coverage import coverage_loss
+from .coverage import coverage_loss, doubly_stochastic_loss
 from .decoder import DecoderOutput, StepPlan, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .input_checks import check_embeddings, check_token_ids
@@ -23,6 +23,7 @@ from .loss import linear_cross_entropy, per_target, token_cross_entropy
 from .meta_embedding import CharacterSource, PretrainedSource, spell_tokens
 from .pointer_generator import CopySource, copy_loss_terms, mixture_log_probs
 from .recurrent import RNN_TYPES
+from .reinforce import MovingAverageBaseline, reinforce_loss, token_log_likelihoods
 from .scope import MonotonicScope
 from .search import FastSearchMixin
 from .state import RecurrentDecoderCache, resolve_rows_per_source
@@ -51,10 +52,13 @@ class BahdanauSeq2SeqModelOutput(Seq2SeqModelOutput):
     embedding_attentions: with ``meta_embedding_sources`` and ``output_attentions``, α [B, S, K]: how much each source
     token's embedding takes from each of the K sources (``meta_embedding``; 0 on padding).
     p_gen_logits [B, T]: with ``copy_attention``, g_t of the pointer-generator's p_gen = σ(g_t).
+    attention_policy: in training with ``attention_mode="hard_reinforce"``, (log α_{t,j_t}, H(α_t)), each [B, T]: the
+    log-probability of each step's sampled position and the entropy of its distribution (``reinforce``).
     """
 
     embedding_attentions: Tensor | None = None
     p_gen_logits: Tensor | None = None
+    attention_policy: tuple[Tensor, Tensor] | None = None
 
 
 @dataclass
@@ -63,6 +67,10 @@ class BahdanauSeq2SeqLMOutput(Seq2SeqLMOutput):
 
     coverage_loss: with ``labels`` and ``config.coverage_loss_weight`` λ > 0, See et al.'s Σ_t Σ_j min(α_tj, c_tj)
     per target token (before λ; ``loss`` includes λ times it), for logging beside the cross-entropy.
+    doubly_stochastic_loss: with ``labels`` and ``config.doubly_stochastic_weight`` λ > 0, Xu et al.'s Σ_j (1 − Σ_t
+    α_tj)² over the real source positions, per target token (before λ; ``loss`` includes λ times it).
+    reinforce_loss: in training with ``attention_mode="hard_reinforce"``, the score-function and entropy terms
+    −(R − b) Σ_t log α_{t,j_t} − λ_e Σ_t H(α_t) per target token (``reinforce``; ``loss`` includes it).
     encoder_attentions: with ``encoder_self_attention`` and ``output_attentions``, (α [B, 1, S, S],) as
     ``BahdanauSeq2SeqModelOutput``'s.
     embedding_attentions: with ``meta_embedding_sources`` and ``output_attentions``, α [B, S, K] as
@@ -74,6 +82,8 @@ class BahdanauSeq2SeqLMOutput(Seq2SeqLMOutput):
     """
 
     coverage_loss: Tensor | None = None
+    doubly_stochastic_loss: Tensor | None = None
+    reinforce_loss: Tensor | None = None
     embedding_attentions: Tensor | None = None
     p_gen: Tensor | None = None
 
@@ -113,6 +123,9 @@ class BahdanauPreTrainedModel(PreTrainedModel):
                     init.zeros_(param)
         elif isinstance(module, GaussianKernelAttention):
             init.constant_(module.width, self.config.gaussian_kernel_width)
+        elif isinstance(module, MovingAverageBaseline):
+            init.zeros_(module.total)
+            init.zeros_(module.updates)
         elif isinstance(module, MonotonicScope):
             init.constant_(module.energy_gain, 1.0)
             init.constant_(module.energy_bias, self.config.monotonic_bias_init)
@@ -194,9 +207,13 @@ class BahdanauModel(BahdanauPreTrainedModel):
 
     def __init__(self, config: BahdanauConfig):
         super().__init__(config)
-        self.encoder = BahdanauEncoder(config, token_embedding(config))
+        self.encoder = self.build_encoder(config)
         self.decoder = build_decoder(config, token_embedding(config))
         self.post_init()
+
+    def build_encoder(self, config: BahdanauConfig) -> nn.Module:
+        """The encoder whose outputs the decoder attends over: here the RNN over source tokens."""
+        return BahdanauEncoder(config, token_embedding(config))
 
     def get_input_embeddings(self) -> nn.Embedding:
         return self.encoder.embed_tokens
@@ -258,17 +275,31 @@ class BahdanauModel(BahdanauPreTrainedModel):
             check_token_ids("input_ids", input_ids, self.config.vocab_size)
             decoder_input_ids = shift_tokens_right(input_ids, self.config.pad_token_id,
                                                    self.config.decoder_start_token_id)
-        decoder_rows = self.decoder.check_inputs(decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask)
-        rows_per_source = resolve_rows_per_source(rows_per_source, cache)
 
-        if cache is None:
+        def encode() -> tuple[BahdanauEncoderOutput, Tensor | None]:
             if encoder_outputs is None:
-                encoder_outputs = self.encoder(
+                return self.encoder(
                     input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
                     output_attentions=output_attentions, output_hidden_states=output_hidden_states,
-                )
-            else:
-                encoder_outputs = self._check_encoder_outputs(encoder_outputs, attention_mask)
+                ), attention_mask
+            return self._check_encoder_outputs(encoder_outputs, attention_mask), attention_mask
+
+        return self.decode(encode, decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask, cache, use_cache,
+                           output_attentions, output_hidden_states, rows_per_source, head_memory)
+
+    def decode(self, encode: Callable[[], tuple[BahdanauEncoderOutput, Tensor | None]],
+               decoder_input_ids: Tensor | None, decoder_inputs_embeds: Tensor | None,
+               decoder_attention_mask: Tensor | None, cache: RecurrentDecoderCache | None, use_cache: bool,
+               output_attentions: bool, output_hidden_states: bool, rows_per_source: int | None,
+               head_memory: Any) -> BahdanauSeq2SeqModelOutput:
+        """``forward`` after its arguments are read: the decoder on its inputs, from the ``cache`` or from the memory of
+        ``encode()`` -> (encoder outputs, their mask [B, S] or None), which runs only without a cache (every model with
+        this decoder shares it: the image-to-text model encodes pixels)."""
+        decoder_rows = self.decoder.check_inputs(decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask)
+        rows_per_source = resolve_rows_per_source(rows_per_source, cache)
+        encoder_outputs = None
+        if cache is None:
+            encoder_outputs, attention_mask = encode()
             memory = self.decoder.prepare_memory(encoder_outputs, attention_mask)
             state = self.decoder.initial_state(encoder_outputs, memory, keep_coverage=use_cache)
             sources = memory.batch_size
@@ -302,6 +333,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
             embedding_attentions=(None if encoder_outputs is None or not output_attentions
                                   else encoder_outputs.get("embedding_attentions")),
             p_gen_logits=decoded.generation_gate,
+            attention_policy=None if decoded.state.attention is None else decoded.state.attention.policy_terms(),
             **{CACHE_NAME: cache if use_cache else None},
         )
 
@@ -386,11 +418,16 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
     _tied_weights_keys = {"lm_head.weight": "model.decoder.embed_tokens.weight"}
     accepts_loss_kwargs = True  # Trainer passes num_items_in_batch: the loss is exact under gradient accumulation
 
+    seq2seq_model_class = BahdanauModel  # the encoder–decoder under the head
+
     def __init__(self, config: BahdanauConfig):
         super().__init__(config)
-        self.model = BahdanauModel(config)
+        self.model = self.seq2seq_model_class(config)
         self.output_dropout = nn.Dropout(config.dropout)
         self.lm_head = nn.Linear(config.output_size, config.vocab_size)
+        # b of REINFORCE's score-function term, with attention_mode="hard_reinforce" (``reinforce``)
+        self.reinforce_baseline = (MovingAverageBaseline(config.reinforce_baseline_decay)
+                                   if config.attention_mode == "hard_reinforce" else None)
         if not getattr(config, "custom_pipelines", None):  # saved with the model: pipeline(model=..., trust_remote_code=True)
             config.custom_pipelines = CUSTOM_PIPELINES
         self.post_init()
@@ -522,33 +559,56 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         vocabulary = self.config.vocab_size if copying is None else copying.width
         if labels is not None:
             use_cache = False
-            check_token_ids("labels", labels, vocabulary, ignore_index=-100,
-                            what="[batch, target tokens] (-100 = ignored)")
+            decoder_input_ids = self._decoder_inputs_from_labels(labels, decoder_input_ids, decoder_inputs_embeds,
+                                                                 vocabulary)
             if copying is not None:
                 self._check_copied_labels(labels, copying, rows_per_source)
-            if decoder_input_ids is None and decoder_inputs_embeds is None:
-                decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
-            decoder_shape = (decoder_input_ids if decoder_inputs_embeds is None else decoder_inputs_embeds).shape[:2]
-            if tuple(labels.shape) != tuple(decoder_shape):
-                raise ValueError(f"`labels` must have the decoder inputs' shape {list(decoder_shape)} ([batch, target "
-                                 f"tokens]), got {list(labels.shape)}.")
         if copying is not None and decoder_input_ids is not None:
             check_token_ids("decoder_input_ids", decoder_input_ids, vocabulary)
             decoder_input_ids = self._read_back(decoder_input_ids)
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
-        with_coverage_loss = labels is not None and self.config.coverage_loss_weight > 0
         outputs = self.model(
             input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
             cache=cache, inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds,
-            use_cache=use_cache, output_attentions=output_attentions or with_coverage_loss or copying is not None,
+            use_cache=use_cache, output_attentions=output_attentions or self._reads_attention(labels, copying),
             output_hidden_states=output_hidden_states, return_dict=True, rows_per_source=rows_per_source,
             head_memory=copying,
         )
+        return self._lm_output(outputs, labels, attention_mask, copying, rows_per_source, num_items_in_batch,
+                               logits_to_keep, output_attentions)
+
+    def _decoder_inputs_from_labels(self, labels: Tensor, decoder_input_ids: Tensor | None,
+                                    decoder_inputs_embeds: Tensor | None, vocabulary: int) -> Tensor | None:
+        """Checks ``labels`` [B, T] (ids in [0, vocabulary) or -100, the decoder inputs' shape); returns the decoder
+        inputs: the given ones, else the labels shifted right."""
+        check_token_ids("labels", labels, vocabulary, ignore_index=-100, what="[batch, target tokens] (-100 = ignored)")
+        if decoder_input_ids is None and decoder_inputs_embeds is None:
+            decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
+        decoder_shape = (decoder_input_ids if decoder_inputs_embeds is None else decoder_inputs_embeds).shape[:2]
+        if tuple(labels.shape) != tuple(decoder_shape):
+            raise ValueError(f"`labels` must have the decoder inputs' shape {list(decoder_shape)} ([batch, target "
+                             f"tokens]), got {list(labels.shape)}.")
+        return decoder_input_ids
+
+    def _reads_attention(self, labels: Tensor | None, copying: CopySource | None) -> bool:
+        """Whether the head reads the attention weights besides returning them: the pointer-generator's mixture, and
+        with labels the losses on the weights (coverage, doubly stochastic)."""
+        weighted = self.config.coverage_loss_weight > 0 or self.config.doubly_stochastic_weight > 0
+        return copying is not None or (labels is not None and weighted)
+
+    def _lm_output(self, outputs: BahdanauSeq2SeqModelOutput, labels: Tensor | None, source_mask: Tensor | None,
+                   copying: CopySource | None, rows_per_source: int, num_items_in_batch: int | Tensor | None,
+                   logits_to_keep: int | Tensor, output_attentions: bool) -> "BahdanauSeq2SeqLMOutput":
+        """The output layer and the loss on the decoder's outputs: logits, the cross-entropy, and the terms that
+        ``coverage_loss_weight``, ``doubly_stochastic_weight`` and ``attention_mode="hard_reinforce"`` add (each per
+        target token, like the cross-entropy). ``source_mask`` [B, S]: the real source positions (None: all)."""
         weights = None if outputs.cross_attentions is None else outputs.cross_attentions[0][:, 0]
         gate = outputs.p_gen_logits
         pre_output = self.output_dropout(outputs.last_hidden_state)
-        if labels is not None and self.training and torch.is_grad_enabled():
+        policy = outputs.attention_policy
+        training = labels is not None and self.training and torch.is_grad_enabled()
+        if training and policy is None:
             # Training needs only the loss: fused with the projection, no [B, T, V] logits (logits is None).
             targets = labels.to(pre_output.device)
             copy_ids = None if copying is None else copying.per_row(rows_per_source).to(weights.device)
@@ -562,14 +622,29 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             logits = self.output_head(pre_output[:, kept], None if copying is None else weights[:, kept],
                                       None if copying is None else gate[:, kept], copying, rows_per_source)
             loss = None if labels is None else token_cross_entropy(logits, labels[:, kept], num_items_in_batch)
-        covered = None
-        if with_coverage_loss:  # Σ_j min(α_tj, c_tj) is the same over the caller's columns as over the memory's
-            total = coverage_loss(outputs.cross_attentions[0][:, 0], labels.to(pre_output.device) != -100)
-            covered = per_target(total, labels, num_items_in_batch)
-            loss = loss + self.config.coverage_loss_weight * covered
+        terms = {}
+        if labels is not None:
+            target_mask = labels.to(pre_output.device) != -100
+            if self.config.coverage_loss_weight > 0:  # Σ_j min(α_tj, c_tj): the same over the caller's columns
+                terms["coverage_loss"] = (self.config.coverage_loss_weight,
+                                          coverage_loss(weights, target_mask))
+            if self.config.doubly_stochastic_weight > 0:
+                real = (weights.new_ones(weights.shape[0], weights.shape[-1]) if source_mask is None
+                        else source_mask.to(weights.device).repeat_interleave(rows_per_source, dim=0))
+                terms["doubly_stochastic_loss"] = (self.config.doubly_stochastic_weight,
+                                                   doubly_stochastic_loss(weights, target_mask, real.bool()))
+            if training and policy is not None:
+                rewards = token_log_likelihoods(logits, labels.to(logits.device))
+                baseline = self.reinforce_baseline.value((rewards * target_mask).sum(1))
+                terms["reinforce_loss"] = (1.0, reinforce_loss(rewards, *policy, target_mask, baseline,
+                                                               self.config.reinforce_entropy_weight))
+                self.reinforce_baseline.update((rewards * target_mask).sum(1))
+        parts = {name: per_target(total, labels, num_items_in_batch) for name, (_, total) in terms.items()}
+        for name, (weight, _) in terms.items():
+            loss = loss + weight * parts[name]
         return BahdanauSeq2SeqLMOutput(
             loss=loss,
-            coverage_loss=covered,
+            **parts,
             p_gen=torch.sigmoid(gate) if copying is not None and output_attentions else None,
             logits=logits,
             decoder_hidden_states=outputs.decoder_hidden_states,

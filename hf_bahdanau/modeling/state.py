@@ -3,6 +3,7 @@ and the ``Cache`` that carries both through ``generate()``."""
 
 from typing import Any, NamedTuple
 
+import torch
 from torch import Tensor
 from transformers.cache_utils import Cache
 
@@ -57,23 +58,38 @@ class AttentionState(NamedTuple):
 
     step: target tokens attended so far (local-m's p_t = t); previous: α_{t-1} [N, S], the alignment a monotonic
     scope continues from or a location-aware score convolves, else None; coverage: c_t = Σ_{t'<t} α_t' [N, S] when
-    the score reads it (``use_coverage``) or a search scores it (GNMT's coverage penalty), else None.
+    the score reads it (``use_coverage``) or a search scores it (GNMT's coverage penalty), else None; policy: in
+    training with ``attention_mode="hard_reinforce"``, each attend call's (log α_{t,j_t}, H(α_t)) [N, T'], else ().
     """
 
     step: int = 0
     previous: Tensor | None = None
     coverage: Tensor | None = None
+    policy: tuple[tuple[Tensor, Tensor], ...] = ()
 
-    def advance(self, weights: Tensor, previous: Tensor | None = None) -> "AttentionState":
+    def advance(self, weights: Tensor, previous: Tensor | None = None,
+                policy: tuple[Tensor, Tensor] | None = None) -> "AttentionState":
         """The state after the steps of ``weights`` [N, T, S] (or one step [N, S]); ``previous``: the alignment α of
-        the last of them that the next step reads (``RecurrentDecoder._next_previous``), or None."""
+        the last of them that the next step reads (``RecurrentDecoder._next_previous``), or None; ``policy``: a
+        REINFORCE-trained mode's (log α_{t,j_t}, H(α_t)) of these steps ([N, T] or [N]), appended to ``policy``."""
         steps = weights.shape[1] if weights.dim() == 3 else 1
         coverage = self.coverage
         if coverage is not None:
             coverage = coverage + (weights.sum(1) if weights.dim() == 3 else weights)
-        return AttentionState(self.step + steps, previous, coverage)
+        terms = self.policy
+        if policy is not None:
+            terms = terms + (tuple(term.reshape(term.shape[0], -1) for term in policy),)
+        return AttentionState(self.step + steps, previous, coverage, terms)
+
+    def policy_terms(self) -> tuple[Tensor, Tensor] | None:
+        """Every step's (log α_{t,j_t}, H(α_t)) [N, T] so far, or None when the mode reports none."""
+        if not self.policy:
+            return None
+        log_probs, entropies = zip(*self.policy)
+        return torch.cat(log_probs, dim=1), torch.cat(entropies, dim=1)
 
     def index_select(self, index: Tensor) -> "AttentionState":
+        """Pick rows; the policy terms, which only training collects, are not carried."""
         return AttentionState(self.step, _rows(self.previous, index), _rows(self.coverage, index))
 
 

@@ -1,0 +1,135 @@
+"""Configuration of the image-to-text model (Xu et al. 2015, *Show, Attend and Tell*): a convolutional encoder over image
+regions and the recurrent decoder of ``BahdanauConfig`` attending over them.
+
+The decoder's fields are ``BahdanauConfig``'s, read the same way (style, score, scope, soft or hard attention, coverage,
+bridge, deep output); the text encoder's fields are replaced by the image encoder's. The defaults are the paper's
+model: an LSTM decoder started from the mean annotation (``bridge="mean_cell"``), the additive score, the gating scalar
+β on the context, a linear deep output. Loading a config imports no model code.
+"""
+
+import dataclasses
+
+from huggingface_hub.dataclasses import strict
+from transformers import AutoConfig
+
+from .configuration_bahdanau import BahdanauConfig, _builtin_errors, _require_positive
+
+__all__ = ["IMAGE_TO_TEXT_AUTO_MAP", "IMAGE_TO_TEXT_PIPELINES", "BahdanauImageToTextConfig"]
+
+IMAGE_TO_TEXT_AUTO_MAP = {
+    "AutoConfig": "configuration_image_to_text.BahdanauImageToTextConfig",
+    "AutoModel": "modeling_image_to_text.BahdanauImageToTextModel",
+    "AutoModelForImageTextToText": "modeling_image_to_text.BahdanauForImageToText",
+}
+# config.json's ``custom_pipelines``: pipeline(model=..., trust_remote_code=True) reads images into texts
+IMAGE_TO_TEXT_PIPELINES = {"image-to-text": {"impl": "pipeline_image_to_text.BahdanauImageToTextPipeline",
+                                             "pt": ["AutoModelForImageTextToText"], "type": "image"}}
+
+
+def backbone_feature_size(backbone_config: dict) -> int:
+    """The channels of a vision backbone's last feature map, read from its config: ``hidden_sizes[-1]`` (ResNet,
+    ConvNeXt, RegNet …) or ``hidden_size``."""
+    sizes = backbone_config.get("hidden_sizes")
+    if sizes:
+        return int(sizes[-1])
+    if isinstance(backbone_config.get("hidden_size"), int):
+        return backbone_config["hidden_size"]
+    raise ValueError(f"Cannot read the feature size of the `backbone_config` of model_type "
+                     f"{backbone_config.get('model_type')!r} (no `hidden_sizes` or `hidden_size`): use a convolutional "
+                     "backbone such as ResNet or ConvNeXt.")
+
+
+@strict
+class BahdanauImageToTextConfig(BahdanauConfig):
+    r"""Configuration of ``BahdanauForImageToText``: images [B, C, H, W] -> a grid of L = H'·W' region annotations a_i
+    (``image_encoder``) -> the recurrent decoder attending over them. Every ``BahdanauConfig`` decoder field applies; the
+    fields of the text encoder (``encoder_layers``, ``bidirectional``, ``reverse_source``, ``encoder_self_attention``,
+    ``meta_embedding_sources``) and ``copy_attention`` do not, and ``encoder_hidden_size`` is the annotation size D.
+
+    Args:
+        num_channels (`int`, *optional*, defaults to 1):
+            C, the channels of ``pixel_values`` (1 grey, 3 RGB).
+        cnn_channels (`list[int]`, *optional*, defaults to `[32, 64, 128]`):
+            The output channels of each 3×3 convolution block of our own CNN; the last is D.
+        cnn_pool_sizes (`list[list[int]]`, *optional*, defaults to `[[2, 2], [2, 2], [2, 2]]`):
+            Each block's max pooling (height, width) (ceil mode): the grid is H' = ⌈H / Π p_h⌉, W' = ⌈W / Π p_w⌉.
+        backbone_config (`dict`, *optional*):
+            A transformers vision model's config (``to_dict()``, with ``model_type``, e.g. ``ResNetConfig(...)``'s) to
+            use as the encoder instead of our CNN; its last feature map is the grid, D its channels.
+        backbone (`str`, *optional*):
+            A Hub name or local folder of a vision checkpoint: its config becomes ``backbone_config`` and, while
+            ``use_pretrained_backbone`` is True, ``BahdanauForImageToText(config)`` loads its weights (then sets the
+            field False: the weights are the model's own from then on, saved with it).
+        use_pretrained_backbone (`bool`, *optional*, defaults to `True`):
+            Whether a new model loads ``backbone``'s weights.
+        region_position_encoding (`bool`, *optional*, defaults to `False`):
+            Add a 2-D sinusoidal encoding of each region's row and column to its annotation, so the decoder can attend
+            by position (D a multiple of 4). The paper's annotations carry none.
+    """
+
+    model_type = "bahdanau-image-to-text"
+    default_auto_map = IMAGE_TO_TEXT_AUTO_MAP
+
+    num_channels: int = 1
+    cnn_channels: list[int] = dataclasses.field(default_factory=lambda: [32, 64, 128])
+    cnn_pool_sizes: list[list[int]] = dataclasses.field(default_factory=lambda: [[2, 2], [2, 2], [2, 2]])
+    backbone_config: dict | None = None
+    backbone: str | None = None
+    use_pretrained_backbone: bool = True
+    region_position_encoding: bool = False
+    rnn_type: str = "lstm"
+    bidirectional: bool = False
+    bridge: str = "mean_cell"
+    deep_output: str = "none"
+    context_gate: bool = True
+
+    def __post_init__(self, **kwargs):
+        if self.backbone is not None and self.backbone_config is None:
+            self.backbone_config = AutoConfig.from_pretrained(self.backbone).to_dict()
+        annotation_size = (self.cnn_channels[-1] if self.backbone_config is None and self.cnn_channels
+                           else backbone_feature_size(self.backbone_config) if self.backbone_config is not None
+                           else None)
+        if self.encoder_hidden_size is None:
+            self.encoder_hidden_size = annotation_size
+        elif annotation_size is not None and self.encoder_hidden_size != annotation_size:
+            raise ValueError(f"`encoder_hidden_size` is the annotation size D, {annotation_size} for this encoder "
+                             f"({'backbone_config' if self.backbone_config else 'cnn_channels[-1]'}); got "
+                             f"{self.encoder_hidden_size}. Leave it None.")
+        if not getattr(self, "custom_pipelines", None):
+            self.custom_pipelines = IMAGE_TO_TEXT_PIPELINES
+        super().__post_init__(**kwargs)
+
+    def validate_architecture(self) -> None:
+        """``BahdanauConfig.validate_architecture`` and the image encoder's fields; ValueError naming the field."""
+        super().validate_architecture()
+        _require_positive("num_channels", self.num_channels)
+        if self.backbone_config is None:
+            if not self.cnn_channels or not all(isinstance(size, int) and size > 0 for size in self.cnn_channels):
+                raise ValueError(f"`cnn_channels` must be one positive int per convolution block (at least one), got "
+                                 f"{self.cnn_channels!r}.")
+            pools = self.cnn_pool_sizes
+            if (len(pools) != len(self.cnn_channels)
+                    or not all(len(pool) == 2 and all(isinstance(s, int) and s > 0 for s in pool) for pool in pools)):
+                raise ValueError(f"`cnn_pool_sizes` must be one [height, width] pair of positive ints per block of "
+                                 f"`cnn_channels` ({len(self.cnn_channels)}), got {pools!r}.")
+        else:
+            if "model_type" not in self.backbone_config:
+                raise ValueError("`backbone_config` must be a vision model's config dict with its `model_type` (e.g. "
+                                 "`ResNetConfig(...).to_dict()`).")
+            channels = self.backbone_config.get("num_channels", self.num_channels)
+            if channels != self.num_channels:
+                raise ValueError(f"`backbone_config` reads {channels} channels, but `num_channels` is "
+                                 f"{self.num_channels}: set them equal.")
+        if self.region_position_encoding and self.encoder_output_size % 4:
+            raise ValueError(f"`region_position_encoding=True` splits the annotation size D={self.encoder_output_size} "
+                             "into sin and cos halves for rows and columns: D must be a multiple of 4.")
+        text_only = [f"`{field}={getattr(self, field)!r}`" for field, default in (
+            ("encoder_layers", 1), ("bidirectional", False), ("reverse_source", False),
+            ("encoder_self_attention", None), ("meta_embedding_sources", None), ("copy_attention", False))
+            if getattr(self, field) != default]
+        if text_only:
+            raise ValueError(f"{', '.join(text_only)}: the image-to-text model has an image encoder and no source "
+                             "tokens to copy; leave the text encoder's fields and `copy_attention` at their defaults.")
+
+
+BahdanauImageToTextConfig.__setattr__ = _builtin_errors(BahdanauImageToTextConfig.__setattr__)

@@ -1,0 +1,59 @@
+"""REINFORCE for hard attention (Xu et al. 2015, §4.1; ``attention_mode="hard_reinforce"``).
+
+Sampling one position j_t ~ α_t per step makes log p(y | x) intractable; Xu et al. maximise the lower bound
+L_s = Σ_j p(j | x) log p(y | j, x), whose gradient, estimated from one draw j̃ per sequence, is
+
+    ∂L_s/∂W ≈ ∂ log p(y | j̃, x)/∂W + λ_r (log p(y | j̃, x) − b) ∂ log p(j̃ | x)/∂W + λ_e ∂H[j̃]/∂W
+
+with log p(j̃ | x) = Σ_t log α_{t,j̃_t} and a moving-average baseline b ← 0.9 b + 0.1 log p(y | j̃, x) that lowers the
+estimator's variance. Here λ_r = 1 and the loss whose gradient is −(that) is
+
+    loss = −log p(y | j̃, x) − (R − b) Σ_t log α_{t,j̃_t} − λ_e Σ_t H(α_t),   R = log p(y | j̃, x) held constant,
+
+summed over the batch and divided like the cross-entropy (per target token). The sampled positions' one-hot weights
+carry no gradient (``attention_mode.ReinforceHardAttention``); the first term still trains everything the sampled
+contexts reach.
+"""
+
+import torch
+from torch import Tensor, nn
+
+__all__ = ["MovingAverageBaseline", "reinforce_loss", "token_log_likelihoods"]
+
+
+def token_log_likelihoods(logits: Tensor, labels: Tensor) -> Tensor:
+    """log p(y_t | y_<t, x) [N, T] from logits [N, T, V] and labels [N, T] (0 where the label is -100)."""
+    kept = labels != -100
+    log_probs = torch.log_softmax(logits.to(torch.promote_types(logits.dtype, torch.float32)), dim=-1)
+    return log_probs.gather(-1, labels.clamp(min=0).unsqueeze(-1)).squeeze(-1) * kept
+
+
+def reinforce_loss(log_likelihoods: Tensor, log_policy: Tensor, entropy: Tensor, target_mask: Tensor,
+                   baseline: Tensor, entropy_weight: float) -> Tensor:
+    """The score-function and entropy terms, summed over the batch: −Σ_n (R_n − b) Σ_t log α_{t,j_t} − λ_e Σ_n Σ_t H_t
+    over the kept steps, R_n = Σ_t log p(y_t | …) [N] held constant. All per-step inputs [N, T]; baseline b a scalar."""
+    kept = target_mask.to(log_policy.dtype)
+    reward = (log_likelihoods * kept).sum(1).detach()
+    return -((reward - baseline) * (log_policy * kept).sum(1)).sum() - entropy_weight * (entropy * kept).sum()
+
+
+class MovingAverageBaseline(nn.Module):
+    """b ← decay · b + (1 − decay) · mean_n R_n after every training batch, bias-corrected for its first updates as
+    Adam's moments are (b / (1 − decay^k) after k updates); the first batch, with no history, uses its own mean."""
+
+    def __init__(self, decay: float):
+        super().__init__()
+        self.decay = decay
+        self.register_buffer("total", torch.zeros(()))
+        self.register_buffer("updates", torch.zeros((), dtype=torch.long))
+
+    def value(self, rewards: Tensor) -> Tensor:
+        """b for this batch of rewards R [N] (before they update it)."""
+        if int(self.updates) == 0:
+            return rewards.mean().detach()
+        return self.total / (1 - self.decay ** int(self.updates))
+
+    @torch.no_grad()
+    def update(self, rewards: Tensor) -> None:
+        self.total.mul_(self.decay).add_((1 - self.decay) * rewards.mean())
+        self.updates.add_(1)
