@@ -8,7 +8,6 @@ arguments followed by flags that override it, checked before any data or model i
 import ast
 import json
 import os
-import re
 from dataclasses import fields
 from pathlib import Path
 
@@ -69,16 +68,17 @@ def check_training_arguments(training_args: TrainingArguments) -> None:
                          f"--num_train_epochs epochs), got {training_args.max_steps}.")
 
 
-def parse_config_overrides(overrides: str | None) -> dict:
+def parse_config_overrides(overrides: str | None, config_class: type = BahdanauConfig) -> dict:
     """'hidden_size=256,attention_type=general,bidirectional=false' -> {"hidden_size": 256, ...}; a list in brackets,
-    'meta_embedding_sources=[word,chars]' -> ["word", "chars"]."""
-    allowed = {config_field.name for config_field in fields(BahdanauConfig)}
+    'meta_embedding_sources=[word,chars]' -> ["word", "chars"], nested ones too ('cnn_pool_sizes=[[2,2],[2,1]]');
+    the fields are ``config_class``'s."""
+    allowed = {config_field.name for config_field in fields(config_class)}
     parsed = {}
-    for item in filter(None, re.split(r",(?![^\[]*\])", overrides or "")):
+    for item in filter(None, _top_level_items(overrides or "")):
         key, separator, text = item.partition("=")
         key = key.strip()
         if not separator or key not in allowed:
-            raise ValueError(f"`--config_overrides` takes 'field=value,...' with BahdanauConfig fields "
+            raise ValueError(f"`--config_overrides` takes 'field=value,...' with {config_class.__name__} fields "
                              f"{sorted(allowed)}, got {item!r}.")
         text = text.strip()
         literal = {"true": "True", "false": "False", "none": "None", "null": "None"}.get(text.lower(), text)
@@ -86,6 +86,17 @@ def parse_config_overrides(overrides: str | None) -> dict:
         if text.startswith("[") and text.endswith("]") and not isinstance(parsed[key], list):
             parsed[key] = [_literal(part.strip(), part.strip()) for part in text[1:-1].split(",") if part.strip()]
     return parsed
+
+
+def _top_level_items(text: str) -> list[str]:
+    """'a=1,b=[1,[2,3]],c=x' -> ['a=1', 'b=[1,[2,3]]', 'c=x']: the commas outside brackets split."""
+    items, depth, start = [], 0, 0
+    for index, character in enumerate(text):
+        depth += {"[": 1, "]": -1}.get(character, 0)
+        if character == "," and depth == 0:
+            items.append(text[start:index])
+            start = index + 1
+    return items + [text[start:]]
 
 
 def _literal(literal: str, text: str):

@@ -18,14 +18,16 @@ written to docs/babi_results.json with the paper's figures beside ours.
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # `python training/babi_table.py` puts training/ first
+    sys.path.insert(0, str(REPO_ROOT))
+
+from training.table_runs import run_script  # noqa: E402
+
 CONFIG = REPO_ROOT / "training" / "configs" / "babi_memn2n.json"
 SCRIPT = REPO_ROOT / "training" / "run_memory_qa.py"
 TASKS = (1, 2, 3, 6, 7, 8, 11, 12, 13, 15, 16)
@@ -53,16 +55,8 @@ def run(setting: str, task: int, output_dir: Path) -> tuple[float, int]:
     """One training run in its own process (one thread); returns its wall-clock seconds and exit status (the table
     reads all_results.json, written before the pictures and the card)."""
     folder = output_dir / setting / f"task{task}"
-    command = [sys.executable, str(SCRIPT), str(CONFIG), "--babi_task", str(task), "--output_dir", str(folder),
-               "--disable_tqdm", "true", "--num_pictures", "2", *SETTINGS[setting]]
-    started = time.perf_counter()
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / "run.log", "w") as log:
-        status = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, cwd=REPO_ROOT,
-                                env={**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}).returncode
-    seconds = time.perf_counter() - started
-    (folder / "wall_seconds.json").write_text(json.dumps({"seconds": seconds, "exit_status": status}))
-    return seconds, status
+    return run_script(SCRIPT, [str(CONFIG), "--babi_task", str(task), "--output_dir", str(folder), "--disable_tqdm",
+                               "true", "--num_pictures", "2", *SETTINGS[setting]], folder)
 
 
 def table(output_dir: Path, settings: list[str], tasks: list[int]) -> dict:

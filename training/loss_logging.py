@@ -9,10 +9,11 @@ __all__ = ["LossPartsLogging"]
 
 
 class LossPartsLogging:
-    """Trainer mixin (before ``Trainer`` in the bases): each training step's ``coverage_loss`` is kept, and every log
-    that reports ``loss`` also reports their mean as ``coverage_loss``."""
+    """Trainer mixin (before ``Trainer`` in the bases): each training step's ``coverage_loss`` (and
+    ``doubly_stochastic_loss``, ``reinforce_loss``) is kept, and every log that reports ``loss`` also reports their
+    mean under the same name."""
 
-    LOGGED_PARTS = ("coverage_loss",)
+    LOGGED_PARTS = ("coverage_loss", "doubly_stochastic_loss", "reinforce_loss")
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

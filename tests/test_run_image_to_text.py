@@ -1,0 +1,105 @@
+"""training/run_image_to_text.py and its pieces: the collator, the metrics, the time budget, the table, a short run."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+import torch
+from transformers import TrainerControl, TrainerState, TrainingArguments
+
+from hf_bahdanau import BahdanauImageProcessor
+from hf_bahdanau.image_training import DataCollatorForImageToText
+from training import image_text_table
+from training.run_image_to_text import main, text_metrics
+from training.tokenization import train_tokenizer
+from training.training_clock import TrainingBudgetCallback
+
+
+def test_the_collator_reads_images_and_pads_labels_with_minus_100():
+    tokenizer = train_tokenizer(["0123456789"], kind="char")
+    collator = DataCollatorForImageToText(BahdanauImageProcessor(size={"height": 4}), tokenizer)
+    images = [np.full((4, 6), 255, dtype=np.uint8), np.zeros((8, 4), dtype=np.uint8)]
+    batch = collator([{"image": images[0], "text": "407"}, {"image": images[1], "text": "9"}])
+    assert batch["pixel_values"].shape == (2, 1, 4, 6)  # the second image: 8×4 resized to 4×2
+    assert batch["pixel_mask"].tolist() == [[[1] * 6] * 4, [[1, 1, 0, 0, 0, 0]] * 4]
+    assert torch.equal(batch["pixel_values"][0], torch.ones(1, 4, 6))  # (255/255 − 0.5) / 0.5
+    assert torch.equal(batch["pixel_values"][1, :, :, :2], -torch.ones(1, 4, 2))
+    ids = tokenizer.convert_tokens_to_ids(list("4079"))
+    eos = tokenizer.eos_token_id
+    assert batch["labels"].tolist() == [[ids[0], ids[1], ids[2], eos], [ids[3], eos, -100, -100]]
+    assert "labels" not in collator([{"image": images[0]}])  # images alone: for generate()
+    with pytest.raises(ValueError, match="no 'image' column"):
+        collator([{"picture": images[0], "text": "1"}])
+    with pytest.raises(ValueError, match="empty"):
+        collator([])
+
+
+def test_text_metrics_by_hand():
+    # "4071" vs "407": one insertion; "12" vs "13": one substitution; "5" right -> CER 2 / (3 + 2 + 1)
+    metrics = text_metrics(["4071", "12", "5"], ["407", "13", "5"])
+    assert metrics["sequence_accuracy"] == pytest.approx(1 / 3)
+    assert metrics["cer"] == pytest.approx(2 / 6)
+
+
+def test_the_budget_stops_training_after_its_minutes_without_the_evaluations(monkeypatch):
+    now = [1000.0]
+    monkeypatch.setattr("training.training_clock.time.perf_counter", lambda: now[0])
+    budget, control = TrainingBudgetCallback(minutes=1), TrainerControl()
+    args, state = TrainingArguments(output_dir="unused", report_to="none"), TrainerState()
+    budget.on_train_begin(args, state, control)
+    now[0] += 50
+    budget.on_log(args, state, control, logs={"eval_runtime": 20.0})  # 50 s spent, 20 s of it evaluating
+    now[0] += 35  # 85 − 20 = 65 s of training > 60
+    budget.on_step_end(args, state, control)
+    assert control.should_training_stop
+    control = TrainerControl()
+    budget.on_train_begin(args, state, control)
+    now[0] += 59
+    budget.on_step_end(args, state, control)
+    assert not control.should_training_stop
+    with pytest.raises(ValueError, match="minutes"):
+        TrainingBudgetCallback(minutes=0)
+
+
+def test_the_table_reads_finished_runs(tmp_path):
+    folder = tmp_path / "digits" / "soft"
+    folder.mkdir(parents=True)
+    (folder / "all_results.json").write_text(json.dumps({
+        "predict_sequence_accuracy": 0.8125, "predict_cer": 0.0625, "predict_long_sequence_accuracy": 0.5,
+        "predict_long_cer": 0.125}))
+    (folder / "trainer_state.json").write_text(json.dumps({"global_step": 300, "log_history": [
+        {"loss": 1.0, "training_minutes": 3.5}, {"loss": 0.5, "training_minutes": 7.25}, {"eval_loss": 0.4}]}))
+    results = image_text_table.table(tmp_path, ["digits", "words"], ["soft", "none"])
+    assert results == {"digits": {"soft": {"sequence_accuracy": 81.2, "cer": 6.2, "long_sequence_accuracy": 50.0,
+                                           "long_cer": 12.5, "steps": 300, "train_minutes": 7.25}}}
+    assert image_text_table.markdown(results).splitlines()[2] == "| digits | soft | 81.2 | 6.2 | 50.0 | 12.5 | 300 | 7.25 |"
+
+
+def test_a_short_run_writes_the_folder(tmp_path):
+    """Ten steps on a few generated strips: the model, processor, tokenizer, metrics on the test and longer test
+    strips, predictions, attention pictures, the explorer page and the card; the folder answers through the
+    pipeline."""
+    output = tmp_path / "run"
+    main(["--output_dir", str(output), "--do_train", "--do_eval", "--do_predict", "--predict_with_generate",
+          "--max_train_samples", "64", "--max_eval_samples", "8", "--max_predict_samples", "8", "--max_steps", "10",
+          "--per_device_train_batch_size", "16", "--per_device_eval_batch_size", "8", "--report_to", "none",
+          "--logging_steps", "5", "--save_strategy", "no", "--num_pictures", "1", "--explorer_examples", "3",
+          "--disable_tqdm", "true", "--config_overrides",
+          "hidden_size=16,embedding_size=8,attention_size=8,output_size=8,cnn_channels=[4,8],"
+          "cnn_pool_sizes=[[2,2],[2,2]],doubly_stochastic_weight=0.5"])
+    results = json.loads((output / "all_results.json").read_text())
+    for name in ("eval_sequence_accuracy", "eval_cer", "predict_sequence_accuracy", "predict_cer",
+                 "predict_long_sequence_accuracy", "predict_long_cer"):
+        assert 0 <= results[name] and math.isfinite(results[name]), name
+    assert len((output / "predictions.txt").read_text().splitlines()) == 8
+    for name in ("model.safetensors", "preprocessor_config.json", "tokenizer.json", "attention_0.png",
+                 "example_0.png", "image_explorer.html", "README.md", "training_curve.png"):
+        assert (output / name).is_file(), name
+    history = json.loads((output / "trainer_state.json").read_text())["log_history"]
+    assert any("doubly_stochastic_loss" in entry for entry in history)  # logged beside the loss
+
+    from transformers import pipeline
+    reader = pipeline(model=str(output), trust_remote_code=True)
+    record = reader(str(output / "example_0.png"), max_new_tokens=4)[0]
+    assert isinstance(record["generated_text"], str)

@@ -1,0 +1,25 @@
+"""One training run of a results table, in its own process with one thread (the tables run two at a time on two
+cores): ``training/babi_table.py`` and ``training/image_text_table.py``."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_script(script: Path, arguments: list[str], folder: Path) -> tuple[float, int]:
+    """``python script *arguments`` with its output in ``folder/run.log``; returns its wall-clock seconds and exit
+    status, also written to ``folder/wall_seconds.json``."""
+    started = time.perf_counter()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / "run.log", "w") as log:
+        status = subprocess.run([sys.executable, str(script), *arguments], stdout=log, stderr=subprocess.STDOUT,
+                                cwd=REPO_ROOT,
+                                env={**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}).returncode
+    seconds = time.perf_counter() - started
+    (folder / "wall_seconds.json").write_text(json.dumps({"seconds": seconds, "exit_status": status}))
+    return seconds, status
