@@ -15,6 +15,10 @@ reads its parameters; nothing here is used by the model itself.
                           e_ij = a(s_{i-1}, h_j),  α_ij = softmax_j(e_ij),  c_i = Σ_j α_ij h_j
                           s_i = f(s_{i-1}, [E y_{i-1}; c_i])
                           t_i = φ(W_r [s_i; c_i; E y_{i-1}]),  p(y_i | y_<i, x) = softmax(W_o t_i)
+                      with ``context_gate`` (Xu et al. 2015, §4.2.1; Luong style too), β_i c_i in place of c_i:
+                          β_i = σ(w_βᵀ q_i + b_β), q_i the attention's query (s_{i-1}; Luong: h_t)
+    mean_cell_state   with ``bridge="mean_cell"`` (Xu et al.'s f_init): ā = (1/L) Σ_j a_j,
+                          h_0 = tanh(W_s ā + b_s),  c_0 = tanh(W_c ā + b_c)   (c_0 for an LSTM only)
     luong_decoder     Luong et al. (2015), §3:
                           h_t = f(h_{t-1}, [E y_{t-1}; h̃_{t-1}])     (h̃_{t-1} only with input feeding)
                           a_t(s) = softmax_s(score(h_t, h̄_s)),  c_t = Σ_s a_t(s) h̄_s
@@ -25,7 +29,7 @@ reads its parameters; nothing here is used by the model itself.
                                      L · sigmoid(v_pᵀ tanh(W_p q_t))                        (Luong et al. 2015, §3.2)
                           monotonic  scan j = t_{i−1}, t_{i−1} + 1, …: stop at the first p_ij = σ(g e_ij + r) ≥ ½
                                      (α_i its one-hot, 0 if none)                           (Raffel et al. 2017)
-                          hard       α_t = one-hot of argmax_j α_tj
+                          hard       α_t = one-hot of argmax_j α_tj (both hard modes, at inference)
                           coverage   e_tj = v_aᵀ tanh(W_a q_t + U_a h_j + w_c c_tj), c_t = Σ_{t'<t} α_t'
                           location-aware  e_tj = β wᵀ tanh(W q_t + V h_j + b + U f_tj),
                                      f_tj = Σ_o F_o α_{t−1, j+o−(r−1)/2} (α = 0 outside the sentence), α_0 uniform
@@ -58,6 +62,10 @@ reads ``_score``) and deep output, whose own equations are tested against hand-c
                           u^1 = Σ_j l_j ⊙ B q_j,  m_i = Σ_j l_j ⊙ A^k x_ij + T_A^k(t_i),  c_i likewise with C^k, T_C^k
                           p_i = softmax_i(u^kᵀ m_i),  o^k = Σ_i p_i c_i,  u^{k+1} = u^k + o^k (layer-wise H u^k + o^k)
                           â = W u^{K+1};  l_kj = (1 − j/J) − (k/d)(1 − 2j/J) (PE) or 1 (bag of words)
+    doubly_stochastic_regulariser  Xu et al. (2015), eq. 14's penalty for one sequence: Σ_j (1 − Σ_t α_tj)² over
+                      the real source positions j and the kept target steps t
+    reinforce_surrogate  Xu et al. (2015), §4.1, one sequence with sampled positions j̃_t ~ α_t: the loss whose
+                      gradient is the negated estimator, −log p(y | j̃, x) − (R − b) Σ_t log α_{t,j̃_t} − λ_e Σ_t H(α_t)
 """
 
 
@@ -70,9 +78,9 @@ from .modeling.encoder import BahdanauEncoderOutput
 from .modeling.state import EncoderMemory
 
 __all__ = ["POOLING_EQUATIONS", "bahdanau_decoder", "cho_decoder", "context_vector_pooling", "encode",
-           "encoder_self_attention", "logits", "luong_decoder", "monotonic_expected_alignment",
-           "multi_dimensional_pooling", "pointer_network", "self_attentive_pooling", "sequence_classifier",
-           "sutskever_decoder"]
+           "doubly_stochastic_regulariser", "encoder_self_attention", "logits", "luong_decoder", "mean_cell_state",
+           "monotonic_expected_alignment", "multi_dimensional_pooling", "pointer_network", "reinforce_surrogate",
+           "self_attentive_pooling", "sequence_classifier", "sutskever_decoder"]
 
 
 def encode(model, input_ids: Tensor | None, attention_mask: Tensor,
@@ -159,6 +167,8 @@ def _start(model, input_ids: Tensor, attention_mask: Tensor):
     encoded = encode(model, input_ids, attention_mask)
     real = attention_mask[0].bool()
     annotations = encoded.last_hidden_state[:, real]
+    if model.config.bridge == "mean_cell":
+        return encoded, annotations, mean_cell_state(model.model.decoder.bridge, annotations[0])
     state = model.model.decoder.bridge(encoded, EncoderMemory(annotations, torch.ones_like(real[real])[None]))
     layers = [(state.hidden[layer:layer + 1], None if state.cell is None else state.cell[layer:layer + 1])
               for layer in range(state.hidden.shape[0])]
@@ -173,6 +183,28 @@ def _cell_step(model, rnn_input: Tensor, layers: list) -> tuple[Tensor, list]:
         new_layers.append(state if isinstance(state, tuple) else (state, None))
         rnn_input = output[:, 0]
     return rnn_input, new_layers
+
+
+def _gate(model, query: Tensor, context: Tensor) -> Tensor:
+    """β c with Xu et al.'s gating scalar β = σ(w_βᵀ q + b_β), from the query q [1, Dq] and the context c [1, D]
+    (``context_gate``; else c)."""
+    if not model.config.context_gate:
+        return context
+    gate = model.model.decoder.context_gate
+    return torch.sigmoid(gate.weight[0] @ query[0] + gate.bias[0]) * context
+
+
+def mean_cell_state(bridge, annotations: Tensor) -> list[tuple[Tensor, Tensor | None]]:
+    """Xu et al.'s initial state from one sequence's real annotations a_j [L, D] (``bridge="mean_cell"``, a
+    ``MeanCellBridge``): ā = (1/L) Σ_j a_j, h_0 = tanh(W_s ā + b_s) and, for a cell that has one, c_0 = tanh(W_c ā +
+    b_c), the projections cut into one [H] slice per decoder layer. Returns (h_0, c_0 or None) per layer, each
+    [1, 1, H]."""
+    mean = sum(annotations) / annotations.shape[0]
+    hidden = torch.tanh(bridge.proj.weight @ mean + bridge.proj.bias).view(bridge.layers, 1, 1, -1)
+    if bridge.cell_proj is None:
+        return [(layer, None) for layer in hidden]
+    cell = torch.tanh(bridge.cell_proj.weight @ mean + bridge.cell_proj.bias).view(bridge.layers, 1, 1, -1)
+    return list(zip(hidden, cell))
 
 
 class _Attended:
@@ -222,7 +254,7 @@ def _attend(model, query: Tensor, annotations: Tensor, attended: _Attended) -> t
         weights = torch.zeros_like(scores)
         for column, j in enumerate(window):
             weights[..., j] = in_window[..., column] * torch.exp(-(j - centre) ** 2 / (2 * sigma**2))
-    if config.attention_mode == "hard":
+    if config.attention_mode in ("hard", "hard_reinforce"):
         weights = torch.nn.functional.one_hot(weights.argmax(-1), length).to(weights.dtype)
     context, reported = decoder.attention.pool(weights[None, ..., None, :], annotations)
     attended.step += 1
@@ -261,6 +293,7 @@ def bahdanau_decoder(model, input_ids: Tensor, attention_mask: Tensor, decoder_i
     for token in decoder_input_ids[0]:
         embedded = decoder.embed_tokens(token[None])  # E y_{i-1} [1, E]
         context, weights = _attend(model, layers[-1][0][0], annotations, attended)  # c_i from s_{i-1}
+        context = _gate(model, layers[-1][0][0], context)  # β_i c_i with context_gate
         state, layers = _cell_step(model, torch.cat([embedded, context], dim=-1), layers)  # s_i
         pre_outputs.append(decoder.readout(torch.cat([state, context, embedded], dim=-1)))  # t_i
         if steps is not None:
@@ -282,6 +315,7 @@ def luong_decoder(model, input_ids: Tensor, attention_mask: Tensor, decoder_inpu
         rnn_input = torch.cat([embedded, feed], dim=-1) if model.config.input_feeding else embedded
         state, layers = _cell_step(model, rnn_input, layers)  # h_t
         context, weights = _attend(model, state, annotations, attended)  # c_t from h_t
+        context = _gate(model, state, context)  # β_t c_t with context_gate
         feed = decoder.readout(torch.cat([context, state], dim=-1))  # h̃_t = tanh(W_c [c_t; h_t])
         attentional.append(feed)
         if steps is not None:
@@ -532,3 +566,27 @@ def memory_network(model, story: list[list[int]], question: list[int]) -> tuple[
         weights.append(p)
     return model.answer_weight() @ u, weights
 
+
+def doubly_stochastic_regulariser(alphas: Tensor, target_mask: Tensor, source_mask: Tensor) -> Tensor:
+    """Xu et al.'s doubly stochastic penalty of one sequence, position by position: Σ_{j real} (1 − Σ_{t kept} α_tj)²
+    from α [T, S], target_mask [T] and source_mask [S] (bool: the kept steps, the real positions)."""
+    total = alphas.new_zeros(())
+    for j in range(alphas.shape[1]):
+        if source_mask[j]:
+            attended = sum((alphas[t, j] for t in range(alphas.shape[0]) if target_mask[t]), alphas.new_zeros(()))
+            total = total + (1 - attended) ** 2
+    return total
+
+
+def reinforce_surrogate(log_likelihoods: Tensor, alphas: Tensor, positions: list[int], baseline: float,
+                        entropy_weight: float) -> Tensor:
+    """Xu et al.'s REINFORCE for one sequence with sampled positions j̃_t ~ α_t: the loss whose gradient is minus the
+    estimator ∂ log p(y | j̃) + (R − b) ∂ log p(j̃) + λ_e ∂H, from log p(y_t | j̃, y_<t) [T], α [T, S] and j̃ (T ints):
+
+        −R − (R − b) Σ_t log α_{t,j̃_t} − λ_e Σ_t H(α_t),  R = Σ_t log p(y_t | …) (held constant in the factor),
+        H(α_t) = −Σ_{j: α_tj > 0} α_tj log α_tj.
+    """
+    reward = sum(log_likelihoods)
+    log_policy = sum(torch.log(alphas[t, j]) for t, j in enumerate(positions))
+    entropy = sum(-(alpha * torch.log(alpha)) for row in alphas for alpha in row if alpha > 0)
+    return -reward - (reward.detach() - baseline) * log_policy - entropy_weight * entropy
