@@ -232,16 +232,29 @@ def _force(monkeypatch, position: int) -> None:
                         staticmethod(lambda logits: torch.full(logits.shape[:-1], position, dtype=torch.long)))
 
 
+LOCAL_SCOPE_BIAS = (
+    "bug in the lead's ReinforceHardAttention: a local scope's α̃_j = α_j exp(−(j − p)² / 2σ²) sums to Z < 1; the draw "
+    "is j ~ α̃ / Z (Gumbel argmax of log α̃) but policy() reports log α̃_j and H(α̃), not log(α̃_j / Z) and H(α̃ / Z), so "
+    "the score-function term keeps −(E[R] − b) ∇ log Z: biased unless b = E[R] (here Z = 0.80, E[R] = −3.69, "
+    "b = −1.3; the estimate misses by up to 0.30 against exact gradients of ≤ 0.17)")
+
+
+@pytest.mark.parametrize("scope", [
+    dict(attention_scope="global"),
+    pytest.param(dict(attention_scope="local-p", local_window=2),
+                 marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=LOCAL_SCOPE_BIAS)),
+], ids=lambda scope: scope["attention_scope"])
 @pytest.mark.parametrize("entropy_weight", [0.0, 0.3])
-def test_reinforce_estimator_is_unbiased_on_two_positions(monkeypatch, entropy_weight):
-    """S = 2 source tokens, one target step, a fixed baseline b = −1.3. Enumerating both samples j with p(j) = α_j:
-    Σ_j α_j ∇ loss_j (the model's training loss with j forced) = −∇ Σ_j α_j log p(y | j) − λ_e ∇H(α), the exact
+def test_reinforce_estimator_is_unbiased_on_two_positions(monkeypatch, entropy_weight, scope):
+    """S = 2 source tokens, one target step, a fixed baseline b = −1.3. Enumerating both samples j with their
+    probabilities p(j) = α_j / Σ_k α_k (1 for the global scope; a local scope's Gaussian leaves Σ_k α_k < 1):
+    Σ_j p(j) ∇ loss_j (the model's training loss with j forced) = −∇ Σ_j p(j) log p(y | j) − λ_e ∇H(p), the exact
     gradient of the lower bound, by autograd (α from the same weights in soft mode). The baseline drops out:
-    Σ_j α_j ∇ log α_j = ∇ Σ_j α_j = 0. Without the score-function term the attention's query weights, which
-    reach the loss only through α, would get no gradient at all."""
-    config = dict(attention_mode="hard_reinforce", reinforce_entropy_weight=entropy_weight)
+    Σ_j p(j) ∇ log p(j) = ∇ Σ_j p(j) = 0. Without the score-function term the attention's query weights, which
+    reach the loss only through α, would get no gradient at all. Local-p (window 2: both positions in it) fails."""
+    config = dict(attention_mode="hard_reinforce", reinforce_entropy_weight=entropy_weight, **scope)
     model = tiny_model(**config).double()
-    soft = BahdanauForConditionalGeneration(tiny_config()).double().eval()
+    soft = BahdanauForConditionalGeneration(tiny_config(**scope)).double().eval()
     monkeypatch.setattr(model.reinforce_baseline, "value", lambda rewards: rewards.new_tensor(-1.3))
     params = dict(model.named_parameters())
     batch = dict(input_ids=torch.tensor([[5, 9]]), attention_mask=torch.ones(1, 2, dtype=torch.long),
@@ -252,6 +265,7 @@ def test_reinforce_estimator_is_unbiased_on_two_positions(monkeypatch, entropy_w
         return {name: torch.zeros_like(p) if g is None else g for (name, p), g in zip(params.items(), grads)}
 
     alphas = functional_call(soft, params, kwargs=dict(**batch, output_attentions=True)).cross_attentions[0][0, 0, 0]
+    alphas = alphas / alphas.sum()
     probabilities = alphas.detach().tolist()
     assert 0.2 < probabilities[0] < 0.8  # both samples matter
     log_likelihoods, estimate, score_free = [], {}, {}
