@@ -13,7 +13,8 @@ from .card import TASKS, write_model_card
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m hf_bahdanau.cards", description=__doc__.splitlines()[0])
     parser.add_argument("model_dir", help="a folder written by save_pretrained (config.json, *.safetensors)")
-    parser.add_argument("--task", default="translation", choices=list(TASKS))
+    parser.add_argument("--task", choices=list(TASKS), help="default: the model type's task (translation for a "
+                                                           "seq2seq model)")
     parser.add_argument("--results", help="JSON file of metrics (default: MODEL_DIR/all_results.json)")
     parser.add_argument("--dataset_name")
     parser.add_argument("--dataset_description")
@@ -23,7 +24,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--license", default="apache-2.0")
     parser.add_argument("--base_model")
     parser.add_argument("--model_id", help="the name the usage code loads, e.g. the Hub repository")
-    parser.add_argument("--example_inputs", nargs="+", help="texts the usage code runs on")
+    parser.add_argument("--example_inputs", nargs="+", help="texts the usage code runs on (image-to-text: image files "
+                                                             "in MODEL_DIR, default: its example_*.png)")
     args = parser.parse_args(argv)
 
     def load(path):

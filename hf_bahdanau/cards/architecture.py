@@ -1,11 +1,12 @@
 """The architecture of a saved model, in words: preset, paper, cell, attention, decoder style.
 
 Everything is read from the config (a ``config.json`` dict), so a card can be written for any saved
-folder, whichever head (seq2seq, token or sequence classification) it holds. The words for each choice are the ones
-its axis declares for it (``hf_bahdanau.modeling.axes``), so a new score, bridge or output layer is described without
-touching this file.
+folder, whichever head (seq2seq, token or sequence classification, image to text) it holds. The words for each choice
+are the ones its axis declares for it (``hf_bahdanau.modeling.axes``), so a new score, bridge or output layer is
+described without touching this file.
 """
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,9 @@ PAPERS = {
                            "https://arxiv.org/abs/1506.07503"),
 }
 MEMORY_NETWORK_PAPER = ("Sukhbaatar et al., 2015", "End-To-End Memory Networks", "https://arxiv.org/abs/1503.08895")
+IMAGE_TO_TEXT_PAPER = ("Xu et al., 2015",
+                       "Show, Attend and Tell: Neural Image Caption Generation with Visual Attention",
+                       "https://arxiv.org/abs/1502.03044")
 
 @dataclass
 class Architecture:
@@ -71,7 +75,17 @@ def _where_and_how(config: dict[str, Any]) -> str:
     words = ATTENTION_SCOPES.describe(scope)
     if scope.startswith("local"):
         words += f", D = {config['local_window']}"
-    words += "; " + ATTENTION_MODES.describe(config.get("attention_mode", "soft"))
+    mode = config.get("attention_mode", "soft")
+    words += "; " + ATTENTION_MODES.describe(mode)
+    if mode == "hard_reinforce":
+        decay = config.get("reinforce_baseline_decay", 0.9)
+        words += (f" (baseline b ← {decay} b + {1 - decay:.4g} mean R; entropy bonus weight λ_e = "
+                  f"{config.get('reinforce_entropy_weight', 0.0)})")
+    if config.get("context_gate"):
+        words += "; gated context β_i c_i, β_i = σ(w_βᵀ q_i + b_β) (Xu et al., 2015)"
+    if config.get("doubly_stochastic_weight"):
+        words += ("; trained with the doubly stochastic regulariser λ Σ_j (1 − Σ_i α_ij)², "
+                  f"λ = {config['doubly_stochastic_weight']}")
     if config.get("use_coverage"):
         words += "; the score reads the coverage c_ij = Σ_{i'<i} α_i'j (e = vᵀ tanh(W q_i + U h_j + w_c c_ij))"
     if config.get("coverage_loss_weight"):
@@ -92,12 +106,52 @@ def _embedding_source(name: str, config: dict[str, Any]) -> str:
     return words
 
 
+def _decoder_lines(config: dict[str, Any], cell: str, task: str) -> list[str]:
+    """The attention, decoder, initial state and output lines of a model with the recurrent decoder (translation,
+    pointer network, image to text)."""
+    lines = []
+    if config["attention_type"] == "none":
+        attention = CONTEXT_MODES.describe(config["context_mode"])
+    else:
+        attention = ATTENTION_SCORES.describe(config["attention_type"])
+        if config["attention_type"] == "multihead":
+            attention += f" ({config['num_attention_heads']} heads)"
+        elif config["attention_type"] == "location_aware":
+            attention += (f" ({config['location_filters']} filters of width {config['location_kernel_size']}, "
+                          f"sharpening β = {config['location_sharpening']}"
+                          + ("; smoothing: α_ij = σ(β e_ij) / Σ_k σ(β e_ik) in place of the softmax"
+                             if config.get("location_smoothing") else "") + ")")
+        attention += f", attention size {config['attention_size']}"
+        attention += "; " + _where_and_how(config)
+    lines.append(f"**Attention**: {attention}")
+    decoder = f"**Decoder**: {config['decoder_layers']}-layer {cell} with {config['hidden_size']} units"
+    if config["attention_type"] != "none":
+        decoder += "; " + DECODER_STYLES.describe(config["decoder_style"])
+        if config.get("input_feeding"):
+            decoder += "; input feeding (h̃_{i-1} is fed to the next step)"
+    lines.append(decoder)
+    lines.append(f"**Initial decoder state**: {BRIDGES.describe(config['bridge'])}")
+    if task == "pointer-network":
+        lines.append("**Output**: a pointer (Vinyals et al., 2015): p(C_i = j) = softmax_j(u_ij), the decoder's "
+                     "attention scores over a learned end position and the inputs; the decoder reads the input "
+                     "it pointed at last")
+    else:
+        output = DEEP_OUTPUTS.describe(config["deep_output"])
+        if config.get("tie_word_embeddings"):
+            output += " (tied with the decoder embeddings)"
+        lines.append(f"**Output**: {output}, over a vocabulary of {config['vocab_size']:,} tokens")
+    return lines
+
+
 def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
     """Bullet lines naming every architectural choice of a ``BahdanauConfig`` dict: the encoder, then the decoder's
     (translation), the tagger's token attention (token-classification) or the pooling (text-classification); for a
-    ``MemoryNetworkConfig`` (memory-question-answering), ``describe_memory_network``'s."""
+    ``MemoryNetworkConfig`` (memory-question-answering), ``describe_memory_network``'s; for a
+    ``BahdanauImageToTextConfig`` (image-to-text), ``describe_image_to_text``'s."""
     if task == "memory-question-answering":
         return describe_memory_network(config)
+    if task == "image-to-text":
+        return describe_image_to_text(config)
     preset = matching_preset(config)
     cell = RNN_TYPES.describe(config["rnn_type"])
     directions = "bidirectional " if config["bidirectional"] else ""
@@ -119,36 +173,7 @@ def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
                     "h'_j = tanh(W_s [h_j; c_j]) replaces h_j")
     lines = [encoder]
     if task in ("translation", "pointer-network"):
-        if config["attention_type"] == "none":
-            attention = CONTEXT_MODES.describe(config["context_mode"])
-        else:
-            attention = ATTENTION_SCORES.describe(config["attention_type"])
-            if config["attention_type"] == "multihead":
-                attention += f" ({config['num_attention_heads']} heads)"
-            elif config["attention_type"] == "location_aware":
-                attention += (f" ({config['location_filters']} filters of width {config['location_kernel_size']}, "
-                              f"sharpening β = {config['location_sharpening']}"
-                              + ("; smoothing: α_ij = σ(β e_ij) / Σ_k σ(β e_ik) in place of the softmax"
-                                 if config.get("location_smoothing") else "") + ")")
-            attention += f", attention size {config['attention_size']}"
-            attention += "; " + _where_and_how(config)
-        lines.append(f"**Attention**: {attention}")
-        decoder = f"**Decoder**: {config['decoder_layers']}-layer {cell} with {config['hidden_size']} units"
-        if config["attention_type"] != "none":
-            decoder += "; " + DECODER_STYLES.describe(config["decoder_style"])
-            if config.get("input_feeding"):
-                decoder += "; input feeding (h̃_{i-1} is fed to the next step)"
-        lines.append(decoder)
-        lines.append(f"**Initial decoder state**: {BRIDGES.describe(config['bridge'])}")
-        output = DEEP_OUTPUTS.describe(config["deep_output"])
-        if config.get("tie_word_embeddings"):
-            output += " (tied with the decoder embeddings)"
-        if task == "pointer-network":
-            lines.append("**Output**: a pointer (Vinyals et al., 2015): p(C_i = j) = softmax_j(u_ij), the decoder's "
-                         "attention scores over a learned end position and the inputs; the decoder reads the input "
-                         "it pointed at last")
-        else:
-            lines.append(f"**Output**: {output}, over a vocabulary of {config['vocab_size']:,} tokens")
+        lines += _decoder_lines(config, cell, task)
     elif task == "token-classification":
         lines.append(f"**Token attention**: {describe_token_attention(config['token_attention_type'])}")
     else:
@@ -194,3 +219,38 @@ def describe_memory_network(config: dict[str, Any]) -> Architecture:
     lines.append(answers + ("W is tied to the last output embedding, W^T = C^K (the answers' word rows)" if tied
                             else "W is its own [answers, d] matrix"))
     return Architecture(None, MEMORY_NETWORK_PAPER, lines, family="an end-to-end memory network, MemN2N")
+
+
+def describe_image_to_text(config: dict[str, Any]) -> Architecture:
+    """Bullet lines naming every choice of a ``BahdanauImageToTextConfig`` dict (Xu et al., 2015): the image encoder
+    (our CNN's blocks and the grid they leave, or the backbone and where its weights came from; the region position
+    encoding), then the recurrent decoder's lines as for translation."""
+    channels = config["num_channels"]
+    pixels = f"{channels} input channel{'s' if channels > 1 else ''} ({'grey' if channels == 1 else 'RGB'})"
+    if config.get("backbone_config") is None:
+        pools = config["cnn_pool_sizes"]
+        blocks = len(config["cnn_channels"])
+        encoder = (f"our CNN over {pixels}: {blocks} block{'s' if blocks > 1 else ''} a^l = maxpool_{{p_l}}(ReLU(W_l ∗ "
+                   "a^{l−1} + b_l)) of 3×3 convolutions with " + " → ".join(map(str, config["cnn_channels"]))
+                   + " channels and max pooling p_l = " + ", ".join(f"{height}×{width}" for height, width in pools)
+                   + f" (ceil mode); an H × W image leaves a grid of H' = ⌈H / {math.prod(pool[0] for pool in pools)}⌉"
+                   f" × W' = ⌈W / {math.prod(pool[1] for pool in pools)}⌉ regions")
+    else:
+        backbone = config.get("backbone")
+        weights = f"weights initialised from `{backbone}`" if backbone else "weights initialised at random"
+        encoder = (f"a transformers `{config['backbone_config']['model_type']}` vision backbone, {weights}, over "
+                   f"{pixels}; its last feature map is the grid of H' × W' regions")
+    encoder += (f", each an annotation a_i of D = {config['encoder_hidden_size']} features, read row by row; ā = the "
+                "mean annotation over the image's real regions")
+    if config.get("region_position_encoding"):
+        encoder += "; a 2-D sinusoidal encoding of each region's row and column is added to its annotation"
+    else:
+        encoder += "; the annotations carry no encoding of their position (as in the paper)"
+    cell = RNN_TYPES.describe(config["rnn_type"])
+    lines = [f"**Image encoder**: {encoder}", *_decoder_lines(config, cell, "image-to-text")]
+    if config.get("dropout"):
+        lines.append(f"**Dropout**: {config['dropout']}")
+    family = ("Show, Attend and Tell: a recurrent decoder attending over the regions of an image"
+              if config["attention_type"] != "none" else
+              "an image-to-text model without attention: a recurrent decoder reading the image's mean annotation")
+    return Architecture(None, IMAGE_TO_TEXT_PAPER, lines, family=family)

@@ -5,7 +5,8 @@
 
 The metadata (``ModelCardData``) carries the license, language, tags, datasets, metrics, pipeline tag and a
 ``model-index`` of ``EvalResult`` entries; the text describes the architecture, results, alignment pictures,
-usage with and without the hf_bahdanau package, training data, hyper-parameters and limitations.
+usage with and without the hf_bahdanau package, training data, hyper-parameters and limitations. An image-to-text
+model's examples are image files in its folder (``example_inputs=["example_0.png"]``), which the usage code reads.
 """
 
 import json
@@ -20,7 +21,7 @@ from typing import Any
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
-from .architecture import describe
+from .architecture import Architecture, describe
 from .folder import parameter_count, pictures, read_json, split_metrics, training_arguments
 
 TEMPLATE = Path(__file__).parent / "templates" / "model_card.md"
@@ -30,9 +31,14 @@ TASKS = {  # task -> (Auto class of its head, how the task reads in words)
     "text-classification": ("AutoModelForSequenceClassification", "Text Classification"),
     "pointer-network": ("AutoModel", "Pointer Network"),
     "memory-question-answering": ("AutoModelForSequenceClassification", "Memory Question Answering"),
+    "image-to-text": ("AutoModelForImageTextToText", "Image-to-Text"),
 }
 # model types that have one task; the others: "bahdanau"
-MODEL_TYPES = {"bahdanau-pointer": "pointer-network", "bahdanau-memory": "memory-question-answering"}
+MODEL_TYPES = {"bahdanau-pointer": "pointer-network", "bahdanau-memory": "memory-question-answering",
+               "bahdanau-image-to-text": "image-to-text"}
+# the tasks that are Hub pipeline tags (no Hub pipeline points or reads a memory)
+PIPELINE_TAGS = ("translation", "token-classification", "text-classification", "image-to-text")
+EXAMPLE_IMAGES = "example_*.png"  # an image-to-text folder's example images when none are named
 MEMORY_EXAMPLE = json.dumps({"memory": ["Mary moved to the bathroom.", "John went to the hallway."],
                              "question": "Where is Mary?"})
 METRIC_NAMES = {
@@ -43,9 +49,11 @@ METRIC_NAMES = {
     "wer": "Word error rate", "per": "Phoneme error rate",
     "wer_no_stress": "Word error rate, stress ignored", "per_no_stress": "Phoneme error rate, stress ignored",
     "error": "Error rate", "supports_covered": "Supporting facts all found by some hop's peak",
+    "sequence_accuracy": "Sequence accuracy", "cer": "Character error rate",
 }
 HOP_ON_SUPPORT = re.compile(r"hop_(\d+)_on_support")  # a memory network's hop statistics (run_memory_qa.py)
-NOT_IN_MODEL_INDEX = ("loss", "gen_len")  # reported in the table, not quality metrics
+LONG_INPUTS = "long_"  # "long_cer": on inputs longer than any in training (run_image_to_text.py's test_long split)
+NOT_IN_MODEL_INDEX = ("loss", "gen_len")  # reported in the table, not quality metrics (also with LONG_INPUTS)
 HYPERPARAMETERS = (
     "learning_rate", "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
     "num_train_epochs", "max_steps", "optim", "lr_scheduler_type", "warmup_steps", "warmup_ratio", "weight_decay",
@@ -55,12 +63,21 @@ LOG_ROWS = 12
 MODEL_ID_LINE = re.compile(r'^model_id = ".*"$', re.MULTILINE)
 NOT_RECORDED = "Not recorded."
 DATA_SECTION = re.compile(r"^### Data\n(.*?)^### ", re.MULTILINE | re.DOTALL)  # the template's data section
+# the pictures of each output token's attention: (file names, heading, caption, alt text); other tasks: ALIGNMENTS
+ALIGNMENTS = (re.compile("align"), "Alignments", "Soft alignments α_ij: one row per generated token, one column per "
+              "source token (as in figure 3 of Bahdanau et al.).", "alignment")
+ATTENTION_PICTURES = {
+    "image-to-text": (re.compile(r"attention_\d+\.png"), "Attention over the image", "Each output token's attention "
+                      "α_t over the image's regions, drawn over the image: the brighter a region, the more weight it "
+                      "gets (as in figures 2 and 3 of Xu et al.).", "attention"),
+}
+EXPLORER_PAGES = {"image-to-text": "image_explorer.html"}  # the attention explorer a training run writes
 
 
 def write_model_card(
     model_dir: str | PathLike,
     *,
-    task: str = "translation",
+    task: str | None = None,
     results: dict[str, Any] | None = None,
     dataset_name: str | None = None,
     dataset_description: str | None = None,
@@ -73,11 +90,13 @@ def write_model_card(
 ) -> Path:
     """Write ``model_dir/README.md`` for the model saved there and return its path.
 
+    task: a key of TASKS; default: the model type's one task (MODEL_TYPES), "translation" for model type "bahdanau".
     results: flat metrics as Trainer writes them (``{"eval_bleu": …, "predict_exact_match": …}``; the prefix names
     the split); default: ``all_results.json`` of the folder. training_args: ``TrainingArguments.to_dict()``; default:
     the folder's ``training_args.bin``. model_id: the name the usage code loads (default: ``hub_model_id`` of the
     training arguments, else the folder path). example_inputs: texts the usage code runs on; for
-    ``task="memory-question-answering"``, JSON objects ``{"memory": [sentences], "question": text}``.
+    ``task="memory-question-answering"``, JSON objects ``{"memory": [sentences], "question": text}``; for
+    ``task="image-to-text"``, image files in ``model_dir`` named relative to it (default: its ``example_*.png``).
     """
     model_dir = Path(model_dir)
     card = build_model_card(
@@ -90,17 +109,18 @@ def write_model_card(
     return path
 
 
-def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | None, dataset_name: str | None,
+def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, Any] | None, dataset_name: str | None,
                      dataset_description: str | None, training_args: dict[str, Any] | None,
                      language: str | list[str] | None, license: str, base_model: str | None, model_id: str | None,
                      example_inputs: Sequence[str] | None) -> ModelCard:
-    if task not in TASKS:
+    if task is not None and task not in TASKS:
         raise ValueError(f"`task` must be one of {list(TASKS)}, got {task!r}.")
     config = read_json(model_dir / "config.json")
     model_type = (config or {}).get("model_type")
     if model_type not in ("bahdanau", *MODEL_TYPES):
         raise ValueError(f"`model_dir` ({model_dir}) must hold a saved hf_bahdanau model (config.json of model_type "
                          f"{['bahdanau', *MODEL_TYPES]}).")
+    task = task or MODEL_TYPES.get(model_type, "translation")
     if MODEL_TYPES.get(model_type, task) != task or (model_type == "bahdanau" and task in MODEL_TYPES.values()):
         raise ValueError(f"`task={task!r}` does not fit the model in {model_dir} (model_type {model_type!r}).")
     auto_class, task_name = TASKS[task]
@@ -125,11 +145,15 @@ def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | No
                    dataset_name=dataset_name or "custom data", dataset_split=split, metric_type=name,
                    metric_name=metric_name(name), metric_value=round(value, 4))
         for split, metrics in splits.items() if split != "train"
-        for name, value in metrics.items() if name not in NOT_IN_MODEL_INDEX
+        for name, value in metrics.items() if name.removeprefix(LONG_INPUTS) not in NOT_IN_MODEL_INDEX
     ]
     architecture = describe(config, task)
     if task == "memory-question-answering":
         tags = ["hf_bahdanau", "memory-network", "attention", task, "custom_code"]
+    elif task == "image-to-text":
+        tags = ["hf_bahdanau", "show-attend-and-tell", "rnn",
+                "attention" if config["attention_type"] != "none" else "no-attention", config["rnn_type"], "vision",
+                task, "custom_code"]
     else:
         tags = ["hf_bahdanau", "rnn", "attention" if config.get("attention_type") != "none" else "no-attention",
                 config["rnn_type"], task, "custom_code"]
@@ -138,32 +162,42 @@ def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | No
     card_data = ModelCardData(
         model_name=model_name, library_name="transformers", license=license, language=language, tags=tags,
         datasets=[dataset_name] if dataset_name else None, base_model=base_model,
-        pipeline_tag=None if task in MODEL_TYPES.values() else task,  # no Hub pipeline points or reads a memory
+        pipeline_tag=task if task in PIPELINE_TAGS else None,
         metrics=sorted({result.metric_type for result in eval_results}) or None,
         eval_results=eval_results or None,
     )
-    figures = pictures(model_dir)
     generation = read_json(model_dir / "generation_config.json") or {}
-    default = MEMORY_EXAMPLE if task == "memory-question-answering" else "An example input."
-    examples = list(example_inputs or previous.examples or [default])
-    if task == "memory-question-answering":
-        memory_example(examples[0])  # checked before anything is written
-    card_data.widget = [{"text": text} for text in examples]
+    processor = read_json(model_dir / "preprocessor_config.json") or {}
+    if task == "image-to-text":
+        examples = example_images(model_dir, example_inputs or previous.examples)
+        card_data.widget = [{"src": name} for name in examples]
+    else:
+        default = MEMORY_EXAMPLE if task == "memory-question-answering" else "An example input."
+        examples = list(example_inputs or previous.examples or [default])
+        if task == "memory-question-answering":
+            memory_example(examples[0])  # checked before anything is written
+        card_data.widget = [{"text": text} for text in examples]
+    names, heading, caption, alt = ATTENTION_PICTURES.get(task, ALIGNMENTS)
+    page = EXPLORER_PAGES.get(task)
+    if page and (model_dir / page).is_file():
+        caption += f" `{page}` (open it in a browser) shows each token's attention over more test images."
+    figures = [path for path in pictures(model_dir) if not (task == "image-to-text" and path in examples)]
     state = read_json(model_dir / "trainer_state.json")
     log_headers, log_rows = training_log(state)
     return ModelCard.from_template(
         card_data, template_path=TEMPLATE,
         model_name=model_name,
         model_type=model_type,
-        summary=summary(task, architecture.title, dataset_name),
+        summary=summary(task, architecture, dataset_name),
         architecture=architecture,
         parameters=parameter_count(model_dir),
-        task_description=task_description(task, config),
+        task_description=task_description(task, config, processor),
         results=[(split, metric_name(name), format_value(value))
                  for split, metrics in splits.items() if split != "train" for name, value in metrics.items()],
         results_note=results_note(task, splits),
-        alignment_pictures=[path for path in figures if "align" in Path(path).name],
-        other_pictures=[path for path in figures if "align" not in Path(path).name],
+        alignment_heading=heading, alignment_caption=caption, alignment_alt=alt,
+        alignment_pictures=[path for path in figures if names.search(path)],
+        other_pictures=[path for path in figures if not names.search(path)],
         usage_plugin=usage(task, auto_class, model_id, examples, generation, config, remote=False),
         usage_remote=usage(task, auto_class, model_id, examples, generation, config, remote=True),
         usage_pipeline=pipeline_usage(model_id, examples, generation) if has_custom_pipeline(config, task) else "",
@@ -171,7 +205,7 @@ def build_model_card(model_dir: Path, *, task: str, results: dict[str, Any] | No
         hyperparameters=hyperparameters(training_args, state, splits.get("train", {})),
         log_headers=log_headers, log_rows=log_rows,
         versions=framework_versions(),
-        limitations=limitations(task, config),
+        limitations=limitations(task, config, processor),
     )
 
 
@@ -198,8 +232,9 @@ def previous_card(model_dir: Path) -> PreviousCard:
     description = data_section.group(1).strip() if data_section else ""
     if dataset_name:
         description = description.removeprefix(f"**{dataset_name}**.").strip()
-    return PreviousCard(
-        examples=[entry["text"] for entry in widget if isinstance(entry, dict) and isinstance(entry.get("text"), str)],
+    return PreviousCard(  # a text example is the widget's "text", an image's its "src"
+        examples=[entry.get("text", entry.get("src")) for entry in widget
+                  if isinstance(entry, dict) and isinstance(entry.get("text", entry.get("src")), str)],
         language=metadata.get("language"), dataset_name=dataset_name,
         dataset_description=description if description and description != NOT_RECORDED else None,
     )
@@ -220,14 +255,23 @@ def set_model_id(card_path: str | PathLike, model_id: str) -> None:
     path.write_text(MODEL_ID_LINE.sub(f"model_id = {json.dumps(model_id)}", path.read_text()))
 
 
-def summary(task: str, title: str, dataset_name: str | None) -> str:
+def summary(task: str, architecture: Architecture, dataset_name: str | None) -> str:
     trained = f" trained on {dataset_name}" if dataset_name else ""
-    model = title[0].upper() + title[1:] if task == "memory-question-answering" else f"An RNN encoder–decoder, {title}"
+    title = architecture.title
+    model = title[0].upper() + title[1:] if architecture.family else f"An RNN encoder–decoder, {title}"
     return (f"{model}, for {TASKS[task][1].lower()}{trained}; built with hf_bahdanau, which makes the classic "
             "RNN encoder–attention–decoder models first-class transformers models.")
 
 
-def task_description(task: str, config: dict[str, Any]) -> str:
+def task_description(task: str, config: dict[str, Any], processor: dict[str, Any]) -> str:
+    """What the model reads and outputs; processor: preprocessor_config.json (an image-to-text model's)."""
+    if task == "image-to-text":
+        return (f"It reads an image ({image_size_words(processor)}) into a grid of region annotations and generates "
+                "its text token by token with `generate(pixel_values=…, pixel_mask=…)` (greedy or beam search; the "
+                "image processor pads a batch of images of different widths and marks the real pixels in "
+                "`pixel_mask`). With `output_attentions=True`, every step's attention over the regions is returned "
+                "as `cross_attentions`; the shipped pipeline's `return_attentions=True` gives each token's weights "
+                "over the image's own H' × W' grid.")
     if task == "pointer-network":
         return ("Its outputs are positions of its inputs (Vinyals et al., 2015): pointer id j + 1 points at input j "
                 "and 0 ends the output. At each step the output distribution is the decoder's attention over the "
@@ -253,6 +297,8 @@ def metric_name(name: str) -> str:
     """The card's words for a metric key of all_results.json (without its split prefix)."""
     if match := HOP_ON_SUPPORT.fullmatch(name):
         return f"Hop {match.group(1)} peaks on a supporting fact"
+    if name.startswith(LONG_INPUTS):
+        return f"{metric_name(name.removeprefix(LONG_INPUTS))}, longer inputs than in training"
     return METRIC_NAMES.get(name, name)
 
 
@@ -272,6 +318,8 @@ def usage(task: str, auto_class: str, model_id: str, examples: list[str], genera
                                 "type)\n")
     if task == "memory-question-answering":
         return header + memory_usage(model_id, examples[0], remote)
+    if task == "image-to-text":
+        return header + image_usage(model_id, examples, generation, remote)
     if task == "pointer-network":
         return header + textwrap.dedent(f"""\
             import json
@@ -360,6 +408,54 @@ def memory_usage(model_id: str, example: str, remote: bool) -> str:
         plot_memory_hops(memory, question, answered["hop_attentions"], answer=answered["answer"], path="hops.png")""")
 
 
+def example_images(model_dir: Path, examples: Sequence[str]) -> list[str]:
+    """The example images of an image-to-text card: ``examples``, or the folder's EXAMPLE_IMAGES; each a file in
+    ``model_dir`` named relative to it (the usage code opens it there, or in the repository's download)."""
+    examples = list(examples) or sorted(path.name for path in model_dir.glob(EXAMPLE_IMAGES))
+    if not examples:
+        raise ValueError(f"`example_inputs`: an image-to-text card runs its usage code on images in `model_dir` "
+                         f"({model_dir}); none were given and it holds no {EXAMPLE_IMAGES}.")
+    for name in examples:
+        path = Path(name)
+        if path.is_absolute() or ".." in path.parts or not (model_dir / path).is_file():
+            raise ValueError(f"`example_inputs` of an image-to-text model must be image files in `model_dir` "
+                             f"({model_dir}), named relative to it, got {name!r}.")
+    return examples
+
+
+def image_usage(model_id: str, examples: list[str], generation: dict[str, Any], remote: bool) -> str:
+    """An image-to-text model reading ``examples`` (files of its folder or repository): with remote code only through
+    the Auto classes, with the plugin through the pipeline it ships, then the first image's attention picture."""
+    imports = ("from PIL import Image\nfrom transformers import AutoImageProcessor, AutoModelForImageTextToText, "
+               "AutoTokenizer" if remote else "from transformers import pipeline")
+    load = (f"import os\n\nfrom huggingface_hub import snapshot_download\n{imports}\n\n"
+            f"model_id = {json.dumps(model_id)}\n"
+            "folder = model_id if os.path.isdir(model_id) else snapshot_download(model_id)  # with the example images\n"
+            f"images = [os.path.join(folder, name) for name in {json.dumps(examples)}]\n")
+    if remote:
+        return load + textwrap.dedent(f"""\
+            processor = AutoImageProcessor.from_pretrained(folder, trust_remote_code=True)
+            tokenizer = AutoTokenizer.from_pretrained(folder, trust_remote_code=True)
+            model = AutoModelForImageTextToText.from_pretrained(folder, trust_remote_code=True)
+            inputs = processor([Image.open(path) for path in images], return_tensors="pt")  # pixel_values, pixel_mask
+            outputs = model.generate(**inputs, {generate_kwargs(generation)})
+            print(tokenizer.batch_decode(outputs, skip_special_tokens=True))
+            # or the pipeline the model ships: pipeline(model=folder, trust_remote_code=True)(images)""")
+    return load + textwrap.dedent(f"""\
+        reader = pipeline(model=folder, trust_remote_code=True)  # the image-to-text pipeline the model ships
+        print([read["generated_text"] for read in reader(images, {generate_kwargs(generation)})])
+
+        # each output token's attention over the first image, drawn over it (needs matplotlib)
+        from PIL import Image
+
+        from hf_bahdanau.plotting import plot_image_attention
+
+        image = reader.image_processor.to_image(Image.open(images[0]))  # resized, as the model reads it
+        attention = reader(image, return_attentions=True, {generate_kwargs(generation)})[0]["attention"]
+        plot_image_attention(image, attention["tokens"], attention["weights"], grid=attention["grid"],
+                             path="attention.png")""")
+
+
 def generate_kwargs(generation: dict[str, Any]) -> str:
     num_beams = generation.get("num_beams", 1)
     max_new_tokens = generation.get("max_new_tokens") or 64
@@ -439,7 +535,7 @@ def framework_versions() -> list[tuple[str, str]]:
     return versions
 
 
-def limitations(task: str, config: dict[str, Any]) -> list[str]:
+def limitations(task: str, config: dict[str, Any], processor: dict[str, Any]) -> list[str]:
     lines = [
         "Recurrent encoder and decoder: each sequence is read token by token, so long inputs are slower than with a "
         "Transformer of the same size, and generation cannot be parallelised over time steps.",
@@ -448,6 +544,8 @@ def limitations(task: str, config: dict[str, Any]) -> list[str]:
     ]
     if task == "memory-question-answering":
         return memory_limitations(config)
+    if task == "image-to-text":
+        return image_limitations(config, processor)
     if task == "pointer-network":
         lines[1] = ("It can only point at its own inputs, and its accuracy falls for more inputs than it was trained "
                     "on (Vinyals et al., 2015, table 1).")
@@ -482,4 +580,36 @@ def memory_limitations(config: dict[str, Any]) -> list[str]:
     lines += ["Hop attention is learned without being shown the supporting facts: it often, not always, lands on "
               "them.",
               "The model knows only its training distribution; check it on your own data before relying on it."]
+    return lines
+
+
+def image_size_words(processor: dict[str, Any]) -> str:
+    """How the image processor (preprocessor_config.json) sizes an image, in words."""
+    size = processor.get("size") or {}
+    if not processor or not processor.get("do_resize", True) or "height" not in size:
+        return "at its own size"
+    if "width" in size:
+        return f"resized to {size['height']} × {size['width']} pixels"
+    longest = f", at most {processor['max_width']} wide" if processor.get("max_width") else ""
+    return f"resized to {size['height']} pixels high, keeping its aspect ratio{longest}"
+
+
+def image_limitations(config: dict[str, Any], processor: dict[str, Any]) -> list[str]:
+    """What the image-to-text model cannot do, from its config and its image processor's."""
+    lines = []
+    if config["attention_type"] != "none":
+        lines.append("Attention weights over the regions are learned without supervision: they usually, not always, "
+                     "fall on the part of the image a token reads.")
+    if config["attention_type"] != "none" and not config.get("region_position_encoding"):
+        lines.append("The region annotations carry no encoding of their position (`region_position_encoding=False`, "
+                     "as in the paper): the decoder tells regions apart only by what they show and by its own state.")
+    if config.get("backbone_config") is not None:
+        lines.append("The vision backbone reads a padded batch as it is: the padding of a narrower image reaches its "
+                     "real regions through the convolutions, so an image can read differently alone and in a batch.")
+    lines += [f"Every image is {image_size_words(processor)}: text much smaller, larger or longer than in training, "
+              "other fonts, hands or backgrounds read worse.",
+              "Recurrent decoder: the text is generated token by token, so long texts take longer than with a "
+              "Transformer decoder of the same size.",
+              "Closed vocabulary: tokens absent from the tokenizer's training data become `<unk>`.",
+              "The model knows only its training distribution; check it on your own images before relying on it."]
     return lines
