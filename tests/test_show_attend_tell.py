@@ -11,8 +11,8 @@ from torch.func import functional_call
 from torch.testing import assert_close
 
 from conftest import (assert_float64_close, assert_float64_gradients_close,
-                      assert_logits_and_gradients_equal_the_reference, padded_batch, random_labels, tiny_config,
-                      tiny_model)
+                      assert_logits_and_gradients_equal_the_reference, logits_in_cached_chunks, padded_batch,
+                      random_labels, tiny_config, tiny_model)
 from hf_bahdanau import BahdanauForConditionalGeneration, reference
 from hf_bahdanau.modeling.attention_mode import ReinforceHardAttention
 from hf_bahdanau.modeling.bridge import MeanBridge, MeanCellBridge
@@ -53,6 +53,18 @@ def test_gated_decoders_equal_the_reference(decoder, rnn_type, bridge):
         assert gradients[name].abs().max() > 1e-4, name  # the gate is trained
     if bridge == "mean_cell" and rnn_type == "lstm":
         assert gradients["model.decoder.bridge.cell_proj.weight"].abs().max() > 1e-4
+
+
+@pytest.mark.parametrize("decoder", GATED_DECODERS[:3], ids=lambda d: "-".join(str(v) for v in d.values()))
+def test_gated_decoders_step_through_the_cache_as_teacher_forcing(decoder):
+    """generate()'s path: the gated decoder fed 2, 1 and 2 tokens through its cache (LSTM, mean_cell start) gives
+    the teacher-forced logits (float64)."""
+    model = tiny_model(rnn_type="lstm", bridge="mean_cell", context_gate=True, **decoder).double()
+    input_ids, mask = padded_batch()
+    decoder_input_ids = random_labels(3, 5)
+    with torch.no_grad():
+        full = model(input_ids=input_ids, attention_mask=mask, decoder_input_ids=decoder_input_ids).logits
+    assert_float64_close(logits_in_cached_chunks(model, input_ids, mask, decoder_input_ids)[0], full)
 
 
 def test_context_gate_scales_the_context_by_hand():
