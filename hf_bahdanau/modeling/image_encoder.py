@@ -78,6 +78,7 @@ class BackboneRegions(nn.Module):
     def __init__(self, config):
         super().__init__()
         settings = dict(config.backbone_config)
+        settings.pop("dtype", None)  # built in the model's dtype (from_pretrained's `dtype`), not the checkpoint's
         self.backbone = AutoModel.from_config(AutoConfig.for_model(settings.pop("model_type"), **settings))
 
     def forward(self, pixels: Tensor, mask: Tensor) -> tuple[Tensor, Tensor, tuple[Tensor, ...]]:
