@@ -360,8 +360,8 @@ def test_doubly_stochastic_loss_is_reported_and_added():
         output = model(**batch, labels=labels, output_attentions=True)
     alphas = output.cross_attentions[0][:, 0]  # [B, T, L]
     kept = labels != -100
-    by_hand = sum(float((1 - alphas[b][kept[b]].sum(0)[:regions(grid)]) @ (1 - alphas[b][kept[b]].sum(0)[:regions(grid)]))
-                  for b, grid in enumerate(GRIDS)) / int(kept.sum())
+    missing = [1 - alphas[b][kept[b]].sum(0)[:regions(grid)] for b, grid in enumerate(GRIDS)]  # 1 − Σ_t α_ti
+    by_hand = sum(float(gap @ gap) for gap in missing) / int(kept.sum())
     assert output.doubly_stochastic_loss == pytest.approx(by_hand, rel=1e-12)
     cross_entropy = torch.nn.functional.cross_entropy(output.logits[kept], labels[kept])
     assert_float64_close(output.loss, cross_entropy + weight * output.doubly_stochastic_loss)
@@ -529,7 +529,13 @@ def test_remote_code_and_pipeline_in_a_process_without_the_package(tmp_path):
 
 def non_rectangular(mask: torch.Tensor) -> torch.Tensor:
     mask = mask.clone()
-    mask[0, 5:, 7:] = 0  # image 0 (9 x 14): its bottom-right corner removed -> regions [[1, 1, 1], [1, 1, 1], [1, 1, 0]]
+    mask[0, 5:, 7:] = 0  # image 0 (9 x 14) without its bottom-right corner: regions [[1, 1, 1], [1, 1, 1], [1, 1, 0]]
+    return mask
+
+
+def left_padded(mask: torch.Tensor) -> torch.Tensor:
+    mask = mask.clone()
+    mask[0, :, :7] = 0  # image 0's left half padding: a rectangle, but not at the top left
     return mask
 
 
@@ -548,6 +554,8 @@ def non_rectangular(mask: torch.Tensor) -> torch.Tensor:
     (lambda b: dict(b, pixel_mask=b["pixel_mask"].index_fill(0, torch.tensor([1]), 0)), ValueError,
      "`pixel_mask` row 1 has no real pixel"),
     (lambda b: dict(b, pixel_mask=non_rectangular(b["pixel_mask"])), ValueError,
+     "`pixel_mask` must mark each image as one rectangle at the top left"),
+    (lambda b: dict(b, pixel_mask=left_padded(b["pixel_mask"])), ValueError,
      "`pixel_mask` must mark each image as one rectangle at the top left"),
     (lambda b: dict(b, pixel_values=None), ValueError, "Pass `pixel_values`"),
 ])

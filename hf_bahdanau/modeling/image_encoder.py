@@ -138,9 +138,6 @@ class ImageEncoder(nn.Module):
             annotations = annotations + positions * region_mask.flatten(1).unsqueeze(-1)
         grid = torch.stack([region_mask.amax(2).sum(1), region_mask.amax(1).sum(1)], dim=1).long()  # (H'_b, W'_b)
         count = region_mask.flatten(1).sum(1)
-        if (count != grid.prod(1)).any():
-            raise ValueError("`pixel_mask` must mark each image as one rectangle at the top left (padding at the "
-                             "bottom and the right, as the image processor pads).")
         # each image's own regions first, row-major over its own grid (a stable sort keeps their order), then padding
         order = torch.argsort((region_mask.flatten(1) == 0).to(torch.int8), dim=1, stable=True)
         annotations = annotations.gather(1, order.unsqueeze(-1).expand(-1, -1, size))
@@ -184,6 +181,14 @@ class ImageEncoder(nn.Module):
         empty = (~pixel_mask.bool().flatten(1).any(1)).nonzero()
         if len(empty):
             raise ValueError(f"`pixel_mask` row {int(empty[0])} has no real pixel: every image needs at least one.")
+        real = pixel_mask.bool()
+        heights, widths = real.any(2).sum(1), real.any(1).sum(1)
+        rectangles = ((torch.arange(expected[1], device=real.device) < heights[:, None]).unsqueeze(2)
+                      & (torch.arange(expected[2], device=real.device) < widths[:, None]).unsqueeze(1))
+        wrong = (real != rectangles).flatten(1).any(1).nonzero()
+        if len(wrong):
+            raise ValueError(f"`pixel_mask` must mark each image as one rectangle at the top left (padding at the "
+                             f"bottom and the right, as the image processor pads); row {int(wrong[0])} does not.")
         return pixel_mask.to(pixel_values.dtype)
 
     def grid_size(self, height: int, width: int) -> tuple[int, int]:
