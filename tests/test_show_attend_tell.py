@@ -207,7 +207,8 @@ def test_reinforce_hard_attention_samples_in_training_and_takes_the_argmax_in_ev
 
 def test_policy_terms_by_hand():
     """α = (½, ¼, ¼, 0), sampled j = 2: log α_j = log ¼ = −2 ln 2, H = −(½ ln ½ + 2 · ¼ ln ¼) = 1.5 ln 2, and
-    ∂ log α_j / ∂α = (0, 4, 0, 0); a row with nothing to attend: (0, 0). None in eval."""
+    ∂ log(α_j / Σ_k α_k) / ∂α = e_j / α_j − 1 / Σ_k α_k = (−1, 3, −1, −1) (the −1s vanish through a softmax, whose
+    Jacobian's rows sum to 0); a row with nothing to attend: (0, 0). None in eval."""
     weights = torch.tensor([[0.5, 0.25, 0.25, 0.0], [0.0, 0.0, 0.0, 0.0]], **F64, requires_grad=True)
     pooled = torch.tensor([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0]], **F64)
     mode = ReinforceHardAttention(temperature=1.0).train()
@@ -216,7 +217,7 @@ def test_policy_terms_by_hand():
     assert_close(log_policy, torch.tensor([-2 * ln2, 0.0], **F64), rtol=1e-15, atol=0)
     assert_close(entropy, torch.tensor([1.5 * ln2, 0.0], **F64), rtol=1e-15, atol=0)
     (gradient,) = torch.autograd.grad(log_policy.sum(), weights)
-    assert_close(gradient, torch.tensor([[0.0, 4.0, 0.0, 0.0], [0.0] * 4], **F64), rtol=1e-15, atol=0)
+    assert_close(gradient, torch.tensor([[-1.0, 3.0, -1.0, -1.0], [0.0] * 4], **F64), rtol=1e-15, atol=0)
     assert mode.eval().policy(weights, pooled) is None
 
 
@@ -244,17 +245,9 @@ def _force(monkeypatch, position: int) -> None:
                         staticmethod(lambda logits: torch.full(logits.shape[:-1], position, dtype=torch.long)))
 
 
-LOCAL_SCOPE_BIAS = (
-    "bug in the lead's ReinforceHardAttention: a local scope's α̃_j = α_j exp(−(j − p)² / 2σ²) sums to Z < 1; the draw "
-    "is j ~ α̃ / Z (Gumbel argmax of log α̃) but policy() reports log α̃_j and H(α̃), not log(α̃_j / Z) and H(α̃ / Z), so "
-    "the score-function term keeps −(E[R] − b) ∇ log Z: biased unless b = E[R] (here Z = 0.80, E[R] = −3.69, "
-    "b = −1.3; the estimate misses by up to 0.30 against exact gradients of ≤ 0.17)")
-
-
 @pytest.mark.parametrize("scope", [
     dict(attention_scope="global"),
-    pytest.param(dict(attention_scope="local-p", local_window=2),
-                 marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=LOCAL_SCOPE_BIAS)),
+    dict(attention_scope="local-p", local_window=2),
 ], ids=lambda scope: scope["attention_scope"])
 @pytest.mark.parametrize("entropy_weight", [0.0, 0.3])
 def test_reinforce_estimator_is_unbiased_on_two_positions(monkeypatch, entropy_weight, scope):
@@ -347,18 +340,6 @@ def test_training_with_reinforce_runs_and_the_baseline_moves_only_in_training():
     assert int(model.reinforce_baseline.updates) == 3 and torch.equal(model.reinforce_baseline.total, total)
 
 
-@pytest.mark.xfail(strict=True, raises=RuntimeError, reason=(
-    "bug in the lead's ReinforceHardAttention.policy: with a multi-head score α is [N, H, S] per head but the pooled "
-    "weights it is given are averaged over heads [N, S], so (pooled * log α) does not broadcast (or, when H = S, "
-    "mixes heads); the per-head one-hot is needed"))
-def test_reinforce_trains_a_multihead_score():
-    model = tiny_model(attention_mode="hard_reinforce", decoder_style="luong", attention_type="multihead",
-                       num_attention_heads=2, input_feeding=True).train()
-    input_ids, mask = padded_batch()
-    out = model(input_ids=input_ids, attention_mask=mask, labels=random_labels(3, 4))
-    assert torch.isfinite(out.reinforce_loss)
-
-
 # config --------------------------------------------------------------------------------------------------------------
 
 
@@ -373,6 +354,8 @@ def test_reinforce_trains_a_multihead_score():
     (dict(attention_mode="hard_reinforce", reinforce_baseline_decay=-0.1), ["reinforce_baseline_decay", "-0.1"]),
     (dict(attention_mode="hard_reinforce", reinforce_entropy_weight=-1.0), ["reinforce_entropy_weight", ">= 0"]),
     (dict(doubly_stochastic_weight=-0.5), ["doubly_stochastic_weight", ">= 0", "-0.5"]),
+    (dict(attention_mode="hard_reinforce", attention_type="multihead", num_attention_heads=2),
+     ["hard_reinforce", "multihead", "one position"]),
 ], ids=lambda value: "-".join(f"{k}={v}" for k, v in value.items()) if isinstance(value, dict) else None)
 def test_config_refuses_bad_show_attend_tell_fields(overrides, words):
     with pytest.raises(ValueError) as error:

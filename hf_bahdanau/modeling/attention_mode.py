@@ -97,8 +97,11 @@ class ReinforceHardAttention(HardAttention):
         return self.one_hot(self.choose(logits), weights) * attendable.any(-1, keepdim=True)
 
     def policy(self, weights: Tensor, pooled: Tensor) -> tuple[Tensor, Tensor] | None:
-        """(log α_{t,j_t}, H(α_t) = −Σ_j α_tj log α_tj), 0 for a row with no attendable position."""
+        """(log π_{t,j_t}, H(π_t) = −Σ_j π_tj log π_tj) of the distribution the position was drawn from, π_t = α_t /
+        Σ_j α_tj (a local scope's Gaussian-weighted α sums to less than 1); 0 for a row with no attendable position."""
         if not self.training:
             return None
-        log_weights = torch.log(weights.masked_fill(weights <= 0, 1.0))  # log 1 = 0 off the attendable positions
-        return (pooled.detach() * log_weights).sum(-1), -(weights * log_weights).sum(-1)
+        total = weights.sum(-1, keepdim=True)
+        policy = weights / total.masked_fill(total <= 0, 1.0)
+        log_policy = torch.log(policy.masked_fill(policy <= 0, 1.0))  # log 1 = 0 off the attendable positions
+        return (pooled.detach() * log_policy).sum(-1), -(policy * log_policy).sum(-1)

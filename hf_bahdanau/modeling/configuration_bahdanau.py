@@ -557,6 +557,10 @@ class BahdanauConfig(PreTrainedConfig):
                              "'scaled_dot' or 'general') or another scope.")
         reinforce_fields = [f"`{field}={getattr(self, field)!r}`" for field, default in (
             ("reinforce_baseline_decay", 0.9), ("reinforce_entropy_weight", 0)) if getattr(self, field) != default]
+        if self.attention_mode == "hard_reinforce" and self.attention_type == "multihead":
+            raise ValueError("`attention_mode='hard_reinforce'` scores the one position each step samples, but "
+                             "`attention_type='multihead'` samples one per head and pools their average; use "
+                             "`attention_mode='hard'` (straight-through) with it, or a one-head score.")
         if self.attention_mode != "hard_reinforce" and reinforce_fields:
             raise ValueError(f"{', '.join(reinforce_fields)}: only `attention_mode='hard_reinforce'` reads it, but "
                              f"`attention_mode` is {self.attention_mode!r}; set it or leave the default.")
