@@ -11,6 +11,7 @@ logits are decisive, and equivalences run in float64, where only the arithmetic'
 import copy
 import json
 import math
+import time
 
 import numpy as np
 import pytest
@@ -587,3 +588,52 @@ def test_bad_pixel_inputs_are_named(change, error, message):
 def test_bad_config_fields_are_named(fields, message):
     with pytest.raises(ValueError, match=message):
         image_config(**fields)
+
+
+# 7. a short run that learns ----------------------------------------------------------------------------
+
+
+DIGIT_OFFSET = 3  # token ids: PAD, BOS, EOS, then the digits 0-9
+STEPS = 250
+ACCURACY_THRESHOLD = 0.4
+
+
+def strip_batch(processor, pairs) -> dict[str, torch.Tensor]:
+    batch = dict(processor([image for image, _ in pairs], return_tensors="pt"))
+    batch["labels"] = torch.tensor([[DIGIT_OFFSET + int(digit) for digit in text] + [EOS] for _, text in pairs])
+    return batch
+
+
+def test_learns_three_digit_strips_well_above_chance():
+    """A small model trained with AdamW on 3-digit strips of real handwriting (``digit_strips``) reads strips of unseen
+    handwriting far above chance (0.1%): 250 steps of 32 strips (about 9 s on one core) gave 72.7%, 71.0% and 83.0%
+    test sequence accuracy with seeds 0, 1, 2; the test asks for 40%. Pixels scaled to [0, 20] (std 0.05) and no β
+    gate: with torch's default init of the convolutions the annotations start near 0.05 and a model with [0, 1]
+    pixels or the gate stays at the unigram loss (1.73) for 300+ steps."""
+    from training.data.digit_strips import digit_strips
+
+    train, test = digit_strips("train", 3000, (3, 3), seed=0), digit_strips("test", 300, (3, 3), seed=1)
+    processor = BahdanauImageProcessor(do_resize=False, image_mean=[0.0], image_std=[0.05])
+    torch.manual_seed(0)
+    model = BahdanauForImageToText(BahdanauImageToTextConfig(
+        vocab_size=DIGIT_OFFSET + 10, embedding_size=16, hidden_size=64, attention_size=32, output_size=32,
+        cnn_channels=[8, 16, 32], cnn_pool_sizes=[[2, 2], [2, 2], [5, 2]], region_position_encoding=True,
+        context_gate=False))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    generator = torch.Generator().manual_seed(0)
+    start = time.perf_counter()
+    for _ in range(STEPS):
+        rows = torch.randint(len(train), (32,), generator=generator).tolist()
+        loss = model(**strip_batch(processor, [train[row] for row in rows])).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    seconds = time.perf_counter() - start
+    model.eval()
+    batch = strip_batch(processor, test)
+    with torch.no_grad():
+        read = model.generate(pixel_values=batch["pixel_values"], pixel_mask=batch["pixel_mask"], max_new_tokens=5)
+    texts = ["".join(str(token - DIGIT_OFFSET) for token in generated(row) if token >= DIGIT_OFFSET) for row in read]
+    accuracy = sum(text == target for text, (_, target) in zip(texts, test)) / len(test)
+    print(f"3-digit strips: {STEPS} steps in {seconds:.1f} s, test sequence accuracy {accuracy:.1%}")
+    assert accuracy >= ACCURACY_THRESHOLD
