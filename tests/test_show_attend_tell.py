@@ -69,9 +69,10 @@ def test_gated_decoders_step_through_the_cache_as_teacher_forcing(decoder):
 
 def test_context_gate_scales_the_context_by_hand():
     """q = (2, 1, 0, …), w_β = (0.5, −1, 0, …), b_β = 0.25: w_βᵀ q + b_β = 0.25, β = σ(0.25) = 0.5621765008857981;
-    c = (1, −2, 4) becomes β c. Without the gate c is returned as it is."""
+    c = (1, −2, 4) becomes β c. Without the gate c is returned as it is. A new model's gate starts open: b_β = 3."""
     decoder = tiny_model(context_gate=True).double().model.decoder
-    hidden = decoder.context_gate.in_features
+    assert decoder.context_gate.bias.tolist() == [3.0]
+    hidden = decoder.context_gate.weight.shape[1]
     with torch.no_grad():
         decoder.context_gate.weight.zero_()
         decoder.context_gate.weight[0, :2] = torch.tensor([0.5, -1.0], **F64)

@@ -16,7 +16,7 @@ from transformers.utils import can_return_tuple
 from .attention import GaussianKernelAttention
 from .configuration_bahdanau import CUSTOM_PIPELINES, BahdanauConfig
 from .coverage import coverage_loss, doubly_stochastic_loss
-from .decoder import DecoderOutput, StepPlan, build_decoder
+from .decoder import ContextGate, DecoderOutput, StepPlan, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .input_checks import check_embeddings, check_token_ids
 from .loss import linear_cross_entropy, per_target, token_cross_entropy
@@ -106,7 +106,8 @@ class BahdanauPreTrainedModel(PreTrainedModel):
 
     def _init_weights(self, module: nn.Module) -> None:
         """Embeddings N(0, init_std²); linear maps Xavier-uniform; RNN input weights Xavier-uniform,
-        recurrent weights orthogonal (Bahdanau et al., appendix B); all biases 0."""
+        recurrent weights orthogonal (Bahdanau et al., appendix B); convolutions (the image encoder's) Kaiming-normal
+        for ReLU; all biases 0 but the context gate's, 3 (``decoder.ContextGate``)."""
         if isinstance(module, nn.Embedding):
             init.normal_(module.weight, mean=0.0, std=self.config.init_std)
         elif isinstance(module, nn.Linear):
@@ -123,6 +124,13 @@ class BahdanauPreTrainedModel(PreTrainedModel):
                     init.zeros_(param)
         elif isinstance(module, GaussianKernelAttention):
             init.constant_(module.width, self.config.gaussian_kernel_width)
+        elif isinstance(module, ContextGate):  # open at the start: β ≈ 0.95
+            init.xavier_uniform_(module.weight)
+            init.constant_(module.bias, 3.0)
+        elif isinstance(module, nn.Conv2d):  # the image encoder's CNN (ReLU after each): He et al.'s initialisation
+            init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
+            if module.bias is not None:
+                init.zeros_(module.bias)
         elif isinstance(module, MovingAverageBaseline):
             init.zeros_(module.total)
             init.zeros_(module.updates)
