@@ -249,7 +249,7 @@ def save_attention_pictures(model, processor, tokenizer, test: datasets.Dataset,
                             output_dir: Path) -> list[str]:
     """``example_<n>.png`` and ``attention_<n>.png`` (each output character's attention over the image) for the first
     --num_pictures test images, ``image_explorer.html`` for the first --explorer_examples; returns the example files."""
-    from hf_bahdanau.explorer.image_page import write_image_text_page
+    from hf_bahdanau.explorer import write_image_text_page
     from hf_bahdanau.plotting import plot_image_attention
 
     model.eval()

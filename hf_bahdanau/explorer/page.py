@@ -200,7 +200,7 @@ def explorer_page(
 
 def html_page(data: Mapping[str, object], *, help: str, noun: str, wrong: str) -> str:
     """The self-contained page of ``data`` (the JSON ``explore.js`` reads; ``data["kind"]`` picks how it draws each
-    item: "alignments" or "memory"), with the ``help`` line (HTML) under the header, the page's metrics headed
+    item: "alignments", "memory" or "image_text"), with the ``help`` line (HTML) under the header, the page's metrics headed
     "These ``noun``" and the filter "only wrong ``wrong``"."""
     # "<" as its JSON escape: no text ("</script>", "<!--") can end or change the script element it sits in
     embedded = json.dumps(data, ensure_ascii=False, separators=(",", ":")).replace("<", "\\u003c")
