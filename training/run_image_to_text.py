@@ -203,8 +203,7 @@ def main(argv: list[str] | None = None) -> None:
     longest = max(len(tokenizer(text)["input_ids"]) for text in
                   [*splits["train"][data_args.text_column], *splits.get("test_long", splits["test"])[
                       data_args.text_column]])
-    model.generation_config.max_length = None
-    model.generation_config.max_new_tokens = longest + 4
+    model.generation_config.max_length = longest + 5  # the start token, the longest text and </s>, 4 more
     collator = DataCollatorForImageToText(processor, tokenizer, data_args.image_column, data_args.text_column)
     references = {}
 
