@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..plotting import OVERLAY_OPACITY, check_image, check_image_attention, region_stride
-from .page import WEIGHT_DECIMALS, _format_value, _metrics_table, html_page, is_exact_match
+from .page import WEIGHT_DECIMALS, _format_value, _metrics_table, html_page, is_exact_match, judged_first
 
 __all__ = ["image_text_page", "png_data_uri", "write_image_text_page"]
 
@@ -108,24 +108,14 @@ def image_text_page(
     if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
         raise ValueError(f"`page_size` must be a positive integer, got {page_size!r}.")
     records = [_example_record(index, example) for index, example in enumerate(examples)]
-    judged = [record["correct"] is not None for record in records]
-    if any(judged) and not all(judged):
-        raise ValueError(f"`examples[{judged.index(not judged[0])}]` {'lacks' if judged[0] else 'has'} a 'reference' "
-                         f"but `examples[0]` {'has one' if judged[0] else 'does not'}: give every example its "
-                         "reference, or none.")
-    records.sort(key=lambda record: record["correct"] is not False)  # stable: the wrong ones first, in order
-    page_metrics = [("images", _format_value(len(records)))]
-    if all(judged):
-        right = sum(record["correct"] for record in records)
-        page_metrics += [("accuracy", f"{100 * right / len(records):.1f} % ({right:,} / {len(records):,})"),
-                         ("wrong", _format_value(len(records) - right))]
+    records, page_metrics = judged_first(records, "examples", "a 'reference'", "images")
     data = dict(
         kind="image_text",
         title=title,
         model_summary=[(key, _format_value(value)) for key, value in (model_summary or {}).items()],
         model_metrics=_metrics_table(metrics or {}),
         page_metrics=page_metrics,
-        has_references=all(judged),
+        has_references=all(record["correct"] is not None for record in records),
         page_size=page_size,
         overlay_opacity=OVERLAY_OPACITY,  # the overlay's opacity at a token's largest weight, as in the figures
         examples=records,

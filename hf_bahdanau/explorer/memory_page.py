@@ -16,7 +16,7 @@ from os import PathLike
 from pathlib import Path
 
 from ..plotting import check_hop_attentions, check_supporting_facts
-from .page import WEIGHT_DECIMALS, _format_value, _metrics_table, html_page, is_exact_match
+from .page import WEIGHT_DECIMALS, _format_value, _metrics_table, html_page, is_exact_match, judged_first
 
 __all__ = ["MEMORY_SUMMARY_FIELDS", "memory_page", "write_memory_page"]
 
@@ -92,17 +92,7 @@ def memory_page(
     if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
         raise ValueError(f"`page_size` must be a positive integer, got {page_size!r}.")
     questions = [_question_record(index, record) for index, record in enumerate(records)]
-    judged = [question["correct"] is not None for question in questions]
-    if any(judged) and not all(judged):
-        raise ValueError(f"`records[{judged.index(not judged[0])}]` {'lacks' if judged[0] else 'has'} an 'expected' "
-                         f"answer but `records[0]` {'has one' if judged[0] else 'does not'}: give every record its "
-                         "expected answer, or none.")
-    questions.sort(key=lambda question: question["correct"] is not False)  # stable: the wrong ones first, in order
-    page_metrics = [("questions", _format_value(len(questions)))]
-    if all(judged):
-        right = sum(question["correct"] for question in questions)
-        page_metrics += [("accuracy", f"{100 * right / len(questions):.1f} % ({right:,} / {len(questions):,})"),
-                         ("wrong", _format_value(len(questions) - right))]
+    questions, page_metrics = judged_first(questions, "records", "an 'expected' answer", "questions")
     page_metrics += _supporting_fact_rates(questions)
     data = dict(
         kind="memory",
@@ -110,7 +100,7 @@ def memory_page(
         model_summary=[(key, _format_value(value)) for key, value in (model_summary or {}).items()],
         model_metrics=_metrics_table(metrics or {}),
         page_metrics=page_metrics,
-        has_references=all(judged),
+        has_references=all(question["correct"] is not None for question in questions),
         page_size=page_size,
         questions=questions,
     )

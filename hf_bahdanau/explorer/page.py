@@ -393,3 +393,21 @@ def main(argv: list[str] | None = None) -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def judged_first(items: list[dict], argument: str, reference: str, item: str) -> tuple[list[dict], list[tuple[str, str]]]:
+    """Items with "correct" (True / False, None without a reference), judged all or none (ValueError naming
+    ``argument``[i] and its ``reference``, e.g. "an 'expected' answer"), in order with the wrong ones first; and the
+    page's metrics: the count of ``item`` (e.g. "questions") and, when judged, the accuracy and the wrong count."""
+    judged = [entry["correct"] is not None for entry in items]
+    if any(judged) and not all(judged):
+        raise ValueError(f"`{argument}[{judged.index(not judged[0])}]` {'lacks' if judged[0] else 'has'} {reference} "
+                         f"but `{argument}[0]` {'has one' if judged[0] else 'does not'}: give every {item[:-1]} its "
+                         f"{reference.split(' ', 1)[1]}, or none.")
+    ordered = sorted(items, key=lambda entry: entry["correct"] is not False)  # stable: the wrong ones first, in order
+    metrics = [(item, _format_value(len(items)))]
+    if all(judged):
+        right = sum(entry["correct"] for entry in items)
+        metrics += [("accuracy", f"{100 * right / len(items):.1f} % ({right:,} / {len(items):,})"),
+                    ("wrong", _format_value(len(items) - right))]
+    return ordered, metrics
