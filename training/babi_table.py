@@ -19,14 +19,13 @@ written to docs/babi_results.json with the paper's figures beside ours.
 import argparse
 import json
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/babi_table.py` puts training/ first
     sys.path.insert(0, str(REPO_ROOT))
 
-from training.table_runs import run_script  # noqa: E402
+from training.table_runs import run_all, run_script  # noqa: E402
 
 CONFIG = REPO_ROOT / "training" / "configs" / "babi_memn2n.json"
 SCRIPT = REPO_ROOT / "training" / "run_memory_qa.py"
@@ -123,11 +122,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results_file", type=Path, default=REPO_ROOT / "docs" / "babi_results.json")
     args = parser.parse_args(argv)
     if not args.table_only:
-        jobs = [(setting, task) for setting in args.settings for task in args.tasks]
-        with ThreadPoolExecutor(args.jobs) as pool:
-            for (setting, task), (seconds, status) in zip(jobs, pool.map(lambda job: run(*job, args.output_dir), jobs)):
-                print(f"{setting} task {task}: {seconds:.0f} s, exit status {status} (log: "
-                      f"{args.output_dir / setting / f'task{task}' / 'run.log'})", flush=True)
+        run_all([(setting, task) for setting in args.settings for task in args.tasks],
+                lambda setting, task: run(setting, task, args.output_dir), args.jobs,
+                lambda setting, task: args.output_dir / setting / f"task{task}")
     results = table(args.output_dir, args.settings, args.tasks)
     print(markdown(results, args.tasks))
     print()

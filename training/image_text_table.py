@@ -20,14 +20,13 @@ docs/image_text_results.json.
 import argparse
 import json
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/image_text_table.py` puts training/ first
     sys.path.insert(0, str(REPO_ROOT))
 
-from training.table_runs import run_script  # noqa: E402
+from training.table_runs import run_all, run_script  # noqa: E402
 
 SCRIPT = REPO_ROOT / "training" / "run_image_to_text.py"
 TASKS = ("digits", "words")
@@ -90,11 +89,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--results_file", type=Path, default=REPO_ROOT / "docs" / "image_text_results.json")
     args = parser.parse_args(argv)
     if not args.table_only:
-        jobs = [(task, setting) for task in args.tasks for setting in args.settings]
-        with ThreadPoolExecutor(args.jobs) as pool:
-            for (task, setting), (seconds, status) in zip(jobs, pool.map(lambda job: run(*job, args.output_dir), jobs)):
-                print(f"{task} {setting}: {seconds:.0f} s, exit status {status} (log: "
-                      f"{args.output_dir / task / setting / 'run.log'})", flush=True)
+        run_all([(task, setting) for task in args.tasks for setting in args.settings],
+                lambda task, setting: run(task, setting, args.output_dir), args.jobs,
+                lambda task, setting: args.output_dir / task / setting)
     results = table(args.output_dir, args.tasks, args.settings)
     print(markdown(results))
     args.results_file.write_text(json.dumps(results, indent=1) + "\n")

@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -23,3 +25,12 @@ def run_script(script: Path, arguments: list[str], folder: Path) -> tuple[float,
     seconds = time.perf_counter() - started
     (folder / "wall_seconds.json").write_text(json.dumps({"seconds": seconds, "exit_status": status}))
     return seconds, status
+
+
+def run_all(jobs: list[tuple], run: Callable[..., tuple[float, int]], workers: int,
+            folder_of: Callable[..., Path]) -> None:
+    """``run(*job)`` for every job, ``workers`` at a time, printing each one's seconds, exit status and log."""
+    with ThreadPoolExecutor(workers) as pool:
+        for job, (seconds, status) in zip(jobs, pool.map(lambda job: run(*job), jobs)):
+            print(f"{' '.join(map(str, job))}: {seconds:.0f} s, exit status {status} (log: "
+                  f"{folder_of(*job) / 'run.log'})", flush=True)
