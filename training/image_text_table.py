@@ -4,6 +4,7 @@
     python training/image_text_table.py --jobs 2                   # every run below (12 minutes of one core each)
     python training/image_text_table.py --tasks digits --settings soft none
     python training/image_text_table.py --table_only               # the table from the runs already in --output_dir
+    python training/image_text_table.py --long_lengths outputs/image_text/digits/soft_positions   # how long it reads
 
 Settings (training/configs/<task>_soft.json's training arguments, 12 minutes of training at most, one thread):
     none             no attention: the mean feature ā only starts the LSTM (Show and Tell, Vinyals et al. 2015)
@@ -20,6 +21,7 @@ docs/image_text_results.json.
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -79,6 +81,33 @@ def markdown(results: dict) -> str:
     return "\n".join(lines)
 
 
+def long_lengths(model_dir: Path, count: int = 200) -> dict:
+    """How a trained model reads the generated task's longer test inputs (``test_long``, seed 0): counts of (reference
+    length, predicted length), and how often the prediction is the start of the reference."""
+    import hf_bahdanau  # noqa: F401  (registers the model type)
+    import torch
+    from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoTokenizer
+
+    from training.data.make_babi import split_seed
+    from training.data.make_image_text import GENERATORS
+
+    arguments = json.loads((model_dir / "run_arguments.json").read_text())["data"]
+    task = arguments["image_text_task"]
+    model = AutoModelForImageTextToText.from_pretrained(model_dir).eval()
+    processor, tokenizer = AutoImageProcessor.from_pretrained(model_dir), AutoTokenizer.from_pretrained(model_dir)
+    lengths, prefixes = Counter(), 0
+    seed = split_seed(arguments["generation_seed"], task, "test_long")
+    for image, text in GENERATORS[task]("test_long", count, seed):
+        with torch.no_grad():
+            generated = model.generate(**processor(image, return_tensors="pt"))
+        read = tokenizer.decode(generated[0], skip_special_tokens=True)
+        lengths[len(text), len(read)] += 1
+        prefixes += text.startswith(read)
+    return {"lengths": {f"{reference} -> {predicted}": number
+                        for (reference, predicted), number in sorted(lengths.items())},
+            "prefix_rate": prefixes / count}
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
@@ -87,7 +116,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--jobs", type=int, default=2, help="Runs at once (one thread each).")
     parser.add_argument("--table_only", action="store_true", help="Do not train: tabulate the finished runs.")
     parser.add_argument("--results_file", type=Path, default=REPO_ROOT / "docs" / "image_text_results.json")
+    parser.add_argument("--long_lengths", type=Path, help="Only print how this trained run reads 200 longer inputs.")
     args = parser.parse_args(argv)
+    if args.long_lengths:
+        print(json.dumps(long_lengths(args.long_lengths), indent=1))
+        return
     if not args.table_only:
         run_all([(task, setting) for task in args.tasks for setting in args.settings],
                 lambda task, setting: run(task, setting, args.output_dir), args.jobs,
