@@ -143,6 +143,14 @@ def logits(model, input_ids: Tensor, attention_mask: Tensor, decoder_input_ids: 
     return torch.stack(rows)
 
 
+def image_to_text_logits(model, images: list[Tensor], decoder_input_ids: Tensor) -> Tensor:
+    """Xu et al.'s decoder, one image at a time: images, each [1, C, H_b, W_b] without padding -> logits [B, T, V], by
+    the decoder the config names, attending over the image's L = H'·W' region annotations as over a sentence's."""
+    decoder = bahdanau_decoder if model.config.decoder_style == "bahdanau" else luong_decoder
+    return model.lm_head(torch.cat([decoder(model, image, None, decoder_input_ids[row:row + 1])
+                                    for row, image in enumerate(images)]))
+
+
 def _pointer_generator(model, pre_output: Tensor, weights: Tensor, p_gen: Tensor, sources: Tensor,
                        width: int) -> Tensor:
     """log P(w) [width] of one step: pre_output t [O], weights α [L], p_gen (a scalar), the source ids x_j [L]."""
@@ -161,10 +169,15 @@ def _p_gen(model, state: Tensor, context: Tensor, embedded: Tensor) -> Tensor:
     return torch.sigmoid(w_s @ state[0] + w_c @ context[0] + w_x @ embedded[0] + gate.bias[0])
 
 
-def _start(model, input_ids: Tensor, attention_mask: Tensor):
+def _start(model, input_ids: Tensor, attention_mask: Tensor | None):
     """The encoder's outputs for one sentence, its real annotations h_j [1, L, D] and the decoder's initial state
-    (the bridge) as one (h, c) per layer, each [1, 1, H]."""
-    encoded = encode(model, input_ids, attention_mask)
+    (the bridge) as one (h, c) per layer, each [1, 1, H]. An image-to-text model's "sentence" is one image's pixels
+    [1, C, H, W] (no padding): its region annotations a_i come from the model's encoder (``image_encoder``)."""
+    if input_ids.dtype.is_floating_point:
+        encoded = model.model.encoder(input_ids)
+        attention_mask = encoded.attention_mask
+    else:
+        encoded = encode(model, input_ids, attention_mask)
     real = attention_mask[0].bool()
     annotations = encoded.last_hidden_state[:, real]
     if model.config.bridge == "mean_cell":

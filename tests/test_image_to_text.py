@@ -137,6 +137,25 @@ def test_a_padded_batch_equals_each_image_alone(options):
         assert (weights[b, :, :, n:] == 0).all()
 
 
+@pytest.mark.parametrize("options", [
+    {}, dict(context_gate=False, bridge="tanh"), dict(rnn_type="gru", bridge="mean_cell"),
+    dict(attention_mode="hard_reinforce"), DECODERS["luong"], dict(DECODERS["luong"], input_feeding=False),
+    dict(attention_scope="local-m", local_window=1), dict(use_coverage=True),
+], ids=["paper", "no-gate-tanh", "gru", "hard_reinforce", "luong-feeding", "luong", "local-m", "coverage"])
+def test_the_decoder_over_regions_equals_the_reference(options):
+    """The batched model on a padded batch equals ``reference.image_to_text_logits``: the papers' decoders, one image
+    alone and one token at a time, over that image's region annotations (float64; hard attention in eval)."""
+    from hf_bahdanau import reference
+
+    model = image_model(**options).double()
+    batch, decoder_input_ids = pixel_batch(), decoder_inputs(len(SIZES))
+    alone = [batch["pixel_values"][b:b + 1, :, :height, :width] for b, (height, width) in enumerate(SIZES)]
+    with torch.no_grad():
+        logits = model(**batch, decoder_input_ids=decoder_input_ids).logits
+        expected = reference.image_to_text_logits(model, alone, decoder_input_ids)
+    assert_float64_close(logits, expected)
+
+
 def test_the_mean_annotation_is_the_mean_of_the_real_regions():
     model = image_model(region_position_encoding=True).double()
     with torch.no_grad():
