@@ -16,7 +16,8 @@ CASES = [(config_class, field) for config_class in CONFIGS for field in float_fi
 def test_the_float_fields_are_found_from_the_annotations():
     expected = {"dropout", "gaussian_kernel_width", "monotonic_bias_init", "monotonic_noise_std",
                 "hard_attention_temperature", "coverage_loss_weight", "init_std", "classifier_dropout",
-                "location_sharpening", "self_attention_penalty_weight"}
+                "location_sharpening", "self_attention_penalty_weight", "reinforce_baseline_decay",
+                "reinforce_entropy_weight", "doubly_stochastic_weight"}
     for config_class in CONFIGS:
         assert set(float_fields(config_class)) == expected
     assert set(FLOAT_RANGES) <= expected

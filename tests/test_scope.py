@@ -163,7 +163,7 @@ def test_hard_attention_gradient_is_the_relaxed_softmax_gradient():
 
 
 SCOPES_AND_MODES = [(scope, mode) for scope in ATTENTION_SCOPES for mode in ATTENTION_MODES
-                    if not (scope == "monotonic" and mode == "hard")]
+                    if not (scope == "monotonic" and mode != "soft")]
 
 
 @pytest.mark.parametrize("scope, mode", SCOPES_AND_MODES)
@@ -194,12 +194,16 @@ STYLES = [("bahdanau", False), ("luong", False), ("luong", True)]
 SWEEP = list(itertools.product(ATTENTION_SCORES, STYLES, ATTENTION_SCOPES, ATTENTION_MODES, ["plain", "extras"]))
 
 
-def refusal(attention_type: str, scope: str, mode: str) -> str | None:
-    """The fields a refused combination's error names, or None."""
+def refusal(attention_type: str, scope: str, mode: str, extras: str = "plain") -> str | None:
+    """The fields a refused combination's error names (the first the config checks), or None."""
     if scope == "monotonic" and attention_type == "multihead":
         return "attention_scope='monotonic'.*attention_type='multihead'"
-    if scope == "monotonic" and mode == "hard":
-        return "attention_mode='hard'.*attention_scope='monotonic'"
+    if mode == "hard_reinforce" and attention_type == "multihead":
+        return "attention_mode='hard_reinforce'.*attention_type='multihead'"
+    if mode == "hard_reinforce" and extras == "extras":  # extras: copy_attention
+        return "attention_mode='hard_reinforce'.*copy_attention=True"
+    if scope == "monotonic" and mode != "soft":
+        return f"attention_mode='{mode}'.*attention_scope='monotonic'"
     return None
 
 
@@ -231,7 +235,7 @@ def test_every_accepted_combination_trains_steps_like_teacher_forcing_and_equals
                      attention_scope=scope, attention_mode=mode, use_coverage=coverage, local_window=2,
                      monotonic_bias_init=0.0, coverage_loss_weight=0.5 if coverage else 0.0,
                      copy_attention=extras == "extras")
-    expected_error = refusal(attention_type, scope, mode)
+    expected_error = refusal(attention_type, scope, mode, extras)
     if expected_error:
         with pytest.raises(ValueError, match=expected_error):
             tiny_config(**overrides)
@@ -311,7 +315,7 @@ def test_the_coverage_loss_is_reported_and_added_to_the_loss(training):
     (dict(attention_type="none", coverage_loss_weight=1.0), "coverage_loss_weight=1.0.*attention_type='none'"),
     (dict(attention_scope="locl-p"), r"`attention_scope` must be one of \['global', 'local-m', 'local-p', "
                                      r"'monotonic'\], got 'locl-p'"),
-    (dict(attention_mode="stochastic"), r"`attention_mode` must be one of \['soft', 'hard'\]"),
+    (dict(attention_mode="stochastic"), r"`attention_mode` must be one of \['soft', 'hard', 'hard_reinforce'\]"),
     (dict(local_window=0), "`local_window` must be a positive integer, got 0"),
     (dict(hard_attention_temperature=0.0), "`hard_attention_temperature` must be > 0, got 0.0"),
     (dict(monotonic_noise_std=-1.0), "`monotonic_noise_std` must be >= 0"),

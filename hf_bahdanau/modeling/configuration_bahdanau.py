@@ -561,6 +561,10 @@ class BahdanauConfig(PreTrainedConfig):
             raise ValueError("`attention_mode='hard_reinforce'` scores the one position each step samples, but "
                              "`attention_type='multihead'` samples one per head and pools their average; use "
                              "`attention_mode='hard'` (straight-through) with it, or a one-head score.")
+        if self.attention_mode == "hard_reinforce" and self.copy_attention:
+            raise ValueError("`attention_mode='hard_reinforce'` rewards the sampled positions with log p(y), but with "
+                             "`copy_attention=True` a word copied from any other position then has probability 0 "
+                             "(log p = −∞); use `attention_mode='hard'` (straight-through) or soft attention with it.")
         if self.attention_mode != "hard_reinforce" and reinforce_fields:
             raise ValueError(f"{', '.join(reinforce_fields)}: only `attention_mode='hard_reinforce'` reads it, but "
                              f"`attention_mode` is {self.attention_mode!r}; set it or leave the default.")
