@@ -103,3 +103,24 @@ def test_a_short_run_writes_the_folder(tmp_path):
     reader = pipeline(model=str(output), trust_remote_code=True)
     record = reader(str(output / "example_0.png"), max_new_tokens=4)[0]
     assert isinstance(record["generated_text"], str)
+
+
+def test_texts_a_csv_reader_lost_are_refused_by_name(tmp_path):
+    """An imagefolder's metadata.csv goes through pandas, which reads the text NA as missing: the script says so
+    and names the row instead of training on a missing text."""
+    import csv
+
+    from PIL import Image
+
+    for split in ("train", "test"):
+        folder = tmp_path / "data" / split
+        folder.mkdir(parents=True)
+        with open(folder / "metadata.csv", "w", newline="") as file:
+            writer = csv.writer(file)
+            writer.writerow(["file_name", "text"])
+            for index, text in enumerate(["41", "NA", "7"]):
+                Image.fromarray(np.full((8, 12), 40 * index, dtype=np.uint8)).save(folder / f"{index}.png")
+                writer.writerow([f"{index}.png", text])
+    with pytest.raises(ValueError, match=r"split 'train' row 1 has no 'text' .*metadata.jsonl"):
+        main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(tmp_path / "run"), "--do_train",
+              "--max_steps", "1", "--report_to", "none"])

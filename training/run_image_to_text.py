@@ -135,6 +135,13 @@ def load_splits(data_args: ImageTextDataArguments) -> tuple[datasets.DatasetDict
                 limit = limits[split]
                 splits[split] = loaded[name] if limit is None else loaded[name].select(range(min(limit,
                                                                                                   len(loaded[name]))))
+        for split, rows in splits.items():
+            missing = [index for index, text in enumerate(rows[data_args.text_column]) if text is None]
+            if missing:
+                raise ValueError(f"--dataset_name {data_args.dataset_name}: split {split!r} row {missing[0]} has no "
+                                 f"{data_args.text_column!r} ({len(missing)} rows). An imagefolder's metadata.csv is "
+                                 "read by pandas, which turns texts such as NA, null or nan into missing values: write "
+                                 "metadata.jsonl instead (its texts are read exactly as written).")
         if "validation" not in splits:
             held_out = splits["train"].train_test_split(test_size=min(500, len(splits["train"]) // 10), seed=0)
             splits["train"], splits["validation"] = held_out["train"], held_out["test"]

@@ -426,7 +426,8 @@ def example_images(model_dir: Path, examples: Sequence[str]) -> list[str]:
 def image_usage(model_id: str, examples: list[str], generation: dict[str, Any], remote: bool) -> str:
     """An image-to-text model reading ``examples`` (files of its folder or repository): with remote code only through
     the Auto classes, with the plugin through the pipeline it ships, then the first image's attention picture."""
-    imports = ("from PIL import Image\nfrom transformers import AutoImageProcessor, AutoModelForImageTextToText, "
+    imports = ("# pip install torch transformers pillow: the shipped image processor reads images with Pillow\n"
+               "from PIL import Image\nfrom transformers import AutoImageProcessor, AutoModelForImageTextToText, "
                "AutoTokenizer" if remote else "from transformers import pipeline")
     load = (f"import os\n\nfrom huggingface_hub import snapshot_download\n{imports}\n\n"
             f"model_id = {json.dumps(model_id)}\n"
