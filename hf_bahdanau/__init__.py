@@ -2,7 +2,8 @@
 
 Importing the package registers ``model_type="bahdanau"`` (and ``"bahdanau-pointer"``, the pointer network's, with
 ``AutoModel``; ``"bahdanau-memory"``, the end-to-end memory network's; ``"bahdanau-image-to-text"`` with
-``AutoModelForImageTextToText`` and ``AutoImageProcessor``) with the Auto classes, and marks every
+``AutoModelForImageTextToText`` and ``AutoImageProcessor``; ``"bahdanau-vqa"``, the co-attention visual question
+answerer's, with ``AutoModelForVisualQuestionAnswering`` and ``AutoImageProcessor``) with the Auto classes, and marks every
 class for ``register_for_auto_class`` so ``save_pretrained`` writes the code next to the weights
 (loadable with ``trust_remote_code=True`` where hf_bahdanau is not installed).
 
@@ -20,10 +21,12 @@ from transformers import (
     AutoModelForSeq2SeqLM,
     AutoModelForSequenceClassification,
     AutoModelForTokenClassification,
+    AutoModelForVisualQuestionAnswering,
 )
 
 from .modeling import attention
 from .modeling.collators import DataCollatorWithRightPaddedLabels
+from .modeling.configuration_coattention import VisualQuestionAnsweringConfig
 from .modeling.configuration_bahdanau import PRESETS, BahdanauConfig, BahdanauPointerConfig
 from .modeling.configuration_image_to_text import BahdanauImageToTextConfig
 from .modeling.configuration_memory import MemoryNetworkConfig
@@ -31,6 +34,9 @@ from .modeling.image_processing_bahdanau import BahdanauImageProcessor
 from .modeling.modeling_bahdanau import (
     BahdanauForConditionalGeneration, BahdanauModel, BahdanauPreTrainedModel, BahdanauSeq2SeqLMOutput,
     BahdanauSeq2SeqModelOutput,
+)
+from .modeling.modeling_coattention import (
+    BahdanauForVisualQuestionAnswering, VisualQuestionAnsweringModel, VisualQuestionAnsweringOutput,
 )
 from .modeling.modeling_encoder_only import BahdanauEncoderModel
 from .modeling.modeling_image_to_text import BahdanauForImageToText, BahdanauImageToTextModel
@@ -76,6 +82,14 @@ for auto_class, model_class in ((AutoModel, BahdanauImageToTextModel),
     model_class.register_for_auto_class(auto_class.__name__)
 AutoImageProcessor.register(BahdanauImageToTextConfig, slow_image_processor_class=BahdanauImageProcessor, exist_ok=True)
 BahdanauImageProcessor.register_for_auto_class()
+AutoConfig.register(VisualQuestionAnsweringConfig.model_type, VisualQuestionAnsweringConfig, exist_ok=True)
+VisualQuestionAnsweringConfig.register_for_auto_class()
+for auto_class, model_class in ((AutoModel, VisualQuestionAnsweringModel),
+                                (AutoModelForVisualQuestionAnswering, BahdanauForVisualQuestionAnswering)):
+    auto_class.register(VisualQuestionAnsweringConfig, model_class, exist_ok=True)
+    model_class.register_for_auto_class(auto_class.__name__)
+AutoImageProcessor.register(VisualQuestionAnsweringConfig, slow_image_processor_class=BahdanauImageProcessor,
+                            exist_ok=True)
 
 
 def __getattr__(name: str):
@@ -102,6 +116,7 @@ __all__ = [
     "BahdanauForPointerNetwork",
     "BahdanauForSequenceClassification",
     "BahdanauForTokenClassification",
+    "BahdanauForVisualQuestionAnswering",
     "BahdanauModel",
     "BahdanauPointerConfig",
     "BahdanauPointerOutput",
@@ -114,6 +129,9 @@ __all__ = [
     "MemoryNetworkForSequenceClassification",
     "MemoryNetworkModel",
     "MemoryNetworkOutput",
+    "VisualQuestionAnsweringConfig",
+    "VisualQuestionAnsweringModel",
+    "VisualQuestionAnsweringOutput",
     "BahdanauTranslationPipeline",
     "DataCollatorWithRightPaddedLabels",
     "onnx_translation_pipeline",

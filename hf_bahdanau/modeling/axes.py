@@ -10,8 +10,9 @@ register one class per name (``@ATTENTION_SCORES.register("additive")``; ``regis
 from .registry import Registry
 
 __all__ = ["ATTENTION_MODES", "ATTENTION_SCOPES", "ATTENTION_SCORES", "AXES", "BRIDGES", "CONTEXT_MODES",
-           "DECODER_STYLES", "DEEP_OUTPUTS", "EMBEDDING_SOURCES", "MEMORY_AXES", "POOLINGS", "RNN_TYPES",
-           "SENTENCE_ENCODINGS", "TOKEN_ATTENTIONS", "TOKEN_ATTENTION_LEGACY_NAMES", "WEIGHT_TYINGS",
+           "CO_ATTENTIONS", "DECODER_STYLES", "DEEP_OUTPUTS", "EMBEDDING_SOURCES", "MEMORY_AXES", "POOLINGS",
+           "QUESTION_LEVELS", "RNN_TYPES", "SENTENCE_ENCODINGS", "TOKEN_ATTENTIONS", "TOKEN_ATTENTION_LEGACY_NAMES",
+           "WEIGHT_TYINGS",
            "all_at_once_scores", "axes_table", "describe_token_attention", "token_attention_types"]
 
 RNN_TYPES = Registry("rnn_type", {  # recurrent.py
@@ -132,12 +133,29 @@ WEIGHT_TYINGS = Registry("weight_tying", {
 })
 MEMORY_AXES = (SENTENCE_ENCODINGS, WEIGHT_TYINGS)
 
+# How a question and a context (an image's regions, or a second text) attend to each other (co_attention.py; Lu et al.
+# 2016's hierarchical co-attention), for the visual question answering model and the text-pair head.
+CO_ATTENTIONS = Registry("coattention", {
+    "parallel": "both at once through the affinity C = tanh(Q W_b Vᵀ): H^v = tanh(V W_v + Cᵀ Q W_q), "
+                "H^q = tanh(Q W_q + C V W_v), a^v = softmax(H^v w_v), a^q = softmax(H^q w_q) (Lu et al. 2016)",
+    "alternating": "in turn, x̂ = A(X; g) = Σ_i softmax_i(w_xᵀ tanh(W_x x_i + W_g g)) x_i: the question alone "
+                   "ŝ = A(Q; 0), the context guided by it v̂ = A(V; ŝ), the question again q̂ = A(Q; v̂) (Lu et al. "
+                   "2016)",
+    "context": "attention on the context only, guided by the question's mean q̄: v̂ = A(V; q̄), q̂ = q̄ (one-way "
+               "question-guided image attention)",
+    "none": "no attention: the means of the question's features and of the context's, q̂ = mean_t q_t, "
+            "v̂ = mean_n v_n (CNN with bag of words)",
+})
+# The levels of the question hierarchy each co-attended (question_levels.py), in this order.
+QUESTION_LEVELS = ("word", "phrase", "question")
+
 
 def axes_table() -> str:
     """The table of the configuration axes (docs/architecture.md), one row per accepted value: the seq2seq model's,
-    then the meta-embedding's sources (every model class), the classifier's pooling and the memory network's axes."""
+    then the meta-embedding's sources (every model class), the classifier's pooling, the memory network's axes and the
+    co-attention's forms."""
     rows = ["| field | value | what it is |", "| --- | --- | --- |"]
-    for registry in (*AXES, EMBEDDING_SOURCES, POOLINGS, *MEMORY_AXES):
+    for registry in (*AXES, EMBEDDING_SOURCES, POOLINGS, *MEMORY_AXES, CO_ATTENTIONS):
         rows += [f"| `{registry.field}` |{row[1:]}" for row in registry.markdown_rows()]
     return "\n".join(rows)
 

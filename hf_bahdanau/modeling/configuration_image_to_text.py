@@ -14,7 +14,8 @@ from transformers import AutoConfig
 
 from .configuration_bahdanau import BahdanauConfig, _builtin_errors, _require_positive
 
-__all__ = ["IMAGE_TO_TEXT_AUTO_MAP", "IMAGE_TO_TEXT_PIPELINES", "BahdanauImageToTextConfig"]
+__all__ = ["IMAGE_TO_TEXT_AUTO_MAP", "IMAGE_TO_TEXT_PIPELINES", "BahdanauImageToTextConfig", "resolve_image_encoder",
+           "validate_image_encoder"]
 
 IMAGE_TO_TEXT_AUTO_MAP = {
     "AutoConfig": "configuration_image_to_text.BahdanauImageToTextConfig",
@@ -37,6 +38,43 @@ def backbone_feature_size(backbone_config: dict) -> int:
     raise ValueError(f"Cannot read the feature size of the `backbone_config` of model_type "
                      f"{backbone_config.get('model_type')!r} (no `hidden_sizes` or `hidden_size`): use a convolutional "
                      "backbone such as ResNet or ConvNeXt.")
+
+
+def resolve_image_encoder(config) -> int | None:
+    """Read ``config.backbone``'s config into ``backbone_config`` (when only the name is given) and return the
+    annotation size D of the image encoder the config describes (None while its fields are unusable: validation says
+    why)."""
+    if config.backbone is not None and config.backbone_config is None:
+        config.backbone_config = AutoConfig.from_pretrained(config.backbone).to_dict()
+    if config.backbone_config is not None:
+        return backbone_feature_size(config.backbone_config)
+    return config.cnn_channels[-1] if config.cnn_channels else None
+
+
+def validate_image_encoder(config, annotation_size: int) -> None:
+    """The image encoder's fields of ``config`` (``num_channels``, ``cnn_channels``, ``cnn_pool_sizes``,
+    ``backbone_config``, ``region_position_encoding``); ValueError naming the field."""
+    _require_positive("num_channels", config.num_channels)
+    if config.backbone_config is None:
+        if not config.cnn_channels or not all(isinstance(size, int) and size > 0 for size in config.cnn_channels):
+            raise ValueError(f"`cnn_channels` must be one positive int per convolution block (at least one), got "
+                             f"{config.cnn_channels!r}.")
+        pools = config.cnn_pool_sizes
+        if (len(pools) != len(config.cnn_channels)
+                or not all(len(pool) == 2 and all(isinstance(s, int) and s > 0 for s in pool) for pool in pools)):
+            raise ValueError(f"`cnn_pool_sizes` must be one [height, width] pair of positive ints per block of "
+                             f"`cnn_channels` ({len(config.cnn_channels)}), got {pools!r}.")
+    else:
+        if "model_type" not in config.backbone_config:
+            raise ValueError("`backbone_config` must be a vision model's config dict with its `model_type` (e.g. "
+                             "`ResNetConfig(...).to_dict()`).")
+        channels = config.backbone_config.get("num_channels", config.num_channels)
+        if channels != config.num_channels:
+            raise ValueError(f"`backbone_config` reads {channels} channels, but `num_channels` is "
+                             f"{config.num_channels}: set them equal.")
+    if config.region_position_encoding and annotation_size % 4:
+        raise ValueError(f"`region_position_encoding=True` splits the annotation size D={annotation_size} into sin "
+                         "and cos halves for rows and columns: D must be a multiple of 4.")
 
 
 @strict
@@ -84,11 +122,7 @@ class BahdanauImageToTextConfig(BahdanauConfig):
     context_gate: bool = True
 
     def __post_init__(self, **kwargs):
-        if self.backbone is not None and self.backbone_config is None:
-            self.backbone_config = AutoConfig.from_pretrained(self.backbone).to_dict()
-        annotation_size = (self.cnn_channels[-1] if self.backbone_config is None and self.cnn_channels
-                           else backbone_feature_size(self.backbone_config) if self.backbone_config is not None
-                           else None)
+        annotation_size = resolve_image_encoder(self)
         if self.encoder_hidden_size is None:
             self.encoder_hidden_size = annotation_size
         elif annotation_size is not None and self.encoder_hidden_size != annotation_size:
@@ -102,27 +136,7 @@ class BahdanauImageToTextConfig(BahdanauConfig):
     def validate_architecture(self) -> None:
         """``BahdanauConfig.validate_architecture`` and the image encoder's fields; ValueError naming the field."""
         super().validate_architecture()
-        _require_positive("num_channels", self.num_channels)
-        if self.backbone_config is None:
-            if not self.cnn_channels or not all(isinstance(size, int) and size > 0 for size in self.cnn_channels):
-                raise ValueError(f"`cnn_channels` must be one positive int per convolution block (at least one), got "
-                                 f"{self.cnn_channels!r}.")
-            pools = self.cnn_pool_sizes
-            if (len(pools) != len(self.cnn_channels)
-                    or not all(len(pool) == 2 and all(isinstance(s, int) and s > 0 for s in pool) for pool in pools)):
-                raise ValueError(f"`cnn_pool_sizes` must be one [height, width] pair of positive ints per block of "
-                                 f"`cnn_channels` ({len(self.cnn_channels)}), got {pools!r}.")
-        else:
-            if "model_type" not in self.backbone_config:
-                raise ValueError("`backbone_config` must be a vision model's config dict with its `model_type` (e.g. "
-                                 "`ResNetConfig(...).to_dict()`).")
-            channels = self.backbone_config.get("num_channels", self.num_channels)
-            if channels != self.num_channels:
-                raise ValueError(f"`backbone_config` reads {channels} channels, but `num_channels` is "
-                                 f"{self.num_channels}: set them equal.")
-        if self.region_position_encoding and self.encoder_output_size % 4:
-            raise ValueError(f"`region_position_encoding=True` splits the annotation size D={self.encoder_output_size} "
-                             "into sin and cos halves for rows and columns: D must be a multiple of 4.")
+        validate_image_encoder(self, self.encoder_output_size)
         text_only = [f"`{field}={getattr(self, field)!r}`" for field, default in (
             ("encoder_layers", 1), ("bidirectional", False), ("reverse_source", False),
             ("encoder_self_attention", None), ("meta_embedding_sources", None), ("copy_attention", False))

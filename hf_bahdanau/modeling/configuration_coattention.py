@@ -1,0 +1,174 @@
+"""Configuration of the co-attention models (Lu et al. 2016, *Hierarchical Question-Image Co-Attention for Visual
+Question Answering*): a question read at up to three levels (``question_levels.py``), a context (an image's regions
+here; a second text in the text-pair head), the two attending to each other at every level (``co_attention.py``), and
+an answer chosen from a fixed answer vocabulary (``id2label``). Loading a config imports no model code.
+"""
+
+import dataclasses
+import os
+from typing import Any
+
+from huggingface_hub.dataclasses import strict
+from transformers import PreTrainedConfig
+
+from .axes import CO_ATTENTIONS, QUESTION_LEVELS
+from .configuration_bahdanau import _builtin_errors, _require_positive, _require_real
+from .configuration_image_to_text import resolve_image_encoder, validate_image_encoder
+from .remote_code import copy_model_code
+
+__all__ = ["CO_ATTENTION_INPUTS", "VQA_AUTO_MAP", "VQA_PIPELINES", "CoAttentionConfig", "VisualQuestionAnsweringConfig"]
+
+VQA_AUTO_MAP = {
+    "AutoConfig": "configuration_coattention.VisualQuestionAnsweringConfig",
+    "AutoModel": "modeling_coattention.VisualQuestionAnsweringModel",
+    "AutoModelForVisualQuestionAnswering": "modeling_coattention.BahdanauForVisualQuestionAnswering",
+}
+# config.json's ``custom_pipelines``: transformers 5 removed its visual-question-answering pipeline; ours is saved
+VQA_PIPELINES = {"visual-question-answering": {"impl": "pipeline_vqa.VisualQuestionAnsweringPipeline",
+                                               "pt": ["AutoModelForVisualQuestionAnswering"], "type": "multimodal"}}
+# What the answer reads: both inputs, or one of them alone (the baselines of the paper's tables)
+CO_ATTENTION_INPUTS = ("both", "question", "context")
+
+
+@strict
+class CoAttentionConfig(PreTrainedConfig):
+    r"""The fields every co-attention model shares: the question's words, the levels, the form of co-attention and the
+    answer. A subclass adds its context encoder.
+
+    At each level l of ``question_levels`` the question's features Q^l [B, T, d] and the context's V [B, N, d]
+    co-attend into q̂^l, v̂^l, and the answer reads them level by level (Lu et al.'s recursive MLP):
+
+        h^1 = tanh(W_1 (q̂^1 + v̂^1)),   h^l = tanh(W_l [q̂^l + v̂^l; h^{l−1}]),   p = softmax(W_h h^L)
+
+    Args:
+        vocab_size (`int`, *optional*, defaults to 1000):
+            Word ids of the question.
+        hidden_size (`int`, *optional*, defaults to 128):
+            d: the word embeddings, every level's features and the context's (the paper: 512).
+        attention_size (`int`, *optional*, defaults to 128):
+            k, the size of the co-attention's hidden layers H^q, H^v.
+        coattention (`str`, *optional*, defaults to `"parallel"`):
+            A name of ``axes.CO_ATTENTIONS``: ``"parallel"``, ``"alternating"``, ``"context"`` (the context attended,
+            guided by the question's mean) or ``"none"`` (means of both).
+        question_levels (`list[str]`, *optional*, defaults to `["word", "phrase", "question"]`):
+            The levels co-attended, in the order of ``QUESTION_LEVELS``: words, n-gram phrases, the LSTM's states.
+        phrase_windows (`list[int]`, *optional*, defaults to `[1, 2, 3]`):
+            The n-gram sizes of the phrase level's convolutions (max over them at each word).
+        inputs (`str`, *optional*, defaults to `"both"`):
+            ``"both"``; or a baseline reading one input: ``"question"`` (v̂ = 0, no context passed) or ``"context"``
+            (q̂ = 0, no question passed), with ``coattention="none"``.
+        answer_hidden_size (`int`, *optional*, defaults to 256):
+            The size of h^l (the paper: 1024).
+        dropout (`float`, *optional*, defaults to 0.1):
+            Dropout on the features entering the co-attention and on each h^l.
+        init_std (`float`, *optional*, defaults to 0.1):
+            The word embeddings are drawn from N(0, init_std²); linear maps are Xavier-uniform, the LSTM's recurrent
+            weights orthogonal.
+        pad_token_id (`int`, *optional*, defaults to 0):
+            The padding word id (padding is read from the masks; this id is what collators fill with).
+    """
+
+    keys_to_ignore_at_inference = ["hidden_states", "question_attentions", "context_attentions", "affinities",
+                                   "grid_size"]
+
+    vocab_size: int = 1000
+    hidden_size: int = 128
+    attention_size: int = 128
+    coattention: str = "parallel"
+    question_levels: list[str] = dataclasses.field(default_factory=lambda: list(QUESTION_LEVELS))
+    phrase_windows: list[int] = dataclasses.field(default_factory=lambda: [1, 2, 3])
+    inputs: str = "both"
+    answer_hidden_size: int = 256
+    dropout: float | int = 0.1
+    init_std: float | int = 0.1
+    pad_token_id: int | None = 0
+
+    def __post_init__(self, **kwargs):
+        if getattr(self, "auto_map", None) is None and getattr(self, "default_auto_map", None):
+            self.auto_map = dict(self.default_auto_map)
+        super().__post_init__(**kwargs)
+        self.validate_architecture()
+
+    def save_pretrained(self, save_directory: str | os.PathLike, push_to_hub: bool = False, **kwargs: Any) -> None:
+        """``PreTrainedConfig.save_pretrained``, with the code of every class in ``auto_map`` and the pipeline when
+        the code is saved too (``register_for_auto_class``)."""
+        if self._auto_class is not None:
+            copy_model_code(self, save_directory)
+        super().save_pretrained(save_directory, push_to_hub=push_to_hub, **kwargs)
+
+    def validate_architecture(self) -> None:
+        """Check every field; ValueError naming the field, the value and what is allowed."""
+        for field in ("vocab_size", "hidden_size", "attention_size", "answer_hidden_size"):
+            _require_positive(field, getattr(self, field))
+        CO_ATTENTIONS.check(self.coattention)
+        for field in ("dropout", "init_std"):
+            _require_real(field, getattr(self, field))
+        levels = self.question_levels
+        if not levels or any(level not in QUESTION_LEVELS for level in levels) or levels != sorted(
+                set(levels), key=QUESTION_LEVELS.index):
+            raise ValueError(f"`question_levels` must be one or more of {list(QUESTION_LEVELS)}, each once, in that "
+                             f"order; got {levels!r}.")
+        if not self.phrase_windows or not all(isinstance(size, int) and size > 0 for size in self.phrase_windows):
+            raise ValueError(f"`phrase_windows` must be one or more positive n-gram sizes, got {self.phrase_windows!r}.")
+        if self.inputs not in CO_ATTENTION_INPUTS:
+            raise ValueError(f"`inputs` must be one of {list(CO_ATTENTION_INPUTS)}, got {self.inputs!r}.")
+        if self.inputs != "both" and self.coattention != "none":
+            raise ValueError(f"`inputs={self.inputs!r}` reads one input, so nothing attends across two: set "
+                             f"`coattention='none'` (got {self.coattention!r}).")
+        if self.num_labels is not None and self.num_labels < 1:
+            raise ValueError(f"`num_labels` must be a positive integer (the answers), got {self.num_labels}.")
+
+
+@strict
+class VisualQuestionAnsweringConfig(CoAttentionConfig):
+    r"""Configuration of ``BahdanauForVisualQuestionAnswering``: a question [B, T] and an image [B, C, H, W] -> an
+    answer of ``num_labels`` (``id2label``). The image is a grid of N region annotations a_n of size D (Show, Attend and
+    Tell's encoder, ``image_encoder.py``), made question-sized, v_n = tanh(W_i a_n + b_i) [B, N, d].
+
+    Args (besides ``CoAttentionConfig``'s):
+        num_channels (`int`, *optional*, defaults to 3):
+            C, the channels of ``pixel_values`` (1 grey, 3 RGB).
+        cnn_channels (`list[int]`, *optional*, defaults to `[32, 64, 128]`):
+            The output channels of each 3×3 convolution block of our own CNN; the last is D.
+        cnn_pool_sizes (`list[list[int]]`, *optional*, defaults to `[[2, 2], [2, 2], [2, 2]]`):
+            Each block's max pooling (ceil mode); a 64×64 image is a grid of 8×8 regions.
+        backbone_config (`dict`, *optional*):
+            A transformers vision model's config (``to_dict()``, e.g. ``ResNetConfig(...)``'s) instead of our CNN.
+        backbone (`str`, *optional*):
+            A Hub name or local folder of a vision checkpoint, whose weights a new model loads while
+            ``use_pretrained_backbone`` is True.
+        use_pretrained_backbone (`bool`, *optional*, defaults to `True`):
+            Whether a new model loads ``backbone``'s weights.
+        region_position_encoding (`bool`, *optional*, defaults to `False`):
+            Add a 2-D sinusoidal encoding of each region's row and column to a_n (D a multiple of 4).
+    """
+
+    model_type = "bahdanau-vqa"
+    default_auto_map = VQA_AUTO_MAP
+
+    num_channels: int = 3
+    cnn_channels: list[int] = dataclasses.field(default_factory=lambda: [32, 64, 128])
+    cnn_pool_sizes: list[list[int]] = dataclasses.field(default_factory=lambda: [[2, 2], [2, 2], [2, 2]])
+    backbone_config: dict | None = None
+    backbone: str | None = None
+    use_pretrained_backbone: bool = True
+    region_position_encoding: bool = False
+
+    def __post_init__(self, **kwargs):
+        if not getattr(self, "custom_pipelines", None):
+            self.custom_pipelines = VQA_PIPELINES
+        resolve_image_encoder(self)
+        super().__post_init__(**kwargs)
+
+    @property
+    def annotation_size(self) -> int:
+        """D, the size of the image encoder's region annotations."""
+        return resolve_image_encoder(self)
+
+    def validate_architecture(self) -> None:
+        super().validate_architecture()
+        validate_image_encoder(self, self.annotation_size)
+
+
+CoAttentionConfig.__setattr__ = _builtin_errors(CoAttentionConfig.__setattr__)
+VisualQuestionAnsweringConfig.__setattr__ = _builtin_errors(VisualQuestionAnsweringConfig.__setattr__)
