@@ -1,0 +1,101 @@
+"""A ``visual-question-answering`` pipeline for the co-attention answerer: an image and a question in, the answer and
+both attentions out.
+
+transformers 5 removed its visual-question-answering pipeline; this one is saved with every co-attention VQA model
+(``custom_pipelines`` in ``config.json``, this file next to the weights), so
+
+    vqa = pipeline(model="path/or/repo", trust_remote_code=True)
+    vqa(image="shape.png", question="what color is the shape?")
+    # {"answer": "teal", "score": 0.98}
+    vqa([{"image": image, "question": "is there a circle?"}, …], top_k=3)
+    # [{"answers": [{"answer": "no", "score": 0.97}, …]}, …]
+
+An image is a PIL image, a uint8 array or a path (or URL) that PIL opens. ``return_attentions=True`` adds the question's
+tokens, each level's weights over them (``question_attentions``, one list per level of ``levels``) and over the image's
+own grid of regions (``image_attentions``: one list per level, ``grid_size`` = [rows, columns] nested lists);
+``plotting.plot_coattention`` draws them.
+"""
+
+import numpy as np
+import torch
+from PIL import Image
+from transformers import Pipeline
+
+__all__ = ["VisualQuestionAnsweringPipeline"]
+
+
+class VisualQuestionAnsweringPipeline(Pipeline):
+    """``{"image": …, "question": text}`` (or ``image=``, ``question=``) -> ``{"answer", "score"}``; ``top_k`` > 1:
+    ``{"answers": [{"answer", "score"}, …]}``, likeliest first; a list of inputs -> one record each."""
+
+    _load_processor = False
+    _load_image_processor = True
+    _load_feature_extractor = False
+    _load_tokenizer = True
+
+    def _sanitize_parameters(self, top_k: int | None = None, return_attentions: bool | None = None, **kwargs):
+        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
+            raise ValueError(f"`top_k` must be a positive int, got {top_k!r}.")
+        postprocess = {} if top_k is None else {"top_k": top_k}
+        if return_attentions is not None:
+            postprocess["return_attentions"] = bool(return_attentions)
+        return {}, {}, postprocess
+
+    def __call__(self, inputs: dict | list[dict] | None = None, *, image=None, question: str | None = None, **kwargs):
+        """One question (a dict, or ``image=`` and ``question=``) -> one record; a list of dicts -> a record each."""
+        if inputs is None:
+            inputs = {"image": image, "question": question}
+        elif image is not None or question is not None:
+            raise ValueError("Pass the inputs either as a dict (or a list of dicts) or as `image=` and `question=`, "
+                             "not both.")
+        for item in inputs if isinstance(inputs, list) else [inputs]:
+            _check_item(item)
+        return super().__call__(inputs, **kwargs)
+
+    def preprocess(self, item: dict) -> dict:
+        image = item["image"]
+        if isinstance(image, str):
+            image = self.image_processor.fetch_images(image) if "://" in image else Image.open(image)
+        question = self.tokenizer(item["question"], add_special_tokens=False)["input_ids"]
+        if not question:
+            raise ValueError(f"`question` {item['question']!r} has no token the tokenizer knows how to write.")
+        return {**dict(self.image_processor(image, return_tensors="pt")), "input_ids": torch.tensor([question]),
+                "attention_mask": torch.ones(1, len(question), dtype=torch.long)}
+
+    def _forward(self, model_inputs: dict) -> dict:
+        reads = self.model.config.inputs  # a baseline reading one input is not given the other
+        unread = {"question": ("pixel_values", "pixel_mask"), "context": ("input_ids", "attention_mask")}.get(reads, ())
+        outputs = self.model(**{key: value for key, value in model_inputs.items() if key not in unread},
+                             output_attentions=True)
+        return {"logits": outputs.logits, "input_ids": model_inputs["input_ids"], "grid_size": outputs.grid_size,
+                "question_attentions": outputs.question_attentions, "image_attentions": outputs.context_attentions}
+
+    def postprocess(self, model_outputs: dict, top_k: int = 1, return_attentions: bool = False) -> dict:
+        probabilities = model_outputs["logits"][0].float().softmax(-1)
+        scores, ids = probabilities.topk(min(top_k, len(probabilities)))
+        answers = [{"answer": self.model.config.id2label[int(index)], "score": float(score)}
+                   for score, index in zip(scores, ids)]
+        record = {"answers": answers} if top_k > 1 else dict(answers[0])
+        if return_attentions:
+            config = self.model.config
+            record["levels"] = list(config.question_levels)
+            record["question_tokens"] = self.tokenizer.convert_ids_to_tokens(model_outputs["input_ids"][0].tolist())
+            if model_outputs["question_attentions"] is not None:
+                record["question_attentions"] = [weights[0].tolist() for weights in model_outputs["question_attentions"]]
+            if model_outputs["image_attentions"] is not None:
+                rows, columns = model_outputs["grid_size"][0].tolist()
+                record["grid_size"] = [rows, columns]
+                record["image_attentions"] = [weights[0, :rows * columns].reshape(rows, columns).tolist()
+                                              for weights in model_outputs["image_attentions"]]
+        return record
+
+
+def _check_item(item) -> None:
+    """A dict with ``image`` (a PIL image, an array or a path) and ``question`` (a non-blank string)."""
+    if not isinstance(item, dict) or set(item) != {"image", "question"}:
+        raise ValueError(f"Each input must be a dict with the keys 'image' and 'question', got {item!r:.200}.")
+    image, question = item["image"], item["question"]
+    if not isinstance(image, (str, Image.Image, np.ndarray, torch.Tensor)):
+        raise ValueError(f"`image` must be a PIL image, a uint8 array or a path, got {type(image).__name__}.")
+    if not isinstance(question, str) or not question.strip():
+        raise ValueError(f"`question` must be a non-blank string, got {question!r:.200}.")
