@@ -136,11 +136,12 @@ def test_plot_vqa_example_refuses_a_model_reading_one_input(tiny_vqa):
     (dict(image_weights=np.full((2, 3, 2), 1 / 6)), r"`image_weights` must be .* or \[K, 2, 3\]; got \[2, 3, 2\]"),
     (dict(question_weights=[[0.5, 0.25, 0.2], QUESTION[1]]), r"`question_weights` must hold one distribution per "
                                                              r"level .* within 3·ε₃₂\), but level 0's sum to 0.95"),
-    (dict(image_weights=[np.full(6, 1 / 6) + 1e-6, np.ravel(REGIONS[1])]), r"`image_weights` must hold one distribution .* "
-                                                                 r"level 0's sum to 1"),
+    (dict(image_weights=[np.full(6, 1 / 6) + 1e-6, np.ravel(REGIONS[1])]),
+     r"`image_weights` must hold one distribution .* level 0's sum to 1"),
     (dict(question_weights=[[1.5, -0.25, -0.25], QUESTION[1]]), r"`question_weights` must be finite and ≥ 0 .* from "
                                                                 r"-0.25 to 1.5"),
-    (dict(image_weights=[[float("nan")] * 6, np.ravel(REGIONS[1])]), r"`image_weights` must be finite and ≥ 0 .* and NaN"),
+    (dict(image_weights=[[float("nan")] * 6, np.ravel(REGIONS[1])]),
+     r"`image_weights` must be finite and ≥ 0 .* and NaN"),
     (dict(image_weights=[[0.5, "a"]]), r"`image_weights` must be numbers \[levels, ...\]"),
     (dict(image_weights=REGIONS[:1]), r"`question_weights` and `image_weights` must have one row per level each, "
                                       r"got 2 and 1"),

@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from hf_bahdanau import PRESETS
-from hf_bahdanau.modeling.axes import (ATTENTION_MODES, ATTENTION_SCOPES, ATTENTION_SCORES, BRIDGES, CONTEXT_MODES,
-                                       DECODER_STYLES, DEEP_OUTPUTS, EMBEDDING_SOURCES, POOLINGS, RNN_TYPES,
-                                       SENTENCE_ENCODINGS, WEIGHT_TYINGS, describe_token_attention)
+from hf_bahdanau.modeling.axes import (ATTENTION_MODES, ATTENTION_SCOPES, ATTENTION_SCORES, BRIDGES, CO_ATTENTIONS,
+                                       CONTEXT_MODES, DECODER_STYLES, DEEP_OUTPUTS, EMBEDDING_SOURCES, POOLINGS,
+                                       RNN_TYPES, SENTENCE_ENCODINGS, WEIGHT_TYINGS, describe_token_attention)
+from hf_bahdanau.modeling.configuration_image_to_text import backbone_feature_size
 
 SIZE_FIELDS = ("encoder_layers", "decoder_layers")  # presets fix them; small models override them
 
@@ -32,6 +33,14 @@ PAPERS = {
                            "https://arxiv.org/abs/1506.07503"),
 }
 MEMORY_NETWORK_PAPER = ("Sukhbaatar et al., 2015", "End-To-End Memory Networks", "https://arxiv.org/abs/1503.08895")
+VQA_PAPER = ("Lu et al., 2016", "Hierarchical Question-Image Co-Attention for Visual Question Answering",
+             "https://arxiv.org/abs/1606.00061")
+# what a VQA model is, by its ``coattention`` form (axes.CO_ATTENTIONS; the card's lines say the form in full)
+VQA_FAMILIES = {"parallel": "hierarchical question–image co-attention, parallel",
+                "alternating": "hierarchical question–image co-attention, alternating",
+                "context": "question-guided image attention",
+                "none": "a question and image model without attention (the means of both)"}
+VQA_BASELINES = {"question": "a question-only baseline", "context": "an image-only baseline"}  # by ``inputs``
 IMAGE_TO_TEXT_PAPER = ("Xu et al., 2015",
                        "Show, Attend and Tell: Neural Image Caption Generation with Visual Attention",
                        "https://arxiv.org/abs/1502.03044")
@@ -152,6 +161,8 @@ def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
         return describe_memory_network(config)
     if task == "image-to-text":
         return describe_image_to_text(config)
+    if task == "visual-question-answering":
+        return describe_visual_question_answering(config)
     preset = matching_preset(config)
     cell = RNN_TYPES.describe(config["rnn_type"])
     directions = "bidirectional " if config["bidirectional"] else ""
@@ -225,6 +236,22 @@ def describe_image_to_text(config: dict[str, Any]) -> Architecture:
     """Bullet lines naming every choice of a ``BahdanauImageToTextConfig`` dict (Xu et al., 2015): the image encoder
     (our CNN's blocks and the grid they leave, or the backbone and where its weights came from; the region position
     encoding), then the recurrent decoder's lines as for translation."""
+    encoder = image_encoder_words(config, config["encoder_hidden_size"],
+                                  "ā = the mean annotation over the image's real regions")
+    cell = RNN_TYPES.describe(config["rnn_type"])
+    lines = [f"**Image encoder**: {encoder}", *_decoder_lines(config, cell, "image-to-text")]
+    if config.get("dropout"):
+        lines.append(f"**Dropout**: {config['dropout']}")
+    family = ("Show, Attend and Tell: a recurrent decoder attending over the regions of an image"
+              if config["attention_type"] != "none" else
+              "an image-to-text model without attention: a recurrent decoder reading the image's mean annotation")
+    return Architecture(None, IMAGE_TO_TEXT_PAPER, lines, family=family)
+
+
+def image_encoder_words(config: dict[str, Any], annotation_size: int, summary: str) -> str:
+    """Show, Attend and Tell's image encoder in words (an image-to-text or VQA config dict): our CNN's blocks and the
+    grid they leave, or the backbone and where its weights came from; the D-sized annotations, ``summary`` (what the
+    model makes of them) and the region position encoding."""
     channels = config["num_channels"]
     pixels = f"{channels} input channel{'s' if channels > 1 else ''} ({'grey' if channels == 1 else 'RGB'})"
     if config.get("backbone_config") is None:
@@ -240,17 +267,39 @@ def describe_image_to_text(config: dict[str, Any]) -> Architecture:
         weights = f"weights initialised from `{backbone}`" if backbone else "weights initialised at random"
         encoder = (f"a transformers `{config['backbone_config']['model_type']}` vision backbone, {weights}, over "
                    f"{pixels}; its last feature map is the grid of H' × W' regions")
-    encoder += (f", each an annotation a_i of D = {config['encoder_hidden_size']} features, read row by row; ā = the "
-                "mean annotation over the image's real regions")
+    encoder += f", each an annotation a_i of D = {annotation_size} features, read row by row; {summary}"
     if config.get("region_position_encoding"):
         encoder += "; a 2-D sinusoidal encoding of each region's row and column is added to its annotation"
     else:
         encoder += "; the annotations carry no encoding of their position (as in the paper)"
-    cell = RNN_TYPES.describe(config["rnn_type"])
-    lines = [f"**Image encoder**: {encoder}", *_decoder_lines(config, cell, "image-to-text")]
+    return encoder
+
+
+def describe_visual_question_answering(config: dict[str, Any]) -> Architecture:
+    """Bullet lines naming every choice of a ``VisualQuestionAnsweringConfig`` dict (Lu et al., 2016): the image
+    encoder (as Show, Attend and Tell's, ``image_encoder_words``), the question's levels, the co-attention form at
+    each (``axes.CO_ATTENTIONS``' words), a baseline's one input, and the answer MLP over the answer vocabulary."""
+    size = config["hidden_size"]
+    if config["inputs"] == "question":
+        image = "none: this baseline reads the question alone (v̂ = 0)"
+    else:
+        annotations = (config["cnn_channels"][-1] if config.get("backbone_config") is None
+                       else backbone_feature_size(config["backbone_config"]))
+        image = image_encoder_words(config, annotations, f"made question-sized, v_n = tanh(W_i a_n + b_i), d = {size}")
+    levels = {"word": "words, q^w_t = E x_t", "phrase": "phrases, q^p_t = max over n-grams of "
+              f"{', '.join(map(str, config['phrase_windows']))} words of tanh(W_c^n [q^w_t; …; q^w_{{t+n−1}}])",
+              "question": "the question, q^s_t = LSTM(q^p)_t"}
+    question = ("none: this baseline reads the image alone (q̂ = 0)" if config["inputs"] == "context" else
+                f"{config['vocab_size']:,} words embedded in d = {size}, read at {len(config['question_levels'])} "
+                f"level{'s' if len(config['question_levels']) > 1 else ''}: "
+                + "; ".join(levels[name] for name in config["question_levels"]))
+    lines = [f"**Image encoder**: {image}", f"**Question**: {question}",
+             f"**Co-attention** at each level, k = {config['attention_size']}: "
+             + CO_ATTENTIONS.describe(config["coattention"]),
+             f"**Answer**: h^1 = tanh(W_1 (q̂^1 + v̂^1)), h^l = tanh(W_l [q̂^l + v̂^l; h^{{l−1}}]) of "
+             f"{config['answer_hidden_size']} units; p = softmax(W_h h^L) over {len(config.get('id2label') or {})} "
+             "answers (a closed answer vocabulary)"]
     if config.get("dropout"):
         lines.append(f"**Dropout**: {config['dropout']}")
-    family = ("Show, Attend and Tell: a recurrent decoder attending over the regions of an image"
-              if config["attention_type"] != "none" else
-              "an image-to-text model without attention: a recurrent decoder reading the image's mean annotation")
-    return Architecture(None, IMAGE_TO_TEXT_PAPER, lines, family=family)
+    family = VQA_BASELINES.get(config["inputs"]) or VQA_FAMILIES[config["coattention"]]
+    return Architecture(None, VQA_PAPER, lines, family=family)

@@ -21,8 +21,11 @@ from typing import Any
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
+from hf_bahdanau.modeling.axes import QUESTION_LEVELS
+
 from .architecture import Architecture, describe
 from .folder import parameter_count, pictures, read_json, split_metrics, training_arguments
+from .vqa import VQA_TAGS, vqa_examples, vqa_limitations, vqa_pipeline_usage, vqa_task_description, vqa_usage
 
 TEMPLATE = Path(__file__).parent / "templates" / "model_card.md"
 TASKS = {  # task -> (Auto class of its head, how the task reads in words)
@@ -32,13 +35,16 @@ TASKS = {  # task -> (Auto class of its head, how the task reads in words)
     "pointer-network": ("AutoModel", "Pointer Network"),
     "memory-question-answering": ("AutoModelForSequenceClassification", "Memory Question Answering"),
     "image-to-text": ("AutoModelForImageTextToText", "Image-to-Text"),
+    "visual-question-answering": ("AutoModelForVisualQuestionAnswering", "Visual Question Answering"),
 }
 # model types that have one task; the others: "bahdanau"
 MODEL_TYPES = {"bahdanau-pointer": "pointer-network", "bahdanau-memory": "memory-question-answering",
+               "bahdanau-vqa": "visual-question-answering",
                "bahdanau-image-to-text": "image-to-text"}
 # the tasks that are Hub pipeline tags (no Hub pipeline points or reads a memory)
-PIPELINE_TAGS = ("translation", "token-classification", "text-classification", "image-to-text")
-EXAMPLE_IMAGES = "example_*.png"  # an image-to-text folder's example images when none are named
+PIPELINE_TAGS = ("translation", "token-classification", "text-classification", "image-to-text",
+                 "visual-question-answering")
+EXAMPLE_IMAGES = "example_*.png"  # an image-to-text (or VQA) folder's example images when none are named
 MEMORY_EXAMPLE = json.dumps({"memory": ["Mary moved to the bathroom.", "John went to the hallway."],
                              "question": "Where is Mary?"})
 METRIC_NAMES = {
@@ -50,7 +56,13 @@ METRIC_NAMES = {
     "wer_no_stress": "Word error rate, stress ignored", "per_no_stress": "Phoneme error rate, stress ignored",
     "error": "Error rate", "supports_covered": "Supporting facts all found by some hop's peak",
     "sequence_accuracy": "Sequence accuracy", "cer": "Character error rate",
+    "accuracy_yes_no": "Accuracy, yes/no questions", "accuracy_color": "Accuracy, colour questions",
+    "accuracy_shape": "Accuracy, shape questions",
+    "shape_peak_overlap": "Image attention's peak region overlaps the shape",
+    "shape_attention_mass": "Image attention on the regions overlapping the shape",
 }
+# a VQA model's attention statistics per question level (run_vqa.py): "shape_peak_overlap_word"
+PER_LEVEL = re.compile(rf"(\w+?)_({'|'.join(QUESTION_LEVELS)})")
 HOP_ON_SUPPORT = re.compile(r"hop_(\d+)_on_support")  # a memory network's hop statistics (run_memory_qa.py)
 LONG_INPUTS = "long_"  # "long_cer": on inputs longer than any in training (run_image_to_text.py's test_long split)
 NOT_IN_MODEL_INDEX = ("loss", "gen_len")  # reported in the table, not quality metrics (also with LONG_INPUTS)
@@ -70,6 +82,11 @@ ATTENTION_PICTURES = {
     "image-to-text": (re.compile(r"attention_\d+\.png"), "Attention over the image", "Each output token's attention "
                       "α_t over the image's regions, drawn over the image: the brighter a region, the more weight it "
                       "gets (as in figures 2 and 3 of Xu et al.).", "attention"),
+    "visual-question-answering": (re.compile(r"coattention_\d+\.png"), "Attention over the question and the image",
+                                  "One test question per picture: at each level of the question (one row each), its "
+                                  "words shaded by their weight a^q (white = the level's largest weight) and the "
+                                  "image's regions by theirs a^v, drawn over the image (the brighter a region, the "
+                                  "more weight it gets), as in figure 4 of Lu et al.", "co-attention"),
 }
 EXPLORER_PAGES = {"image-to-text": "image_explorer.html"}  # the attention explorer a training run writes
 
@@ -150,6 +167,8 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
     architecture = describe(config, task)
     if task == "memory-question-answering":
         tags = ["hf_bahdanau", "memory-network", "attention", task, "custom_code"]
+    elif task == "visual-question-answering":
+        tags = ["hf_bahdanau", VQA_TAGS[config["coattention"]], "vision", task, "custom_code"]
     elif task == "image-to-text":
         tags = ["hf_bahdanau", "show-attend-and-tell", "rnn",
                 "attention" if config["attention_type"] != "none" else "no-attention", config["rnn_type"], "vision",
@@ -171,6 +190,9 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
     if task == "image-to-text":
         examples = example_images(model_dir, example_inputs or previous.examples)
         card_data.widget = [{"src": name} for name in examples]
+    elif task == "visual-question-answering":
+        examples = vqa_examples(model_dir, example_inputs or previous.examples, EXAMPLE_IMAGES)
+        card_data.widget = [{"src": item["image"], "text": item["question"]} for item in examples]
     else:
         default = MEMORY_EXAMPLE if task == "memory-question-answering" else "An example input."
         examples = list(example_inputs or previous.examples or [default])
@@ -181,7 +203,7 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
     page = EXPLORER_PAGES.get(task)
     if page and (model_dir / page).is_file():
         caption += f" `{page}` (open it in a browser) shows each token's attention over more test images."
-    figures = [path for path in pictures(model_dir) if not (task == "image-to-text" and path in examples)]
+    figures = [path for path in pictures(model_dir) if path not in example_files(task, examples)]
     state = read_json(model_dir / "trainer_state.json")
     log_headers, log_rows = training_log(state)
     return ModelCard.from_template(
@@ -200,13 +222,23 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
         other_pictures=[path for path in figures if not names.search(path)],
         usage_plugin=usage(task, auto_class, model_id, examples, generation, config, remote=False),
         usage_remote=usage(task, auto_class, model_id, examples, generation, config, remote=True),
-        usage_pipeline=pipeline_usage(model_id, examples, generation) if has_custom_pipeline(config, task) else "",
+        usage_pipeline=(vqa_pipeline_usage(model_id, examples) if task == "visual-question-answering" else
+                        pipeline_usage(model_id, examples, generation) if has_custom_pipeline(config, task) else ""),
         dataset_text=dataset_text(dataset_name, dataset_description),
         hyperparameters=hyperparameters(training_args, state, splits.get("train", {})),
         log_headers=log_headers, log_rows=log_rows,
         versions=framework_versions(),
         limitations=limitations(task, config, processor),
     )
+
+
+def example_files(task: str, examples: list) -> set[str]:
+    """The files of the folder that are example inputs, not figures: an image-to-text card's or a VQA card's images."""
+    if task == "image-to-text":
+        return set(examples)
+    if task == "visual-question-answering":
+        return {item["image"] for item in examples}
+    return set()
 
 
 @dataclass
@@ -232,8 +264,9 @@ def previous_card(model_dir: Path) -> PreviousCard:
     description = data_section.group(1).strip() if data_section else ""
     if dataset_name:
         description = description.removeprefix(f"**{dataset_name}**.").strip()
-    return PreviousCard(  # a text example is the widget's "text", an image's its "src"
-        examples=[entry.get("text", entry.get("src")) for entry in widget
+    return PreviousCard(  # a text example is the widget's "text", an image's its "src", a VQA example's both
+        examples=[json.dumps({"image": entry["src"], "question": entry["text"]}, ensure_ascii=False)
+                  if {"src", "text"} <= set(entry) else entry.get("text", entry.get("src")) for entry in widget
                   if isinstance(entry, dict) and isinstance(entry.get("text", entry.get("src")), str)],
         language=metadata.get("language"), dataset_name=dataset_name,
         dataset_description=description if description and description != NOT_RECORDED else None,
@@ -265,6 +298,8 @@ def summary(task: str, architecture: Architecture, dataset_name: str | None) -> 
 
 def task_description(task: str, config: dict[str, Any], processor: dict[str, Any]) -> str:
     """What the model reads and outputs; processor: preprocessor_config.json (an image-to-text model's)."""
+    if task == "visual-question-answering":
+        return vqa_task_description(config, image_size_words(processor))
     if task == "image-to-text":
         return (f"It reads an image ({image_size_words(processor)}) into a grid of region annotations and generates "
                 "its text token by token with `generate(pixel_values=…, pixel_mask=…)` (greedy or beam search; the "
@@ -297,6 +332,8 @@ def metric_name(name: str) -> str:
     """The card's words for a metric key of all_results.json (without its split prefix)."""
     if match := HOP_ON_SUPPORT.fullmatch(name):
         return f"Hop {match.group(1)} peaks on a supporting fact"
+    if (match := PER_LEVEL.fullmatch(name)) and match[1] in METRIC_NAMES:
+        return f"{METRIC_NAMES[match[1]]}, {match[2]} level"
     if name.startswith(LONG_INPUTS):
         return f"{metric_name(name.removeprefix(LONG_INPUTS))}, longer inputs than in training"
     return METRIC_NAMES.get(name, name)
@@ -318,6 +355,8 @@ def usage(task: str, auto_class: str, model_id: str, examples: list[str], genera
                                 "type)\n")
     if task == "memory-question-answering":
         return header + memory_usage(model_id, examples[0], remote)
+    if task == "visual-question-answering":
+        return header + vqa_usage(model_id, examples, config, remote)
     if task == "image-to-text":
         return header + image_usage(model_id, examples, generation, remote)
     if task == "pointer-network":
@@ -547,6 +586,8 @@ def limitations(task: str, config: dict[str, Any], processor: dict[str, Any]) ->
         return memory_limitations(config)
     if task == "image-to-text":
         return image_limitations(config, processor)
+    if task == "visual-question-answering":
+        return vqa_limitations(config, image_size_words(processor))
     if task == "pointer-network":
         lines[1] = ("It can only point at its own inputs, and its accuracy falls for more inputs than it was trained "
                     "on (Vinyals et al., 2015, table 1).")
