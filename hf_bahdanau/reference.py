@@ -66,6 +66,9 @@ reads ``_score``) and deep output, whose own equations are tested against hand-c
                       the real source positions j and the kept target steps t
     reinforce_surrogate  Xu et al. (2015), §4.1, one sequence with sampled positions j̃_t ~ α_t: the loss whose
                       gradient is the negated estimator, −log p(y | j̃, x) − (R − b) Σ_t log α_{t,j̃_t} − λ_e Σ_t H(α_t)
+    visual_question_answering  Lu et al. (2016), one question and image at a time: the word, phrase and question
+                      levels (the LSTM by its gate equations), v_n = tanh(W_i a_n + b_i), each co-attention form
+                      (parallel's affinity C = tanh(Qᵀ W_b V), alternating's ŝ, v̂, q̂) and the recursive answer MLP
 """
 
 
@@ -603,3 +606,104 @@ def reinforce_surrogate(log_likelihoods: Tensor, alphas: Tensor, positions: list
     log_policy = sum(torch.log(alphas[t, j]) for t, j in enumerate(positions))
     entropy = sum(-(alpha * torch.log(alpha)) for row in alphas for alpha in row if alpha > 0)
     return -reward - (reward.detach() - baseline) * log_policy - entropy_weight * entropy
+
+
+def visual_question_answering(model, question: list[int] | None, image: Tensor | None
+                              ) -> tuple[Tensor, list[tuple[Tensor | None, Tensor | None, Tensor | None]]]:
+    """Lu et al. (2016), *Hierarchical Question-Image Co-Attention*: a ``BahdanauForVisualQuestionAnswering``'s answer
+    scores [num_labels] for one question (its word ids, no padding; None for ``inputs="context"``) and one image
+    ([1, C, H, W], no padding; None for ``inputs="question"``), and per level of ``question_levels`` the weights
+    (a^q [T], a^v [N], C [T, N]), None where the form or the baseline has none. The model's weights are read by name
+    from its state dict; the image's annotations a_n come from its own image encoder. In the paper's column form,
+    Q = [q_1 … q_T] [d, T], V = [v_1 … v_N] [d, N]:
+
+        word      q^w_t = E x_t
+        phrase    q^p_t = max_s tanh(W^s_c [q^w_t; …; q^w_{t+s−1}] + b^s_c)        (q^w = 0 beyond the last word)
+        question  q^s_t = h_t of an LSTM over q^p: (i, f, g, o) = W_ih x_t + b_ih + W_hh h_{t−1} + b_hh,
+                  c_t = σ(f) ⊙ c_{t−1} + σ(i) ⊙ tanh(g),  h_t = σ(o) ⊙ tanh(c_t),  h_0 = c_0 = 0
+        image     v_n = tanh(W_i a_n + b_i)
+        parallel  C = tanh(Qᵀ W_b V),  H^v = tanh(W_v V + (W_q Q) C),  H^q = tanh(W_q Q + (W_v V) Cᵀ),
+                  a^v = softmax(w_hvᵀ H^v),  a^q = softmax(w_hqᵀ H^q),  v̂ = V a^v,  q̂ = Q a^q
+        alternating  A(X; g): H = tanh(W_x X + (W_g g) 1ᵀ), a^x = softmax(w_hxᵀ H), x̂ = X a^x;
+                  ŝ = A(Q; 0),  v̂ = A(V; ŝ),  q̂ = A(Q; v̂)
+        context   q̂ = mean_t q_t,  v̂ = A(V; q̂);   none: q̂ = mean_t q_t,  v̂ = mean_n v_n
+        baselines ``inputs="question"``: q̂ = mean_t q_t, v̂ = 0;  ``inputs="context"``: q̂ = 0, v̂ = mean_n v_n
+        answer    h^1 = tanh(W_1 (q̂^1 + v̂^1) + b_1),  h^l = tanh(W_l [q̂^l + v̂^l; h^{l−1}] + b_l),
+                  logits = W_h h^L + b_h
+
+    nn.Linear stores y = W x, so W_b is the stored ``affinity.weight`` transposed (Qᵀ W_b V = (W Q)ᵀ V)."""
+    config = model.config
+    p = model.state_dict(keep_vars=True)  # the parameters themselves, so gradients flow
+
+    def w(name: str) -> Tensor:
+        return p[f"coattention.{name}"]
+
+    levels = {}
+    if question is not None:
+        Q = w("embeddings.weight")[question].T  # [d, T]
+        d, T = Q.shape
+        levels["word"] = Q
+        if "phrase" in config.question_levels or "question" in config.question_levels:
+            grams = []
+            for index, s in enumerate(config.phrase_windows):
+                W_c = w(f"levels.phrases.{index}.weight").permute(0, 2, 1).reshape(d, s * d)  # block k reads q_{t+k}
+                b_c = w(f"levels.phrases.{index}.bias")
+                padded = torch.cat([Q, Q.new_zeros(d, s - 1)], dim=1)
+                grams.append(torch.stack([torch.tanh(W_c @ padded[:, t:t + s].T.reshape(-1) + b_c)
+                                          for t in range(T)], dim=1))
+            levels["phrase"] = torch.stack(grams).amax(0)
+        if "question" in config.question_levels:
+            W_ih, W_hh = w("levels.sentence.layers.0.weight_ih_l0"), w("levels.sentence.layers.0.weight_hh_l0")
+            b_ih, b_hh = w("levels.sentence.layers.0.bias_ih_l0"), w("levels.sentence.layers.0.bias_hh_l0")
+            h, c, states = Q.new_zeros(d), Q.new_zeros(d), []
+            for t in range(T):
+                i, f, g, o = (W_ih @ levels["phrase"][:, t] + b_ih + W_hh @ h + b_hh).chunk(4)
+                c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+                h = torch.sigmoid(o) * torch.tanh(c)
+                states.append(h)
+            levels["question"] = torch.stack(states, dim=1)
+    V = None
+    if image is not None:
+        annotations = model.coattention.image_encoder(image).last_hidden_state[0]  # [N, D]
+        V = torch.tanh(w("region_projection.weight") @ annotations.T + w("region_projection.bias")[:, None])
+
+    def mean(X: Tensor) -> tuple[Tensor, Tensor]:
+        a = X.new_full((X.shape[1],), 1.0 / X.shape[1])
+        return X @ a, a
+
+    def attend(prefix: str, X: Tensor, g: Tensor | None) -> tuple[Tensor, Tensor]:  # A(X; g)
+        H = w(f"{prefix}.features.weight") @ X
+        if g is not None:
+            H = H + (w(f"{prefix}.guide.weight") @ g)[:, None]
+        a = torch.softmax(w(f"{prefix}.score.weight")[0] @ torch.tanh(H), dim=0)
+        return X @ a, a
+
+    h, readings = None, []
+    for index, level in enumerate(config.question_levels):
+        Q, form, C = levels.get(level), f"coattentions.{index}", None
+        if V is None:
+            (q_hat, a_q), v_hat, a_v = mean(Q), Q.new_zeros(Q.shape[0]), None
+        elif Q is None:
+            q_hat, a_q, (v_hat, a_v) = V.new_zeros(V.shape[0]), None, mean(V)
+        elif config.coattention == "parallel":
+            C = torch.tanh(Q.T @ w(f"{form}.affinity.weight").T @ V)  # [T, N]
+            W_q, W_v = w(f"{form}.question.weight"), w(f"{form}.context.weight")
+            H_v = torch.tanh(W_v @ V + (W_q @ Q) @ C)
+            H_q = torch.tanh(W_q @ Q + (W_v @ V) @ C.T)
+            a_v = torch.softmax(w(f"{form}.context_score.weight")[0] @ H_v, dim=0)
+            a_q = torch.softmax(w(f"{form}.question_score.weight")[0] @ H_q, dim=0)
+            q_hat, v_hat = Q @ a_q, V @ a_v
+        elif config.coattention == "alternating":
+            s_hat, _ = attend(f"{form}.question_alone", Q, None)
+            v_hat, a_v = attend(f"{form}.context_by_question", V, s_hat)
+            q_hat, a_q = attend(f"{form}.question_by_context", Q, v_hat)
+        elif config.coattention == "context":
+            q_hat, a_q = mean(Q)
+            v_hat, a_v = attend(f"{form}.context_by_question", V, q_hat)
+        else:  # "none"
+            (q_hat, a_q), (v_hat, a_v) = mean(Q), mean(V)
+        joint = q_hat + v_hat
+        h = torch.tanh(w(f"answer_layers.{index}.weight") @ (joint if h is None else torch.cat([joint, h]))
+                       + w(f"answer_layers.{index}.bias"))
+        readings.append((a_q, a_v, C))
+    return p["answer.weight"] @ h + p["answer.bias"], readings
