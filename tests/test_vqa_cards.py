@@ -26,7 +26,6 @@ from hf_bahdanau.modeling.axes import CO_ATTENTIONS
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 TASK = "visual-question-answering"
-PIPELINE_CODE = Path(__file__).resolve().parents[1] / "hf_bahdanau" / "modeling" / "pipeline_vqa.py"
 WORDS = ["<pad>", "<unk>", "what", "color", "shape", "is", "the", "there", "a", "circle", "?"]
 ANSWERS = {0: "yes", 1: "no", 2: "red", 3: "blue", 4: "circle", 5: "triangle"}
 EXAMPLES = [{"image": "example_0.png", "question": "what color is the shape ?"},
@@ -214,7 +213,6 @@ def test_a_baselines_usage_code_gives_it_only_the_input_it_reads(inputs, model_d
     assert ast.literal_eval(capsys.readouterr().out.strip()) == expected
 
 
-@pytest.mark.skipif(not PIPELINE_CODE.exists(), reason="the visual-question-answering pipeline is not written yet")
 def test_usage_code_without_the_package_and_the_pipeline_answer_as_the_model(card, expected_answers, tmp_path):
     _, remote, pipeline = python_blocks(card.text)
     assert "hf_bahdanau" not in remote + pipeline
