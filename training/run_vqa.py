@@ -283,9 +283,9 @@ def shape_attention_metrics(model, collator, test: datasets.Dataset, batch_size:
 @torch.no_grad()
 def save_attention_pictures(model, processor, tokenizer, test: datasets.Dataset, data_args: VQADataArguments,
                             output_dir: Path) -> list[str]:
-    """``example_<n>.png`` (the image) and ``coattention_<n>.png`` (each level's weights over the question's words
-    and the image's regions) for the first --num_pictures test questions; returns the examples as the card's inputs,
-    ``{"image": "example_<n>.png", "question": …}`` in JSON."""
+    """``example_<n>.png`` (the image) and, for a model reading both inputs, ``coattention_<n>.png`` (each level's
+    weights over the question's words and the image's regions) for the first --num_pictures test questions; returns
+    the examples as the card's inputs, ``{"image": "example_<n>.png", "question": …}`` in JSON."""
     from hf_bahdanau.plotting import plot_vqa_example
 
     model.eval()
@@ -294,9 +294,9 @@ def save_attention_pictures(model, processor, tokenizer, test: datasets.Dataset,
         row = test[index]
         image, question = row[data_args.image_column].convert("RGB"), row[data_args.question_column]
         image.save(output_dir / f"example_{index}.png")
-        figure = plot_vqa_example(model, processor, tokenizer, image, question)
-        figure.savefig(output_dir / f"coattention_{index}.png", dpi=110, bbox_inches="tight")
-        figure.clf()
+        if model.config.inputs == "both":  # a baseline reading one input attends to nothing
+            plot_vqa_example(model, processor, tokenizer, image, question, expected=row[data_args.answer_column],
+                             path=output_dir / f"coattention_{index}.png")
         examples.append(json.dumps({"image": f"example_{index}.png", "question": question}))
     return examples
 
