@@ -3,9 +3,11 @@
 Importing the package registers ``model_type="bahdanau"`` (and ``"bahdanau-pointer"``, the pointer network's, with
 ``AutoModel``; ``"bahdanau-memory"``, the end-to-end memory network's; ``"bahdanau-image-to-text"`` with
 ``AutoModelForImageTextToText`` and ``AutoImageProcessor``; ``"bahdanau-vqa"``, the co-attention visual question
-answerer's, with ``AutoModelForVisualQuestionAnswering`` and ``AutoImageProcessor``) with the Auto classes, and marks every
-class for ``register_for_auto_class`` so ``save_pretrained`` writes the code next to the weights
-(loadable with ``trust_remote_code=True`` where hf_bahdanau is not installed).
+answerer's, with ``AutoModelForVisualQuestionAnswering`` and ``AutoImageProcessor``;
+``"bahdanau-text-coattention"``, the question–passage co-attention classifier's, with
+``AutoModelForSequenceClassification``) with the Auto classes, and marks every class for
+``register_for_auto_class`` so ``save_pretrained`` writes the code next to the weights (loadable with
+``trust_remote_code=True`` where hf_bahdanau is not installed).
 
 ``BahdanauTranslationPipeline`` is imported on first use: it needs ``transformers.pipelines``, which takes longer to
 import than the rest of the package. transformers 5 refuses the task name "translation" (it removed its own), so the
@@ -30,6 +32,7 @@ from .modeling.configuration_coattention import VisualQuestionAnsweringConfig
 from .modeling.configuration_bahdanau import PRESETS, BahdanauConfig, BahdanauPointerConfig
 from .modeling.configuration_image_to_text import BahdanauImageToTextConfig
 from .modeling.configuration_memory import MemoryNetworkConfig
+from .modeling.configuration_text_coattention import TextCoAttentionConfig
 from .modeling.image_processing_bahdanau import BahdanauImageProcessor
 from .modeling.modeling_bahdanau import (
     BahdanauForConditionalGeneration, BahdanauModel, BahdanauPreTrainedModel, BahdanauSeq2SeqLMOutput,
@@ -44,6 +47,9 @@ from .modeling.modeling_memory_network import (
     MemoryNetworkForSequenceClassification, MemoryNetworkModel, MemoryNetworkOutput,
 )
 from .modeling.modeling_pointer import BahdanauForPointerNetwork, BahdanauPointerOutput
+from .modeling.modeling_text_coattention import (
+    BahdanauForTextPairClassification, TextCoAttentionModel, TextPairClassifierOutput,
+)
 from .modeling.modeling_sequence_classification import (
     BahdanauForSequenceClassification, BahdanauSequenceClassifierOutput,
 )
@@ -90,6 +96,12 @@ for auto_class, model_class in ((AutoModel, VisualQuestionAnsweringModel),
     model_class.register_for_auto_class(auto_class.__name__)
 AutoImageProcessor.register(VisualQuestionAnsweringConfig, slow_image_processor_class=BahdanauImageProcessor,
                             exist_ok=True)
+AutoConfig.register(TextCoAttentionConfig.model_type, TextCoAttentionConfig, exist_ok=True)
+TextCoAttentionConfig.register_for_auto_class()
+for auto_class, model_class in ((AutoModel, TextCoAttentionModel),
+                                (AutoModelForSequenceClassification, BahdanauForTextPairClassification)):
+    auto_class.register(TextCoAttentionConfig, model_class, exist_ok=True)
+    model_class.register_for_auto_class(auto_class.__name__)
 
 
 def __getattr__(name: str):
@@ -115,6 +127,7 @@ __all__ = [
     "BahdanauImageToTextModel",
     "BahdanauForPointerNetwork",
     "BahdanauForSequenceClassification",
+    "BahdanauForTextPairClassification",
     "BahdanauForTokenClassification",
     "BahdanauForVisualQuestionAnswering",
     "BahdanauModel",
@@ -129,6 +142,9 @@ __all__ = [
     "MemoryNetworkForSequenceClassification",
     "MemoryNetworkModel",
     "MemoryNetworkOutput",
+    "TextCoAttentionConfig",
+    "TextCoAttentionModel",
+    "TextPairClassifierOutput",
     "VisualQuestionAnsweringConfig",
     "VisualQuestionAnsweringModel",
     "VisualQuestionAnsweringOutput",

@@ -69,6 +69,8 @@ reads ``_score``) and deep output, whose own equations are tested against hand-c
     visual_question_answering  Lu et al. (2016), one question and image at a time: the word, phrase and question
                       levels (the LSTM by its gate equations), v_n = tanh(W_i a_n + b_i), each co-attention form
                       (parallel's affinity C = tanh(Qᵀ W_b V), alternating's ŝ, v̂, q̂) and the recursive answer MLP
+    text_coattention  Lu et al. (2016)'s co-attention over a question and a passage (its BiLSTM or its embeddings),
+                      one pair at a time, word by word: every level, form and the answer MLP
 """
 
 
@@ -693,6 +695,104 @@ def visual_question_answering(model, question: list[int] | None, image: Tensor |
             a_v = torch.softmax(w(f"{form}.context_score.weight")[0] @ H_v, dim=0)
             a_q = torch.softmax(w(f"{form}.question_score.weight")[0] @ H_q, dim=0)
             q_hat, v_hat = Q @ a_q, V @ a_v
+        elif config.coattention == "alternating":
+            s_hat, _ = attend(f"{form}.question_alone", Q, None)
+            v_hat, a_v = attend(f"{form}.context_by_question", V, s_hat)
+            q_hat, a_q = attend(f"{form}.question_by_context", Q, v_hat)
+        elif config.coattention == "context":
+            q_hat, a_q = mean(Q)
+            v_hat, a_v = attend(f"{form}.context_by_question", V, q_hat)
+        else:  # "none"
+            (q_hat, a_q), (v_hat, a_v) = mean(Q), mean(V)
+        joint = q_hat + v_hat
+        h = torch.tanh(w(f"answer_layers.{index}.weight") @ (joint if h is None else torch.cat([joint, h]))
+                       + w(f"answer_layers.{index}.bias"))
+        readings.append((a_q, a_v, C))
+    return p["answer.weight"] @ h + p["answer.bias"], readings
+
+
+def text_coattention(model, question: list[int], context: list[int]
+                     ) -> tuple[Tensor, list[tuple[Tensor, Tensor, Tensor | None]]]:
+    """Lu et al. (2016)'s co-attention over two texts: a ``BahdanauForTextPairClassification``'s answer scores
+    [num_labels] for one question and one passage (word ids, no padding), and per level of ``question_levels`` the
+    weights (a^q [T], a^v [N], C [T, N] or None), with ``inputs="both"``. Row-vector form, one word at a time:
+
+        word      q_t = E x_t;  phrase q^p_t = max_s tanh(Σ_{k<s} W^s_k q_{t+k} + b^s) (q = 0 beyond the last word);
+                  question q^s_t = LSTM(q^p)_t
+        passage   bilstm: v_n = tanh(W_c [→h_n; ←h_n] + b_c), →h an LSTM over E p_1 … E p_N, ←h one over E p_N … E p_1;
+                  embeddings: v_n = E p_n
+        LSTM      (i, f, g, o) = W_ih x + b_ih + W_hh h + b_hh,  c' = σ(f) c + σ(i) tanh(g),  h' = σ(o) tanh(c')
+        parallel  C_tn = tanh((W_b q_t) · v_n),  H^v_n = tanh(W_v v_n + Σ_t C_tn W_q q_t),
+                  H^q_t = tanh(W_q q_t + Σ_n C_tn W_v v_n),  a^v = softmax_n(w_v · H^v_n),  a^q = softmax_t(w_q · H^q_t)
+        A(X; g)   a_i = softmax_i(w · tanh(W_x x_i + W_g g)),  A = Σ_i a_i x_i
+        alternating  ŝ = A(Q; 0),  v̂ = A(V; ŝ),  q̂ = A(Q; v̂);   context: q̂ = mean_t q_t, v̂ = A(V; q̂);
+                  none: q̂ = mean_t q_t, v̂ = mean_n v_n
+        answer    h^1 = tanh(W_1 (q̂^1 + v̂^1) + b_1),  h^l = tanh(W_l [q̂^l + v̂^l; h^{l−1}] + b_l),  W_h h^L + b_h
+    """
+    config, p = model.config, dict(model.named_parameters())
+
+    def w(name: str) -> Tensor:
+        return p[f"coattention.{name}"]
+
+    def lstm(prefix: str, inputs: list[Tensor], suffix: str = "") -> list[Tensor]:
+        W_ih, W_hh = w(f"{prefix}.weight_ih_l0{suffix}"), w(f"{prefix}.weight_hh_l0{suffix}")
+        b = w(f"{prefix}.bias_ih_l0{suffix}") + w(f"{prefix}.bias_hh_l0{suffix}")
+        h = c = inputs[0].new_zeros(W_hh.shape[1])
+        states = []
+        for x in inputs:
+            i, f, g, o = (W_ih @ x + W_hh @ h + b).chunk(4)
+            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+            h = torch.sigmoid(o) * torch.tanh(c)
+            states.append(h)
+        return states
+
+    E = w("embeddings.weight")
+    q = [E[word] for word in question]
+    levels = {"word": q}
+    if "phrase" in config.question_levels or "question" in config.question_levels:
+        zero = q[0].new_zeros(q[0].shape)
+        windows = [(w(f"levels.phrases.{index}.weight"), w(f"levels.phrases.{index}.bias"), s)
+                   for index, s in enumerate(config.phrase_windows)]
+        levels["phrase"] = [torch.stack([torch.tanh(sum(W[:, :, k] @ (q[t + k] if t + k < len(q) else zero)
+                                                        for k in range(s)) + b) for W, b, s in windows]).amax(0)
+                            for t in range(len(q))]
+    if "question" in config.question_levels:
+        levels["question"] = lstm("levels.sentence.layers.0", levels["phrase"])
+    words = [E[word] for word in context]
+    if config.context_encoder == "bilstm":
+        forward = lstm("context_encoder.recurrent.layers.0", words)
+        backward = lstm("context_encoder.recurrent.layers.0", words[::-1], "_reverse")[::-1]
+        W_c, b_c = w("context_encoder.projection.weight"), w("context_encoder.projection.bias")
+        V = [torch.tanh(W_c @ torch.cat([f, b]) + b_c) for f, b in zip(forward, backward)]
+    else:
+        V = words
+
+    def pool(a: Tensor, X: list[Tensor]) -> Tensor:
+        return sum(a_i * x_i for a_i, x_i in zip(a, X))
+
+    def mean(X: list[Tensor]) -> tuple[Tensor, Tensor]:
+        a = X[0].new_full((len(X),), 1.0 / len(X))
+        return pool(a, X), a
+
+    def attend(prefix: str, X: list[Tensor], g: Tensor | None) -> tuple[Tensor, Tensor]:
+        guide = 0 if g is None else w(f"{prefix}.guide.weight") @ g
+        a = torch.softmax(torch.stack([w(f"{prefix}.score.weight")[0] @ torch.tanh(w(f"{prefix}.features.weight")
+                                                                                  @ x + guide) for x in X]), 0)
+        return pool(a, X), a
+
+    h, readings = None, []
+    for index, level in enumerate(config.question_levels):
+        Q, form, C = levels[level], f"coattentions.{index}", None
+        if config.coattention == "parallel":
+            W_b, W_q, W_v = (w(f"{form}.{name}.weight") for name in ("affinity", "question", "context"))
+            C = torch.stack([torch.stack([torch.tanh((W_b @ q_t) @ v_n) for v_n in V]) for q_t in Q])
+            H_v = [torch.tanh(W_v @ v_n + sum(C[t, n] * (W_q @ q_t) for t, q_t in enumerate(Q)))
+                   for n, v_n in enumerate(V)]
+            H_q = [torch.tanh(W_q @ q_t + sum(C[t, n] * (W_v @ v_n) for n, v_n in enumerate(V)))
+                   for t, q_t in enumerate(Q)]
+            a_v = torch.softmax(torch.stack([w(f"{form}.context_score.weight")[0] @ H for H in H_v]), 0)
+            a_q = torch.softmax(torch.stack([w(f"{form}.question_score.weight")[0] @ H for H in H_q]), 0)
+            q_hat, v_hat = pool(a_q, Q), pool(a_v, V)
         elif config.coattention == "alternating":
             s_hat, _ = attend(f"{form}.question_alone", Q, None)
             v_hat, a_v = attend(f"{form}.context_by_question", V, s_hat)

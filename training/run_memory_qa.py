@@ -5,6 +5,8 @@
     python training/run_memory_qa.py training/configs/babi_memn2n.json --babi_task 3 --babi_size 10k
     python training/run_memory_qa.py training/configs/babi_memn2n.json --config_overrides num_hops=1
     python training/run_memory_qa.py training/configs/babi_memn2n.json --architecture lstm   # no memory: baseline
+    python training/run_memory_qa.py training/configs/babi_memn2n.json --architecture coattention \
+        --learning_rate 0.003 --num_train_epochs 40 --config_overrides coattention=alternating  # question-passage
     python training/run_memory_qa.py training/configs/babi_memn2n.json \\
         --train_file tasks_1-20_v1-2/en/qa2_two-supporting-facts_train.txt \\
         --test_file tasks_1-20_v1-2/en/qa2_two-supporting-facts_test.txt                # Facebook's own files
@@ -20,13 +22,18 @@ The model (--architecture memn2n, the default) is ``MemoryNetworkForSequenceClas
 PE LS RN options by default (``--config_overrides`` changes any ``MemoryNetworkConfig`` field); ``--linear_start``
 trains with linear start until the validation loss stops falling. --architecture lstm trains the baseline without
 memory at the same budget: an LSTM reads the story's sentences and then the question as one text, and its final
-state is classified (``BahdanauForSequenceClassification``, ``pooling_type="final_state"``). Both answer from the
-answers seen in the data; the words are lower-cased and split at white space and punctuation.
+state is classified (``BahdanauForSequenceClassification``, ``pooling_type="final_state"``). --architecture
+coattention reads the question and the story as two texts (the story's kept sentences one after the other, as one
+passage) with Lu et al.'s co-attention at the word, phrase and question levels (``BahdanauForTextPairClassification``,
+the passage through a BiLSTM; ``coattention=alternating`` in --config_overrides for the alternating form). All answer
+from the answers seen in the data; the words are lower-cased and split at white space and punctuation.
 
 The output folder gets the model (code included: loadable with trust_remote_code=True, with the
 memory-question-answering pipeline), the tokenizer, all_results.json (accuracy, error, and how often each hop's
 attention peaks on a supporting fact), predictions.txt, pictures of the hops of the first test questions, a page to
-browse the test questions' hops (memory_explorer.html), the training curve and the model card.
+browse the test questions' hops (memory_explorer.html), the training curve and the model card. A co-attention model's
+folder has the passage-question-answering pipeline, each level's passage attention statistics (how often its peak
+word lies in a supporting fact) and pictures of both texts' weights per level (coattention_<n>.png).
 """
 
 import json
@@ -49,7 +56,8 @@ from transformers import (  # noqa: E402
 )
 
 from hf_bahdanau import (  # noqa: E402
-    BahdanauConfig, BahdanauForSequenceClassification, MemoryNetworkConfig, MemoryNetworkForSequenceClassification,
+    BahdanauConfig, BahdanauForSequenceClassification, BahdanauForTextPairClassification, MemoryNetworkConfig,
+    MemoryNetworkForSequenceClassification, TextCoAttentionConfig,
 )
 from hf_bahdanau.memory_training import DataCollatorForMemoryNetwork, LinearStartCallback  # noqa: E402
 from training.arguments import _literal, parse_arguments  # noqa: E402
@@ -61,19 +69,21 @@ from training.run_steps import finish_run, setup_logging, train_and_evaluate  # 
 logger = logging.getLogger(__name__)
 
 PAD, UNK = "[PAD]", "[UNK]"
-ARCHITECTURES = ("memn2n", "lstm")
+ARCHITECTURES = ("memn2n", "lstm", "coattention")
 
 
 @dataclass
 class MemoryModelArguments:
     """Which model, and the options the paper trains it with."""
 
-    architecture: str = field(default="memn2n", metadata={"help": f"One of {list(ARCHITECTURES)}: the memory network "
-                                                                  "or the LSTM baseline without memory."})
+    architecture: str = field(default="memn2n", metadata={"help": f"One of {list(ARCHITECTURES)}: the memory network, "
+                                                                  "the LSTM baseline without memory or the "
+                                                                  "question-passage co-attention."})
     model_name_or_path: str | None = field(default=None, metadata={"help": "Fine-tune this saved model instead."})
     config_overrides: str | None = field(
         default=None, metadata={"help": "'field=value,...' of the model's config, e.g. 'num_hops=1,"
-                                        "sentence_encoding=bag_of_words' (memn2n) or 'hidden_size=64' (lstm)."})
+                                        "sentence_encoding=bag_of_words' (memn2n), 'hidden_size=64' (lstm) or "
+                                        "'coattention=alternating' (coattention)."})
     linear_start: bool = field(default=True, metadata={"help": "memn2n: start without the hops' softmax, until the "
                                                                "validation loss stops falling (the paper's LS)."})
     linear_start_max_epochs: float | None = field(
@@ -177,11 +187,15 @@ def build_tokenizer(examples: list[BabiExample], answers: list[str]) -> PreTrain
 def features(examples: list[BabiExample], tokenizer, answers: list[str], architecture: str,
              memory_size: int) -> datasets.Dataset:
     """memn2n: input_ids (the question), memory_ids (the 50 most recent sentences); lstm: input_ids of the
-    sentences then the question; labels; and the supporting facts as indices into the kept sentences."""
+    sentences then the question; coattention: input_ids (the question), context_ids (the sentences' words one after
+    the other) and sentence_ends (each sentence's end in context_ids); labels; and the supporting facts as indices
+    into the kept sentences."""
     label_of = {answer: index for index, answer in enumerate(answers)}
     rows = {"input_ids": [], "labels": [], "supporting_facts": []}
     if architecture == "memn2n":
         rows["memory_ids"] = []
+    if architecture == "coattention":
+        rows["context_ids"], rows["sentence_ends"] = [], []
     for example in examples:
         kept = example.story[-memory_size:]
         dropped = len(example.story) - len(kept)
@@ -190,6 +204,10 @@ def features(examples: list[BabiExample], tokenizer, answers: list[str], archite
         if architecture == "memn2n":
             rows["input_ids"].append(question)
             rows["memory_ids"].append(sentences)
+        elif architecture == "coattention":
+            rows["input_ids"].append(question)
+            rows["context_ids"].append([token for sentence in sentences for token in sentence])
+            rows["sentence_ends"].append(np.cumsum([len(sentence) for sentence in sentences]).tolist())
         else:
             rows["input_ids"].append([token for sentence in sentences for token in sentence] + question)
         rows["labels"].append(label_of[example.answer])
@@ -210,6 +228,12 @@ def build_model(model_args: MemoryModelArguments, tokenizer, answers: list[str],
             "hidden_size": 64, "pooling_type": "final_state", "pad_token_id": tokenizer.pad_token_id,
             "problem_type": "single_label_classification", **labels, **overrides})
         return BahdanauForSequenceClassification(config)
+    if model_args.architecture == "coattention":
+        config = TextCoAttentionConfig(**{
+            "vocab_size": len(tokenizer), "hidden_size": 64, "attention_size": 64, "answer_hidden_size": 128,
+            "context_encoder": "bilstm", "context_hidden_size": 64, "coattention": "parallel",
+            "pad_token_id": tokenizer.pad_token_id, **labels, **overrides})
+        return BahdanauForTextPairClassification(config)
     answer_ids = tokenizer.convert_tokens_to_ids([answer.lower() for answer in answers])
     config = MemoryNetworkConfig(**{
         "vocab_size": len(tokenizer), "hidden_size": 20, "num_hops": 3, "sentence_encoding": "position_encoding",
@@ -276,9 +300,9 @@ def main(argv: list[str] | None = None) -> None:
     splits = {name: features(examples, tokenizer, answers, model_args.architecture, data_args.memory_size)
               for name, examples in (("train", train_examples), ("eval", validation_examples),
                                      ("predict", test_examples))}
-    memory = model_args.architecture == "memn2n"
+    memory, pair = model_args.architecture == "memn2n", model_args.architecture == "coattention"
     collator = (DataCollatorForMemoryNetwork(tokenizer.pad_token_id, data_args.memory_size) if memory
-                else DataCollatorWithPadding(tokenizer))
+                else DataCollatorForTextPairs(tokenizer.pad_token_id) if pair else DataCollatorWithPadding(tokenizer))
     callbacks = [CodeFilesCallback()]
     if memory and model.config.linear_start:
         callbacks.append(LinearStartCallback(model_args.linear_start_max_epochs or training_args.num_train_epochs / 2))
@@ -288,10 +312,11 @@ def main(argv: list[str] | None = None) -> None:
     statistics = {}
 
     def extra_metrics(split: str) -> dict[str, float]:
-        if split != "predict" or not memory:
+        if split != "predict" or not (memory or pair):
             return {}
-        statistics["hops"] = hop_statistics(trainer.model, splits["predict"], collator,
-                                            training_args.per_device_eval_batch_size)
+        reader = hop_statistics if memory else coattention_statistics
+        statistics["hops"] = reader(trainer.model, splits["predict"], collator,
+                                    training_args.per_device_eval_batch_size)
         return {f"predict_{name}": value for name, value in statistics["hops"][0].items()}
 
     train_and_evaluate(trainer, training_args, splits, extra_metrics=extra_metrics,
@@ -303,12 +328,80 @@ def main(argv: list[str] | None = None) -> None:
                 for example in test_examples[:2]]
     if memory and "hops" in statistics:
         save_hop_pictures(output_dir, test_examples, statistics["hops"][1], answers, data_args)
-    finish_run(trainer, training_args, data_args, task="memory-question-answering" if memory
-               else "text-classification", metric="eval_accuracy", example_inputs=examples,
+    if pair:
+        examples = [json.dumps({"context": " ".join(example.story[-data_args.memory_size:]),
+                                "question": example.question}) for example in test_examples[:2]]
+        if "hops" in statistics:
+            save_coattention_pictures(output_dir, splits["predict"], statistics["hops"][1], tokenizer, answers,
+                                      model.config.question_levels, data_args.num_pictures)
+    task = "memory-question-answering" if memory else "passage-question-answering" if pair else "text-classification"
+    finish_run(trainer, training_args, data_args, task=task, metric="eval_accuracy", example_inputs=examples,
                usage=f'import hf_bahdanau; transformers.pipeline(model="{output_dir}", trust_remote_code=True)'
-                     f'(memory=[...], question="...")')
+                     + ('(context="...", question="...")' if pair else '(memory=[...], question="...")'))
     (output_dir / "run_arguments.json").write_text(json.dumps({"model": asdict(model_args), "data": asdict(data_args)},
                                                               indent=1))
+
+
+@dataclass
+class DataCollatorForTextPairs:
+    """input_ids (the question) and context_ids (the passage), each right-padded with ``pad_token_id`` [B, T], [B, N],
+    with attention_mask and context_attention_mask; labels [B]."""
+
+    pad_token_id: int
+
+    def __call__(self, rows: list[dict]) -> dict[str, torch.Tensor]:
+        batch = {}
+        for ids, mask in (("input_ids", "attention_mask"), ("context_ids", "context_attention_mask")):
+            width = max(len(row[ids]) for row in rows)
+            batch[ids] = torch.tensor([row[ids] + [self.pad_token_id] * (width - len(row[ids])) for row in rows])
+            batch[mask] = torch.tensor([[1] * len(row[ids]) + [0] * (width - len(row[ids])) for row in rows])
+        if "labels" in rows[0]:
+            batch["labels"] = torch.tensor([row["labels"] for row in rows])
+        return batch
+
+
+def coattention_statistics(model, dataset: datasets.Dataset, collator, batch_size: int) -> tuple[dict[str, float],
+                                                                                              list]:
+    """Per question level, how often the passage attention's peak word lies in a supporting fact; and each question's
+    weights per level, (question [T], passage [N]) (for the pictures)."""
+    model.eval()
+    on_support, weights = [], []
+    for start in range(0, len(dataset), batch_size):
+        rows = dataset[start:start + batch_size]
+        batch = collator([{"input_ids": ids, "context_ids": context} for ids, context in
+                          zip(rows["input_ids"], rows["context_ids"])])
+        with torch.no_grad():
+            output = model(**batch, output_attentions=True)
+        question, context = torch.stack(output.question_attentions, 1), torch.stack(output.context_attentions, 1)
+        for row, (ids, passage, ends, supports) in enumerate(zip(rows["input_ids"], rows["context_ids"],
+                                                                 rows["sentence_ends"], rows["supporting_facts"])):
+            weights.append([(question[row, level, :len(ids)].tolist(), context[row, level, :len(passage)].tolist())
+                            for level in range(question.shape[1])])
+            if supports:
+                sentences = np.searchsorted(ends, context[row, :, :len(passage)].argmax(-1).numpy(), side="right")
+                on_support.append([int(sentence) in supports for sentence in sentences])
+    peaks = np.array(on_support, dtype=float)
+    return ({f"{level}_peak_on_support": float(peaks[:, index].mean())
+             for index, level in enumerate(model.config.question_levels)}, weights)
+
+
+def save_coattention_pictures(output_dir: Path, dataset: datasets.Dataset, weights: list, tokenizer,
+                              answers: list[str], levels: list[str], count: int) -> None:
+    """``coattention_<n>.png`` for the first ``count`` test questions: the question's and the passage's weights, one
+    row per question level (``plot_alignment``: white = 1, black = 0), with the predicted and the expected answer."""
+    from matplotlib.figure import Figure
+
+    from hf_bahdanau.plotting import plot_alignment
+
+    predictions = (output_dir / "predictions.txt").read_text().splitlines()
+    for number, (row, level_weights) in enumerate(zip(dataset.select(range(min(count, len(dataset)))), weights)):
+        texts = [("question", tokenizer.convert_ids_to_tokens(row["input_ids"])),
+                 ("passage", tokenizer.convert_ids_to_tokens(row["context_ids"]))]
+        figure = Figure(figsize=(2 + 0.3 * len(texts[1][1]), 2 * (1.5 + 0.3 * len(levels))), layout="constrained")
+        for index, (axes, (name, tokens)) in enumerate(zip(figure.subplots(2, 1), texts)):
+            plot_alignment(np.array([pair[index] for pair in level_weights]), tokens, levels, ax=axes, title=name)
+        figure.suptitle(f"answer: {predictions[number]} (expected: {answers[row['labels']]})")
+        figure.savefig(output_dir / f"coattention_{number}.png", dpi=100)
 
 
 def save_hop_pictures(output_dir: Path, examples: list[BabiExample], hop_weights: list, answers: list[str],

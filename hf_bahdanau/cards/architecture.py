@@ -33,6 +33,8 @@ PAPERS = {
                            "https://arxiv.org/abs/1506.07503"),
 }
 MEMORY_NETWORK_PAPER = ("Sukhbaatar et al., 2015", "End-To-End Memory Networks", "https://arxiv.org/abs/1503.08895")
+CO_ATTENTION_PAPER = ("Lu et al., 2016", "Hierarchical Question-Image Co-Attention for Visual Question Answering",
+                      "https://arxiv.org/abs/1606.00061")
 VQA_PAPER = ("Lu et al., 2016", "Hierarchical Question-Image Co-Attention for Visual Question Answering",
              "https://arxiv.org/abs/1606.00061")
 # what a VQA model is, by its ``coattention`` form (axes.CO_ATTENTIONS; the card's lines say the form in full)
@@ -163,6 +165,8 @@ def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
         return describe_image_to_text(config)
     if task == "visual-question-answering":
         return describe_visual_question_answering(config)
+    if task == "passage-question-answering":
+        return describe_text_coattention(config)
     preset = matching_preset(config)
     cell = RNN_TYPES.describe(config["rnn_type"])
     directions = "bidirectional " if config["bidirectional"] else ""
@@ -230,6 +234,29 @@ def describe_memory_network(config: dict[str, Any]) -> Architecture:
     lines.append(answers + ("W is tied to the last output embedding, W^T = C^K (the answers' word rows)" if tied
                             else "W is its own [answers, d] matrix"))
     return Architecture(None, MEMORY_NETWORK_PAPER, lines, family="an end-to-end memory network, MemN2N")
+
+
+def describe_text_coattention(config: dict[str, Any]) -> Architecture:
+    """Bullet lines naming every choice of a ``TextCoAttentionConfig`` dict (Lu et al., 2016, over two texts): the
+    passage encoder, the question levels, the form of co-attention and the answer MLP."""
+    from hf_bahdanau.modeling.axes import CO_ATTENTIONS
+    from hf_bahdanau.modeling.configuration_text_coattention import CONTEXT_ENCODERS
+
+    passage = CONTEXT_ENCODERS[config["context_encoder"]]
+    if config["context_encoder"] == "bilstm":
+        passage += f" ({config['context_hidden_size']} units per direction)"
+    lines = [f"**Words**: one embedding table E of d = {config['hidden_size']} for the question and the passage, "
+             f"{config['vocab_size']:,} words",
+             f"**Passage**: {passage}",
+             f"**Question levels**: {', '.join(config['question_levels'])} (phrases: n-grams of "
+             f"{', '.join(map(str, config['phrase_windows']))} words, max over the sizes; question: an LSTM over them)",
+             f"**Co-attention** at each level: {CO_ATTENTIONS.describe(config['coattention'])}, k = "
+             f"{config['attention_size']}",
+             f"**Answer**: h^l = tanh(W_l [q̂^l + v̂^l; h^(l−1)]) of {config['answer_hidden_size']} units, one of "
+             f"{len(config.get('id2label') or {})} answers from h^L"]
+    if config.get("dropout"):
+        lines.append(f"**Dropout**: {config['dropout']}")
+    return Architecture(None, CO_ATTENTION_PAPER, lines, family="a question–passage co-attention classifier")
 
 
 def describe_image_to_text(config: dict[str, Any]) -> Architecture:

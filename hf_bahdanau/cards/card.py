@@ -36,17 +36,20 @@ TASKS = {  # task -> (Auto class of its head, how the task reads in words)
     "memory-question-answering": ("AutoModelForSequenceClassification", "Memory Question Answering"),
     "image-to-text": ("AutoModelForImageTextToText", "Image-to-Text"),
     "visual-question-answering": ("AutoModelForVisualQuestionAnswering", "Visual Question Answering"),
+    "passage-question-answering": ("AutoModelForSequenceClassification", "Passage Question Answering"),
 }
 # model types that have one task; the others: "bahdanau"
 MODEL_TYPES = {"bahdanau-pointer": "pointer-network", "bahdanau-memory": "memory-question-answering",
                "bahdanau-vqa": "visual-question-answering",
-               "bahdanau-image-to-text": "image-to-text"}
+               "bahdanau-image-to-text": "image-to-text", "bahdanau-text-coattention": "passage-question-answering"}
 # the tasks that are Hub pipeline tags (no Hub pipeline points or reads a memory)
 PIPELINE_TAGS = ("translation", "token-classification", "text-classification", "image-to-text",
                  "visual-question-answering")
 EXAMPLE_IMAGES = "example_*.png"  # an image-to-text (or VQA) folder's example images when none are named
 MEMORY_EXAMPLE = json.dumps({"memory": ["Mary moved to the bathroom.", "John went to the hallway."],
                              "question": "Where is Mary?"})
+PASSAGE_EXAMPLE = json.dumps({"context": "Mary moved to the bathroom. John went to the hallway.",
+                              "question": "Where is Mary?"})
 METRIC_NAMES = {
     "bleu": "BLEU", "sacrebleu": "BLEU", "chrf": "chrF", "exact_match": "Exact match", "loss": "Loss",
     "aer": "Alignment error rate", "alignment_error_rate": "Alignment error rate", "accuracy": "Accuracy",
@@ -64,6 +67,7 @@ METRIC_NAMES = {
 # a VQA model's attention statistics per question level (run_vqa.py): "shape_peak_overlap_word"
 PER_LEVEL = re.compile(rf"(\w+?)_({'|'.join(QUESTION_LEVELS)})")
 HOP_ON_SUPPORT = re.compile(r"hop_(\d+)_on_support")  # a memory network's hop statistics (run_memory_qa.py)
+LEVEL_ON_SUPPORT = re.compile(r"(\w+)_peak_on_support")  # a co-attention model's passage attention per question level
 LONG_INPUTS = "long_"  # "long_cer": on inputs longer than any in training (run_image_to_text.py's test_long split)
 NOT_IN_MODEL_INDEX = ("loss", "gen_len")  # reported in the table, not quality metrics (also with LONG_INPUTS)
 HYPERPARAMETERS = (
@@ -167,6 +171,8 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
     architecture = describe(config, task)
     if task == "memory-question-answering":
         tags = ["hf_bahdanau", "memory-network", "attention", task, "custom_code"]
+    elif task == "passage-question-answering":
+        tags = ["hf_bahdanau", "co-attention", "attention", task, "custom_code"]
     elif task == "visual-question-answering":
         tags = ["hf_bahdanau", VQA_TAGS[config["coattention"]], "vision", task, "custom_code"]
     elif task == "image-to-text":
@@ -194,10 +200,13 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
         examples = vqa_examples(model_dir, example_inputs or previous.examples, EXAMPLE_IMAGES)
         card_data.widget = [{"src": item["image"], "text": item["question"]} for item in examples]
     else:
-        default = MEMORY_EXAMPLE if task == "memory-question-answering" else "An example input."
+        default = {"memory-question-answering": MEMORY_EXAMPLE, "passage-question-answering": PASSAGE_EXAMPLE}.get(
+            task, "An example input.")
         examples = list(example_inputs or previous.examples or [default])
         if task == "memory-question-answering":
             memory_example(examples[0])  # checked before anything is written
+        if task == "passage-question-answering":
+            passage_example(examples[0])
         card_data.widget = [{"text": text} for text in examples]
     names, heading, caption, alt = ATTENTION_PICTURES.get(task, ALIGNMENTS)
     page = EXPLORER_PAGES.get(task)
@@ -324,6 +333,12 @@ def task_description(task: str, config: dict[str, Any], processor: dict[str, Any
                 f"its {config['num_hops']} hops attends over the memory sentences; `output_attentions=True` returns "
                 "one [batch, sentences] distribution per hop (the pipeline's `hop_attentions`, one list per hop with "
                 "a weight per given sentence).")
+    if task == "passage-question-answering":
+        return (f"It reads a passage and a question about it, and picks the answer from a closed vocabulary of "
+                f"{len(labels)} answers: {names}. At each level of the question ({', '.join(config['question_levels'])})"
+                " the question and the passage attend to each other (co-attention); `output_attentions=True` returns "
+                "both texts' weights per level (`question_attentions`, `context_attentions`), the pipeline's "
+                "`return_attentions=True` the words and their weights.")
     unit = "each token" if task == "token-classification" else "the whole text"
     return f"A classification head labels {unit} with one of {len(labels)} labels: {names}."
 
@@ -332,6 +347,8 @@ def metric_name(name: str) -> str:
     """The card's words for a metric key of all_results.json (without its split prefix)."""
     if match := HOP_ON_SUPPORT.fullmatch(name):
         return f"Hop {match.group(1)} peaks on a supporting fact"
+    if match := LEVEL_ON_SUPPORT.fullmatch(name):
+        return f"The passage attention at the {match.group(1)} level peaks in a supporting fact"
     if (match := PER_LEVEL.fullmatch(name)) and match[1] in METRIC_NAMES:
         return f"{METRIC_NAMES[match[1]]}, {match[2]} level"
     if name.startswith(LONG_INPUTS):
@@ -355,6 +372,8 @@ def usage(task: str, auto_class: str, model_id: str, examples: list[str], genera
                                 "type)\n")
     if task == "memory-question-answering":
         return header + memory_usage(model_id, examples[0], remote)
+    if task == "passage-question-answering":
+        return header + passage_usage(model_id, examples[0], remote)
     if task == "visual-question-answering":
         return header + vqa_usage(model_id, examples, config, remote)
     if task == "image-to-text":
@@ -414,6 +433,45 @@ def memory_example(example: str) -> dict[str, Any]:
         raise ValueError('`example_inputs` of a memory network must be JSON objects {"memory": [sentences], '
                          f'"question": text}}, got {example!r:.200}.')
     return item
+
+
+def passage_example(example: str) -> dict[str, str]:
+    """One example input of a passage question answerer: a JSON object {"context": text, "question": text}."""
+    try:
+        item = json.loads(example)
+    except (TypeError, json.JSONDecodeError):
+        item = None
+    if not (isinstance(item, dict) and set(item) == {"context", "question"}
+            and all(isinstance(text, str) and text.strip() for text in item.values())):
+        raise ValueError('`example_inputs` of a passage question answerer must be JSON objects {"context": text, '
+                         f'"question": text}}, got {example!r:.200}.')
+    return item
+
+
+def passage_usage(model_id: str, example: str, remote: bool) -> str:
+    """The passage-question-answering pipeline answering ``example``'s question with its attentions: the one its
+    folder ships (remote code), or with the plugin that pipeline's class."""
+    item = passage_example(example)
+    question = f"""\
+        answered = answerer(context={json.dumps(item["context"], ensure_ascii=False)},
+                            question={json.dumps(item["question"], ensure_ascii=False)}, return_attentions=True)
+        print(answered["answer"], answered["score"])  # answered["attentions"]: per level, both texts' weights"""
+    if remote:
+        return textwrap.dedent(f"""\
+            from transformers import pipeline
+
+            model_id = {json.dumps(model_id)}
+            answerer = pipeline(model=model_id, trust_remote_code=True)
+""") + textwrap.dedent(question)
+    return textwrap.dedent(f"""\
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        from hf_bahdanau.modeling.pipeline_text_pair import PassageQuestionAnsweringPipeline
+
+        model_id = {json.dumps(model_id)}
+        model = AutoModelForSequenceClassification.from_pretrained(model_id)
+        answerer = PassageQuestionAnsweringPipeline(model=model, tokenizer=AutoTokenizer.from_pretrained(model_id))
+""") + textwrap.dedent(question)
 
 
 def memory_usage(model_id: str, example: str, remote: bool) -> str:
@@ -588,6 +646,12 @@ def limitations(task: str, config: dict[str, Any], processor: dict[str, Any]) ->
         return image_limitations(config, processor)
     if task == "visual-question-answering":
         return vqa_limitations(config, image_size_words(processor))
+    if task == "passage-question-answering":
+        return [f"Answers come from a closed answer vocabulary of {len(config.get('id2label') or {})} answers "
+                "(`id2label`): a question whose answer is not among them still gets one of them.",
+                "Closed vocabulary: words the tokenizer does not know become its unknown token.",
+                "The co-attention weights are learned without being shown the supporting facts: they often, not "
+                "always, peak on them.", lines[2]]
     if task == "pointer-network":
         lines[1] = ("It can only point at its own inputs, and its accuracy falls for more inputs than it was trained "
                     "on (Vinyals et al., 2015, table 1).")
