@@ -191,7 +191,8 @@ def test_bad_inputs_are_named(change, message):
 @pytest.mark.parametrize("fields,message", [
     (dict(context_encoder="cnn"), r"`context_encoder` must be one of \['bilstm', 'embeddings'\], got 'cnn'"),
     (dict(context_hidden_size=0), "`context_hidden_size` must be a positive integer, got 0"),
-    (dict(coattention="cross"), "coattention"),
+    (dict(coattention="cross"), r"`coattention` must be one of \['parallel', 'alternating', 'context', 'none'\], "
+                                r"got 'cross'"),
 ])
 def test_bad_config_fields_are_named(fields, message):
     with pytest.raises(ValueError, match=message):
