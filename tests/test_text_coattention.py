@@ -312,7 +312,7 @@ def test_a_short_run_learns_babi_task_1_far_above_chance():
     """900 generated task-1 questions, each about the story's last 3 sentences, 6 epochs of Adam on the word level:
     test accuracy at least twice chance (1/6, six places). Most of the way, as here, a model learns which places
     the passage names for the person asked about; the full run (``run_memory_qa.py --architecture coattention``)
-    goes on to learn which is the last (98.6% on the test questions)."""
+    goes on to learn which is the last (98.6% of the 1,000 test questions after 40 epochs)."""
     from training import run_memory_qa
     from training.data.babi import generate_task
 
