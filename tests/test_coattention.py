@@ -11,13 +11,17 @@ are redrawn from N(0, 1/2) so that no tanh sits in its flat tails, and equivalen
 order of the arithmetic differs between the paths.
 """
 
+import collections
 import copy
 import json
 import math
+import re
+import time
 
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 from torch.nn import functional as F
 from torch.testing import assert_close
 from transformers import AutoModel, AutoModelForVisualQuestionAnswering
@@ -378,10 +382,9 @@ def test_the_loss_ignores_minus_100_and_divides_by_the_items():
     assert_float64_close(by_seven.loss, expected / 7)
     assert_float64_close(by_trainer.loss, expected / 3)
     assert BahdanauForVisualQuestionAnswering.accepts_loss_kwargs is True
-    logits = model(**batch).logits.detach().requires_grad_()
-    from hf_bahdanau.modeling.loss import token_cross_entropy  # the head's loss on the head's logits
-    token_cross_entropy(logits, labels).backward()
-    assert (logits.grad[1] == 0).all() and (logits.grad[kept] != 0).all()
+    pixels = batch["pixel_values"].clone().requires_grad_()  # the examples of a batch meet only in the loss
+    model(**dict(batch, pixel_values=pixels), labels=labels).loss.backward()
+    assert (pixels.grad[1] == 0).all() and (pixels.grad[kept].abs().sum((1, 2, 3)) > 0).all()
     all_ignored = model(**batch, labels=torch.full((4,), -100))
     assert all_ignored.loss == 0
 
@@ -596,3 +599,86 @@ def test_a_baseline_refuses_the_mask_of_the_input_it_does_not_read(form, extra):
     with pytest.raises(ValueError, match=extra):
         vqa_model(form)(**vqa_batch(form, dtype=torch.float32), **{extra: full[extra]})
 
+
+# 8. a short run learns yes/no shape questions of easy-VQA ---------------------------------------------------
+
+SHAPE_QUESTION = re.compile(r"^(is there an? (circle|triangle|rectangle)( in the image)?|is an? (circle|triangle|"
+                            r"rectangle) present|does the image contain an? (circle|triangle|rectangle))\?$")
+IMAGE_SIZE = 32  # the package's 64 × 64 images halved: a 4 × 4 grid of regions under three 2 × 2 poolings
+
+
+def shape_questions(questions, paths: dict[int, str], count: int) -> tuple[list[str], torch.Tensor, torch.Tensor]:
+    """The first ``count`` / 2 questions answered "yes" and as many answered "no" that ask whether a shape is there
+    (no colour, no negation), alternating: (texts, answers [count] 1 = yes, pixels [count, 3, 32, 32]). Each image is
+    shrunk to 32 × 32 and its background colour (the top-left pixel) subtracted, / 127.5."""
+    chosen = {"yes": [], "no": []}
+    for text, answer, image_id in zip(*questions):
+        if SHAPE_QUESTION.match(text) and answer in chosen and len(chosen[answer]) < count // 2:
+            chosen[answer].append((text, image_id))
+    rows = [pair for pairs in zip(chosen["yes"], chosen["no"]) for pair in pairs]
+    assert len(rows) == count
+    pixels = {}
+    for _, image_id in rows:
+        if image_id not in pixels:
+            image = Image.open(paths[image_id]).convert("RGB").resize((IMAGE_SIZE, IMAGE_SIZE),
+                                                                      Image.Resampling.BILINEAR)
+            values = torch.from_numpy(np.asarray(image, dtype=np.float32)).permute(2, 0, 1)
+            pixels[image_id] = (values - values[:, :1, :1]) / 127.5
+    return ([text for text, _ in rows], torch.tensor([1, 0] * (count // 2)),
+            torch.stack([pixels[image_id] for _, image_id in rows]))
+
+
+def word_ids(texts: list[str], vocabulary: dict[str, int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded word ids [N, T] (PAD = 0) and their mask."""
+    rows = [[vocabulary[word] for word in text.rstrip("?").split()] for text in texts]
+    width = max(map(len, rows))
+    ids = torch.tensor([row + [PAD] * (width - len(row)) for row in rows])
+    return ids, (ids != PAD).long()
+
+
+def test_a_short_run_learns_yes_no_shape_questions_about_unseen_images():
+    """A tiny parallel co-attention model (d = 32, CNN [8, 16, 32], the three question levels, word embeddings
+    N(0, 0.5²)) trained with AdamW (lr 3e-3) for 400 steps of 32 on 2,600 easy-VQA questions "is there a circle?",
+    "does the image contain a triangle?" … (half yes) answers 500 such questions about the test split's images, which
+    it never saw, far above chance: the held-out answers are half yes (majority rate 50%), and the best an image-blind
+    answer can do, each of the 12 distinct questions answered by its own majority on the held-out set itself, is 57%.
+
+    Measured on one thread: 97.6% held-out accuracy (99.2% with ATEN_CPU_CAPABILITY=default, another trajectory);
+    with other seeds of the model and the batches, 96.0–98.8% after 400 steps (seeds 3, 4, 8, 9) and 83.8–99.4% after
+    300 (seeds 0–7), but seed 8 was still at chance (48%) after 300 steps: the run leaves a plateau at a time that
+    varies, so it runs 400 steps and asserts ≥ 75%, 18 points above the image-blind best."""
+    easy_vqa = pytest.importorskip("easy_vqa")
+    texts, answers, pixels = shape_questions(easy_vqa.get_train_questions(), easy_vqa.get_train_image_paths(), 2600)
+    test_texts, test_answers, test_pixels = shape_questions(easy_vqa.get_test_questions(),
+                                                            easy_vqa.get_test_image_paths(), 500)
+    vocabulary = {word: index + 1 for index, word in enumerate(sorted({w for t in texts for w in t.rstrip("?").split()}))}
+    input_ids, attention_mask = word_ids(texts, vocabulary)
+    test_ids, test_mask = word_ids(test_texts, vocabulary)
+    majority = max(float(test_answers.float().mean()), 1 - float(test_answers.float().mean()))
+    counts = collections.Counter(zip(test_texts, test_answers.tolist()))
+    blind = sum(max(counts[text, 0], counts[text, 1]) for text in set(test_texts)) / len(test_texts)
+    assert (majority, blind) == (0.5, 0.57)  # the data's facts, whatever the model
+
+    torch.manual_seed(0)
+    config = VisualQuestionAnsweringConfig(
+        vocab_size=len(vocabulary) + 1, hidden_size=32, attention_size=32, answer_hidden_size=32, num_labels=2,
+        coattention="parallel", cnn_channels=[8, 16, 32], cnn_pool_sizes=[[2, 2]] * 3, dropout=0.0,
+        init_std=0.5)
+    model = BahdanauForVisualQuestionAnswering(config).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    batches = torch.Generator().manual_seed(0)
+    start = time.perf_counter()
+    for _ in range(400):
+        rows = torch.randint(0, len(texts), (32,), generator=batches)
+        loss = model(input_ids=input_ids[rows], attention_mask=attention_mask[rows], pixel_values=pixels[rows],
+                     labels=answers[rows]).loss
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    seconds = time.perf_counter() - start
+    with torch.no_grad():
+        predicted = model.eval()(input_ids=test_ids, attention_mask=test_mask, pixel_values=test_pixels).logits
+    accuracy = float((predicted.argmax(-1) == test_answers).float().mean())
+    print(f"held-out accuracy {accuracy:.3f}, majority {majority:.3f}, image-blind best {blind:.3f}, "
+          f"training {seconds:.1f} s")
+    assert accuracy >= 0.75, accuracy
