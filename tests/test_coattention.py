@@ -566,9 +566,9 @@ BAD_INPUTS = {  # name: (form, change of the batch, the message)
     "labels of another shape": ("parallel", lambda b: dict(b, labels=torch.zeros(4, 1, dtype=torch.long)),
                                 r"`labels` must have shape \[4\], got \[4, 1\]"),
     "pixels to a question-only baseline": ("question-only", lambda b: dict(b, pixel_values=torch.zeros(4, 3, 8, 8)),
-                                           r"reads no image \(`inputs='question'`.*leave `pixel_values` out"),
+                                           r"reads no image \(`inputs='question'`.*leave `pixel_values` and `pixel_mask` out"),
     "ids to an image-only baseline": ("image-only", lambda b: dict(b, input_ids=torch.ones(4, 2, dtype=torch.long)),
-                                      r"reads no question \(`inputs='context'`.*leave `input_ids` and `inputs_embeds`"),
+                                      r"reads no question \(`inputs='context'`.*leave `input_ids`, `inputs_embeds` and `attention_mask`"),
     "embeddings to an image-only baseline": ("image-only", lambda b: dict(b, inputs_embeds=torch.zeros(4, 2, 6)),
                                              r"reads no question \(`inputs='context'`"),
 }
@@ -582,8 +582,6 @@ def test_bad_inputs_are_named(case):
         model(**change(vqa_batch(form, dtype=torch.float32)))
 
 
-@pytest.mark.xfail(strict=True, reason="modeling_coattention.py: the image encoder's message asks for `encoder_outputs`, "
-                                       "which the VQA model does not take")
 def test_a_missing_image_is_asked_for_without_an_argument_the_model_lacks():
     batch = vqa_batch(dtype=torch.float32)
     with pytest.raises(ValueError, match=r"`pixel_values`") as error:
@@ -591,8 +589,6 @@ def test_a_missing_image_is_asked_for_without_an_argument_the_model_lacks():
     assert "encoder_outputs" not in str(error.value)
 
 
-@pytest.mark.xfail(strict=True, reason="modeling_coattention.py: a baseline ignores the mask of the input it does not "
-                                       "read instead of refusing it as it refuses that input")
 @pytest.mark.parametrize("form, extra", [("question-only", "pixel_mask"), ("image-only", "attention_mask")])
 def test_a_baseline_refuses_the_mask_of_the_input_it_does_not_read(form, extra):
     full = vqa_batch("parallel", dtype=torch.float32)

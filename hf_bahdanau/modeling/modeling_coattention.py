@@ -179,9 +179,9 @@ class CoAttentionModel(CoAttentionPreTrainedModel):
         """The question's word embeddings [B, T, d] and padding layout, checked; (None, None) when the config reads
         no question (``inputs="context"``)."""
         if self.config.inputs == "context":
-            if input_ids is not None or inputs_embeds is not None:
-                raise ValueError("This model reads no question (`inputs='context'`, an image-only baseline): leave "
-                                 "`input_ids` and `inputs_embeds` out.")
+            if input_ids is not None or inputs_embeds is not None or attention_mask is not None:
+                raise ValueError("This model reads no question (`inputs='context'`, a context-only baseline): leave "
+                                 "`input_ids`, `inputs_embeds` and `attention_mask` out.")
             return None, None
         given = check_one_source("input_ids", input_ids, "inputs_embeds", inputs_embeds)
         if input_ids is not None:
@@ -231,15 +231,18 @@ class VisualQuestionAnsweringModel(CoAttentionModel):
         question, layout = self.embed_question(input_ids, attention_mask, inputs_embeds)
         context = context_mask = grid_size = None
         if self.image_encoder is not None:
+            if pixel_values is None:
+                raise ValueError("Pass `pixel_values` [batch, channels, height, width] (the image processor's output) "
+                                 "with the question.")
             image = self.image_encoder(pixel_values, pixel_mask)
             context = torch.tanh(self.region_projection(image.last_hidden_state))
             context_mask, grid_size = image.attention_mask.bool(), image.grid_size
             if question is not None and context.shape[0] != question.shape[0]:
                 raise ValueError(f"One image per question: {question.shape[0]} questions, {context.shape[0]} images "
                                  "in `pixel_values`.")
-        elif pixel_values is not None:
+        elif pixel_values is not None or pixel_mask is not None:
             raise ValueError("This model reads no image (`inputs='question'`, a question-only baseline): leave "
-                             "`pixel_values` out.")
+                             "`pixel_values` and `pixel_mask` out.")
         return self.co_attend(question, layout, context, context_mask, output_attentions, output_hidden_states,
                               grid_size)
 
