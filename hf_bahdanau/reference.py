@@ -610,20 +610,36 @@ def reinforce_surrogate(log_likelihoods: Tensor, alphas: Tensor, positions: list
     return -reward - (reward.detach() - baseline) * log_policy - entropy_weight * entropy
 
 
-def visual_question_answering(model, question: list[int] | None, image: Tensor | None
-                              ) -> tuple[Tensor, list[tuple[Tensor | None, Tensor | None, Tensor | None]]]:
-    """Lu et al. (2016), *Hierarchical Question-Image Co-Attention*: a ``BahdanauForVisualQuestionAnswering``'s answer
-    scores [num_labels] for one question (its word ids, no padding; None for ``inputs="context"``) and one image
-    ([1, C, H, W], no padding; None for ``inputs="question"``), and per level of ``question_levels`` the weights
-    (a^q [T], a^v [N], C [T, N]), None where the form or the baseline has none. The model's weights are read by name
-    from its state dict; the image's annotations a_n come from its own image encoder. In the paper's column form,
-    Q = [q_1 … q_T] [d, T], V = [v_1 … v_N] [d, N]:
+def _lstm(p: dict[str, Tensor], prefix: str, X: Tensor, suffix: str = "") -> Tensor:
+    """A one-layer LSTM (the ``{prefix}.*_l0{suffix}`` weights of ``p``) by its gate equations over the columns of
+    X [D, T] -> [h_1 … h_T] [h, T]:
+
+        (i, f, g, o) = W_ih x_t + b_ih + W_hh h_{t−1} + b_hh,  c_t = σ(f) ⊙ c_{t−1} + σ(i) ⊙ tanh(g),
+        h_t = σ(o) ⊙ tanh(c_t),  h_0 = c_0 = 0
+    """
+    W_ih, W_hh, b_ih, b_hh = (p[f"{prefix}.{name}_l0{suffix}"] for name in ("weight_ih", "weight_hh", "bias_ih",
+                                                                             "bias_hh"))
+    h = c = X.new_zeros(W_hh.shape[1])
+    states = []
+    for t in range(X.shape[1]):
+        i, f, g, o = (W_ih @ X[:, t] + b_ih + W_hh @ h + b_hh).chunk(4)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        states.append(h)
+    return torch.stack(states, dim=1)
+
+
+def _coattention_answer(config, p: dict[str, Tensor], question: list[int] | None, V: Tensor | None
+                        ) -> tuple[Tensor, list[tuple[Tensor | None, Tensor | None, Tensor | None]]]:
+    """Lu et al. (2016)'s co-attention and answer, shared by the image and the passage models: the answer scores
+    [num_labels] for one question (word ids, no padding; None for ``inputs="context"``) and the context's features
+    V = [v_1 … v_N] [d, N] (None for ``inputs="question"``), and per level of ``question_levels`` the weights
+    (a^q [T], a^v [N], C [T, N]), None where the form or the baseline has none. The weights are ``p``'s (a state
+    dict); in the paper's column form, Q = [q_1 … q_T] [d, T]:
 
         word      q^w_t = E x_t
         phrase    q^p_t = max_s tanh(W^s_c [q^w_t; …; q^w_{t+s−1}] + b^s_c)        (q^w = 0 beyond the last word)
-        question  q^s_t = h_t of an LSTM over q^p: (i, f, g, o) = W_ih x_t + b_ih + W_hh h_{t−1} + b_hh,
-                  c_t = σ(f) ⊙ c_{t−1} + σ(i) ⊙ tanh(g),  h_t = σ(o) ⊙ tanh(c_t),  h_0 = c_0 = 0
-        image     v_n = tanh(W_i a_n + b_i)
+        question  q^s_t = h_t of an LSTM over q^p (``_lstm``)
         parallel  C = tanh(Qᵀ W_b V),  H^v = tanh(W_v V + (W_q Q) C),  H^q = tanh(W_q Q + (W_v V) Cᵀ),
                   a^v = softmax(w_hvᵀ H^v),  a^q = softmax(w_hqᵀ H^q),  v̂ = V a^v,  q̂ = Q a^q
         alternating  A(X; g): H = tanh(W_x X + (W_g g) 1ᵀ), a^x = softmax(w_hxᵀ H), x̂ = X a^x;
@@ -634,8 +650,6 @@ def visual_question_answering(model, question: list[int] | None, image: Tensor |
                   logits = W_h h^L + b_h
 
     nn.Linear stores y = W x, so W_b is the stored ``affinity.weight`` transposed (Qᵀ W_b V = (W Q)ᵀ V)."""
-    config = model.config
-    p = model.state_dict(keep_vars=True)  # the parameters themselves, so gradients flow
 
     def w(name: str) -> Tensor:
         return p[f"coattention.{name}"]
@@ -655,19 +669,7 @@ def visual_question_answering(model, question: list[int] | None, image: Tensor |
                                           for t in range(T)], dim=1))
             levels["phrase"] = torch.stack(grams).amax(0)
         if "question" in config.question_levels:
-            W_ih, W_hh = w("levels.sentence.layers.0.weight_ih_l0"), w("levels.sentence.layers.0.weight_hh_l0")
-            b_ih, b_hh = w("levels.sentence.layers.0.bias_ih_l0"), w("levels.sentence.layers.0.bias_hh_l0")
-            h, c, states = Q.new_zeros(d), Q.new_zeros(d), []
-            for t in range(T):
-                i, f, g, o = (W_ih @ levels["phrase"][:, t] + b_ih + W_hh @ h + b_hh).chunk(4)
-                c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-                h = torch.sigmoid(o) * torch.tanh(c)
-                states.append(h)
-            levels["question"] = torch.stack(states, dim=1)
-    V = None
-    if image is not None:
-        annotations = model.coattention.image_encoder(image).last_hidden_state[0]  # [N, D]
-        V = torch.tanh(w("region_projection.weight") @ annotations.T + w("region_projection.bias")[:, None])
+            levels["question"] = _lstm(p, "coattention.levels.sentence.layers.0", levels["phrase"])
 
     def mean(X: Tensor) -> tuple[Tensor, Tensor]:
         a = X.new_full((X.shape[1],), 1.0 / X.shape[1])
@@ -711,99 +713,41 @@ def visual_question_answering(model, question: list[int] | None, image: Tensor |
     return p["answer.weight"] @ h + p["answer.bias"], readings
 
 
+def visual_question_answering(model, question: list[int] | None, image: Tensor | None
+                              ) -> tuple[Tensor, list[tuple[Tensor | None, Tensor | None, Tensor | None]]]:
+    """Lu et al. (2016), *Hierarchical Question-Image Co-Attention*: a ``BahdanauForVisualQuestionAnswering``'s answer
+    scores [num_labels] for one question (its word ids, no padding; None for ``inputs="context"``) and one image
+    ([1, C, H, W], no padding; None for ``inputs="question"``), and per level of ``question_levels`` the weights
+    (a^q [T], a^v [N], C [T, N]), None where the form or the baseline has none. The image's annotations a_n [D] come
+    from the model's own image encoder; its regions are the context (the rest: ``_coattention_answer``):
+
+        image     v_n = tanh(W_i a_n + b_i),  V = [v_1 … v_N] [d, N]
+    """
+    p = model.state_dict(keep_vars=True)  # the parameters themselves, so gradients flow
+    V = None
+    if image is not None:
+        annotations = model.coattention.image_encoder(image).last_hidden_state[0]  # [N, D]
+        W_i, b_i = p["coattention.region_projection.weight"], p["coattention.region_projection.bias"]
+        V = torch.tanh(W_i @ annotations.T + b_i[:, None])
+    return _coattention_answer(model.config, p, question, V)
+
+
 def text_coattention(model, question: list[int], context: list[int]
                      ) -> tuple[Tensor, list[tuple[Tensor, Tensor, Tensor | None]]]:
     """Lu et al. (2016)'s co-attention over two texts: a ``BahdanauForTextPairClassification``'s answer scores
     [num_labels] for one question and one passage (word ids, no padding), and per level of ``question_levels`` the
-    weights (a^q [T], a^v [N], C [T, N] or None), with ``inputs="both"``. Row-vector form, one word at a time:
+    weights (a^q [T], a^v [N], C [T, N] or None), with ``inputs="both"``. The passage is the context, its words
+    p_n embedded by the question's table E (the rest: ``_coattention_answer``):
 
-        word      q_t = E x_t;  phrase q^p_t = max_s tanh(Σ_{k<s} W^s_k q_{t+k} + b^s) (q = 0 beyond the last word);
-                  question q^s_t = LSTM(q^p)_t
-        passage   bilstm: v_n = tanh(W_c [→h_n; ←h_n] + b_c), →h an LSTM over E p_1 … E p_N, ←h one over E p_N … E p_1;
-                  embeddings: v_n = E p_n
-        LSTM      (i, f, g, o) = W_ih x + b_ih + W_hh h + b_hh,  c' = σ(f) c + σ(i) tanh(g),  h' = σ(o) tanh(c')
-        parallel  C_tn = tanh((W_b q_t) · v_n),  H^v_n = tanh(W_v v_n + Σ_t C_tn W_q q_t),
-                  H^q_t = tanh(W_q q_t + Σ_n C_tn W_v v_n),  a^v = softmax_n(w_v · H^v_n),  a^q = softmax_t(w_q · H^q_t)
-        A(X; g)   a_i = softmax_i(w · tanh(W_x x_i + W_g g)),  A = Σ_i a_i x_i
-        alternating  ŝ = A(Q; 0),  v̂ = A(V; ŝ),  q̂ = A(Q; v̂);   context: q̂ = mean_t q_t, v̂ = A(V; q̂);
-                  none: q̂ = mean_t q_t, v̂ = mean_n v_n
-        answer    h^1 = tanh(W_1 (q̂^1 + v̂^1) + b_1),  h^l = tanh(W_l [q̂^l + v̂^l; h^{l−1}] + b_l),  W_h h^L + b_h
+        bilstm      v_n = tanh(W_c [→h_n; ←h_n] + b_c), →h an LSTM over E p_1 … E p_N, ←h one over E p_N … E p_1
+        embeddings  v_n = E p_n
     """
-    config, p = model.config, dict(model.named_parameters())
-
-    def w(name: str) -> Tensor:
-        return p[f"coattention.{name}"]
-
-    def lstm(prefix: str, inputs: list[Tensor], suffix: str = "") -> list[Tensor]:
-        W_ih, W_hh = w(f"{prefix}.weight_ih_l0{suffix}"), w(f"{prefix}.weight_hh_l0{suffix}")
-        b = w(f"{prefix}.bias_ih_l0{suffix}") + w(f"{prefix}.bias_hh_l0{suffix}")
-        h = c = inputs[0].new_zeros(W_hh.shape[1])
-        states = []
-        for x in inputs:
-            i, f, g, o = (W_ih @ x + W_hh @ h + b).chunk(4)
-            c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
-            h = torch.sigmoid(o) * torch.tanh(c)
-            states.append(h)
-        return states
-
-    E = w("embeddings.weight")
-    q = [E[word] for word in question]
-    levels = {"word": q}
-    if "phrase" in config.question_levels or "question" in config.question_levels:
-        zero = q[0].new_zeros(q[0].shape)
-        windows = [(w(f"levels.phrases.{index}.weight"), w(f"levels.phrases.{index}.bias"), s)
-                   for index, s in enumerate(config.phrase_windows)]
-        levels["phrase"] = [torch.stack([torch.tanh(sum(W[:, :, k] @ (q[t + k] if t + k < len(q) else zero)
-                                                        for k in range(s)) + b) for W, b, s in windows]).amax(0)
-                            for t in range(len(q))]
-    if "question" in config.question_levels:
-        levels["question"] = lstm("levels.sentence.layers.0", levels["phrase"])
-    words = [E[word] for word in context]
-    if config.context_encoder == "bilstm":
-        forward = lstm("context_encoder.recurrent.layers.0", words)
-        backward = lstm("context_encoder.recurrent.layers.0", words[::-1], "_reverse")[::-1]
-        W_c, b_c = w("context_encoder.projection.weight"), w("context_encoder.projection.bias")
-        V = [torch.tanh(W_c @ torch.cat([f, b]) + b_c) for f, b in zip(forward, backward)]
-    else:
-        V = words
-
-    def pool(a: Tensor, X: list[Tensor]) -> Tensor:
-        return sum(a_i * x_i for a_i, x_i in zip(a, X))
-
-    def mean(X: list[Tensor]) -> tuple[Tensor, Tensor]:
-        a = X[0].new_full((len(X),), 1.0 / len(X))
-        return pool(a, X), a
-
-    def attend(prefix: str, X: list[Tensor], g: Tensor | None) -> tuple[Tensor, Tensor]:
-        guide = 0 if g is None else w(f"{prefix}.guide.weight") @ g
-        a = torch.softmax(torch.stack([w(f"{prefix}.score.weight")[0] @ torch.tanh(w(f"{prefix}.features.weight")
-                                                                                  @ x + guide) for x in X]), 0)
-        return pool(a, X), a
-
-    h, readings = None, []
-    for index, level in enumerate(config.question_levels):
-        Q, form, C = levels[level], f"coattentions.{index}", None
-        if config.coattention == "parallel":
-            W_b, W_q, W_v = (w(f"{form}.{name}.weight") for name in ("affinity", "question", "context"))
-            C = torch.stack([torch.stack([torch.tanh((W_b @ q_t) @ v_n) for v_n in V]) for q_t in Q])
-            H_v = [torch.tanh(W_v @ v_n + sum(C[t, n] * (W_q @ q_t) for t, q_t in enumerate(Q)))
-                   for n, v_n in enumerate(V)]
-            H_q = [torch.tanh(W_q @ q_t + sum(C[t, n] * (W_v @ v_n) for n, v_n in enumerate(V)))
-                   for t, q_t in enumerate(Q)]
-            a_v = torch.softmax(torch.stack([w(f"{form}.context_score.weight")[0] @ H for H in H_v]), 0)
-            a_q = torch.softmax(torch.stack([w(f"{form}.question_score.weight")[0] @ H for H in H_q]), 0)
-            q_hat, v_hat = pool(a_q, Q), pool(a_v, V)
-        elif config.coattention == "alternating":
-            s_hat, _ = attend(f"{form}.question_alone", Q, None)
-            v_hat, a_v = attend(f"{form}.context_by_question", V, s_hat)
-            q_hat, a_q = attend(f"{form}.question_by_context", Q, v_hat)
-        elif config.coattention == "context":
-            q_hat, a_q = mean(Q)
-            v_hat, a_v = attend(f"{form}.context_by_question", V, q_hat)
-        else:  # "none"
-            (q_hat, a_q), (v_hat, a_v) = mean(Q), mean(V)
-        joint = q_hat + v_hat
-        h = torch.tanh(w(f"answer_layers.{index}.weight") @ (joint if h is None else torch.cat([joint, h]))
-                       + w(f"answer_layers.{index}.bias"))
-        readings.append((a_q, a_v, C))
-    return p["answer.weight"] @ h + p["answer.bias"], readings
+    p = model.state_dict(keep_vars=True)
+    words = p["coattention.embeddings.weight"][context].T  # [d, N]
+    V = words
+    if model.config.context_encoder == "bilstm":
+        recurrent = "coattention.context_encoder.recurrent.layers.0"
+        forward, backward = _lstm(p, recurrent, words), _lstm(p, recurrent, words.flip(1), "_reverse").flip(1)
+        W_c, b_c = p["coattention.context_encoder.projection.weight"], p["coattention.context_encoder.projection.bias"]
+        V = torch.tanh(W_c @ torch.cat([forward, backward]) + b_c[:, None])
+    return _coattention_answer(model.config, p, question, V)
