@@ -15,6 +15,7 @@ from hf_bahdanau.modeling.axes import (ATTENTION_MODES, ATTENTION_SCOPES, ATTENT
                                        CONTEXT_MODES, DECODER_STYLES, DEEP_OUTPUTS, EMBEDDING_SOURCES, POOLINGS,
                                        RNN_TYPES, SENTENCE_ENCODINGS, WEIGHT_TYINGS, describe_token_attention)
 from hf_bahdanau.modeling.configuration_image_to_text import backbone_feature_size
+from hf_bahdanau.modeling.configuration_text_coattention import CONTEXT_ENCODERS
 
 SIZE_FIELDS = ("encoder_layers", "decoder_layers")  # presets fix them; small models override them
 
@@ -35,8 +36,6 @@ PAPERS = {
 MEMORY_NETWORK_PAPER = ("Sukhbaatar et al., 2015", "End-To-End Memory Networks", "https://arxiv.org/abs/1503.08895")
 CO_ATTENTION_PAPER = ("Lu et al., 2016", "Hierarchical Question-Image Co-Attention for Visual Question Answering",
                       "https://arxiv.org/abs/1606.00061")
-VQA_PAPER = ("Lu et al., 2016", "Hierarchical Question-Image Co-Attention for Visual Question Answering",
-             "https://arxiv.org/abs/1606.00061")
 # what a VQA model is, by its ``coattention`` form (axes.CO_ATTENTIONS; the card's lines say the form in full)
 VQA_FAMILIES = {"parallel": "hierarchical question–image co-attention, parallel",
                 "alternating": "hierarchical question–image co-attention, alternating",
@@ -236,24 +235,35 @@ def describe_memory_network(config: dict[str, Any]) -> Architecture:
     return Architecture(None, MEMORY_NETWORK_PAPER, lines, family="an end-to-end memory network, MemN2N")
 
 
+def _coattention_lines(config: dict[str, Any], context: str) -> list[str]:
+    """The lines of a co-attention card (Lu et al., 2016) after its context's (the image's or the passage's): the
+    question's levels (or ``inputs="context"``'s none: the baseline reads the ``context`` alone), the co-attention
+    form at each level (``axes.CO_ATTENTIONS``' words) and the answer MLP over the answer vocabulary."""
+    levels = {"word": "words, q^w_t = E x_t", "phrase": "phrases, q^p_t = max over n-grams of "
+              f"{', '.join(map(str, config['phrase_windows']))} words of tanh(W_c^n [q^w_t; …; q^w_{{t+n−1}}])",
+              "question": "the question, q^s_t = LSTM(q^p)_t"}
+    question = (f"none: this baseline reads the {context} alone (q̂ = 0)" if config["inputs"] == "context" else
+                f"{config['vocab_size']:,} words embedded in d = {config['hidden_size']}, read at "
+                f"{len(config['question_levels'])} level{'s' if len(config['question_levels']) > 1 else ''}: "
+                + "; ".join(levels[name] for name in config["question_levels"]))
+    return [f"**Question**: {question}",
+            f"**Co-attention** at each level, k = {config['attention_size']}: "
+            + CO_ATTENTIONS.describe(config["coattention"]),
+            f"**Answer**: h^1 = tanh(W_1 (q̂^1 + v̂^1)), h^l = tanh(W_l [q̂^l + v̂^l; h^{{l−1}}]) of "
+            f"{config['answer_hidden_size']} units; p = softmax(W_h h^L) over {len(config.get('id2label') or {})} "
+            "answers (a closed answer vocabulary)"]
+
+
 def describe_text_coattention(config: dict[str, Any]) -> Architecture:
     """Bullet lines naming every choice of a ``TextCoAttentionConfig`` dict (Lu et al., 2016, over two texts): the
-    passage encoder, the question levels, the form of co-attention and the answer MLP."""
-    from hf_bahdanau.modeling.axes import CO_ATTENTIONS
-    from hf_bahdanau.modeling.configuration_text_coattention import CONTEXT_ENCODERS
-
-    passage = CONTEXT_ENCODERS[config["context_encoder"]]
-    if config["context_encoder"] == "bilstm":
-        passage += f" ({config['context_hidden_size']} units per direction)"
-    lines = [f"**Words**: one embedding table E of d = {config['hidden_size']} for the question and the passage, "
-             f"{config['vocab_size']:,} words",
-             f"**Passage**: {passage}",
-             f"**Question levels**: {', '.join(config['question_levels'])} (phrases: n-grams of "
-             f"{', '.join(map(str, config['phrase_windows']))} words, max over the sizes; question: an LSTM over them)",
-             f"**Co-attention** at each level: {CO_ATTENTIONS.describe(config['coattention'])}, k = "
-             f"{config['attention_size']}",
-             f"**Answer**: h^l = tanh(W_l [q̂^l + v̂^l; h^(l−1)]) of {config['answer_hidden_size']} units, one of "
-             f"{len(config.get('id2label') or {})} answers from h^L"]
+    passage encoder (words embedded by the question's table E), then ``_coattention_lines``."""
+    if config["inputs"] == "question":
+        passage = "none: this baseline reads the question alone (v̂ = 0)"
+    else:
+        passage = "its words embedded by the question's table E; " + CONTEXT_ENCODERS[config["context_encoder"]]
+        if config["context_encoder"] == "bilstm":
+            passage += f" ({config['context_hidden_size']} units per direction)"
+    lines = [f"**Passage**: {passage}", *_coattention_lines(config, "passage")]
     if config.get("dropout"):
         lines.append(f"**Dropout**: {config['dropout']}")
     return Architecture(None, CO_ATTENTION_PAPER, lines, family="a question–passage co-attention classifier")
@@ -304,29 +314,16 @@ def image_encoder_words(config: dict[str, Any], annotation_size: int, summary: s
 
 def describe_visual_question_answering(config: dict[str, Any]) -> Architecture:
     """Bullet lines naming every choice of a ``VisualQuestionAnsweringConfig`` dict (Lu et al., 2016): the image
-    encoder (as Show, Attend and Tell's, ``image_encoder_words``), the question's levels, the co-attention form at
-    each (``axes.CO_ATTENTIONS``' words), a baseline's one input, and the answer MLP over the answer vocabulary."""
-    size = config["hidden_size"]
+    encoder (as Show, Attend and Tell's, ``image_encoder_words``), then ``_coattention_lines``."""
     if config["inputs"] == "question":
         image = "none: this baseline reads the question alone (v̂ = 0)"
     else:
         annotations = (config["cnn_channels"][-1] if config.get("backbone_config") is None
                        else backbone_feature_size(config["backbone_config"]))
-        image = image_encoder_words(config, annotations, f"made question-sized, v_n = tanh(W_i a_n + b_i), d = {size}")
-    levels = {"word": "words, q^w_t = E x_t", "phrase": "phrases, q^p_t = max over n-grams of "
-              f"{', '.join(map(str, config['phrase_windows']))} words of tanh(W_c^n [q^w_t; …; q^w_{{t+n−1}}])",
-              "question": "the question, q^s_t = LSTM(q^p)_t"}
-    question = ("none: this baseline reads the image alone (q̂ = 0)" if config["inputs"] == "context" else
-                f"{config['vocab_size']:,} words embedded in d = {size}, read at {len(config['question_levels'])} "
-                f"level{'s' if len(config['question_levels']) > 1 else ''}: "
-                + "; ".join(levels[name] for name in config["question_levels"]))
-    lines = [f"**Image encoder**: {image}", f"**Question**: {question}",
-             f"**Co-attention** at each level, k = {config['attention_size']}: "
-             + CO_ATTENTIONS.describe(config["coattention"]),
-             f"**Answer**: h^1 = tanh(W_1 (q̂^1 + v̂^1)), h^l = tanh(W_l [q̂^l + v̂^l; h^{{l−1}}]) of "
-             f"{config['answer_hidden_size']} units; p = softmax(W_h h^L) over {len(config.get('id2label') or {})} "
-             "answers (a closed answer vocabulary)"]
+        image = image_encoder_words(config, annotations,
+                                    f"made question-sized, v_n = tanh(W_i a_n + b_i), d = {config['hidden_size']}")
+    lines = [f"**Image encoder**: {image}", *_coattention_lines(config, "image")]
     if config.get("dropout"):
         lines.append(f"**Dropout**: {config['dropout']}")
     family = VQA_BASELINES.get(config["inputs"]) or VQA_FAMILIES[config["coattention"]]
-    return Architecture(None, VQA_PAPER, lines, family=family)
+    return Architecture(None, CO_ATTENTION_PAPER, lines, family=family)
