@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> None:
     model = build_model(model_args, tokenizer, answers)
     collator = DataCollatorForVisualQuestionAnswering(
         processor, tokenizer, model.config.label2id, data_args.image_column, data_args.question_column,
-        data_args.answer_column, data_args.question_type_column if types else None, types)
+        data_args.answer_column, data_args.question_type_column if types else None, types, model.config.inputs)
 
     def compute_metrics(prediction) -> dict[str, float]:
         labels, type_ids = (prediction.label_ids if types else (prediction.label_ids, None))
@@ -262,8 +262,6 @@ def shape_attention_metrics(model, collator, test: datasets.Dataset, batch_size:
         batch = collator([dict(row) for row in rows])
         batch = {key: value.to(model.device) for key, value in batch.items()
                  if key not in ("labels", "question_type_ids")}
-        if model.config.inputs == "context":
-            batch = {key: value for key, value in batch.items() if key.startswith("pixel")}
         output = model(**batch, output_attentions=True)
         for row_index, row in enumerate(rows):
             image = np.asarray(row[collator.image_column].convert("RGB"))

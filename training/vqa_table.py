@@ -42,6 +42,7 @@ SETTINGS = {  # the order they run in, two at a time: the co-attention forms fir
     "question_only": ["--coattention", "none", "--inputs", "question"],
 }
 METRICS = ("accuracy", "accuracy_yes_no", "accuracy_color", "accuracy_shape")
+LEVELS = ("word", "phrase", "question")  # the question levels, in the table's order
 
 
 def run(setting: str, output_dir: Path) -> tuple[float, int]:
@@ -60,8 +61,8 @@ def table(output_dir: Path, settings: list[str]) -> dict:
             continue
         metrics = json.loads((folder / "all_results.json").read_text())
         row = {name: round(100 * metrics[f"predict_{name}"], 1) for name in METRICS if f"predict_{name}" in metrics}
-        overlaps = {name.removeprefix("predict_shape_peak_overlap_"): value for name, value in metrics.items()
-                    if name.startswith("predict_shape_peak_overlap_")}
+        overlaps = {level: metrics[f"predict_shape_peak_overlap_{level}"] for level in LEVELS
+                    if f"predict_shape_peak_overlap_{level}" in metrics}
         if overlaps:
             row["shape_peak_overlap"] = {level: round(100 * value, 1) for level, value in overlaps.items()}
         state = folder / "trainer_state.json"
