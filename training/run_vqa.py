@@ -127,6 +127,13 @@ def load_splits(data_args: VQADataArguments) -> tuple[datasets.DatasetDict, str]
                              f"{loaded['train'].column_names}); set --image_column / --question_column / "
                              "--answer_column.")
     splits = {split: loaded[split] for split in SPLITS if split in loaded}
+    for split, rows in splits.items():  # before any split is carved or cut, so the row is the file's
+        for column in (data_args.question_column, data_args.answer_column):
+            missing = [index for index, text in enumerate(rows[column]) if text is None]
+            if missing:
+                raise ValueError(f"Split {split!r} row {missing[0]} has no {column!r} ({len(missing)} rows). A csv "
+                                 "is read by pandas, which turns texts such as NA, null or nan into missing values: "
+                                 "write jsonl instead (its texts are read exactly as written).")
     if "validation" not in splits:
         held_out = splits["train"].train_test_split(test_size=min(1000, len(splits["train"]) // 10), seed=0)
         splits["train"], splits["validation"] = held_out["train"], held_out["test"]
@@ -137,13 +144,6 @@ def load_splits(data_args: VQADataArguments) -> tuple[datasets.DatasetDict, str]
     for split, limit in limits.items():
         if limit is not None:
             splits[split] = splits[split].select(range(min(limit, len(splits[split]))))
-    for split, rows in splits.items():
-        for column in (data_args.question_column, data_args.answer_column):
-            missing = [index for index, text in enumerate(rows[column]) if text is None]
-            if missing:
-                raise ValueError(f"Split {split!r} row {missing[0]} has no {column!r} ({len(missing)} rows). A csv "
-                                 "is read by pandas, which turns texts such as NA, null or nan into missing values: "
-                                 "write jsonl instead (its texts are read exactly as written).")
     return datasets.DatasetDict(splits), description
 
 

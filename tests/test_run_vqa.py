@@ -1,0 +1,187 @@
+"""training/run_vqa.py and its pieces: the VQA collator, accuracy by question type, the table, a user's own data read
+exactly as written, and short runs of co-attention and of a baseline that write a folder the pipeline answers from."""
+
+import csv
+import json
+import math
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from hf_bahdanau import BahdanauImageProcessor
+from hf_bahdanau.vqa_training import DataCollatorForVisualQuestionAnswering
+from training.run_vqa import accuracy_metrics, main
+from training.tokenization import train_tokenizer
+from training.vqa_table import markdown, table
+
+QUESTIONS = ["what color is the shape?", "is there a circle?", "is there a \"quoted\" NA shape?"]
+ANSWERS = ["red", "no", "yes"]
+COLOURS = {"red": (200, 30, 30), "no": (30, 30, 200), "yes": (30, 200, 30)}
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return train_tokenizer(QUESTIONS, kind="word")
+
+
+def rows(count: int = 3) -> list[dict]:
+    return [{"image": Image.new("RGB", (8 + 2 * index, 8), COLOURS[ANSWERS[index % 3]]),
+             "question": QUESTIONS[index % 3], "answer": ANSWERS[index % 3],
+             "question_type": "color" if index % 3 == 0 else "yes/no"} for index in range(count)]
+
+
+def test_the_collator_pads_questions_and_images_and_reads_answers_and_types(tokenizer):
+    collator = DataCollatorForVisualQuestionAnswering(
+        BahdanauImageProcessor(num_channels=3, size={"height": 8}), tokenizer, {"no": 0, "red": 1, "yes": 2},
+        question_type_column="question_type", question_types=["color", "yes/no"])
+    batch = collator(rows())
+    lengths = [len(tokenizer(question, add_special_tokens=False)["input_ids"]) for question in QUESTIONS]
+    assert batch["input_ids"].shape == (3, max(lengths))
+    assert batch["attention_mask"].sum(1).tolist() == lengths  # right-padded, no special tokens
+    for row, length in enumerate(lengths):
+        assert batch["input_ids"][row, :length].tolist() == tokenizer(QUESTIONS[row], add_special_tokens=False)[
+            "input_ids"]
+        assert (batch["input_ids"][row, length:] == tokenizer.pad_token_id).all()
+    assert batch["pixel_values"].shape == (3, 3, 8, 12) and batch["pixel_mask"].sum((1, 2)).tolist() == [64, 80, 96]
+    assert batch["labels"].tolist() == [1, 0, 2]
+    assert batch["question_type_ids"].tolist() == [0, 1, 1]
+
+
+@pytest.mark.parametrize("inputs, keys", [("question", {"input_ids", "attention_mask", "labels"}),
+                                          ("context", {"pixel_values", "pixel_mask", "labels"})])
+def test_a_baseline_s_batch_holds_only_the_input_it_reads(tokenizer, inputs, keys):
+    collator = DataCollatorForVisualQuestionAnswering(
+        BahdanauImageProcessor(num_channels=3, size={"height": 8}), tokenizer, {"no": 0, "red": 1, "yes": 2},
+        inputs=inputs)
+    unread = "image" if inputs == "question" else "question"
+    assert set(collator([{key: value for key, value in row.items() if key != unread} for row in rows()])) == keys
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda row: dict(row, answer="green"), r"answer 'green' is not in `label2id` \(\['no', 'red', 'yes'\]\)"),
+    (lambda row: dict(row, question="   "), r"`features\[0\]`'s question '   ' has no token"),
+    (lambda row: {key: value for key, value in row.items() if key != "image"}, r"`features\[0\]` has no 'image'"),
+])
+def test_bad_rows_are_named(tokenizer, change, message):
+    collator = DataCollatorForVisualQuestionAnswering(
+        BahdanauImageProcessor(num_channels=3, size={"height": 8}), tokenizer, {"no": 0, "red": 1, "yes": 2})
+    with pytest.raises(ValueError, match=message):
+        collator([change(rows(1)[0])])
+    with pytest.raises(ValueError, match=r"`inputs` must be 'both', 'question' or 'context'"):
+        DataCollatorForVisualQuestionAnswering(None, tokenizer, inputs="image")
+    with pytest.raises(ValueError, match="at least one question"):
+        collator([])
+
+
+def test_accuracy_by_question_type_by_hand():
+    predictions, labels = np.array([0, 1, 2, 2, 1]), np.array([0, 1, 1, 2, 0])
+    metrics = accuracy_metrics(predictions, labels, np.array([0, 0, 1, 1, 1]), ["color", "yes/no"])
+    assert metrics == {"accuracy": 3 / 5, "accuracy_color": 1.0, "accuracy_yes_no": 1 / 3}
+    assert accuracy_metrics(predictions, labels, None, None) == {"accuracy": 3 / 5}
+
+
+def test_the_table_reads_finished_runs(tmp_path):
+    for setting, accuracy, steps in (("parallel", 0.96, 1500), ("bag_of_words", 0.853, 1400)):
+        folder = tmp_path / setting
+        folder.mkdir()
+        (folder / "all_results.json").write_text(json.dumps({
+            "predict_accuracy": accuracy, "predict_accuracy_yes_no": 0.9, "predict_accuracy_color": 1.0,
+            "predict_accuracy_shape": 0.5, "predict_shape_peak_overlap_question": 0.25,
+            "predict_shape_peak_overlap_word": 0.125, "predict_shape_peak_overlap_phrase": 0.5}))
+        (folder / "trainer_state.json").write_text(json.dumps({"global_step": steps, "log_history": [
+            {"training_minutes": 3.5}, {"training_minutes": 7.25}]}))
+    results = table(tmp_path, ["parallel", "alternating", "bag_of_words"])
+    assert results["parallel"] == {"accuracy": 96.0, "accuracy_yes_no": 90.0, "accuracy_color": 100.0,
+                                   "accuracy_shape": 50.0, "shape_peak_overlap": {"word": 12.5, "phrase": 50.0,
+                                                                                  "question": 25.0},
+                                   "steps": 1500, "train_minutes": 7.25}
+    assert "alternating" not in results
+    lines = markdown(results).splitlines()
+    assert lines[2] == "| parallel | 96.0 | 90.0 | 100.0 | 50.0 | 12.5 / 50.0 / 25.0 | 1500 | 7.25 |"
+    assert lines[3] == "| bag_of_words | 85.3 | 90.0 | 100.0 | 50.0 | – | 1400 | 7.25 |"  # no attention: no peak
+
+
+def write_folder(root, metadata: str = "jsonl") -> None:
+    """A user's own VQA data: an imagefolder with one metadata file per split, several questions per image."""
+    for split in ("train", "test"):
+        folder = root / split
+        folder.mkdir(parents=True)
+        records = []
+        for index in range(12):
+            answer = ANSWERS[index % 3]
+            Image.new("RGB", (16, 16), COLOURS[answer]).save(folder / f"{index}.png")
+            records += [{"file_name": f"{index}.png", "question": QUESTIONS[index % 3], "answer": answer,
+                         "question_type": "color" if index % 3 == 0 else "yes/no"}]
+        if metadata == "jsonl":
+            (folder / "metadata.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
+        else:
+            with open(folder / "metadata.csv", "w", newline="") as file:
+                writer = csv.DictWriter(file, fieldnames=list(records[0]))
+                writer.writeheader()
+                writer.writerows(dict(record, answer="null" if index == 4 else record["answer"])
+                                 for index, record in enumerate(records))
+
+
+TINY = ["--do_train", "--do_eval", "--do_predict", "--max_steps", "6", "--per_device_train_batch_size", "8",
+        "--per_device_eval_batch_size", "8", "--report_to", "none", "--logging_steps", "3", "--save_strategy", "no",
+        "--disable_tqdm", "true", "--image_height", "16", "--config_overrides",
+        "hidden_size=8,attention_size=8,answer_hidden_size=8,cnn_channels=[4,8],cnn_pool_sizes=[[2,2],[2,2]]"]
+
+
+def test_a_short_run_on_a_user_folder_writes_a_folder_the_pipeline_answers_from(tmp_path):
+    """Six steps of parallel co-attention on an imagefolder whose questions hold quotes and the word NA: metrics by
+    question type, predictions, pictures of both attentions, the card; the saved folder answers through its
+    pipeline with both attentions."""
+    write_folder(tmp_path / "data")
+    output = tmp_path / "run"
+    main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(output), "--num_pictures", "1", *TINY])
+    results = json.loads((output / "all_results.json").read_text())
+    for name in ("eval_accuracy", "predict_accuracy", "predict_accuracy_color", "predict_accuracy_yes_no"):
+        assert 0 <= results[name] <= 1 and math.isfinite(results[name]), name
+    assert not any("shape" in name for name in results)  # the shape statistics are easy-VQA's
+    assert len((output / "predictions.txt").read_text().splitlines()) == 12
+    for name in ("model.safetensors", "preprocessor_config.json", "tokenizer.json", "example_0.png",
+                 "coattention_0.png", "README.md", "training_curve.png"):
+        assert (output / name).is_file(), name
+    assert "visual-question-answering" in (output / "README.md").read_text()
+
+    from transformers import pipeline
+    answerer = pipeline(model=str(output), trust_remote_code=True)
+    record = answerer(image=str(output / "example_0.png"), question=QUESTIONS[2], return_attentions=True)
+    assert record["answer"] in ANSWERS and 0 < record["score"] <= 1
+    assert record["levels"] == ["word", "phrase", "question"] and record["grid_size"] == [4, 4]
+    for weights in record["question_attentions"]:
+        assert len(weights) == len(record["question_tokens"]) and math.isclose(sum(weights), 1, rel_tol=1e-5)
+    for weights in record["image_attentions"]:
+        assert np.asarray(weights).shape == (4, 4) and math.isclose(np.sum(weights), 1, rel_tol=1e-5)
+
+
+def test_a_question_only_baseline_trains_and_answers_without_reading_the_image(tmp_path):
+    write_folder(tmp_path / "data")
+    output = tmp_path / "run"
+    main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(output), "--num_pictures", "1",
+          "--coattention", "none", "--inputs", "question", *TINY])
+    assert not (output / "coattention_0.png").exists()  # nothing attends in a baseline
+    from transformers import pipeline
+    answerer = pipeline(model=str(output), trust_remote_code=True)
+    image = Image.new("RGB", (16, 16), (0, 0, 0))
+    first = answerer(image=image, question=QUESTIONS[1], top_k=3)
+    second = answerer(image=Image.new("RGB", (16, 16), (255, 255, 255)), question=QUESTIONS[1], top_k=3)
+    assert first == second  # the image is never read
+    assert [answer["score"] for answer in first["answers"]] == sorted(
+        (answer["score"] for answer in first["answers"]), reverse=True)
+
+
+def test_answers_a_csv_reader_lost_are_refused_by_name(tmp_path):
+    write_folder(tmp_path / "data", metadata="csv")
+    with pytest.raises(ValueError, match=r"Split 'train' row 4 has no 'answer' .*write jsonl"):
+        main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(tmp_path / "run"), *TINY])
+
+
+def test_missing_columns_are_named(tmp_path):
+    write_folder(tmp_path / "data")
+    with pytest.raises(ValueError, match=r"no column 'query'.*--question_column"):
+        main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(tmp_path / "run"),
+              "--question_column", "query", *TINY])
+
