@@ -16,14 +16,16 @@ training at most, one thread):
     alternating      Lu et al.'s alternating co-attention at the three levels
 
 Each run writes OUTPUT_DIR/SETTING/ (all_results.json, the model, the pictures); the table (accuracy overall and by
-question type on the test set; how often the image attention's peak region lies on the shape) is printed and written
-to docs/vqa_results.json.
+question type on the test set; how often the image attention's peak region lies on the shape, and how often a region
+picked at random does) is printed and written to docs/vqa_results.json.
 """
 
 import argparse
 import json
 import sys
 from pathlib import Path
+
+import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/vqa_table.py` puts training/ first
@@ -75,6 +77,20 @@ def table(output_dir: Path, settings: list[str]) -> dict:
     return results
 
 
+def chance_on_shape(grid_size: tuple[int, int] = (8, 8)) -> float:
+    """How often a region picked at random overlaps the shape, over easy-VQA's test questions (each counted as often
+    as it is asked about, as the table's rate counts them): the mean share of the grid's regions that hold a shape
+    pixel. 8 × 8: easy_vqa.json's CNN pools a 64 × 64 image by 4 then 2."""
+    from training.data.easy_vqa_data import load_easy_vqa, shape_mask, shape_regions
+
+    test = load_easy_vqa()["test"]
+    shares = {}
+    for image_id, image in zip(test["image_id"], test.select_columns(["image"])):
+        if image_id not in shares:
+            shares[image_id] = float(shape_regions(grid_size, shape_mask(image["image"])).mean())
+    return float(np.mean([shares[image_id] for image_id in test["image_id"]]))
+
+
 def markdown(results: dict) -> str:
     lines = ["| model | accuracy % | yes/no % | colour % | shape % | attention peak on the shape % (word / phrase / "
              "question level) | steps | training minutes |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
@@ -100,7 +116,10 @@ def main(argv: list[str] | None = None) -> None:
                 lambda setting, output_dir: output_dir / setting)
     results = table(args.output_dir, args.settings)
     print(markdown(results))
-    args.results_file.write_text(json.dumps(results, indent=1) + "\n")
+    chance = chance_on_shape()
+    print(f"A region picked at random overlaps the shape in {100 * chance:.1f}% of the test questions.")
+    args.results_file.write_text(json.dumps({**results, "random_region_on_shape": round(100 * chance, 1)}, indent=1)
+                                 + "\n")
 
 
 if __name__ == "__main__":
