@@ -142,3 +142,7 @@ def test_the_babi_table_counts_errors_and_failed_tasks(tmp_path):
     assert lines[2].startswith("| 1 | 0.4 | 0 | 0 | 0.8 | 50 |") and lines[3].startswith("| 2 | 30.0 | 8.3 |")
     assert lines[-1].startswith("| mean (failed > 5%) | 15.2 (1 failed) | 4.2 (1 failed) |")
     assert babi_table.hop_markdown(results, [1, 2]).splitlines()[-1] == "| 2 | 50 / 25 / 100; 75 |"
+    hopless = tmp_path / "coattention-parallel-1k" / "task1"  # a co-attention run has no hops: no hop table
+    hopless.mkdir(parents=True)
+    hopless.joinpath("all_results.json").write_text(json.dumps({"predict_error": 0.014, "train_runtime": 138.0}))
+    assert babi_table.hop_markdown(babi_table.table(tmp_path, ["coattention-parallel-1k"], [1]), [1]) == ""

@@ -107,6 +107,8 @@ def hop_markdown(results: dict, tasks: list[int]) -> str:
     """Per task and multi-hop setting: how often each hop's strongest sentence is a supporting fact, and how often the
     hops' strongest sentences include all of them, in %."""
     settings = [setting for setting in results if any("hop_2_on_support" in row for row in results[setting].values())]
+    if not settings:  # no multi-hop memory network among the settings (e.g. only the co-attention ones)
+        return ""
     header = " | ".join(f"{setting}: hop 1 / 2 / 3 on a supporting fact; all found" for setting in settings)
     lines = [f"| task | {header} |", "| --- |" + " --- |" * len(settings)]
     for task in tasks:
@@ -134,8 +136,9 @@ def main(argv: list[str] | None = None) -> None:
                 lambda setting, task: args.output_dir / setting / f"task{task}")
     results = table(args.output_dir, args.settings, args.tasks)
     print(markdown(results, args.tasks))
-    print()
-    print(hop_markdown(results, args.tasks))
+    hops = hop_markdown(results, args.tasks)
+    if hops:
+        print(f"\n{hops}")
     args.results_file.write_text(json.dumps({"ours": results, "paper": PAPER, "paper_all_20_tasks": PAPER_ALL_TASKS},
                                             indent=1) + "\n")
 
