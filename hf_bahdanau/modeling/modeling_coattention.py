@@ -29,8 +29,8 @@ from .loss import token_cross_entropy
 from .padding import PaddingLayout, check_attention_mask
 from .question_levels import QuestionLevels
 
-__all__ = ["BahdanauForVisualQuestionAnswering", "CoAttentionModel", "CoAttentionModelOutput",
-           "CoAttentionPreTrainedModel", "VisualQuestionAnsweringModel", "VisualQuestionAnsweringOutput"]
+__all__ = ["BahdanauForVisualQuestionAnswering", "CoAttentionAnswerOutput", "CoAttentionForAnswering",
+           "CoAttentionModel", "CoAttentionModelOutput", "CoAttentionPreTrainedModel", "VisualQuestionAnsweringModel", "VisualQuestionAnsweringOutput"]
 
 
 @dataclass
@@ -54,9 +54,9 @@ class CoAttentionModelOutput(ModelOutput):
 
 
 @dataclass
-class VisualQuestionAnsweringOutput(ModelOutput):
-    """loss (with labels: cross-entropy over the labels != -100, ``loss.per_target``), logits [B, num_labels]; the
-    other fields as ``CoAttentionModelOutput``'s."""
+class CoAttentionAnswerOutput(ModelOutput):
+    """An answering head's output: loss (with labels: cross-entropy over the labels != -100, ``loss.per_target``),
+    logits [B, num_labels]; the other fields as ``CoAttentionModelOutput``'s."""
 
     loss: Tensor | None = None
     logits: Tensor | None = None
@@ -65,6 +65,11 @@ class VisualQuestionAnsweringOutput(ModelOutput):
     context_attentions: tuple[Tensor, ...] | None = None
     affinities: tuple[Tensor, ...] | None = None
     grid_size: Tensor | None = None
+
+
+@dataclass
+class VisualQuestionAnsweringOutput(CoAttentionAnswerOutput):
+    """``CoAttentionAnswerOutput`` of an image: ``context_attentions`` over its regions, ``grid_size`` its grid."""
 
 
 class CoAttentionPreTrainedModel(PreTrainedModel):
@@ -97,6 +102,33 @@ class CoAttentionPreTrainedModel(PreTrainedModel):
             init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
             if module.bias is not None:
                 init.zeros_(module.bias)
+
+
+class CoAttentionForAnswering(CoAttentionPreTrainedModel):
+    """A co-attention model (``body_class``, at ``self.coattention``) and the answer layer: logits [B, num_labels] =
+    W_h h^L; labels [B] answer ids (``id2label``), -100 ignored."""
+
+    body_class: type = None  # the CoAttentionModel subclass that reads this head's context
+    output_class: type = CoAttentionAnswerOutput
+    accepts_loss_kwargs = True
+
+    def __init__(self, config: CoAttentionConfig):
+        super().__init__(config)
+        self.coattention = self.body_class(config)
+        self.answer = nn.Linear(config.answer_hidden_size, config.num_labels)
+        self.post_init()
+
+    def answer_from(self, read: CoAttentionModelOutput, labels: Tensor | None,
+                    num_items_in_batch: int | Tensor | None) -> CoAttentionAnswerOutput:
+        """The logits of the body's h^L, the loss with labels, and the body's attentions."""
+        logits = self.answer(read.last_hidden_state)
+        loss = None
+        if labels is not None:
+            check_class_labels("labels", labels, self.config.num_labels, (logits.shape[0],))
+            loss = token_cross_entropy(logits, labels, num_items_in_batch)
+        return self.output_class(
+            loss=loss, logits=logits, hidden_states=read.hidden_states, question_attentions=read.question_attentions,
+            context_attentions=read.context_attentions, affinities=read.affinities, grid_size=read.grid_size)
 
 
 class CoAttentionModel(CoAttentionPreTrainedModel):
@@ -247,18 +279,15 @@ class VisualQuestionAnsweringModel(CoAttentionModel):
                               grid_size)
 
 
-class BahdanauForVisualQuestionAnswering(CoAttentionPreTrainedModel):
-    """``VisualQuestionAnsweringModel`` and the answer layer: logits [B, num_labels] = W_h h^L; labels [B] answer ids
-    (``id2label``), -100 ignored."""
+class BahdanauForVisualQuestionAnswering(CoAttentionForAnswering):
+    """``VisualQuestionAnsweringModel`` and the answer layer (``CoAttentionForAnswering``)."""
 
     config_class = VisualQuestionAnsweringConfig
-    accepts_loss_kwargs = True
+    body_class = VisualQuestionAnsweringModel
+    output_class = VisualQuestionAnsweringOutput
 
     def __init__(self, config: VisualQuestionAnsweringConfig):
         super().__init__(config)
-        self.coattention = VisualQuestionAnsweringModel(config)
-        self.answer = nn.Linear(config.answer_hidden_size, config.num_labels)
-        self.post_init()
         if config.backbone is not None and config.use_pretrained_backbone:
             self.load_backbone_weights(config.backbone)
 
@@ -291,11 +320,4 @@ class BahdanauForVisualQuestionAnswering(CoAttentionPreTrainedModel):
         [B, num_labels], the loss with labels, both attentions with ``output_attentions``."""
         read = self.coattention(input_ids, attention_mask, pixel_values, pixel_mask, inputs_embeds,
                                 output_attentions=output_attentions, output_hidden_states=output_hidden_states)
-        logits = self.answer(read.last_hidden_state)
-        loss = None
-        if labels is not None:
-            check_class_labels("labels", labels, self.config.num_labels, (logits.shape[0],))
-            loss = token_cross_entropy(logits, labels, num_items_in_batch)
-        return VisualQuestionAnsweringOutput(
-            loss=loss, logits=logits, hidden_states=read.hidden_states, question_attentions=read.question_attentions,
-            context_attentions=read.context_attentions, affinities=read.affinities, grid_size=read.grid_size)
+        return self.answer_from(read, labels, num_items_in_batch)

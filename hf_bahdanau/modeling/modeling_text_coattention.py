@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
-from transformers.utils import ModelOutput, can_return_tuple
+from transformers.utils import can_return_tuple
 
 from .configuration_text_coattention import TextCoAttentionConfig
-from .input_checks import check_class_labels, check_token_ids
-from .loss import token_cross_entropy
-from .modeling_coattention import CoAttentionModel, CoAttentionModelOutput, CoAttentionPreTrainedModel
+from .input_checks import check_token_ids
+from .modeling_coattention import (CoAttentionAnswerOutput, CoAttentionForAnswering, CoAttentionModel,
+                                   CoAttentionModelOutput)
 from .padding import check_attention_mask
 from .recurrent import RecurrentStack
 
@@ -29,17 +29,9 @@ __all__ = ["BahdanauForTextPairClassification", "BiLSTMContextEncoder", "TextCoA
 
 
 @dataclass
-class TextPairClassifierOutput(ModelOutput):
-    """loss (with labels: cross-entropy over the labels != -100, ``loss.per_target``), logits [B, num_labels];
-    hidden_states, question_attentions (a^{q,l} [B, T] per level), context_attentions (a^{v,l} [B, N] per level, over
-    the passage's words) and affinities (C^l [B, T, N], parallel form) as ``CoAttentionModelOutput``'s."""
-
-    loss: Tensor | None = None
-    logits: Tensor | None = None
-    hidden_states: tuple[Tensor, ...] | None = None
-    question_attentions: tuple[Tensor, ...] | None = None
-    context_attentions: tuple[Tensor, ...] | None = None
-    affinities: tuple[Tensor, ...] | None = None
+class TextPairClassifierOutput(CoAttentionAnswerOutput):
+    """``CoAttentionAnswerOutput`` of a passage: context_attentions (a^{v,l} [B, N] per level) over its words,
+    ``grid_size`` None."""
 
 
 class BiLSTMContextEncoder(nn.Module):
@@ -121,18 +113,12 @@ class TextCoAttentionModel(CoAttentionModel):
         return self.co_attend(question, layout, context, context_mask, output_attentions, output_hidden_states)
 
 
-class BahdanauForTextPairClassification(CoAttentionPreTrainedModel):
-    """``TextCoAttentionModel`` and the answer layer: logits [B, num_labels] = W_h h^L; labels [B] answer ids
-    (``id2label``), -100 ignored."""
+class BahdanauForTextPairClassification(CoAttentionForAnswering):
+    """``TextCoAttentionModel`` and the answer layer (``CoAttentionForAnswering``)."""
 
     config_class = TextCoAttentionConfig
-    accepts_loss_kwargs = True
-
-    def __init__(self, config: TextCoAttentionConfig):
-        super().__init__(config)
-        self.coattention = TextCoAttentionModel(config)
-        self.answer = nn.Linear(config.answer_hidden_size, config.num_labels)
-        self.post_init()
+    body_class = TextCoAttentionModel
+    output_class = TextPairClassifierOutput
 
     @can_return_tuple
     def forward(
@@ -153,11 +139,4 @@ class BahdanauForTextPairClassification(CoAttentionPreTrainedModel):
         [B, num_labels], the loss with labels, both texts' attentions with ``output_attentions``."""
         read = self.coattention(input_ids, attention_mask, context_ids, context_attention_mask, inputs_embeds,
                                 output_attentions=output_attentions, output_hidden_states=output_hidden_states)
-        logits = self.answer(read.last_hidden_state)
-        loss = None
-        if labels is not None:
-            check_class_labels("labels", labels, self.config.num_labels, (logits.shape[0],))
-            loss = token_cross_entropy(logits, labels, num_items_in_batch)
-        return TextPairClassifierOutput(
-            loss=loss, logits=logits, hidden_states=read.hidden_states, question_attentions=read.question_attentions,
-            context_attentions=read.context_attentions, affinities=read.affinities)
+        return self.answer_from(read, labels, num_items_in_batch)
