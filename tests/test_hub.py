@@ -110,10 +110,12 @@ def assert_same_outputs(actual: dict, expected: dict) -> None:
 
 def test_saved_folders_carry_exactly_the_modeling_subpackage(tmp_path):
     """hf_bahdanau/modeling/ is the code saved folders carry, no more and no less: a seq2seq folder (every Auto class
-    and the translation pipeline), a pointer network's, a memory network's (its Auto classes and pipeline) and an
-    image-to-text folder (its Auto classes, pipeline and image processor) together carry every module in it, and
-    nothing else."""
-    seq2seq, pointer, memory, image = (tmp_path / name for name in ("seq2seq", "pointer", "memory", "image"))
+    and the translation pipeline), a pointer network's, a memory network's (its Auto classes and pipeline), an
+    image-to-text folder (its Auto classes, pipeline and image processor), a visual question answerer's and a text-pair
+    co-attention classifier's (their Auto classes and pipelines) together carry every module in it, and nothing
+    else."""
+    seq2seq, pointer, memory, image, vqa, text_pair = (tmp_path / name for name in (
+        "seq2seq", "pointer", "memory", "image", "vqa", "text_pair"))
     tiny_model("rnnsearch").save_pretrained(seq2seq)
     BahdanauForPointerNetwork(BahdanauPointerConfig(input_feature_size=2, hidden_size=8, embedding_size=8,
                                                     attention_size=8)).save_pretrained(pointer)
@@ -122,7 +124,12 @@ def test_saved_folders_carry_exactly_the_modeling_subpackage(tmp_path):
     hf_bahdanau.BahdanauForImageToText(hf_bahdanau.BahdanauImageToTextConfig(
         vocab_size=8, embedding_size=8, hidden_size=8, cnn_channels=[4], cnn_pool_sizes=[[2, 2]])).save_pretrained(image)
     hf_bahdanau.BahdanauImageProcessor().save_pretrained(image)
-    folders = (seq2seq, pointer, memory, image)
+    hf_bahdanau.BahdanauForVisualQuestionAnswering(hf_bahdanau.VisualQuestionAnsweringConfig(
+        vocab_size=8, hidden_size=8, attention_size=8, answer_hidden_size=8, cnn_channels=[4],
+        cnn_pool_sizes=[[2, 2]])).save_pretrained(vqa)
+    hf_bahdanau.BahdanauForTextPairClassification(hf_bahdanau.TextCoAttentionConfig(
+        vocab_size=8, hidden_size=8, attention_size=8, answer_hidden_size=8)).save_pretrained(text_pair)
+    folders = (seq2seq, pointer, memory, image, vqa, text_pair)
     saved = {path.name for folder in folders for path in folder.glob("*.py")}
     assert saved == set().union(*map(carried_code, folders)) | {"image_processing_bahdanau.py"}
     assert saved == {path.name for path in MODELING_DIR.glob("*.py")} - {"__init__.py"}

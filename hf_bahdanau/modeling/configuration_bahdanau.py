@@ -11,7 +11,6 @@ import dataclasses
 import functools
 import logging
 import math
-import os
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -22,7 +21,7 @@ from transformers import PreTrainedConfig
 
 from .axes import (ATTENTION_SCORES, AXES, POOLINGS, TOKEN_ATTENTION_LEGACY_NAMES, all_at_once_scores, axes_table,
                    token_attention_types, EMBEDDING_SOURCES)
-from .remote_code import copy_model_code
+from .remote_code import SavesModelCode
 
 logger = logging.getLogger(__name__)
 
@@ -129,7 +128,7 @@ def _require_real(field: str, value: float | None) -> None:
 
 
 @strict
-class BahdanauConfig(PreTrainedConfig):
+class BahdanauConfig(SavesModelCode, PreTrainedConfig):
     r"""Configuration of an RNN encoder–attention–decoder model: the seq2seq model, the tagger and the classifiers.
 
     Use ``BahdanauConfig.from_preset(name, **overrides)`` for the classic systems (``PRESETS``). Every field below is
@@ -415,14 +414,6 @@ class BahdanauConfig(PreTrainedConfig):
             raise ValueError(f"{unknown} {'is not a field' if len(unknown) == 1 else 'are not fields'} of "
                              f"{cls.__name__}; its fields are {sorted(known)}.")
         return cls(**{**PRESETS[name], **overrides})
-
-    def save_pretrained(self, save_directory: str | os.PathLike, push_to_hub: bool = False, **kwargs: Any) -> None:
-        """``PreTrainedConfig.save_pretrained``; when the code is saved too (``register_for_auto_class``), every
-        class in ``auto_map`` gets its code into the folder, not only the model being saved, so each head
-        (seq2seq, tagger, classifier) loads from any checkpoint with ``trust_remote_code=True``."""
-        if self._auto_class is not None:
-            copy_model_code(self, save_directory)
-        super().save_pretrained(save_directory, push_to_hub=push_to_hub, **kwargs)
 
     def validate_architecture(self) -> None:
         """Check every field and combination; run at construction and again when a model is built from the config

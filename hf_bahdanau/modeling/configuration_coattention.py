@@ -5,8 +5,6 @@ an answer chosen from a fixed answer vocabulary (``id2label``). Loading a config
 """
 
 import dataclasses
-import os
-from typing import Any
 
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
@@ -14,7 +12,7 @@ from transformers import PreTrainedConfig
 from .axes import CO_ATTENTIONS, QUESTION_LEVELS
 from .configuration_bahdanau import _builtin_errors, _require_positive, _require_real
 from .configuration_image_to_text import resolve_image_encoder, validate_image_encoder
-from .remote_code import copy_model_code
+from .remote_code import SavesModelCode
 
 __all__ = ["CO_ATTENTION_INPUTS", "VQA_AUTO_MAP", "VQA_PIPELINES", "CoAttentionConfig", "VisualQuestionAnsweringConfig"]
 
@@ -31,7 +29,7 @@ CO_ATTENTION_INPUTS = ("both", "question", "context")
 
 
 @strict
-class CoAttentionConfig(PreTrainedConfig):
+class CoAttentionConfig(SavesModelCode, PreTrainedConfig):
     r"""The fields every co-attention model shares: the question's words, the levels, the form of co-attention and the
     answer. A subclass adds its context encoder.
 
@@ -88,13 +86,6 @@ class CoAttentionConfig(PreTrainedConfig):
             self.auto_map = dict(self.default_auto_map)
         super().__post_init__(**kwargs)
         self.validate_architecture()
-
-    def save_pretrained(self, save_directory: str | os.PathLike, push_to_hub: bool = False, **kwargs: Any) -> None:
-        """``PreTrainedConfig.save_pretrained``, with the code of every class in ``auto_map`` and the pipeline when
-        the code is saved too (``register_for_auto_class``)."""
-        if self._auto_class is not None:
-            copy_model_code(self, save_directory)
-        super().save_pretrained(save_directory, push_to_hub=push_to_hub, **kwargs)
 
     def validate_architecture(self) -> None:
         """Check every field; ValueError naming the field, the value and what is allowed."""

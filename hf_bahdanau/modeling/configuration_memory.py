@@ -5,15 +5,13 @@ or position encoding), temporal encoding with random noise, the weight tying (``
 layer-wise) and linear start. The axes are declared in ``axes.py``, so loading a config imports no model code.
 """
 
-import os
-from typing import Any
 
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
 from .axes import SENTENCE_ENCODINGS, WEIGHT_TYINGS
 from .configuration_bahdanau import _builtin_errors, _require_positive, _require_real
-from .remote_code import copy_model_code
+from .remote_code import SavesModelCode
 
 __all__ = ["MEMORY_AUTO_MAP", "MEMORY_PIPELINES", "MemoryNetworkConfig"]
 
@@ -28,7 +26,7 @@ MEMORY_PIPELINES = {"memory-question-answering": {"impl": "pipeline_memory.Memor
 
 
 @strict
-class MemoryNetworkConfig(PreTrainedConfig):
+class MemoryNetworkConfig(SavesModelCode, PreTrainedConfig):
     r"""Configuration of an end-to-end memory network: a question u and a memory of sentences x_1 … x_n, read over K
     hops of attention, p_i = softmax_i(uᵀ m_i), o = Σ_i p_i c_i, and an answer â = softmax(W u^{K+1}) from an answer
     vocabulary of ``num_labels`` answers (``id2label``).
@@ -91,13 +89,6 @@ class MemoryNetworkConfig(PreTrainedConfig):
             self.custom_pipelines = MEMORY_PIPELINES
         super().__post_init__(**kwargs)
         self.validate_architecture()
-
-    def save_pretrained(self, save_directory: str | os.PathLike, push_to_hub: bool = False, **kwargs: Any) -> None:
-        """``PreTrainedConfig.save_pretrained``, with the code of every class in ``auto_map`` and the pipeline when
-        the code is saved too (``register_for_auto_class``)."""
-        if self._auto_class is not None:
-            copy_model_code(self, save_directory)
-        super().save_pretrained(save_directory, push_to_hub=push_to_hub, **kwargs)
 
     def validate_architecture(self) -> None:
         """Check every field; ValueError naming the field, the value and what is allowed."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from transformers.dynamic_module_utils import get_relative_import_files
 
-__all__ = ["copy_model_code"]
+__all__ = ["SavesModelCode", "copy_model_code"]
 
 
 def copy_model_code(config: Any, folder: str | os.PathLike) -> None:
@@ -25,3 +25,14 @@ def copy_model_code(config: Any, folder: str | os.PathLike) -> None:
         if source.is_file():  # a remote-code cache holds only the modules fetched so far
             for path in (source, *map(Path, get_relative_import_files(source))):
                 shutil.copyfile(path, folder / path.name)
+
+
+class SavesModelCode:
+    """A config mixin (before ``PreTrainedConfig`` in the bases): ``save_pretrained`` also writes, when the code is
+    saved (``register_for_auto_class``), the code of every class in ``auto_map`` and of the pipelines, not only the
+    model being saved, so each head loads from any checkpoint with ``trust_remote_code=True``."""
+
+    def save_pretrained(self, save_directory: str | os.PathLike, push_to_hub: bool = False, **kwargs: Any) -> None:
+        if self._auto_class is not None:
+            copy_model_code(self, save_directory)
+        super().save_pretrained(save_directory, push_to_hub=push_to_hub, **kwargs)
