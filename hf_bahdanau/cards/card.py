@@ -456,22 +456,7 @@ def passage_usage(model_id: str, example: str, remote: bool) -> str:
         answered = answerer(context={json.dumps(item["context"], ensure_ascii=False)},
                             question={json.dumps(item["question"], ensure_ascii=False)}, return_attentions=True)
         print(answered["answer"], answered["score"])  # answered["attentions"]: per level, both texts' weights"""
-    if remote:
-        return textwrap.dedent(f"""\
-            from transformers import pipeline
-
-            model_id = {json.dumps(model_id)}
-            answerer = pipeline(model=model_id, trust_remote_code=True)
-""") + textwrap.dedent(question)
-    return textwrap.dedent(f"""\
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
-        from hf_bahdanau.modeling.pipeline_text_pair import PassageQuestionAnsweringPipeline
-
-        model_id = {json.dumps(model_id)}
-        model = AutoModelForSequenceClassification.from_pretrained(model_id)
-        answerer = PassageQuestionAnsweringPipeline(model=model, tokenizer=AutoTokenizer.from_pretrained(model_id))
-""") + textwrap.dedent(question)
+    return answerer_usage(model_id, "pipeline_text_pair", "PassageQuestionAnsweringPipeline", question, remote)
 
 
 def memory_usage(model_id: str, example: str, remote: bool) -> str:
@@ -483,6 +468,20 @@ def memory_usage(model_id: str, example: str, remote: bool) -> str:
         question = {json.dumps(item["question"], ensure_ascii=False)}
         answered = answerer(memory=memory, question=question)
         print(answered["answer"], answered["score"])  # and answered["hop_attentions"]: [hops][sentences]"""
+    usage = answerer_usage(model_id, "pipeline_memory", "MemoryQuestionAnsweringPipeline", question, remote,
+                           plugin_import="from hf_bahdanau.plotting import plot_memory_hops\n")
+    if remote:
+        return usage
+    return usage + textwrap.dedent("""
+
+        # each hop's attention over the memory sentences as a heat map (needs matplotlib)
+        plot_memory_hops(memory, question, answered["hop_attentions"], answer=answered["answer"], path="hops.png")""")
+
+
+def answerer_usage(model_id: str, module: str, pipeline_class: str, question: str, remote: bool,
+                   plugin_import: str = "") -> str:
+    """A question-answering pipeline of a sequence classifier answering (``question``, indented code): the one its
+    folder ships (remote code), or with the plugin ``modeling.<module>.<pipeline_class>`` (and ``plugin_import``)."""
     if remote:
         return textwrap.dedent(f"""\
             from transformers import pipeline
@@ -493,16 +492,12 @@ def memory_usage(model_id: str, example: str, remote: bool) -> str:
     return textwrap.dedent(f"""\
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        from hf_bahdanau.modeling.pipeline_memory import MemoryQuestionAnsweringPipeline
-        from hf_bahdanau.plotting import plot_memory_hops
-
+        from hf_bahdanau.modeling.{module} import {pipeline_class}
+""") + plugin_import + textwrap.dedent(f"""
         model_id = {json.dumps(model_id)}
         model = AutoModelForSequenceClassification.from_pretrained(model_id)
-        answerer = MemoryQuestionAnsweringPipeline(model=model, tokenizer=AutoTokenizer.from_pretrained(model_id))
-""") + textwrap.dedent(question) + textwrap.dedent("""
-
-        # each hop's attention over the memory sentences as a heat map (needs matplotlib)
-        plot_memory_hops(memory, question, answered["hop_attentions"], answer=answered["answer"], path="hops.png")""")
+        answerer = {pipeline_class}(model=model, tokenizer=AutoTokenizer.from_pretrained(model_id))
+""") + textwrap.dedent(question)
 
 
 def example_images(model_dir: Path, examples: Sequence[str]) -> list[str]:
