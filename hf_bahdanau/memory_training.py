@@ -7,6 +7,10 @@
 A feature is ``{"input_ids": [question word ids], "memory_ids": [[word ids] per sentence, oldest first],
 "labels": answer id}``. Linear start (Sukhbaatar et al. 2015, §4.2): training begins with the hops' softmax left out
 (``config.linear_start=True``) and puts it back when the validation loss stops falling.
+
+The question–passage co-attention classifier (``BahdanauForTextPairClassification``) reads the story as one text:
+``DataCollatorForTextPairs(pad_token_id)`` batches features ``{"input_ids": question, "context_ids": passage,
+"labels": answer id}``.
 """
 
 import logging
@@ -15,7 +19,7 @@ from dataclasses import dataclass
 import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
 
-__all__ = ["DataCollatorForMemoryNetwork", "LinearStartCallback"]
+__all__ = ["DataCollatorForMemoryNetwork", "DataCollatorForTextPairs", "LinearStartCallback"]
 
 logger = logging.getLogger(__name__)
 
@@ -93,3 +97,21 @@ class LinearStartCallback(TrainerCallback):
         if (model is not None and model.config.linear_start and self.max_epochs is not None
                 and state.epoch is not None and state.epoch >= self.max_epochs):
             self._end(state, model, f"{self.max_epochs} epochs")
+
+
+@dataclass
+class DataCollatorForTextPairs:
+    """input_ids (the question) and context_ids (the passage), each right-padded with ``pad_token_id`` [B, T], [B, N],
+    with attention_mask and context_attention_mask; labels [B]."""
+
+    pad_token_id: int
+
+    def __call__(self, rows: list[dict]) -> dict[str, torch.Tensor]:
+        batch = {}
+        for ids, mask in (("input_ids", "attention_mask"), ("context_ids", "context_attention_mask")):
+            width = max(len(row[ids]) for row in rows)
+            batch[ids] = torch.tensor([row[ids] + [self.pad_token_id] * (width - len(row[ids])) for row in rows])
+            batch[mask] = torch.tensor([[1] * len(row[ids]) + [0] * (width - len(row[ids])) for row in rows])
+        if "labels" in rows[0]:
+            batch["labels"] = torch.tensor([row["labels"] for row in rows])
+        return batch

@@ -16,6 +16,7 @@ from child_process import run_child
 from hf_bahdanau import (
     BahdanauForTextPairClassification, TextCoAttentionConfig, TextCoAttentionModel, reference,
 )
+from hf_bahdanau.memory_training import DataCollatorForTextPairs
 from hf_bahdanau.modeling.pipeline_text_pair import PassageQuestionAnsweringPipeline
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -324,7 +325,7 @@ def test_a_short_run_learns_babi_task_1_far_above_chance():
     keep = ("input_ids", "context_ids", "labels")
     train_rows, test_rows = ([{key: row[key] for key in keep} for row in run_memory_qa.features(
         examples, tokenizer, answers, "coattention", memory_size=3)] for examples in (train, test))
-    collator = run_memory_qa.DataCollatorForTextPairs(tokenizer.pad_token_id)
+    collator = DataCollatorForTextPairs(tokenizer.pad_token_id)
     config = TextCoAttentionConfig(vocab_size=len(tokenizer), hidden_size=32, attention_size=32, answer_hidden_size=64,
                                    context_hidden_size=32, num_labels=len(answers), dropout=0.0,
                                    coattention="alternating", question_levels=["word"])

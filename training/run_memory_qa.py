@@ -59,7 +59,9 @@ from hf_bahdanau import (  # noqa: E402
     BahdanauConfig, BahdanauForSequenceClassification, BahdanauForTextPairClassification, MemoryNetworkConfig,
     MemoryNetworkForSequenceClassification, TextCoAttentionConfig,
 )
-from hf_bahdanau.memory_training import DataCollatorForMemoryNetwork, LinearStartCallback  # noqa: E402
+from hf_bahdanau.memory_training import (  # noqa: E402
+    DataCollatorForMemoryNetwork, DataCollatorForTextPairs, LinearStartCallback,
+)
 from training.arguments import _literal, parse_arguments  # noqa: E402
 from training.data.babi import BabiExample, TASKS, generate_task, read_babi, task_file_name  # noqa: E402
 from training.data.make_babi import SIZES, split_seed  # noqa: E402
@@ -340,24 +342,6 @@ def main(argv: list[str] | None = None) -> None:
                      + ('(context="...", question="...")' if pair else '(memory=[...], question="...")'))
     (output_dir / "run_arguments.json").write_text(json.dumps({"model": asdict(model_args), "data": asdict(data_args)},
                                                               indent=1))
-
-
-@dataclass
-class DataCollatorForTextPairs:
-    """input_ids (the question) and context_ids (the passage), each right-padded with ``pad_token_id`` [B, T], [B, N],
-    with attention_mask and context_attention_mask; labels [B]."""
-
-    pad_token_id: int
-
-    def __call__(self, rows: list[dict]) -> dict[str, torch.Tensor]:
-        batch = {}
-        for ids, mask in (("input_ids", "attention_mask"), ("context_ids", "context_attention_mask")):
-            width = max(len(row[ids]) for row in rows)
-            batch[ids] = torch.tensor([row[ids] + [self.pad_token_id] * (width - len(row[ids])) for row in rows])
-            batch[mask] = torch.tensor([[1] * len(row[ids]) + [0] * (width - len(row[ids])) for row in rows])
-        if "labels" in rows[0]:
-            batch["labels"] = torch.tensor([row["labels"] for row in rows])
-        return batch
 
 
 def coattention_statistics(model, dataset: datasets.Dataset, collator, batch_size: int) -> tuple[dict[str, float],
