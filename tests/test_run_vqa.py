@@ -185,3 +185,20 @@ def test_missing_columns_are_named(tmp_path):
         main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(tmp_path / "run"),
               "--question_column", "query", *TINY])
 
+
+def test_answers_written_as_numbers_are_answers_by_their_text(tmp_path):
+    """A count question's answer written as a JSON number (2) is the answer "2": labels, predictions and the card
+    read it as text."""
+    for split in ("train", "test"):
+        folder = tmp_path / "data" / split
+        folder.mkdir(parents=True)
+        for index in range(6):
+            Image.new("RGB", (16, 16), (40 * index, 0, 0)).save(folder / f"{index}.png")
+        (folder / "metadata.jsonl").write_text("".join(json.dumps(
+            {"file_name": f"{index}.png", "question": "how many shapes?", "answer": index % 3}) + "\n"
+            for index in range(6)))
+    output = tmp_path / "run"
+    main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(output), "--num_pictures", "1", *TINY])
+    config = json.loads((output / "config.json").read_text())
+    assert config["id2label"] == {"0": "0", "1": "1", "2": "2"}
+    assert set((output / "predictions.txt").read_text().split()) <= {"0", "1", "2"}

@@ -127,6 +127,11 @@ def load_splits(data_args: VQADataArguments) -> tuple[datasets.DatasetDict, str]
                              f"{loaded['train'].column_names}); set --image_column / --question_column / "
                              "--answer_column.")
     splits = {split: loaded[split] for split in SPLITS if split in loaded}
+    for split, rows in splits.items():  # answers written as numbers (how many? 2) are answers by their text, "2"
+        for column in (data_args.question_column, data_args.answer_column):
+            if rows.features[column] != datasets.Value("string"):
+                logger.warning(f"Split {split!r}: the {column!r} column holds {rows.features[column]}, read as text.")
+                splits[split] = rows = rows.cast_column(column, datasets.Value("string"))
     for split, rows in splits.items():  # before any split is carved or cut, so the row is the file's
         for column in (data_args.question_column, data_args.answer_column):
             missing = [index for index, text in enumerate(rows[column]) if text is None]
@@ -135,7 +140,10 @@ def load_splits(data_args: VQADataArguments) -> tuple[datasets.DatasetDict, str]
                                  "is read by pandas, which turns texts such as NA, null or nan into missing values: "
                                  "write jsonl instead (its texts are read exactly as written).")
     if "validation" not in splits:
-        held_out = splits["train"].train_test_split(test_size=min(1000, len(splits["train"]) // 10), seed=0)
+        if len(splits["train"]) < 2:
+            raise ValueError(f"--dataset_name {data_args.dataset_name}: the train split has {len(splits['train'])} "
+                             "row; without a validation split it needs at least 2 (one is held out).")
+        held_out = splits["train"].train_test_split(test_size=max(1, min(1000, len(splits["train"]) // 10)), seed=0)
         splits["train"], splits["validation"] = held_out["train"], held_out["test"]
     if "test" not in splits:
         raise ValueError(f"--dataset_name {data_args.dataset_name}: no 'test' split (its splits: {list(loaded)}).")
