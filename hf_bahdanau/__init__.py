@@ -60,49 +60,32 @@ __version__ = "0.1.0"
 
 install_moved_modules()  # the import paths from before the subpackages keep working (moved_modules.py)
 
-AutoConfig.register(BahdanauConfig.model_type, BahdanauConfig, exist_ok=True)
-BahdanauConfig.register_for_auto_class()
-for auto_class, model_class in (
-    (AutoModel, BahdanauModel),
-    (AutoModelForSeq2SeqLM, BahdanauForConditionalGeneration),
-    (AutoModelForTokenClassification, BahdanauForTokenClassification),
-    (AutoModelForSequenceClassification, BahdanauForSequenceClassification),
-):
-    auto_class.register(BahdanauConfig, model_class, exist_ok=True)
-    model_class.register_for_auto_class(auto_class.__name__)
-AutoConfig.register(BahdanauPointerConfig.model_type, BahdanauPointerConfig, exist_ok=True)
-BahdanauPointerConfig.register_for_auto_class()
-AutoModel.register(BahdanauPointerConfig, BahdanauForPointerNetwork, exist_ok=True)
-BahdanauForPointerNetwork.register_for_auto_class("AutoModel")
-AutoConfig.register(MemoryNetworkConfig.model_type, MemoryNetworkConfig, exist_ok=True)
-MemoryNetworkConfig.register_for_auto_class()
-for auto_class, model_class in ((AutoModel, MemoryNetworkModel),
-                                (AutoModelForSequenceClassification, MemoryNetworkForSequenceClassification)):
-    auto_class.register(MemoryNetworkConfig, model_class, exist_ok=True)
-    model_class.register_for_auto_class(auto_class.__name__)
-AutoConfig.register(BahdanauImageToTextConfig.model_type, BahdanauImageToTextConfig, exist_ok=True)
-BahdanauImageToTextConfig.register_for_auto_class()
-for auto_class, model_class in ((AutoModel, BahdanauImageToTextModel),
-                                (AutoModelForImageTextToText, BahdanauForImageToText)):
-    auto_class.register(BahdanauImageToTextConfig, model_class, exist_ok=True)
-    model_class.register_for_auto_class(auto_class.__name__)
-AutoImageProcessor.register(BahdanauImageToTextConfig, slow_image_processor_class=BahdanauImageProcessor, exist_ok=True)
-BahdanauImageProcessor.register_for_auto_class()
-AutoConfig.register(VisualQuestionAnsweringConfig.model_type, VisualQuestionAnsweringConfig, exist_ok=True)
-VisualQuestionAnsweringConfig.register_for_auto_class()
-for auto_class, model_class in ((AutoModel, VisualQuestionAnsweringModel),
-                                (AutoModelForVisualQuestionAnswering, BahdanauForVisualQuestionAnswering)):
-    auto_class.register(VisualQuestionAnsweringConfig, model_class, exist_ok=True)
-    model_class.register_for_auto_class(auto_class.__name__)
-AutoImageProcessor.register(VisualQuestionAnsweringConfig, slow_image_processor_class=BahdanauImageProcessor,
-                            exist_ok=True)
-AutoConfig.register(TextCoAttentionConfig.model_type, TextCoAttentionConfig, exist_ok=True)
-TextCoAttentionConfig.register_for_auto_class()
-for auto_class, model_class in ((AutoModel, TextCoAttentionModel),
-                                (AutoModelForSequenceClassification, BahdanauForTextPairClassification)):
-    auto_class.register(TextCoAttentionConfig, model_class, exist_ok=True)
-    model_class.register_for_auto_class(auto_class.__name__)
+def _register(config_class: type, heads: tuple[tuple[type, type], ...], image_processor: bool = False) -> None:
+    """A model type with the Auto classes: its config, each (Auto class, model class), and BahdanauImageProcessor as
+    its AutoImageProcessor; each marked for ``register_for_auto_class`` so saved folders carry the code."""
+    AutoConfig.register(config_class.model_type, config_class, exist_ok=True)
+    config_class.register_for_auto_class()
+    for auto_class, model_class in heads:
+        auto_class.register(config_class, model_class, exist_ok=True)
+        model_class.register_for_auto_class(auto_class.__name__)
+    if image_processor:
+        AutoImageProcessor.register(config_class, slow_image_processor_class=BahdanauImageProcessor, exist_ok=True)
 
+
+_register(BahdanauConfig, ((AutoModel, BahdanauModel), (AutoModelForSeq2SeqLM, BahdanauForConditionalGeneration),
+                           (AutoModelForTokenClassification, BahdanauForTokenClassification),
+                           (AutoModelForSequenceClassification, BahdanauForSequenceClassification)))
+_register(BahdanauPointerConfig, ((AutoModel, BahdanauForPointerNetwork),))
+_register(MemoryNetworkConfig, ((AutoModel, MemoryNetworkModel),
+                                (AutoModelForSequenceClassification, MemoryNetworkForSequenceClassification)))
+_register(BahdanauImageToTextConfig, ((AutoModel, BahdanauImageToTextModel),
+                                      (AutoModelForImageTextToText, BahdanauForImageToText)), image_processor=True)
+_register(VisualQuestionAnsweringConfig, ((AutoModel, VisualQuestionAnsweringModel),
+                                          (AutoModelForVisualQuestionAnswering, BahdanauForVisualQuestionAnswering)),
+          image_processor=True)
+_register(TextCoAttentionConfig, ((AutoModel, TextCoAttentionModel),
+                                  (AutoModelForSequenceClassification, BahdanauForTextPairClassification)))
+BahdanauImageProcessor.register_for_auto_class()
 
 def __getattr__(name: str):
     if name == "BahdanauTranslationPipeline":
