@@ -106,8 +106,8 @@ def test_osis_markup_is_removed_and_lost_spaces_restored():
             '<q>”</q><w>says</w> <speaker>Beloved</speaker> <l level="1" sID="x"/>kiss &amp; <title>A Psalm.</title>')
     assert make_bible.osis_to_text(osis) == "God created Omega,” says kiss & A Psalm."
     spanish = ('<w>y díjo</w><transChange type="added">le</transChange><w>Dios</w>: <w>Júrame</w>'
-               '<transChange type="added">lo</transChange> <w>hay allí</w><transChange type="added">también</transChange>'
-               '<w>bdelio</w>.')
+               '<transChange type="added">lo</transChange> <w>hay allí</w>'
+               '<transChange type="added">también</transChange><w>bdelio</w>.')
     assert make_bible.osis_to_text(spanish) == "y díjole Dios: Júramelo hay allí también bdelio."
 
 
