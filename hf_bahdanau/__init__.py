@@ -54,6 +54,7 @@ from .modeling.modeling_sequence_classification import (
     BahdanauForSequenceClassification, BahdanauSequenceClassifierOutput,
 )
 from .modeling.modeling_token_classification import BahdanauForTokenClassification, BahdanauTokenClassifierOutput
+from .ensemble import EnsembleForConditionalGeneration
 from .moved_modules import install as install_moved_modules
 
 __version__ = "0.1.0"
@@ -133,6 +134,7 @@ __all__ = [
     "VisualQuestionAnsweringOutput",
     "BahdanauTranslationPipeline",
     "DataCollatorWithRightPaddedLabels",
+    "EnsembleForConditionalGeneration",
     "onnx_translation_pipeline",
     "attention",
 ]

@@ -2,11 +2,14 @@
 
     hf-bahdanau-translate outputs/dates-rnnsearch "le 3 mars 2015" "3/14/15" --num_beams 5
     cat sentences.txt | hf-bahdanau-translate outputs/dates-rnnsearch --alignments_dir pictures
+    hf-bahdanau-translate g2p-seed0 --ensemble g2p-seed1 g2p-lstm -- "ensemble" --num_beams 5
 
 Prints one line per input: the translation, and with ``--alignments_dir`` a tab and the path of its heat map. An
 empty or blank input (an argument, or a line before the last non-blank one) is an error that names it; inputs with tokens unknown to the tokenizer, or
 longer than every training source, are decoded with a warning on stderr. Loading goes through the Auto classes,
-which the package registered when this module was imported.
+which the package registered when this module was imported. With ``--ensemble`` the model and the folders after it
+decode together as one ``EnsembleForConditionalGeneration`` (the mean of their probabilities at each step), with the
+model's tokenizer and generation config.
 
 ``hf-bahdanau-export`` (``export_main``) writes the ONNX folder that ``--backend onnxruntime`` reads.
 """
@@ -19,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .ensemble import EnsembleForConditionalGeneration
 from .locations import check_model_location
 from .modeling.configuration_bahdanau import BahdanauConfig
 from .modeling.decoding import translate
@@ -45,6 +49,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
     parser.add_argument("--trust_remote_code", action="store_true",
                         help="allow code from the model folder (not needed for hf_bahdanau models)")
+    parser.add_argument("--ensemble", nargs="+", default=[], metavar="FOLDER",
+                        help="more PyTorch model folders (or Hub ids) decoded together with `model` as one ensemble: "
+                             "each step takes the mean of their probabilities; the tokenizer and generation settings "
+                             "are `model`'s, and the members must share its vocabulary and special token ids. No "
+                             "alignments, no ONNX. End the list with `--` or another option before sentences.")
     args = parser.parse_intermixed_args(argv)  # options may come before, between or after the sentences
     if args.sentences:
         blank = blank_entries(args.sentences, "argument", "the input")
@@ -57,7 +66,27 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.backend == "pytorch" and is_onnx_export(args.model):
         parser.error(f"{args.model!r} is a folder written by hf-bahdanau-export: add --backend onnxruntime to decode "
                      "it with ONNX Runtime.")
+    if args.ensemble:
+        check_ensemble_arguments(parser, args)
     return args
+
+
+def check_ensemble_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Exit with a usage error where ``--ensemble`` cannot run: with ``--backend onnxruntime`` or
+    ``--alignments_dir``, or with a folder that is an ONNX export or cannot exist."""
+    for option, value in (("--backend onnxruntime", args.backend == "onnxruntime"),
+                          ("--alignments_dir", args.alignments_dir is not None)):
+        if value:
+            parser.error(f"--ensemble decodes PyTorch models without alignments (each member attends on its own): "
+                         f"it does not run with {option}.")
+    for folder in args.ensemble:
+        if is_onnx_export(folder):
+            parser.error(f"--ensemble {folder!r} is a folder written by hf-bahdanau-export: an ensemble's members "
+                         "are PyTorch model folders (the folder it was exported from).")
+        try:
+            check_model_location(folder, "--ensemble")
+        except ValueError as error:
+            parser.error(str(error))
 
 
 def blank_entries(texts: Sequence[str], what: str, where: str) -> str | None:
@@ -91,11 +120,13 @@ def check_model_arguments(parser: argparse.ArgumentParser, args: argparse.Namesp
             parser.error(f"--{name} must be a positive integer, got {value}.")
 
 
-def load_text_model(name: str, prog: str, *, revision: str | None = None,
-                    trust_remote_code: bool = False) -> tuple[PreTrainedModel, PreTrainedTokenizerBase]:
+def load_text_model(name: str, prog: str, *, revision: str | None = None, trust_remote_code: bool = False,
+                    with_tokenizer: bool = True, argument: str = "model",
+                    ) -> tuple[PreTrainedModel, PreTrainedTokenizerBase | None]:
     """(model, tokenizer) of a saved text-to-text model folder or Hub id, through the Auto classes, without
-    transformers' progress bars. A folder that holds no seq2seq model (``check_seq2seq``), an ONNX export, or a name
-    that cannot be loaded exits with one error line that starts with ``prog``."""
+    transformers' progress bars (tokenizer None without ``with_tokenizer``). A folder that holds no seq2seq model
+    (``check_seq2seq``), an ONNX export, or a name that cannot be loaded exits with one error line that starts with
+    ``prog`` and names ``argument``."""
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
 
     if is_onnx_export(name):
@@ -105,11 +136,11 @@ def load_text_model(name: str, prog: str, *, revision: str | None = None,
     options = dict(revision=revision, trust_remote_code=trust_remote_code)
     try:
         check_seq2seq(AutoConfig.from_pretrained(name, **options), name, prog)
-        tokenizer = AutoTokenizer.from_pretrained(name, **options)
+        tokenizer = AutoTokenizer.from_pretrained(name, **options) if with_tokenizer else None
         model = AutoModelForSeq2SeqLM.from_pretrained(name, **options)
     except OSError as error:  # not a local folder, and not on the Hub or in its cache
         reason = str(error).strip().splitlines()[0]
-        raise SystemExit(f"{prog}: error: cannot load `model` {name!r}: no such local folder, and from the Hub: "
+        raise SystemExit(f"{prog}: error: cannot load `{argument}` {name!r}: no such local folder, and from the Hub: "
                          f"{reason}") from None
     return model, tokenizer
 
@@ -184,6 +215,8 @@ def main(argv: list[str] | None = None) -> None:
     else:
         model, tokenizer = load_text_model(args.model, "hf-bahdanau-translate", revision=args.revision,
                                            trust_remote_code=args.trust_remote_code)
+    if args.ensemble:
+        model = load_ensemble(model, args)
     results = translate(model, tokenizer, args.sentences, num_beams=args.num_beams,
                         max_new_tokens=args.max_new_tokens, batch_size=args.batch_size,
                         output_alignments=args.alignments_dir is not None)
@@ -199,6 +232,19 @@ def main(argv: list[str] | None = None) -> None:
         plot_alignment(result.alignment, result.source_tokens, result.target_tokens, path=path,
                        title=f"{result.source} → {result.translation}", p_gen=result.p_gen)
         print(f"{result.translation}\t{path}")
+
+
+def load_ensemble(model: PreTrainedModel, args: argparse.Namespace) -> EnsembleForConditionalGeneration:
+    """``model`` and the ``--ensemble`` folders' models as one ensemble; members that do not share the vocabulary or
+    special tokens exit with one error line naming the folder."""
+    members = [model] + [load_text_model(folder, "hf-bahdanau-translate", revision=args.revision,
+                                         trust_remote_code=args.trust_remote_code, with_tokenizer=False,
+                                         argument="--ensemble")[0] for folder in args.ensemble]
+    try:
+        return EnsembleForConditionalGeneration(members)
+    except ValueError as error:
+        names = ", ".join(f"member {index} is {name!r}" for index, name in enumerate([args.model, *args.ensemble]))
+        raise SystemExit(f"hf-bahdanau-translate: error: {error} ({names})") from None
 
 
 def export_main(argv: list[str] | None = None) -> None:
