@@ -25,6 +25,8 @@ from hf_bahdanau.modeling.axes import QUESTION_LEVELS
 
 from .architecture import Architecture, describe
 from .folder import parameter_count, pictures, read_json, split_metrics, training_arguments
+from .transformer import (TRANSFORMER_MODEL_TYPES, TRANSFORMER_TAGS, describe_transformer, transformer_limitations,
+                          transformer_summary, transformer_task_description, transformer_usage)
 from .vqa import VQA_TAGS, vqa_examples, vqa_limitations, vqa_pipeline_usage, vqa_task_description, vqa_usage
 
 TEMPLATE = Path(__file__).parent / "templates" / "model_card.md"
@@ -138,14 +140,16 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
         raise ValueError(f"`task` must be one of {list(TASKS)}, got {task!r}.")
     config = read_json(model_dir / "config.json")
     model_type = (config or {}).get("model_type")
-    if model_type not in ("bahdanau", *MODEL_TYPES):
+    baseline = model_type in TRANSFORMER_MODEL_TYPES  # transformers' own Transformer, the RNNs' baseline
+    if model_type not in ("bahdanau", *MODEL_TYPES) and not baseline:
         raise ValueError(f"`model_dir` ({model_dir}) must hold a saved hf_bahdanau model (config.json of model_type "
-                         f"{['bahdanau', *MODEL_TYPES]}).")
+                         f"{['bahdanau', *MODEL_TYPES]}) or a Transformer baseline ({list(TRANSFORMER_MODEL_TYPES)}).")
     task = task or MODEL_TYPES.get(model_type, "translation")
-    if MODEL_TYPES.get(model_type, task) != task or (model_type == "bahdanau" and task in MODEL_TYPES.values()):
+    if (MODEL_TYPES.get(model_type, task) != task or (model_type == "bahdanau" and task in MODEL_TYPES.values())
+            or (baseline and task != "translation")):
         raise ValueError(f"`task={task!r}` does not fit the model in {model_dir} (model_type {model_type!r}).")
     auto_class, task_name = TASKS[task]
-    if auto_class not in config.get("auto_map", {}):
+    if not baseline and auto_class not in config.get("auto_map", {}):
         raise ValueError(f"`task={task!r}` loads with {auto_class}, which the config's auto_map lacks "
                          f"({sorted(config.get('auto_map', {}))}): save a model with that head.")
     if results is None:
@@ -168,8 +172,10 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
         for split, metrics in splits.items() if split != "train"
         for name, value in metrics.items() if name.removeprefix(LONG_INPUTS) not in NOT_IN_MODEL_INDEX
     ]
-    architecture = describe(config, task)
-    if task == "memory-question-answering":
+    architecture = describe_transformer(config) if baseline else describe(config, task)
+    if baseline:
+        tags = list(TRANSFORMER_TAGS)
+    elif task == "memory-question-answering":
         tags = ["hf_bahdanau", "memory-network", "attention", task, "custom_code"]
     elif task == "passage-question-answering":
         tags = ["hf_bahdanau", "co-attention", "attention", task, "custom_code"]
@@ -219,25 +225,27 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
         card_data, template_path=TEMPLATE,
         model_name=model_name,
         model_type=model_type,
-        summary=summary(task, architecture, dataset_name),
+        summary=(transformer_summary(architecture, task_name, f" trained on {dataset_name}" if dataset_name else "")
+                 if baseline else summary(task, architecture, dataset_name)),
         architecture=architecture,
         parameters=parameter_count(model_dir),
-        task_description=task_description(task, config, processor),
+        task_description=transformer_task_description() if baseline else task_description(task, config, processor),
         results=[(split, metric_name(name), format_value(value))
                  for split, metrics in splits.items() if split != "train" for name, value in metrics.items()],
         results_note=results_note(task, splits),
         alignment_heading=heading, alignment_caption=caption, alignment_alt=alt,
         alignment_pictures=[path for path in figures if names.search(path)],
         other_pictures=[path for path in figures if not names.search(path)],
-        usage_plugin=usage(task, auto_class, model_id, examples, generation, config, remote=False),
-        usage_remote=usage(task, auto_class, model_id, examples, generation, config, remote=True),
+        usage_plugin=(transformer_usage(model_id, examples, generate_kwargs(generation)) if baseline else
+                      usage(task, auto_class, model_id, examples, generation, config, remote=False)),
+        usage_remote="" if baseline else usage(task, auto_class, model_id, examples, generation, config, remote=True),
         usage_pipeline=(vqa_pipeline_usage(model_id, examples) if task == "visual-question-answering" else
                         pipeline_usage(model_id, examples, generation) if has_custom_pipeline(config, task) else ""),
         dataset_text=dataset_text(dataset_name, dataset_description),
         hyperparameters=hyperparameters(training_args, state, splits.get("train", {})),
         log_headers=log_headers, log_rows=log_rows,
         versions=framework_versions(),
-        limitations=limitations(task, config, processor),
+        limitations=transformer_limitations(config) if baseline else limitations(task, config, processor),
     )
 
 

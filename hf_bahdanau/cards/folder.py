@@ -17,8 +17,8 @@ from safetensors import safe_open
 
 SPLIT_PREFIXES = {"eval": "validation", "test": "test", "predict": "test", "train": "train"}
 SIZED_SPLIT = re.compile(r"n(\d+)_(.+)")  # "n10_accuracy": the accuracy on the test set of inputs of size 10
-# Trainer's bookkeeping, not a property of the model
-NOT_METRICS = ("runtime", "samples_per_second", "steps_per_second", "epoch", "total_flos", "samples")
+# Trainer's bookkeeping, not a property of the model; and the parameter count run_seq2seq.py records (the card has it)
+NOT_METRICS = ("runtime", "samples_per_second", "steps_per_second", "epoch", "total_flos", "samples", "num_parameters")
 TRAINING_ARGS_MODULES = ("transformers.training_args", "transformers.trainer_utils", "transformers.trainer_pt_utils",
                          "accelerate.")
 
