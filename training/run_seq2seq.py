@@ -8,17 +8,25 @@
         --tokenizer_type bpe --tokenizer_vocab_size 8000 --do_train --do_eval --do_predict --predict_with_generate \\
         --num_beams 5 --output_dir outputs/my-model
     torchrun --nproc_per_node 2 training/run_seq2seq.py ...                           # DDP (gloo on CPU)
+    python training/run_seq2seq.py ... --architecture transformer --transformer_parameters 2500000  # the baseline
+
+`--architecture transformer` trains the model a user would pick instead, with the same data, tokenizer, Trainer,
+metrics and generation settings: transformers' own MarianMTModel built from scratch (training/transformer_baseline.py;
+`--config_overrides` then sets MarianConfig fields, and `--transformer_parameters N` or `--match_rnn_parameters
+FOLDER` sizes d_model to a parameter count).
 
 Arguments: `ModelArguments`, `DataTrainingArguments` below and every `Seq2SeqTrainingArguments` flag. A single
 .json file of arguments may come first; flags after it override its values.
 
 The output folder gets the model (safetensors, config, generation config), the tokenizer, `all_results.json`
-(sacreBLEU, chrF, exact match in percent; alignment error rate when the data has field spans), a training-curve
-PNG, alignment heat maps of the first evaluated sentences (and the encoder's self-attention and embedding mixture
-when the model has them), `generated_predictions.txt` and the model card.
+(sacreBLEU, chrF, exact match in percent; alignment error rate when the data has field spans; `num_parameters`, the
+learned ones), a training-curve PNG, alignment heat maps of the first evaluated sentences (and the encoder's
+self-attention and embedding mixture when the model has them; RNNs only), `generated_predictions.txt` and the model
+card.
 """
 
 import copy
+import json
 import logging
 import math
 import shlex
@@ -34,8 +42,11 @@ import datasets  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from transformers import (  # noqa: E402
+    AutoConfig,
     AutoModelForSeq2SeqLM,
     AutoTokenizer,
+    MarianConfig,
+    MarianMTModel,
     Seq2SeqTrainer,
     Seq2SeqTrainingArguments,
     set_seed,
@@ -59,24 +70,42 @@ from training.run_steps import finish_run, setup_logging, train_and_evaluate  # 
 from training.split_order import SplitOrderEvaluation  # noqa: E402
 from training.tokenization import TOKENIZER_KINDS, train_tokenizer  # noqa: E402
 from training.training_clock import TrainingClockCallback  # noqa: E402
+from training.transformer_baseline import (  # noqa: E402
+    check_generation_options, learned_parameters, transformer_config,
+)
 
 logger = logging.getLogger(__name__)
 
 TRUNCATED = "truncated"
 REFERENCES = "references"  # a split's column of every accepted output per row: WER and PER are scored against it
+ARCHITECTURES = {"rnn": "an hf_bahdanau RNN encoder–decoder (--preset)",
+                 "transformer": "transformers' MarianMTModel from scratch, the baseline "
+                                "(training/transformer_baseline.py)"}
 
 
 @dataclass
 class ModelArguments:
-    """Which model and tokenizer: a saved one (`model_name_or_path`) or a new one (`preset` + overrides)."""
+    """Which model and tokenizer: a saved one (`model_name_or_path`) or a new one (`preset` + overrides, or
+    `architecture="transformer"` + overrides)."""
 
     model_name_or_path: str | None = field(
         default=None, metadata={"help": "A saved model folder or Hub id to start from (instead of --preset)."})
+    architecture: str = field(
+        default="rnn", metadata={"help": f"The kind of new model: {ARCHITECTURES}."})
     preset: str | None = field(
-        default=None, metadata={"help": f"Train a new model from this BahdanauConfig preset: {sorted(PRESETS)}."})
+        default=None, metadata={"help": f"Train a new RNN from this BahdanauConfig preset: {sorted(PRESETS)}."})
     config_overrides: str | None = field(
-        default=None, metadata={"help": "Config fields for a new --preset model, e.g. "
-                                        "'hidden_size=256,attention_type=general,dropout=0.2'."})
+        default=None, metadata={"help": "Config fields for a new model: BahdanauConfig's for a --preset model, e.g. "
+                                        "'hidden_size=256,attention_type=general,dropout=0.2'; MarianConfig's for "
+                                        "--architecture transformer, e.g. 'encoder_layers=4,decoder_layers=4,"
+                                        "encoder_attention_heads=8,decoder_attention_heads=8,dropout=0.2'."})
+    transformer_parameters: int | None = field(
+        default=None, metadata={"help": "--architecture transformer: choose d_model (a multiple of the heads; the "
+                                        "feed-forward sizes 4·d_model unless overridden) so that the model has this "
+                                        "many learned parameters, within 3%."})
+    match_rnn_parameters: str | None = field(
+        default=None, metadata={"help": "--architecture transformer: size d_model to the learned parameters of this "
+                                        "saved model folder (e.g. the RNN it is compared with), within 3%."})
     tokenizer_name: str | None = field(
         default=None, metadata={"help": "A saved tokenizer (folder or Hub id). Default: the model's, or for a new "
                                         "model one trained on the training data."})
@@ -99,14 +128,30 @@ class ModelArguments:
                                         "with 1: their matrices are too small to share. Default: torch's choice."})
 
     def __post_init__(self):
-        if (self.model_name_or_path is None) == (self.preset is None):
+        if self.architecture not in ARCHITECTURES:
+            raise ValueError(f"`--architecture` must be one of {list(ARCHITECTURES)}, got {self.architecture!r}.")
+        transformer = self.architecture == "transformer"
+        if transformer and self.preset is not None:
+            raise ValueError(f"`--preset {self.preset}` names an RNN, and `--architecture transformer` builds a "
+                             "MarianMTModel: size it with `--config_overrides` (MarianConfig fields), "
+                             "`--transformer_parameters` or `--match_rnn_parameters` instead.")
+        if not transformer and (self.model_name_or_path is None) == (self.preset is None):
             raise ValueError("Give exactly one of `--model_name_or_path` (a saved model) and `--preset` (a new one: "
                              f"{sorted(PRESETS)}).")
+        targets = [name for name, value in (("transformer_parameters", self.transformer_parameters),
+                                            ("match_rnn_parameters", self.match_rnn_parameters)) if value is not None]
+        if targets and (not transformer or self.model_name_or_path is not None):
+            raise ValueError(f"`--{targets[0]}` sizes a new `--architecture transformer` model (without "
+                             "`--model_name_or_path`).")
+        if len(targets) > 1:
+            raise ValueError("Give at most one of `--transformer_parameters` and `--match_rnn_parameters`.")
+        if transformer and self.pretrained_vectors is not None:
+            raise ValueError("`--pretrained_vectors` fills an RNN's meta-embedding; the Transformer has none.")
         if self.preset is not None and self.preset not in PRESETS:
             raise ValueError(f"`--preset` must be one of {sorted(PRESETS)}, got {self.preset!r}.")
         if self.config_overrides is not None and self.model_name_or_path is not None:
-            raise ValueError("`--config_overrides` configures a new model: use it with `--preset`, not with "
-                             "`--model_name_or_path`.")
+            raise ValueError("`--config_overrides` configures a new model: use it with `--preset` or `--architecture "
+                             "transformer`, not with `--model_name_or_path`.")
         if self.tokenizer_type not in TOKENIZER_KINDS:
             raise ValueError(f"`--tokenizer_type` must be one of {list(TOKENIZER_KINDS)}, got {self.tokenizer_type!r}.")
 
@@ -183,6 +228,12 @@ def load_tokenizer(model_args: ModelArguments, train: datasets.Dataset | None, d
     return tokenizer
 
 
+def is_recurrent(model) -> bool:
+    """Whether ``model`` is one of our RNNs (else a transformers model such as the Marian baseline, which has none of
+    their options: copy attention, alignment pictures, meta-embeddings, GNMT penalties)."""
+    return model.config.model_type == BahdanauConfig.model_type
+
+
 def load_model(model_args: ModelArguments, tokenizer):
     if model_args.model_name_or_path is not None:
         model = AutoModelForSeq2SeqLM.from_pretrained(
@@ -190,8 +241,11 @@ def load_model(model_args: ModelArguments, tokenizer):
             token=model_args.token, trust_remote_code=model_args.trust_remote_code)
         if len(tokenizer) > model.get_input_embeddings().num_embeddings:
             model.resize_token_embeddings(len(tokenizer))
-        prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)
+        if is_recurrent(model):
+            prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)
         return model
+    if model_args.architecture == "transformer":
+        return new_transformer(model_args, tokenizer)
     config = BahdanauConfig.from_preset(model_args.preset, **{
         "vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
         "eos_token_id": tokenizer.eos_token_id, "decoder_start_token_id": tokenizer.bos_token_id,
@@ -200,6 +254,46 @@ def load_model(model_args: ModelArguments, tokenizer):
     prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)
     logger.info("New %s model: %s parameters", model_args.preset, f"{model.num_parameters():,}")
     return model
+
+
+def new_transformer(model_args: ModelArguments, tokenizer) -> MarianMTModel:
+    """A MarianMTModel from scratch over ``tokenizer`` (``transformer_config``), sized to ``--transformer_parameters``
+    or to the learned parameters of the ``--match_rnn_parameters`` folder when given."""
+    target, argument = model_args.transformer_parameters, "--transformer_parameters"
+    if model_args.match_rnn_parameters is not None:
+        reference = AutoConfig.from_pretrained(model_args.match_rnn_parameters,
+                                               trust_remote_code=model_args.trust_remote_code)
+        with torch.device("meta"):
+            target = learned_parameters(AutoModelForSeq2SeqLM.from_config(reference))
+        argument = f"--match_rnn_parameters {model_args.match_rnn_parameters}"
+    config = transformer_config(len(tokenizer), pad_token_id=tokenizer.pad_token_id,
+                                bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                                overrides=parse_config_overrides(model_args.config_overrides, MarianConfig),
+                                parameters=target, argument=argument)
+    model = MarianMTModel(config)
+    sizes = (f"d_model {config.d_model}, {config.encoder_layers}+{config.decoder_layers} layers, "
+             f"{config.encoder_attention_heads}/{config.decoder_attention_heads} heads, feed-forward "
+             f"{config.encoder_ffn_dim}/{config.decoder_ffn_dim}")
+    count = learned_parameters(model)
+    if target is None:
+        logger.info("New Marian-architecture Transformer (%s): %s learned parameters", sizes, f"{count:,}")
+    else:
+        logger.info("New Marian-architecture Transformer (%s): %s learned parameters, target %s (%+.1f%%)", sizes,
+                    f"{count:,}", f"{target:,}", 100 * (count / target - 1))
+    return model
+
+
+def check_positions(model, tokenized: dict[str, datasets.Dataset]) -> None:
+    """ValueError where a training sequence or the generation limit runs past a Transformer's position table."""
+    limit = model.config.max_position_embeddings
+    longest = {name: max((len(ids) for split in tokenized.values() for ids in split[column]), default=0)
+               for name, column in (("source", "input_ids"), ("target", "labels"))}
+    longest["generated"] = model.generation_config.max_new_tokens or 0
+    too_long = {name: length for name, length in longest.items() if length > limit}
+    if too_long:
+        raise ValueError(f"The Transformer has positions for {limit} tokens, and the longest {too_long} are longer: "
+                         "raise max_position_embeddings in `--config_overrides` or set `--max_source_length`, "
+                         "`--max_target_length`, `--max_new_tokens`.")
 
 
 def clip(ids: list[int], limit: int | None) -> list[int]:
@@ -353,11 +447,12 @@ def main(argv: list[str] | None = None) -> None:
 
     tokenizer = load_tokenizer(model_args, raw_splits.get("train", raw.get("train")), data_args)
     model = load_model(model_args, tokenizer)
-    copy_vocab_size = model.config.vocab_size if model.config.copy_attention else None
+    recurrent = is_recurrent(model)
+    copy_vocab_size = model.config.vocab_size if recurrent and model.config.copy_attention else None
     tokenized = {name: tokenize_split(split, name, tokenizer, data_args, training_args.main_process_first,
                                       copy_vocab_size)
                  for name, split in raw_splits.items()}
-    if "train" in tokenized:  # decoding warns about inputs longer than any the model was trained on
+    if "train" in tokenized and recurrent:  # decoding warns about inputs longer than any the model was trained on
         longest = max(len(ids) for ids in tokenized["train"]["input_ids"])
         model.config.max_training_source_length = max(longest, model.config.max_training_source_length or 0)
     if data_args.max_new_tokens is not None:
@@ -366,6 +461,8 @@ def main(argv: list[str] | None = None) -> None:
         model.generation_config.max_new_tokens = math.ceil(1.5 * max(len(ids) for ids in tokenized["train"]["labels"]))
     if data_args.num_beams is not None:
         model.generation_config.num_beams = data_args.num_beams
+    if not recurrent:
+        check_positions(model, tokenized)
 
     collator = DataCollatorForCopying if copy_vocab_size else DataCollatorWithRightPaddedLabels  # labels padded right
     trainer = GenerationConfigKeepingTrainer(
@@ -377,6 +474,8 @@ def main(argv: list[str] | None = None) -> None:
         data_collator=collator(tokenizer, model=model),
         callbacks=[CodeFilesCallback(), TrainingClockCallback()],  # pushes carry the code; logs the training minutes
     )
+    if not recurrent:  # the generation config as --generation_config left it
+        check_generation_options(trainer.model.generation_config)
     if training_args.predict_with_generate:
         trainer.compute_metrics = metrics_function(tokenizer, lambda: trainer.source_oovs, copy_vocab_size,
                                                    lambda: trainer.references, data_args.score_without_stress)
@@ -386,21 +485,33 @@ def main(argv: list[str] | None = None) -> None:
         prediction_lines=(lambda output: generated_texts(tokenizer, output.predictions, trainer.source_oovs,
                                                          copy_vocab_size))
         if training_args.predict_with_generate else None,
-        extra_metrics=lambda split: alignment_metrics(trainer.model, tokenizer, raw_splits[split], data_args, split),
+        extra_metrics=(lambda split: alignment_metrics(trainer.model, tokenizer, raw_splits[split], data_args, split))
+        if recurrent else None,
         **({"num_beams": data_args.num_beams} if data_args.num_beams else {}))
 
     if not trainer.is_world_process_zero():
         return
+    record_parameters(output_dir / "all_results.json", learned_parameters(trainer.model))
     pictured = raw_splits.get("predict", raw_splits.get("eval"))
-    if pictured is not None and data_args.num_alignment_pictures:
+    if pictured is not None and data_args.num_alignment_pictures and recurrent:
         sources = pictured[data_args.source_column][: data_args.num_alignment_pictures]
         if model.config.attention_type != "none":
             save_alignment_pictures(trainer.model, tokenizer, sources, output_dir, num_beams=data_args.num_beams or 1)
         save_encoder_pictures(trainer.model, tokenizer, sources, output_dir)
     examples = (pictured or raw_splits["train"])[data_args.source_column][:2] if raw_splits else []
+    text = shlex.quote(examples[0]) if examples else "TEXT"
+    usage = (f"hf-bahdanau-translate {output_dir} {text}" if recurrent else
+             f"AutoModelForSeq2SeqLM.from_pretrained({str(output_dir)!r}) (transformers' MarianMTModel)")
     finish_run(trainer, training_args, data_args, task="translation",
                metric="eval_exact_match" if training_args.predict_with_generate else None, example_inputs=examples,
-               usage=f"hf-bahdanau-translate {output_dir} {shlex.quote(examples[0]) if examples else 'TEXT'}")
+               usage=usage)
+
+
+def record_parameters(results_file: Path, count: int) -> None:
+    """Add ``num_parameters`` (the learned ones) to ``all_results.json`` beside the scores."""
+    results = json.loads(results_file.read_text()) if results_file.is_file() else {}
+    results_file.parent.mkdir(parents=True, exist_ok=True)
+    results_file.write_text(json.dumps({**results, "num_parameters": count}, indent=4, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
