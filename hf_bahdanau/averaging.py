@@ -6,9 +6,10 @@
 
 θ̄ = (1/N) Σ_n θ_n for every floating-point tensor of the N checkpoints' ``model.safetensors`` (summed in float64,
 stored in the tensor's own dtype); integer and boolean buffers must be equal in every checkpoint and are copied. The
-output folder gets the averaged weights and the last folder's other files (config, generation config, tokenizer,
-the model code a remote-code folder carries), not the Trainer's optimizer, scheduler and state files: it loads with
-``from_pretrained`` like any saved model, whatever its head.
+output folder gets the averaged weights and the last folder's files that ``from_pretrained`` reads (``MODEL_FILES``:
+config, generation config, processor, tokenizer, the model code a remote-code folder carries), not the Trainer's
+optimizer, scheduler and state, nor a run's results, pictures or model card (they describe another model): it loads
+with ``from_pretrained`` like any saved model, whatever its head.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
-__all__ = ["WEIGHTS_NAME", "average_checkpoints", "last_checkpoints", "main"]
+__all__ = ["MODEL_FILES", "WEIGHTS_NAME", "average_checkpoints", "last_checkpoints", "main"]
 
 WEIGHTS_NAME = "model.safetensors"
 CHECKPOINT_PATTERN = re.compile(r"checkpoint-(\d+)")
-# What a Trainer checkpoint holds beside the model: not part of a model folder. README.md: a checkpoint's card
-# describes that checkpoint, not the average.
-NOT_COPIED = frozenset({WEIGHTS_NAME, "optimizer.pt", "scheduler.pt", "scaler.pt", "trainer_state.json",
-                        "training_args.bin", "README.md"})
+# The files of a model folder that from_pretrained reads beside the weights: the configs, the tokenizer's files
+# (tokenizers' JSON, BPE vocabulary and merges, sentencepiece models) and the code of a remote-code folder.
+MODEL_FILES = re.compile(r"(generation_|preprocessor_|processor_)?config\.json|tokenizer.*|special_tokens_map\.json"
+                         r"|added_tokens\.json|chat_template\..*|vocab\..*|merges\.txt|.*\.(model|spm|py)")
 
 
 def last_checkpoints(run_dir: str | Path, n: int) -> list[Path]:
@@ -111,7 +112,7 @@ def average_checkpoints(folders: Sequence[str | Path], output_dir: str | Path) -
     output_dir.mkdir(parents=True, exist_ok=True)
     last = folders[-1]
     for path in sorted(last.iterdir()):
-        if path.is_file() and path.name not in NOT_COPIED and not path.name.startswith("rng_state"):
+        if path.is_file() and MODEL_FILES.fullmatch(path.name):
             shutil.copy2(path, output_dir / path.name)
     save_file(averaged, output_dir / WEIGHTS_NAME, metadata=metadata or {"format": "pt"})
     return output_dir

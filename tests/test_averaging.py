@@ -11,15 +11,17 @@ from hf_bahdanau.averaging import WEIGHTS_NAME, average_checkpoints, last_checkp
 from tests.conftest import padded_batch, tiny_model
 from training.tokenization import train_tokenizer
 
-TRAINER_FILES = ("optimizer.pt", "scheduler.pt", "trainer_state.json", "training_args.bin", "rng_state.pth")
+# not part of the averaged model: the Trainer's state, and a run's results, pictures and card
+NOT_MODEL_FILES = ("optimizer.pt", "scheduler.pt", "trainer_state.json", "training_args.bin", "rng_state.pth",
+                   "all_results.json", "generated_predictions.txt", "alignment_0.png", "README.md")
 UNIT_ROUNDOFF = torch.finfo(torch.float32).eps / 2  # float32 rounds a real number x to within |x| 2^-24
 
 
 def write_checkpoint(folder: Path, seed: int, **overrides) -> Path:
-    """A Trainer-like checkpoint folder of a tiny model: the model, its tokenizer and the Trainer's own files."""
+    """A Trainer-like checkpoint folder of a tiny model: the model, its tokenizer, the Trainer's and the run's files."""
     tiny_model(seed=seed, **overrides).save_pretrained(folder)
     train_tokenizer(["abcdefgh", "hgfedcba"], kind="char").save_pretrained(folder)
-    for name in TRAINER_FILES:
+    for name in NOT_MODEL_FILES:
         (folder / name).write_bytes(b"not a model file")
     return folder
 
@@ -59,9 +61,9 @@ def test_the_average_is_the_mean_of_every_tensor_and_loads_as_a_model(run_dir, t
         exact = sum(checkpoint[name].double() for checkpoint in checkpoints) / 3
         assert tensor.dtype == torch.float32
         assert torch.all((tensor.double() - exact).abs() <= UNIT_ROUNDOFF * exact.abs()), name
-    copied = sorted(path.name for path in output.iterdir())
-    assert not set(TRAINER_FILES) & set(copied)
-    assert {"config.json", "generation_config.json", "tokenizer.json", WEIGHTS_NAME} <= set(copied)
+    copied = {path.name for path in output.iterdir()}
+    assert copied == {path.name for path in folders[-1].iterdir()} - set(NOT_MODEL_FILES)
+    assert {"config.json", "generation_config.json", "tokenizer.json", "modeling_bahdanau.py"} <= copied
 
     model = AutoModelForSeq2SeqLM.from_pretrained(output).eval()
     for name, parameter in model.state_dict().items():
