@@ -74,11 +74,19 @@ def test_the_arguments_refuse_a_preset_and_rnn_options_for_the_transformer():
         ModelArguments(architecture="transformer", transformer_parameters=10**6, match_rnn_parameters="x")
 
 
-def test_gnmt_penalties_are_refused_for_the_transformer():
+def test_gnmt_penalties_are_refused_for_the_transformer(tmp_path):
     check_generation_options(GenerationConfig(num_beams=5, length_penalty=0.6))
     with pytest.raises(ValueError, match="no GNMT penalties: remove coverage_penalty=0.2, "
                                          "length_penalty_style='gnmt'"):
         check_generation_options(GenerationConfig(num_beams=5, coverage_penalty=0.2, length_penalty_style="gnmt"))
+    # the script reads them from --generation_config and refuses them before training
+    GenerationConfig(num_beams=5, length_penalty_style="gnmt").save_pretrained(tmp_path / "gnmt")
+    (tmp_path / "train.jsonl").write_text(json.dumps({"source": "3/14/15", "target": "2015-03-14"}) + "\n")
+    with pytest.raises(ValueError, match="remove length_penalty_style='gnmt' from the generation config"):
+        main(["--architecture", "transformer", "--config_overrides", "d_model=8,encoder_layers=1,decoder_layers=1",
+              "--generation_config", str(tmp_path / "gnmt"), "--train_file", str(tmp_path / "train.jsonl"),
+              "--do_train", "--report_to", "none", "--output_dir", str(tmp_path / "out")])
+    assert not (tmp_path / "out" / "model.safetensors").exists()
 
 
 def test_a_short_transformer_run_saves_a_folder_transformers_loads(tmp_path):
