@@ -188,3 +188,27 @@ def test_an_ensemble_of_a_model_with_itself_decodes_as_the_model(files, tmp_path
     assert ensemble["ensemble"] == [str(files["model"])]
     assert ((tmp_path / "two" / "validation_predictions.txt").read_text() ==
             (tmp_path / "one" / "validation_predictions.txt").read_text())
+
+
+def test_a_transformer_gets_its_length_penalty_tuned_alone(files, tmp_path):
+    """The baseline's beam search (transformers') takes α with its |Y|^α: the grid's style and β stay out of it."""
+    from transformers import AutoTokenizer, MarianConfig, MarianMTModel
+
+    tokenizer = AutoTokenizer.from_pretrained(files["model"])
+    torch.manual_seed(0)
+    model = MarianMTModel(MarianConfig(
+        vocab_size=len(tokenizer), d_model=8, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=16, decoder_ffn_dim=16, max_position_embeddings=16,
+        pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.bos_token_id, forced_eos_token_id=tokenizer.eos_token_id))
+    model.generation_config.max_new_tokens = 8
+    model.save_pretrained(tmp_path / "transformer")
+    tokenizer.save_pretrained(tmp_path / "transformer")
+    results = tune_main(["--model_name_or_path", str(tmp_path / "transformer"), "--validation_file",
+                         str(files["validation"]), "--num_beams", "2", "--length_penalty_style", "transformers",
+                         "--length_penalties", "0", "1", "--coverage_penalties", "0", "--write_generation_config",
+                         "--output_dir", str(tmp_path / "tuning")])
+    assert [cell["metrics"]["generation"]["length_penalty"] for cell in results["grid"]] == [0.0, 1.0]
+    stored = json.loads((tmp_path / "transformer" / "generation_config.json").read_text())
+    assert stored["num_beams"] == 2 and stored["length_penalty"] == results["best"]["length_penalty"]
+    assert "coverage_penalty" not in stored and "length_penalty_style" not in stored

@@ -208,8 +208,10 @@ class SplitEvaluation:
                                                 lambda: references, data_args.score_without_stress)
 
     def __call__(self, **generation_options) -> tuple[dict, list[str]]:
-        """(metrics, predictions) with ``generation_options`` over the ``DecodingArguments``' options."""
-        options = {**self.decoding_args.generation_options(), **generation_options}
+        """(metrics, predictions) with ``generation_options`` over the ``DecodingArguments``' options (None: drop
+        the option, leaving it to the generation config)."""
+        options = {name: value for name, value in {**self.decoding_args.generation_options(),
+                                                   **generation_options}.items() if value is not None}
         started = time.perf_counter()
         sequences = generate_ids(self.model, self.tokenizer, self.sources,
                                  batch_size=self.decoding_args.batch_size, **options)

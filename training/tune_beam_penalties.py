@@ -138,7 +138,8 @@ def tune(model, tokenizer, rows, data_args: EvaluationDataArguments, decoding_ar
     evaluation, grid = SplitEvaluation(model, tokenizer, rows, data_args, decoding_args), []
     for alpha in tuning_args.length_penalties:
         for beta in tuning_args.coverage_penalties:
-            penalties = {"length_penalty_style": style, "coverage_penalty": beta} if ours else {}
+            penalties = ({"length_penalty_style": style, "coverage_penalty": beta} if ours
+                         else {"length_penalty_style": None})  # transformers' own beam search: α alone
             metrics, _ = evaluation(num_beams=num_beams, length_penalty=alpha, **penalties)
             grid.append({"length_penalty": alpha, "coverage_penalty": beta, "metrics": metrics})
             logger.info("α=%g β=%g: %s %.2f", alpha, beta, tuning_args.metric, metrics[tuning_args.metric])
