@@ -10,7 +10,7 @@ import pytest
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, GenerationConfig, MarianMTModel
 
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
-from training.run_seq2seq import ModelArguments, main
+from training.run_seq2seq import ModelArguments, load_model, main
 from training.tokenization import train_tokenizer
 from training.transformer_baseline import check_generation_options, learned_parameters, transformer_config
 
@@ -19,6 +19,7 @@ from translation_speed import Backend, generated_tokens, measure, pytorch_genera
 
 V = 8000
 IDS = dict(pad_token_id=0, bos_token_id=1, eos_token_id=2)
+SENTENCES = ["3 March 2015", "le 14 mars 2015"]
 
 
 def closed_form(vocab: int, d: int, f: int, encoder_layers: int, decoder_layers: int) -> int:
@@ -72,6 +73,8 @@ def test_the_arguments_refuse_a_preset_and_rnn_options_for_the_transformer():
         ModelArguments(preset="rnnsearch", transformer_parameters=10**6)
     with pytest.raises(ValueError, match="at most one of"):
         ModelArguments(architecture="transformer", transformer_parameters=10**6, match_rnn_parameters="x")
+    with pytest.raises(ValueError, match="`--pretrained_vectors` fills an RNN's meta-embedding"):
+        ModelArguments(architecture="transformer", pretrained_vectors="vectors.txt")
 
 
 def test_gnmt_penalties_are_refused_for_the_transformer(tmp_path):
@@ -119,11 +122,10 @@ def test_a_short_transformer_run_saves_a_folder_transformers_loads(tmp_path):
     assert "trust_remote_code" not in card and "num_parameters" not in card
 
 
-def test_translation_speed_measures_every_backend_and_setting(tmp_path):
-    # rows ended at their first EOS (2) count up to it; a row without one counts all T = 3; pad 0 after EOS or EOS
-    assert generated_tokens(np.array([[1, 5, 2, 0], [1, 2, 2, 2], [1, 5, 6, 7]]), eos_token_id=2) == 2 + 1 + 3
-    sentences = ["3 March 2015", "le 14 mars 2015"]
-    tokenizer = train_tokenizer(sentences + ["2015-03-14"], kind="char")
+@pytest.fixture
+def tiny_folders(tmp_path) -> dict[str, Path]:
+    """An untrained RNN's and an untrained Transformer's saved folders, with one char tokenizer."""
+    tokenizer = train_tokenizer(SENTENCES + ["2015-03-14"], kind="char")
     ids = dict(pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
                eos_token_id=tokenizer.eos_token_id)
     models = {"rnn_pytorch": BahdanauForConditionalGeneration(BahdanauConfig.from_preset(
@@ -131,14 +133,29 @@ def test_translation_speed_measures_every_backend_and_setting(tmp_path):
                   decoder_start_token_id=tokenizer.bos_token_id, **ids)),
               "transformer_pytorch": MarianMTModel(transformer_config(
                   len(tokenizer), **ids, overrides={"d_model": 8, "encoder_layers": 1, "decoder_layers": 1}))}
-    backends = {}
     for name, model in models.items():
         model.save_pretrained(tmp_path / name)
         tokenizer.save_pretrained(tmp_path / name)
-        loaded = AutoModelForSeq2SeqLM.from_pretrained(tmp_path / name)
-        backends[name] = Backend(AutoTokenizer.from_pretrained(tmp_path / name), pytorch_generate(loaded),
+    return {name: tmp_path / name for name in models}
+
+
+def test_a_saved_rnn_is_not_continued_as_a_transformer(tiny_folders):
+    folder = tiny_folders["rnn_pytorch"]
+    with pytest.raises(ValueError, match="`--architecture transformer` with `--model_name_or_path .*rnn_pytorch`, "
+                                         "which holds an hf_bahdanau RNN"):
+        load_model(ModelArguments(architecture="transformer", model_name_or_path=str(folder)),
+                   AutoTokenizer.from_pretrained(folder))
+
+
+def test_translation_speed_measures_every_backend_and_setting(tiny_folders):
+    # rows ended at their first EOS (2) count up to it; a row without one counts all T = 3; pad 0 after EOS or EOS
+    assert generated_tokens(np.array([[1, 5, 2, 0], [1, 2, 2, 2], [1, 5, 6, 7]]), eos_token_id=2) == 2 + 1 + 3
+    backends = {}
+    for name, folder in tiny_folders.items():
+        loaded = AutoModelForSeq2SeqLM.from_pretrained(folder)
+        backends[name] = Backend(AutoTokenizer.from_pretrained(folder), pytorch_generate(loaded),
                                  learned_parameters(loaded))
-    rows = with_ratios(measure(backends, sentences, repeats=1, max_new_tokens=3))
+    rows = with_ratios(measure(backends, SENTENCES, repeats=1, max_new_tokens=3))
     assert [(row["backend"], row["batch_size"], row["num_beams"]) for row in rows] == [
         (name, batch, beams) for batch in (1, 64) for beams in (1, 5) for name in backends]
     for row in rows:

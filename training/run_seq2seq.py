@@ -241,6 +241,10 @@ def load_model(model_args: ModelArguments, tokenizer):
             token=model_args.token, trust_remote_code=model_args.trust_remote_code)
         if len(tokenizer) > model.get_input_embeddings().num_embeddings:
             model.resize_token_embeddings(len(tokenizer))
+        if is_recurrent(model) and model_args.architecture == "transformer":
+            raise ValueError(f"`--architecture transformer` with `--model_name_or_path "
+                             f"{model_args.model_name_or_path}`, which holds an hf_bahdanau RNN: leave "
+                             "`--architecture` out to go on training it, or start a new Transformer without it.")
         if is_recurrent(model):
             prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)
         return model
