@@ -114,6 +114,11 @@ def test_a_short_transformer_run_saves_a_folder_transformers_loads(tmp_path):
                                                                                  4 * model.config.d_model, 1, 1)
     assert abs(results["num_parameters"] - 20_000) <= 600 and {"predict_bleu", "predict_chrf"} <= set(results)
     assert not list(output_dir.glob("*.png"))[1:]  # the training curve at most: no alignment pictures
+    # transformers' from_pretrained leaves the (recomputed) sinusoidal tables trainable; the script freezes them again
+    assert model.model.encoder.embed_positions.weight.requires_grad
+    continued = load_model(ModelArguments(model_name_or_path=str(output_dir)), tokenizer)
+    trainable = sum(parameter.numel() for parameter in continued.parameters() if parameter.requires_grad)
+    assert trainable == results["num_parameters"]
     card = (output_dir / "README.md").read_text()
     assert "**Architecture**: a Marian-architecture Transformer encoder–decoder trained from scratch" in card
     assert f"**Encoder**: 1 layer, d_model {model.config.d_model}, 2 attention heads" in card

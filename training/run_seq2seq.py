@@ -71,7 +71,7 @@ from training.split_order import SplitOrderEvaluation  # noqa: E402
 from training.tokenization import TOKENIZER_KINDS, train_tokenizer  # noqa: E402
 from training.training_clock import TrainingClockCallback  # noqa: E402
 from training.transformer_baseline import (  # noqa: E402
-    check_generation_options, learned_parameters, transformer_config,
+    check_generation_options, freeze_position_tables, learned_parameters, transformer_config,
 )
 
 logger = logging.getLogger(__name__)
@@ -247,6 +247,8 @@ def load_model(model_args: ModelArguments, tokenizer):
                              "`--architecture` out to go on training it, or start a new Transformer without it.")
         if is_recurrent(model):
             prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)
+        else:
+            freeze_position_tables(model)
         return model
     if model_args.architecture == "transformer":
         return new_transformer(model_args, tokenizer)

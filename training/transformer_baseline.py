@@ -26,8 +26,8 @@ from transformers.models.marian.modeling_marian import MarianSinusoidalPositiona
 
 from hf_bahdanau.modeling.search import BEAM_PENALTY_OPTIONS
 
-__all__ = ["DEFAULTS", "TOLERANCE", "check_generation_options", "learned_parameters", "size_d_model",
-           "transformer_config"]
+__all__ = ["DEFAULTS", "TOLERANCE", "check_generation_options", "freeze_position_tables", "learned_parameters",
+           "size_d_model", "transformer_config"]
 
 # a small Transformer (MarianConfig's own defaults are Marian's 12+12 layers of 1024); --config_overrides change them
 DEFAULTS = {"d_model": 256, "encoder_layers": 3, "decoder_layers": 3, "encoder_attention_heads": 4,
@@ -50,9 +50,21 @@ def learned_parameters(model_or_config: PreTrainedModel | MarianConfig) -> int:
         with torch.device("meta"), no_init_weights():
             model = MarianMTModel(model_or_config)
         model.tie_weights()  # no_init_weights skips the tying too: without it V·d would count three times
-    fixed = {id(parameter) for module in model.modules() if isinstance(module, MarianSinusoidalPositionalEmbedding)
-             for parameter in module.parameters()}
+    fixed = {id(parameter) for parameter in position_tables(model)}
     return sum(parameter.numel() for parameter in model.parameters() if id(parameter) not in fixed)
+
+
+def position_tables(model: torch.nn.Module) -> list[torch.nn.Parameter]:
+    return [parameter for module in model.modules() if isinstance(module, MarianSinusoidalPositionalEmbedding)
+            for parameter in module.parameters()]
+
+
+def freeze_position_tables(model: torch.nn.Module) -> None:
+    """Freeze the sinusoidal position tables of a loaded Marian model, as a new one has them: from_pretrained
+    recomputes them (they are not saved) but leaves them trainable, and training on would move them off the
+    sinusoids."""
+    for parameter in position_tables(model):
+        parameter.requires_grad_(False)
 
 
 def transformer_config(vocab_size: int, *, pad_token_id: int, bos_token_id: int, eos_token_id: int,
