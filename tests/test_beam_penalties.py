@@ -265,18 +265,23 @@ def test_the_generation_config_carries_the_penalties_and_a_keyword_overrides_the
     with pytest.raises(ValueError, match="`coverage_penalty` must be a finite number ≥ 0 .*got -1.0"):
         beam_search(model, input_ids, attention_mask)
 
-    # a model folder's generation_config.json (one not derived from the model config: transformers loads custom
-    # entries only from those)
-    model.generation_config = GenerationConfig(num_beams=NUM_BEAMS, **tokens, **penalties)
-    model.save_pretrained(tmp_path)
-    loaded = BahdanauForConditionalGeneration.from_pretrained(tmp_path).eval()
-    assert (loaded.generation_config.coverage_penalty, loaded.generation_config.length_penalty_style) == (0.5, "gnmt")
-    from_file = beam_search(loaded, input_ids, attention_mask)
+    # a model folder's generation_config.json, whether the generation config was derived from the model config
+    # (transformers reads custom entries back only from files not marked `_from_model_config`) or given
+    model.generation_config.coverage_penalty = penalties["coverage_penalty"]
+    loaded_files = []
+    for folder, generation_config in ((tmp_path / "derived", model.generation_config),
+                                      (tmp_path / "given", GenerationConfig(num_beams=NUM_BEAMS, **tokens, **penalties))):
+        model.generation_config = generation_config
+        model.save_pretrained(folder)
+        loaded = BahdanauForConditionalGeneration.from_pretrained(folder).eval()
+        assert (loaded.generation_config.coverage_penalty, loaded.generation_config.length_penalty_style) == (
+            penalties["coverage_penalty"], penalties["length_penalty_style"]), folder.name
+        loaded_files.append(beam_search(loaded, input_ids, attention_mask))
 
     for field in ("sequences", "sequences_scores", "beam_indices"):
         assert torch.equal(from_model_config[field], by_keyword[field]), field
         assert torch.equal(given[field], by_keyword[field]), field
-        assert torch.equal(from_file[field], by_keyword[field]), field
+        assert all(torch.equal(from_file[field], by_keyword[field]) for from_file in loaded_files), field
         assert torch.equal(overridden[field], plain[field]), field
 
 

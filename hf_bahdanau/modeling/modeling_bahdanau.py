@@ -25,7 +25,7 @@ from .pointer_generator import CopySource, copy_loss_terms, mixture_log_probs
 from .recurrent import RNN_TYPES
 from .reinforce import MovingAverageBaseline, reinforce_loss, token_log_likelihoods
 from .scope import MonotonicScope
-from .search import FastSearchMixin
+from .search import BEAM_PENALTY_OPTIONS, FastSearchMixin
 from .state import RecurrentDecoderCache, resolve_rows_per_source
 from .transformers_private import (CACHE_NAME, EMBEDDING_RESIZE, SHARED_BEAM_MEMORY, cache_argument, cache_of,
                                    check_release, fall_back_once)
@@ -439,6 +439,14 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         if not getattr(config, "custom_pipelines", None):  # saved with the model: pipeline(model=..., trust_remote_code=True)
             config.custom_pipelines = CUSTOM_PIPELINES
         self.post_init()
+
+    def save_pretrained(self, save_directory, *args, **kwargs):
+        """``PreTrainedModel.save_pretrained``, keeping GNMT's options in generation_config.json: a generation config
+        made from the model config is saved marked ``_from_model_config``, and transformers then reads back only
+        its own fields, so ``coverage_penalty`` and ``length_penalty_style`` would be lost on loading."""
+        if any(getattr(self.generation_config, name, None) is not None for name in BEAM_PENALTY_OPTIONS):
+            self.generation_config._from_model_config = False
+        return super().save_pretrained(save_directory, *args, **kwargs)
 
     def get_output_embeddings(self) -> nn.Linear:
         return self.lm_head
