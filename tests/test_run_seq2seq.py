@@ -256,3 +256,21 @@ def test_a_run_with_the_coverage_loss_logs_it_beside_the_loss(tmp_path):
     logged = [entry for entry in history if "loss" in entry]
     assert len(logged) == 2 and all(0 < entry["coverage_loss"] < entry["loss"] for entry in logged)
     assert json.loads((output_dir / "config.json").read_text())["coverage_loss_weight"] == 0.5
+
+
+def test_a_training_budget_in_minutes_stops_the_run(tmp_path):
+    """--max_train_minutes ends training at the first step past the budget, whatever --max_steps says: with a budget
+    of 10⁻⁶ minutes (60 µs) the first step is already past it."""
+    from training.run_seq2seq import main
+
+    rows = [{"source": f"{day} March 2015", "target": f"2015-03-{day:02d}"} for day in range(1, 17)]
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    arguments = ["--preset", "rnnsearch", "--config_overrides", "embedding_size=8,hidden_size=16,attention_size=8",
+                 "--train_file", str(tmp_path / "train.jsonl"), "--do_train", "--max_steps", "50",
+                 "--per_device_train_batch_size", "8", "--save_strategy", "no", "--report_to", "none",
+                 "--output_dir", str(tmp_path / "model"), "--num_alignment_pictures", "0"]
+    main([*arguments, "--max_train_minutes", "1e-6"])
+    assert json.loads((tmp_path / "model" / "trainer_state.json").read_text())["global_step"] == 1
+    for bad in ("0", "-1", "nan"):
+        with pytest.raises(ValueError, match=rf"`--max_train_minutes` must be a number of minutes > 0, got {bad}"):
+            main([*arguments, "--max_train_minutes", bad])

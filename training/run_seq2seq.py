@@ -16,7 +16,8 @@ metrics and generation settings: transformers' own MarianMTModel built from scra
 FOLDER` sizes d_model to a parameter count).
 
 Arguments: `ModelArguments`, `DataTrainingArguments` below and every `Seq2SeqTrainingArguments` flag. A single
-.json file of arguments may come first; flags after it override its values.
+.json file of arguments may come first; flags after it override its values. `--max_train_minutes` stops training at a
+budget of training minutes (evaluations not counted), for comparisons at the same wall-clock cost.
 
 The output folder gets the model (safetensors, config, generation config), the tokenizer, `all_results.json`
 (sacreBLEU, chrF, exact match in percent; alignment error rate when the data has field spans; `num_parameters`, the
@@ -69,7 +70,7 @@ from training.metrics import load_metric  # noqa: E402
 from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
 from training.split_order import SplitOrderEvaluation  # noqa: E402
 from training.tokenization import TOKENIZER_KINDS, train_tokenizer  # noqa: E402
-from training.training_clock import TrainingClockCallback  # noqa: E402
+from training.training_clock import TrainingBudgetCallback, TrainingClockCallback  # noqa: E402
 from training.transformer_baseline import (  # noqa: E402
     check_generation_options, freeze_position_tables, learned_parameters, transformer_config,
 )
@@ -126,10 +127,15 @@ class ModelArguments:
     torch_num_threads: int | None = field(
         default=None, metadata={"help": "CPU threads per process (torch.set_num_threads). Small RNNs train fastest "
                                         "with 1: their matrices are too small to share. Default: torch's choice."})
+    max_train_minutes: float | None = field(
+        default=None, metadata={"help": "Stop training after this many minutes of training (evaluations not "
+                                        "counted), so that models compared at one budget get the same minutes."})
 
     def __post_init__(self):
         if self.architecture not in ARCHITECTURES:
             raise ValueError(f"`--architecture` must be one of {list(ARCHITECTURES)}, got {self.architecture!r}.")
+        if self.max_train_minutes is not None and not self.max_train_minutes > 0:
+            raise ValueError(f"`--max_train_minutes` must be a number of minutes > 0, got {self.max_train_minutes}.")
         transformer = self.architecture == "transformer"
         if transformer and self.preset is not None:
             raise ValueError(f"`--preset {self.preset}` names an RNN, and `--architecture transformer` builds a "
@@ -478,7 +484,8 @@ def main(argv: list[str] | None = None) -> None:
         eval_dataset=tokenized.get("eval"),
         processing_class=tokenizer,
         data_collator=collator(tokenizer, model=model),
-        callbacks=[CodeFilesCallback(), TrainingClockCallback()],  # pushes carry the code; logs the training minutes
+        callbacks=[CodeFilesCallback(), TrainingClockCallback()]  # pushes carry the code; logs the training minutes
+        + [TrainingBudgetCallback(minutes) for minutes in [model_args.max_train_minutes] if minutes is not None],
     )
     if not recurrent:  # the generation config as --generation_config left it
         check_generation_options(trainer.model.generation_config)
