@@ -1,0 +1,55 @@
+"""training/translation_table.py: each setting's arguments, and the table read back from a run's files."""
+
+import json
+
+import pytest
+
+from hf_bahdanau import BahdanauConfig
+from training.arguments import parse_config_overrides
+from training.translation_table import CORPORA, SETTINGS, config_path, markdown, plot_curves, table, training_arguments
+
+
+@pytest.mark.parametrize("corpus", list(CORPORA))
+@pytest.mark.parametrize("setting", [name for name, overrides in SETTINGS.items() if overrides is not None])
+def test_every_rnn_setting_is_its_configs_model_with_one_change(corpus, setting, tmp_path):
+    arguments = training_arguments(corpus, setting, tmp_path / setting, tmp_path, max_train_minutes=None)
+    config = json.loads(config_path(corpus, setting).read_text())
+    overrides = arguments[arguments.index("--config_overrides") + 1] if SETTINGS[setting] else config["config_overrides"]
+    assert overrides.startswith(config["config_overrides"])
+    built = BahdanauConfig.from_preset(config["preset"], vocab_size=100, **parse_config_overrides(overrides))
+    plain = BahdanauConfig.from_preset(config["preset"], vocab_size=100,
+                                       **parse_config_overrides(config["config_overrides"]))
+    changed = {key for key, value in built.to_dict().items() if plain.to_dict().get(key) != value}
+    expected = set(parse_config_overrides(SETTINGS[setting])) if SETTINGS[setting] else set()
+    assert changed == expected
+    assert (config["source_column"], config["target_column"]) == CORPORA[corpus]
+
+
+def test_the_transformer_is_sized_on_the_corpus_rnnsearch_run_and_budgets_pass_through(tmp_path):
+    arguments = training_arguments("de_en", "transformer", tmp_path / "t", tmp_path, max_train_minutes=30)
+    assert str(config_path("de_en", "transformer")).endswith("de_en_transformer.json")
+    assert arguments[arguments.index("--match_rnn_parameters") + 1] == str(tmp_path / "de_en" / "rnnsearch")
+    assert arguments[-2:] == ["--max_train_minutes", "30"]
+
+
+def test_the_table_reads_test_scores_tuned_penalties_and_the_curve(tmp_path):
+    folder = tmp_path / "de_en" / "rnnsearch"
+    (folder / "tuned").mkdir(parents=True)
+    (folder / "penalties").mkdir()
+    (folder / "all_results.json").write_text(json.dumps({"predict_bleu": 20.123, "predict_chrf": 45.678,
+                                                         "num_parameters": 6884512}))
+    (folder / "tuned" / "test_results.json").write_text(json.dumps({"bleu": 21.05, "chrf": 46.0,
+                                                                    "bleu_signature": "nrefs:1|case:mixed"}))
+    (folder / "penalties" / "beam_penalties.json").write_text(json.dumps(
+        {"best": {"length_penalty": 0.6, "coverage_penalty": 0.2}}))
+    (folder / "trainer_state.json").write_text(json.dumps({"global_step": 4000, "log_history": [
+        {"loss": 3.0, "training_minutes": 10.0}, {"eval_bleu": 12.345, "training_minutes": 15.04},
+        {"eval_bleu": 18.0, "training_minutes": 59.96}, {"train_runtime": 3700.0}]}))
+    results = table(tmp_path, "de_en", ["rnnsearch", "transformer"])  # the transformer has not run: no row
+    assert results == {"rnnsearch": {
+        "bleu": 20.12, "chrf": 45.68, "parameters": 6884512, "tuned_bleu": 21.05, "tuned_chrf": 46.0,
+        "bleu_signature": "nrefs:1|case:mixed", "length_penalty": 0.6, "coverage_penalty": 0.2, "steps": 4000,
+        "training_minutes": 59.96, "validation_bleu_by_minutes": [[15.0, 12.35], [60.0, 18.0]]}}
+    assert "| rnnsearch | 20.1 | 45.7 | 21.1 | 46.0 | 0.6 | 0.2 | 6,884,512 | 4000 | 60.0 |" in markdown(results)
+    plot_curves(results, tmp_path / "curve.png", "de–en")
+    assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -1,0 +1,201 @@
+#!/usr/bin/env python
+"""The real-translation tables of docs/results.md: per corpus, our RNN against transformers' Transformer at the same
+wall-clock budget, and our attention options, each trained, tuned and tested the same way.
+
+    python training/translation_table.py --corpus de_en                        # rnnsearch, then the Transformer
+    python training/translation_table.py --corpus de_en --settings local-m coverage copy --max_train_minutes 30
+    python training/translation_table.py --corpus bible_es_en --table_only     # the table from the finished runs
+
+Every setting runs, one at a time (two threads; alternating with the others, never beside one), in three steps:
+1. training/run_seq2seq.py with the corpus's config (training/configs/<corpus>_rnnsearch.json, or _transformer.json
+   for ``transformer``, whose parameters match the ``rnnsearch`` run's folder, so that one runs first) and the
+   setting's extra ``--config_overrides``; training stops at ``--max_train_minutes`` (the configs say 60);
+2. training/tune_beam_penalties.py: GNMT's length penalty α (and, for the RNNs, coverage penalty β) on the first
+   ``--tuning_samples`` validation sentences, by BLEU; the best cell is written into the folder's generation config;
+3. training/evaluate_seq2seq.py: the whole test set with the tuned beam.
+
+Settings (the RNN ones change one thing of ``rnnsearch``, Bahdanau et al.'s global additive attention):
+    rnnsearch     the config as it is
+    transformer   transformers' MarianMTModel from scratch, the same tokenizer and parameter count
+    local-m       Luong's local attention with the window centred on the step (window ±10)
+    local-p       Luong's local attention with a predicted centre
+    input-feeding Luong's decoder (attend after the update, h̃ = tanh(W_c [c; h])) with the general score and input
+                  feeding
+    coverage      a coverage vector in the score and the coverage loss (weight 1)
+    copy          See et al.'s copy attention (pointer-generator)
+
+Each run's folder is OUTPUT_DIR/<corpus>/<setting>/. The table (test BLEU and chrF at beam 5 and with the tuned
+penalties, α and β, parameters, steps, training minutes, validation BLEU by training minutes) is printed and written
+to docs/translation_<corpus>.json, and the curves of validation BLEU against training minutes to
+docs/translation_<corpus>_bleu.png.
+"""
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # `python training/translation_table.py` puts training/ first
+    sys.path.insert(0, str(REPO_ROOT))
+
+from training.plot_curve import metric_against_time  # noqa: E402
+from training.table_runs import run_script  # noqa: E402
+
+TRAINING = REPO_ROOT / "training"
+CORPORA = {  # the config's data columns
+    "de_en": ("de", "en"),
+    "bible_es_en": ("es", "en"),
+}
+SETTINGS = {  # extra config_overrides of the rnnsearch config; None: the Transformer config
+    "rnnsearch": "",
+    "transformer": None,
+    "local-m": "attention_scope=local-m",
+    "local-p": "attention_scope=local-p",
+    "input-feeding": "decoder_style=luong,attention_type=general,input_feeding=true",
+    "coverage": "use_coverage=true,coverage_loss_weight=1.0",
+    "copy": "copy_attention=true",
+}
+
+
+def config_path(corpus: str, setting: str) -> Path:
+    return TRAINING / "configs" / f"{corpus}_{'transformer' if SETTINGS[setting] is None else 'rnnsearch'}.json"
+
+
+def training_arguments(corpus: str, setting: str, folder: Path, output_dir: Path,
+                       max_train_minutes: float | None) -> list[str]:
+    """run_seq2seq.py's arguments for one setting: the config, the setting's overrides after the config's own, the
+    Transformer sized to this corpus's rnnsearch run."""
+    config = config_path(corpus, setting)
+    arguments = [str(config), "--output_dir", str(folder), "--disable_tqdm", "true"]
+    if SETTINGS[setting] is None:
+        arguments += ["--match_rnn_parameters", str(output_dir / corpus / "rnnsearch")]
+    elif SETTINGS[setting]:
+        base = json.loads(config.read_text())["config_overrides"]
+        arguments += ["--config_overrides", f"{base},{SETTINGS[setting]}"]
+    if max_train_minutes is not None:
+        arguments += ["--max_train_minutes", str(max_train_minutes)]
+    return arguments
+
+
+def split_file(corpus: str, split: str) -> str:
+    return json.loads(config_path(corpus, "rnnsearch").read_text())[f"{split}_file"]
+
+
+def run(corpus: str, setting: str, output_dir: Path, max_train_minutes: float | None, tuning_samples: int) -> int:
+    """Train, tune, test one setting; returns the first non-zero exit status (0 when all three steps succeed)."""
+    folder = output_dir / corpus / setting
+    source, target = CORPORA[corpus]
+    columns = ["--source_column", source, "--target_column", target, "--torch_num_threads", "2"]
+    steps = [
+        ("run_seq2seq.py", training_arguments(corpus, setting, folder, output_dir, max_train_minutes), folder),
+        ("tune_beam_penalties.py",
+         ["--model_name_or_path", str(folder), "--validation_file", split_file(corpus, "validation"), *columns,
+          "--num_beams", "5", "--metric", "bleu", "--max_samples", str(tuning_samples), "--write_generation_config",
+          *(["--coverage_penalties", "0", "--length_penalty_style", "transformers"]
+            if SETTINGS[setting] is None else []),
+          "--output_dir", str(folder / "penalties")], folder / "penalties"),
+        ("evaluate_seq2seq.py",
+         ["--model_name_or_path", str(folder), "--test_file", split_file(corpus, "test"), *columns,
+          "--output_dir", str(folder / "tuned")], folder / "tuned"),
+    ]
+    for script, arguments, log_folder in steps:
+        seconds, status = run_script(TRAINING / script, arguments, log_folder)
+        print(f"{corpus} {setting} {script}: {seconds / 60:.1f} min, exit status {status} (log: "
+              f"{log_folder / 'run.log'})", flush=True)
+        if status:
+            return status
+    return 0
+
+
+def read_json(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.is_file() else {}
+
+
+def table(output_dir: Path, corpus: str, settings: list[str]) -> dict:
+    """{setting: scores} of the finished runs: test BLEU/chrF at beam 5 (``predict_*``) and with the tuned
+    penalties, the tuned α and β, parameters, steps, training minutes, and (minutes, validation BLEU) points."""
+    results = {}
+    for setting in settings:
+        folder = output_dir / corpus / setting
+        metrics = read_json(folder / "all_results.json")
+        if not metrics:
+            continue
+        row = {"bleu": round(metrics["predict_bleu"], 2), "chrf": round(metrics["predict_chrf"], 2),
+               "parameters": metrics["num_parameters"]}
+        tuned = read_json(folder / "tuned" / "test_results.json")
+        if tuned:
+            row.update(tuned_bleu=round(tuned["bleu"], 2), tuned_chrf=round(tuned["chrf"], 2),
+                       bleu_signature=tuned.get("bleu_signature"))
+        best = read_json(folder / "penalties" / "beam_penalties.json").get("best")
+        if best:
+            row.update(length_penalty=best["length_penalty"], coverage_penalty=best.get("coverage_penalty", 0.0))
+        history = read_json(folder / "trainer_state.json")
+        if history:
+            row.update(steps=history["global_step"],
+                       training_minutes=max(entry.get("training_minutes", 0.0) for entry in history["log_history"]),
+                       validation_bleu_by_minutes=[[round(minutes, 1), round(bleu, 2)] for minutes, bleu in
+                                                   metric_against_time(history["log_history"], "eval_bleu")])
+        results[setting] = row
+    return results
+
+
+def markdown(results: dict) -> str:
+    lines = ["| model | test BLEU (beam 5) | chrF | tuned BLEU | chrF | α | β | parameters | steps | training minutes |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for setting, row in results.items():
+        cell = lambda name, form="{:.1f}": form.format(row[name]) if row.get(name) is not None else "–"  # noqa: E731
+        lines.append(f"| {setting} | {cell('bleu')} | {cell('chrf')} | {cell('tuned_bleu')} | {cell('tuned_chrf')} | "
+                     f"{cell('length_penalty')} | {cell('coverage_penalty')} | {cell('parameters', '{:,}')} | "
+                     f"{cell('steps', '{}')} | {cell('training_minutes')} |")
+    return "\n".join(lines)
+
+
+def plot_curves(results: dict, path: Path, title: str) -> None:
+    """Validation BLEU against training minutes, one line per setting."""
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(6.5, 4), layout="constrained")
+    ax = figure.add_subplot()
+    for setting, row in results.items():
+        if row.get("validation_bleu_by_minutes"):
+            minutes, bleu = zip(*row["validation_bleu_by_minutes"])
+            ax.plot(minutes, bleu, "o-", label=setting, markersize=3)
+    ax.set(xlabel="training minutes (evaluations excluded)", ylabel="validation BLEU (beam 5)", title=title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    figure.savefig(path, dpi=120)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--corpus", choices=list(CORPORA), required=True)
+    parser.add_argument("--settings", nargs="+", default=["rnnsearch", "transformer"], choices=list(SETTINGS))
+    parser.add_argument("--output_dir", type=Path, default=REPO_ROOT / "outputs" / "translation")
+    parser.add_argument("--max_train_minutes", type=float, default=None,
+                        help="Override the configs' budget (60 minutes of training).")
+    parser.add_argument("--tuning_samples", type=int, default=500,
+                        help="Validation sentences the beam penalties are tuned on.")
+    parser.add_argument("--table_only", action="store_true", help="Only read the finished runs.")
+    parser.add_argument("--docs_dir", type=Path, default=REPO_ROOT / "docs")
+    args = parser.parse_args(argv)
+    if args.max_train_minutes is not None and not args.max_train_minutes > 0:
+        parser.error(f"--max_train_minutes must be > 0, got {args.max_train_minutes}")
+    if args.tuning_samples < 1:
+        parser.error(f"--tuning_samples must be a positive number of sentences, got {args.tuning_samples}")
+    if "transformer" in args.settings and not args.table_only and "rnnsearch" not in args.settings and not (
+            args.output_dir / args.corpus / "rnnsearch" / "config.json").is_file():
+        parser.error("the transformer matches the parameters of the rnnsearch run: run --settings rnnsearch first "
+                     "(or with it)")
+    if not args.table_only:
+        order = sorted(args.settings, key=lambda setting: setting != "rnnsearch")  # the Transformer is sized on it
+        for setting in order:
+            run(args.corpus, setting, args.output_dir, args.max_train_minutes, args.tuning_samples)
+    results = table(args.output_dir, args.corpus, args.settings)
+    print(markdown(results))
+    (args.docs_dir / f"translation_{args.corpus}.json").write_text(json.dumps(results, indent=1) + "\n")
+    plot_curves(results, args.docs_dir / f"translation_{args.corpus}_bleu.png", args.corpus.replace("_", "–"))
+
+
+if __name__ == "__main__":
+    main()
