@@ -128,6 +128,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--output_dir", type=Path, required=True, help="where the averaged model folder is written")
     args = parser.parse_args(argv)
     folders = args.folders
+    if args.last is not None and args.last < 1:
+        parser.error(f"--last must be a positive number of checkpoints, got {args.last}.")
     if args.last is not None and len(folders) != 1:
         parser.error(f"--last {args.last} takes one run folder, got {len(folders)}: "
                      f"{[str(folder) for folder in folders]}.")

@@ -132,3 +132,10 @@ def test_the_console_script_averages_the_last_checkpoints_or_the_given_ones(run_
     with pytest.raises(SystemExit):
         main([str(run_dir), "--last", "9", "--output_dir", str(tmp_path / "bad")])
     assert "fewer than the 9 asked for" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("last", ["0", "-2"])
+def test_the_console_script_names_a_bad_last(run_dir, tmp_path, capsys, last):
+    with pytest.raises(SystemExit):
+        main([str(run_dir), "--last", last, "--output_dir", str(tmp_path / "bad")])
+    assert f"--last must be a positive number of checkpoints, got {last}." in capsys.readouterr().err
