@@ -1,8 +1,9 @@
 """Decoding speed of trained translation folders on a test file: an RNN in PyTorch and exported to ONNX Runtime
 against the Transformer baseline (``run_seq2seq.py --architecture transformer``) in PyTorch, measured in one run.
 
-    python benchmarks/translation_speed.py --rnn outputs/translation/de_en/rnnsearch --transformer outputs/translation/de_en/transformer \\
-        --test_file training/data/de-en/test.jsonl        # benchmarks/results/<date>-translation-speed.json, a table
+    python benchmarks/translation_speed.py --rnn outputs/translation/de_en/rnnsearch \\
+        --transformer outputs/translation/de_en/transformer --test_file training/data/de-en/test.jsonl
+        # writes benchmarks/results/<date>-translation-speed.json and prints a table
     python benchmarks/translation_speed.py ... --onnx outputs/de-en-onnx   # an hf-bahdanau-export folder, not a new one
 
 The first ``--sentences`` sources of the test file (``--source_column``), in the file's order, are decoded by each
