@@ -11,8 +11,8 @@ README = REPO / "README.md"
 DOCS = [README, *sorted((REPO / "docs").glob("*.md"))]
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")  # [text](target) and ![alt](target)
 WRITTEN_BY_COMMANDS = {  # what a documented command writes
-    "benchmarks/results.json", "training/data/g2p/test.jsonl",
-    *(f"training/data/{corpus}/{split}.jsonl" for corpus in ("g2p-no-stress", "de-en", "bible-es-en")
+    "benchmarks/results.json",
+    *(f"training/data/{corpus}/{split}.jsonl" for corpus in ("g2p", "g2p-no-stress", "de-en", "bible-es-en")
       for split in ("train", "validation", "test")),
 }
 REPO_PATH = re.compile(r"(?<![\w/.-])((?:training|benchmarks|docs|tests|model_cards|hf_bahdanau)/[\w./{}-]+\.(?:py|jsonl|json|md|png|sh))(?!\w)")
