@@ -212,3 +212,37 @@ def test_a_transformer_gets_its_length_penalty_tuned_alone(files, tmp_path):
     stored = json.loads((tmp_path / "transformer" / "generation_config.json").read_text())
     assert stored["num_beams"] == 2 and stored["length_penalty"] == results["best"]["length_penalty"]
     assert "coverage_penalty" not in stored and "length_penalty_style" not in stored
+
+
+def test_the_tuned_test_scores_replace_the_trained_ones_in_the_card(files, tmp_path):
+    from huggingface_hub import ModelCard
+
+    folder = tmp_path / "model"
+    shutil.copytree(files["model"], folder)
+    (folder / "all_results.json").write_text(json.dumps({"eval_bleu": 1.5, "predict_bleu": 2.5, "train_loss": 3.0}))
+    metrics = evaluate_main(["--model_name_or_path", str(folder), "--test_file", str(files["validation"]),
+                             "--num_beams", "3", "--update_model_card", "--output_dir", str(tmp_path / "test")])
+    index = ModelCard.load(folder / "README.md").data.eval_results
+    scores = {(result.dataset_split, result.metric_type): result.metric_value for result in index}
+    assert scores[("validation", "bleu")] == 1.5  # what training measured on validation stays
+    assert scores[("test", "bleu")] == round(metrics["bleu"], 4) != 2.5
+    assert scores[("test", "chrf")] == round(metrics["chrf"], 4)
+    assert {metric for split, metric in scores if split == "test"} == {"bleu", "chrf", "exact_match", "wer", "per"}
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--ensemble", "MODEL"], r"`--update_model_card` records one model's scores, and `--ensemble`"),
+    (["--max_samples", "2"], r"`--update_model_card` records scores on the whole split, and `--max_samples` 2"),
+])
+def test_a_card_update_from_partial_or_shared_scores_is_refused(files, tmp_path, flags, message):
+    flags = [str(files["model"]) if flag == "MODEL" else flag for flag in flags]
+    with pytest.raises(ValueError, match=message):
+        evaluate_main(["--model_name_or_path", str(files["model"]), "--test_file", str(files["validation"]),
+                       "--update_model_card", *flags, "--output_dir", str(tmp_path)])
+    assert not (files["model"] / "README.md").exists()
+
+
+def test_a_card_update_needs_a_local_folder(tmp_path):
+    with pytest.raises(ValueError, match=r"`--model_name_or_path` 'org/name' is not a folder with a config.json"):
+        evaluate_main(["--model_name_or_path", "org/name", "--test_file", "test.jsonl", "--update_model_card",
+                       "--output_dir", str(tmp_path)])

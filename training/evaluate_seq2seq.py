@@ -12,7 +12,8 @@ The file (``--validation_file`` or ``--test_file``: .jsonl, .json, .csv or .tsv,
 run_seq2seq.py reads it) has source and target columns, and optionally ``references`` (every accepted output of a
 row: then WER and PER too). ``<output_dir>/<split>_results.json`` gets sacreBLEU and chrF (with their sacreBLEU
 signatures), exact match, WER/PER (and without stress with ``--score_without_stress``), all in percent, the decoding
-options used and the decoding time; ``<output_dir>/<split>_predictions.txt`` one output per line. Options not given
+options used and the decoding time; ``<output_dir>/<split>_predictions.txt`` one output per line.
+``--update_model_card`` also writes the scores into the folder's card (its model-index), e.g. after tuning the beam. Options not given
 (beams, penalties, ``max_new_tokens``) are the model's generation config's.
 """
 
@@ -34,6 +35,7 @@ import torch  # noqa: E402
 from sacrebleu.metrics import BLEU, CHRF  # noqa: E402
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, EvalPrediction, HfArgumentParser  # noqa: E402
 
+from hf_bahdanau.cards import write_model_card  # noqa: E402
 from hf_bahdanau.locations import check_model_location  # noqa: E402
 from hf_bahdanau.modeling.copying import encode_with_copies  # noqa: E402
 from hf_bahdanau.modeling.search import LENGTH_PENALTY_STYLES  # noqa: E402
@@ -43,8 +45,9 @@ from training.run_seq2seq import REFERENCES, generated_texts, metrics_function  
 logger = logging.getLogger(__name__)
 
 __all__ = ["DecodingArguments", "EvaluationDataArguments", "EvaluationModelArguments", "SplitEvaluation",
-           "generate_ids", "load_model_and_tokenizer", "main"]
+           "generate_ids", "load_model_and_tokenizer", "main", "record_in_model_card"]
 
+CARD_SKIPS = ("decode_seconds", "samples_per_second")  # this machine's timing, not the model's quality
 GENERATION_OPTIONS = ("num_beams", "max_new_tokens", "length_penalty", "length_penalty_style", "coverage_penalty")
 
 
@@ -58,6 +61,10 @@ class EvaluationModelArguments:
                                         "model's probabilities (hf_bahdanau.ensemble; the tokenizer and the "
                                         "generation defaults are --model_name_or_path's)."})
     trust_remote_code: bool = field(default=False, metadata={"help": "Allow code from the model folder."})
+    update_model_card: bool = field(
+        default=False, metadata={"help": "Rewrite the card (README.md) of the --model_name_or_path folder with these "
+                                         "scores as its results on the split (the training run's other results "
+                                         "kept): a model alone, scored on the whole file."})
     torch_num_threads: int | None = field(
         default=None, metadata={"help": "CPU threads (torch.set_num_threads). Default: torch's choice."})
 
@@ -65,6 +72,12 @@ class EvaluationModelArguments:
         check_model_location(self.model_name_or_path, "--model_name_or_path")
         for name in self.ensemble or ():
             check_model_location(name, "--ensemble")
+        if self.update_model_card and self.ensemble:
+            raise ValueError(f"`--update_model_card` records one model's scores, and `--ensemble` {self.ensemble} "
+                             "makes them an ensemble's: score the folder alone to update its card.")
+        if self.update_model_card and not (Path(self.model_name_or_path) / "config.json").is_file():
+            raise ValueError(f"`--update_model_card` rewrites a local model folder's card, and "
+                             f"`--model_name_or_path` {self.model_name_or_path!r} is not a folder with a config.json.")
         if self.torch_num_threads is not None and self.torch_num_threads < 1:
             raise ValueError(f"`--torch_num_threads` must be a positive integer, got {self.torch_num_threads}.")
 
@@ -228,6 +241,18 @@ class SplitEvaluation:
         return metrics, predictions
 
 
+def record_in_model_card(model_dir: Path, split: str, metrics: dict) -> Path:
+    """Rewrite ``model_dir``'s card with ``metrics`` as its results on ``split`` ("validation" or "test"), in place
+    of what training measured there (``all_results.json``'s ``eval_``/``predict_`` scores); returns the card's path."""
+    prefix = {"validation": "eval", "test": "predict"}[split]
+    trained = json.loads((model_dir / "all_results.json").read_text()) if (model_dir / "all_results.json").is_file() \
+        else {}
+    results = {name: value for name, value in trained.items() if not name.startswith(f"{prefix}_")}
+    results.update({f"{prefix}_{name}": value for name, value in metrics.items()
+                    if isinstance(value, float) and name not in CARD_SKIPS})
+    return write_model_card(model_dir, results=results)
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Decode and score the split; returns the metrics written to ``<output_dir>/<split>_results.json``."""
     parser = HfArgumentParser((EvaluationModelArguments, EvaluationDataArguments, DecodingArguments),
@@ -237,6 +262,9 @@ def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
     if model_args.torch_num_threads is not None:
         torch.set_num_threads(model_args.torch_num_threads)
+    if model_args.update_model_card and data_args.max_samples is not None:
+        raise ValueError(f"`--update_model_card` records scores on the whole split, and `--max_samples` "
+                         f"{data_args.max_samples} scores its first rows only: leave one of them out.")
     rows = data_args.read()
     model, tokenizer = load_model_and_tokenizer(model_args)
     metrics, predictions = SplitEvaluation(model, tokenizer, rows, data_args, decoding_args)()
@@ -246,6 +274,8 @@ def main(argv: list[str] | None = None) -> dict:
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / f"{data_args.split}_results.json").write_text(json.dumps(metrics, indent=2) + "\n")
     (output_dir / f"{data_args.split}_predictions.txt").write_text("".join(line + "\n" for line in predictions))
+    if model_args.update_model_card:
+        record_in_model_card(Path(model_args.model_name_or_path), data_args.split, metrics)
     logger.info("%s: %s", data_args.split, {name: value for name, value in metrics.items()
                                             if isinstance(value, float)})
     print(f"BLEU {metrics['bleu']:.2f} ({metrics['bleu_signature']}), chrF {metrics['chrf']:.2f}; results in "

@@ -12,7 +12,7 @@ Every setting runs, one at a time (two threads; alternating with the others, nev
    setting's extra ``--config_overrides``; training stops at ``--max_train_minutes`` (the configs say 60);
 2. training/tune_beam_penalties.py: GNMT's length penalty α (and, for the RNNs, coverage penalty β) on the first
    ``--tuning_samples`` validation sentences, by BLEU; the best cell is written into the folder's generation config;
-3. training/evaluate_seq2seq.py: the whole test set with the tuned beam.
+3. training/evaluate_seq2seq.py: the whole test set with the tuned beam; its scores go into the folder's model card.
 
 Settings (the RNN ones change one thing of ``rnnsearch``, Bahdanau et al.'s global additive attention):
     rnnsearch     the config as it is
@@ -97,7 +97,7 @@ def run(corpus: str, setting: str, output_dir: Path, max_train_minutes: float | 
           "--output_dir", str(folder / "penalties")], folder / "penalties"),
         ("evaluate_seq2seq.py",
          ["--model_name_or_path", str(folder), "--test_file", split_file(corpus, "test"), *columns,
-          "--output_dir", str(folder / "tuned")], folder / "tuned"),
+          "--update_model_card", "--output_dir", str(folder / "tuned")], folder / "tuned"),
     ]
     for script, arguments, log_folder in steps:
         seconds, status = run_script(TRAINING / script, arguments, log_folder)
