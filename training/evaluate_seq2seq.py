@@ -12,9 +12,9 @@ The file (``--validation_file`` or ``--test_file``: .jsonl, .json, .csv or .tsv,
 run_seq2seq.py reads it) has source and target columns, and optionally ``references`` (every accepted output of a
 row: then WER and PER too). ``<output_dir>/<split>_results.json`` gets sacreBLEU and chrF (with their sacreBLEU
 signatures), exact match, WER/PER (and without stress with ``--score_without_stress``), all in percent, the decoding
-options used and the decoding time; ``<output_dir>/<split>_predictions.txt`` one output per line.
-``--update_model_card`` also writes the scores into the folder's card (its model-index), e.g. after tuning the beam. Options not given
-(beams, penalties, ``max_new_tokens``) are the model's generation config's.
+options used and the decoding time; ``<output_dir>/<split>_predictions.txt`` one output per line. Options not given
+(beams, penalties, ``max_new_tokens``) are the model's generation config's. ``--update_model_card`` also writes the
+scores into the folder's card (its model-index), e.g. after tuning the beam.
 """
 
 import json
