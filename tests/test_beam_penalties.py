@@ -285,6 +285,26 @@ def test_the_generation_config_carries_the_penalties_and_a_keyword_overrides_the
         assert torch.equal(overridden[field], plain[field]), field
 
 
+
+def test_the_models_own_penalties_stay_out_of_greedy_and_sampling_calls():
+    """Tuned penalties in the model's generation config are beam-search settings: ``generate(num_beams=1)`` (the
+    CLI's --num_beams 1, a benchmark's greedy row) decodes as without them; asked for in the call, they are refused."""
+    model = penalty_model("rnnsearch")
+    input_ids, attention_mask = padded_batch(LENGTHS)
+    plain_greedy = beam_search(model, input_ids, attention_mask, **GREEDY)
+    torch.manual_seed(0)
+    plain_sample = beam_search(model, input_ids, attention_mask, do_sample=True, **GREEDY)
+    model.generation_config.update(num_beams=NUM_BEAMS, coverage_penalty=0.5, length_penalty_style="gnmt",
+                                   allow_custom_entries=True)
+    greedy = beam_search(model, input_ids, attention_mask, **GREEDY)
+    torch.manual_seed(0)
+    sample = beam_search(model, input_ids, attention_mask, do_sample=True, **GREEDY)
+    assert torch.equal(greedy.sequences, plain_greedy.sequences)
+    assert torch.equal(sample.sequences, plain_sample.sequences)
+    assert model.generation_config.coverage_penalty == 0.5  # the model keeps them for its beam searches
+    with pytest.raises(ValueError, match=r"`coverage_penalty=0\.5`.*" + re.escape(BEAM_ONLY)):
+        beam_search(model, input_ids, attention_mask, coverage_penalty=0.5, **GREEDY)
+
 # 5. models without attention -------------------------------------------------------------------------------
 
 

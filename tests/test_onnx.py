@@ -136,6 +136,12 @@ def test_gnmt_penalties_are_checked_as_generate_checks_them(exported):
         runtime.generate(source, num_beams=2, length_penalty_style="google")
     with pytest.raises(ValueError, match="for beam search only"):
         runtime.generate(source, coverage_penalty=0.5)
+    greedy = runtime.generate(source).sequences
+    runtime.manifest["generation"].update(coverage_penalty=0.5, length_penalty_style="gnmt")  # the model's own: beams
+    try:
+        np.testing.assert_array_equal(runtime.generate(source).sequences, greedy)
+    finally:
+        runtime.manifest["generation"].update(coverage_penalty=None, length_penalty_style=None)
     _, attention_free = exported("rnnencdec")
     with pytest.raises(ValueError, match="this model has no attention"):
         attention_free.generate(source, num_beams=2, coverage_penalty=0.5)

@@ -160,14 +160,20 @@ class FastSearchMixin:
         """``GenerationMixin.generate``, which also takes GNMT's ``coverage_penalty`` and ``length_penalty_style``
         (keyword arguments, or fields of ``generation_config`` / ``model.generation_config``). With either, the
         call's generation options and the penalties go into one copy of the generation config, checked
-        (``check_beam_penalties``) before decoding starts."""
+        (``check_beam_penalties``) before decoding starts. Penalties that only ``model.generation_config`` holds
+        apply to beam search: a greedy or sampling call leaves them out."""
         requested = {name: kwargs.pop(name) for name in BEAM_PENALTY_OPTIONS if name in kwargs}
-        chosen = self.generation_config if generation_config is None else generation_config
+        model_defaults = generation_config is None
+        chosen = self.generation_config if model_defaults else generation_config
         if requested or any(getattr(chosen, name, None) is not None for name in BEAM_PENALTY_OPTIONS):
             generation_config = copy.deepcopy(chosen)
             for name, value in requested.items():
                 setattr(generation_config, name, value)
             kwargs = generation_config.update(**kwargs)  # returns what is not a generation option: model inputs
+            if (model_defaults and not requested
+                    and generation_config.get_generation_mode() != GenerationMode.BEAM_SEARCH):
+                for name in BEAM_PENALTY_OPTIONS:  # the model's own (tuned) penalties are for its beam searches
+                    setattr(generation_config, name, None)
             check_beam_penalties(generation_config, self.config.attention_type)
         return super().generate(inputs, generation_config, **kwargs)
 

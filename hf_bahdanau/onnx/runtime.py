@@ -206,8 +206,9 @@ class OnnxSeq2Seq:
 
     def _beam_penalties(self, coverage_penalty: float | None, length_penalty_style: str | None,
                         num_beams: int) -> tuple[float, str]:
-        """The GNMT options, checked as generate() checks them (``search.check_beam_penalties``)."""
-        defaults = self.manifest["generation"]
+        """The GNMT options, checked as generate() checks them (``search.check_beam_penalties``); the model's own
+        ones (its generation config's) apply to beam search only."""
+        defaults = self.manifest["generation"] if num_beams > 1 else {}
         if coverage_penalty is None:
             coverage_penalty = defaults.get("coverage_penalty") or 0.0
         if length_penalty_style is None:
