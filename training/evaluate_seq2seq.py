@@ -36,6 +36,7 @@ from sacrebleu.metrics import BLEU, CHRF  # noqa: E402
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, EvalPrediction, HfArgumentParser  # noqa: E402
 
 from hf_bahdanau.cards import write_model_card  # noqa: E402
+from hf_bahdanau.cards.folder import read_json  # noqa: E402
 from hf_bahdanau.locations import check_model_location  # noqa: E402
 from hf_bahdanau.modeling.copying import encode_with_copies  # noqa: E402
 from hf_bahdanau.modeling.search import LENGTH_PENALTY_STYLES  # noqa: E402
@@ -245,8 +246,7 @@ def record_in_model_card(model_dir: Path, split: str, metrics: dict) -> Path:
     """Rewrite ``model_dir``'s card with ``metrics`` as its results on ``split`` ("validation" or "test"), in place
     of what training measured there (``all_results.json``'s ``eval_``/``predict_`` scores); returns the card's path."""
     prefix = {"validation": "eval", "test": "predict"}[split]
-    trained = json.loads((model_dir / "all_results.json").read_text()) if (model_dir / "all_results.json").is_file() \
-        else {}
+    trained = read_json(model_dir / "all_results.json") or {}
     results = {name: value for name, value in trained.items() if not name.startswith(f"{prefix}_")}
     results.update({f"{prefix}_{name}": value for name, value in metrics.items()
                     if isinstance(value, float) and name not in CARD_SKIPS})
