@@ -10,7 +10,7 @@ from transformers import EvalPrediction
 from training.arguments import parse_arguments, parse_config_overrides
 from training.run_seq2seq import (
     DataTrainingArguments, ModelArguments, Seq2SeqTrainingArguments, clip, load_model, load_raw_datasets,
-    metrics_function, tokenize_split,
+    metrics_function, output_lengths, tokenize_split,
 )
 from training.tokenization import train_tokenizer
 
@@ -143,6 +143,22 @@ def test_metrics_decode_generations_and_score_them_in_percent(monkeypatch):
     assert metrics["exact_match"] == pytest.approx(200 / 3)
     assert 0 < metrics["chrf"] < 100 and 0 < metrics["bleu"] <= 100
     assert metrics["gen_len"] == 12  # <s> + 10 characters + </s>
+
+
+def test_mean_output_length_stops_at_the_first_end_token(monkeypatch):
+    """transformers' beam search pads a batch's shorter rows with </s> when the pad id is 0; Trainer pads batches
+    with -100. Each row counts <s> … </s> only."""
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
+    tokenizer = train_tokenizer(["2015-03-03", "1999-12-31"], kind="char")
+    bos, eos, pad = tokenizer.bos_token_id, tokenizer.eos_token_id, tokenizer.pad_token_id
+    one, two = tokenizer.convert_tokens_to_ids(["1", "2"])
+    predictions = np.array([[bos, one, eos, eos, eos, eos],     # beam search's </s> fill: 3 tokens
+                            [bos, one, two, one, two, eos],     # the longest row: 6
+                            [bos, two, eos, pad, pad, pad],     # greedy's pad fill: 3
+                            [bos, one, two, eos, -100, -100]])  # Trainer's padding across batches: 4
+    labels = np.array([[bos, one, eos, -100, -100, -100]] * 4)
+    assert output_lengths(predictions, eos, pad).tolist() == [3, 6, 3, 4]
+    assert metrics_function(tokenizer)(EvalPrediction(predictions=predictions, label_ids=labels))["gen_len"] == 4.0
 
 
 def test_metrics_score_wer_and_per_against_every_accepted_output(monkeypatch):

@@ -403,7 +403,7 @@ def metrics_function(tokenizer, copied_words=lambda: None, vocab_size: int | Non
             "bleu": bleu.compute(predictions=outputs, references=[[r] for r in references])["score"],
             "chrf": chrf.compute(predictions=outputs, references=[[r] for r in references])["score"],
             "exact_match": 100 * exact_match.compute(predictions=outputs, references=references)["exact_match"],
-            "gen_len": float(np.mean(np.count_nonzero(predictions != tokenizer.pad_token_id, axis=1))),
+            "gen_len": float(np.mean(output_lengths(predictions, tokenizer.eos_token_id, tokenizer.pad_token_id))),
         }
         accepted = accepted_outputs()
         if accepted is not None:
@@ -428,6 +428,15 @@ def alignment_metrics(model, tokenizer, dataset: datasets.Dataset, data_args: Da
                                          dataset[data_args.target_column], *(dataset[c] for c in span_columns))
     logger.info("%s alignment error rate %.4f over %d field tokens", prefix, rate, counted)
     return {f"{prefix}_alignment_error_rate": 100 * rate}  # in percent, as every other metric here
+
+
+def output_lengths(predictions: np.ndarray, eos_token_id: int, pad_token_id: int) -> np.ndarray:
+    """[N] tokens of each generated row up to and including its first ``eos_token_id``, pads not counted.
+    transformers' beam search fills a batch's shorter rows with </s> when the pad id is 0, so counting non-pads would
+    give every row the batch's longest length."""
+    ended = np.cumsum(predictions == eos_token_id, axis=1)
+    before_end = (ended == 0) | ((ended == 1) & (predictions == eos_token_id))
+    return np.count_nonzero(before_end & (predictions != pad_token_id), axis=1)
 
 
 def generated_texts(tokenizer, predictions: np.ndarray, source_oovs: list[list[str]] | None = None,
