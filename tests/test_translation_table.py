@@ -40,6 +40,7 @@ def test_the_table_reads_test_scores_tuned_penalties_and_the_curve(tmp_path):
                                                          "num_parameters": 6884512}))
     (folder / "tuned" / "test_results.json").write_text(json.dumps({"bleu": 21.05, "chrf": 46.0,
                                                                     "bleu_signature": "nrefs:1|case:mixed"}))
+    (folder / "tuned" / "test_predictions.txt").write_text("Practice makes perfect.\n\nGood morning to you!\n")
     (folder / "penalties" / "beam_penalties.json").write_text(json.dumps(
         {"best": {"length_penalty": 0.6, "coverage_penalty": 0.2}}))
     (folder / "trainer_state.json").write_text(json.dumps({"global_step": 4000, "log_history": [
@@ -48,8 +49,8 @@ def test_the_table_reads_test_scores_tuned_penalties_and_the_curve(tmp_path):
     results = table(tmp_path, "de_en", ["rnnsearch", "transformer"])  # the transformer has not run: no row
     assert results == {"rnnsearch": {
         "bleu": 20.12, "chrf": 45.68, "parameters": 6884512, "tuned_bleu": 21.05, "tuned_chrf": 46.0,
-        "bleu_signature": "nrefs:1|case:mixed", "length_penalty": 0.6, "coverage_penalty": 0.2, "steps": 4000,
+        "bleu_signature": "nrefs:1|case:mixed", "tuned_words_per_output": 2.33, "length_penalty": 0.6, "coverage_penalty": 0.2, "steps": 4000,
         "training_minutes": 59.96, "validation_bleu_by_minutes": [[15.0, 12.35], [60.0, 18.0]]}}
-    assert "| rnnsearch | 20.1 | 45.7 | 21.1 | 46.0 | 0.6 | 0.2 | 6,884,512 | 4000 | 60.0 |" in markdown(results)
+    assert "| rnnsearch | 20.1 | 45.7 | 21.1 | 46.0 | 0.6 | 0.2 | 2.3 | 6,884,512 | 4000 | 60.0 |" in markdown(results)
     plot_curves(results, tmp_path / "curve.png", "de–en")
     assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

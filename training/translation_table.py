@@ -114,7 +114,8 @@ def read_json(path: Path) -> dict:
 
 def table(output_dir: Path, corpus: str, settings: list[str]) -> dict:
     """{setting: scores} of the finished runs: test BLEU/chrF at beam 5 (``predict_*``) and with the tuned
-    penalties, the tuned α and β, parameters, steps, training minutes, and (minutes, validation BLEU) points."""
+    penalties, the tuned α and β, the tuned outputs' mean length in words, parameters, steps, training minutes, and
+    (minutes, validation BLEU) points."""
     results = {}
     for setting in settings:
         folder = output_dir / corpus / setting
@@ -127,6 +128,10 @@ def table(output_dir: Path, corpus: str, settings: list[str]) -> dict:
         if tuned:
             row.update(tuned_bleu=round(tuned["bleu"], 2), tuned_chrf=round(tuned["chrf"], 2),
                        bleu_signature=tuned.get("bleu_signature"))
+        outputs = folder / "tuned" / "test_predictions.txt"
+        if outputs.is_file():
+            lines = outputs.read_text(encoding="utf-8").splitlines()
+            row["tuned_words_per_output"] = round(sum(len(line.split()) for line in lines) / max(len(lines), 1), 2)
         best = read_json(folder / "penalties" / "beam_penalties.json").get("best")
         if best:
             row.update(length_penalty=best["length_penalty"], coverage_penalty=best.get("coverage_penalty", 0.0))
@@ -141,12 +146,14 @@ def table(output_dir: Path, corpus: str, settings: list[str]) -> dict:
 
 
 def markdown(results: dict) -> str:
-    lines = ["| model | test BLEU (beam 5) | chrF | tuned BLEU | chrF | α | β | parameters | steps | training minutes |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = ["| model | test BLEU (beam 5) | chrF | tuned BLEU | chrF | α | β | words per output (tuned) | parameters | "
+             "steps | training minutes |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for setting, row in results.items():
         cell = lambda name, form="{:.1f}": form.format(row[name]) if row.get(name) is not None else "–"  # noqa: E731
         lines.append(f"| {setting} | {cell('bleu')} | {cell('chrf')} | {cell('tuned_bleu')} | {cell('tuned_chrf')} | "
-                     f"{cell('length_penalty')} | {cell('coverage_penalty')} | {cell('parameters', '{:,}')} | "
+                     f"{cell('length_penalty')} | {cell('coverage_penalty')} | {cell('tuned_words_per_output')} | "
+                     f"{cell('parameters', '{:,}')} | "
                      f"{cell('steps', '{}')} | {cell('training_minutes')} |")
     return "\n".join(lines)
 
