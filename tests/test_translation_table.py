@@ -6,7 +6,9 @@ import pytest
 
 from hf_bahdanau import BahdanauConfig
 from training.arguments import parse_config_overrides
-from training.translation_table import CORPORA, SETTINGS, config_path, markdown, plot_curves, table, training_arguments
+from training.translation_table import (
+    CORPORA, SETTINGS, config_path, markdown, plot_curves, table, training_arguments, validation_curve,
+)
 
 
 @pytest.mark.parametrize("corpus", list(CORPORA))
@@ -37,20 +39,32 @@ def test_the_table_reads_test_scores_tuned_penalties_and_the_curve(tmp_path):
     (folder / "tuned").mkdir(parents=True)
     (folder / "penalties").mkdir()
     (folder / "all_results.json").write_text(json.dumps({"predict_bleu": 20.123, "predict_chrf": 45.678,
-                                                         "num_parameters": 6884512}))
+                                                         "eval_bleu": 18.0, "num_parameters": 6884512}))
     (folder / "tuned" / "test_results.json").write_text(json.dumps({"bleu": 21.05, "chrf": 46.0,
                                                                     "bleu_signature": "nrefs:1|case:mixed"}))
     (folder / "tuned" / "test_predictions.txt").write_text("Practice makes perfect.\n\nGood morning to you!\n")
     (folder / "penalties" / "beam_penalties.json").write_text(json.dumps(
         {"best": {"length_penalty": 0.6, "coverage_penalty": 0.2}}))
     (folder / "trainer_state.json").write_text(json.dumps({"global_step": 4000, "log_history": [
-        {"loss": 3.0, "training_minutes": 10.0}, {"eval_bleu": 12.345, "training_minutes": 15.04},
-        {"eval_bleu": 18.0, "training_minutes": 59.96}, {"train_runtime": 3700.0}]}))
+        {"loss": 3.0, "training_minutes": 10.0}, {"eval_bleu": 12.345, "training_minutes": 15.04, "step": 1000},
+        {"eval_bleu": 18.0, "training_minutes": 59.96, "step": 4000}, {"train_runtime": 3700.0}]}))
     results = table(tmp_path, "de_en", ["rnnsearch", "transformer"])  # the transformer has not run: no row
     assert results == {"rnnsearch": {
         "bleu": 20.12, "chrf": 45.68, "parameters": 6884512, "tuned_bleu": 21.05, "tuned_chrf": 46.0,
-        "bleu_signature": "nrefs:1|case:mixed", "tuned_words_per_output": 2.33, "length_penalty": 0.6, "coverage_penalty": 0.2, "steps": 4000,
-        "training_minutes": 59.96, "validation_bleu_by_minutes": [[15.0, 12.35], [60.0, 18.0]]}}
+        "bleu_signature": "nrefs:1|case:mixed", "tuned_words_per_output": 2.33, "length_penalty": 0.6,
+        "coverage_penalty": 0.2, "steps": 4000, "training_minutes": 59.96, "validation_bleu_by_minutes": [[15.0, 12.35], [60.0, 18.0]]}}
     assert "| rnnsearch | 20.1 | 45.7 | 21.1 | 46.0 | 0.6 | 0.2 | 2.3 | 6,884,512 | 4000 | 60.0 |" in markdown(results)
     plot_curves(results, tmp_path / "curve.png", "de–en")
     assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_curve_ends_with_the_evaluation_after_training_when_steps_followed_the_last_one():
+    history = {"global_step": 1189, "log_history": [
+        {"eval_bleu": 0.389, "training_minutes": 13.0, "step": 500}, {"eval_bleu": 9.283, "training_minutes": 25.4,
+                                                                      "step": 1000},
+        {"loss": 4.6, "training_minutes": 27.8, "step": 1100}, {"step": 1189, "training_minutes": 30.019}]}
+    assert validation_curve(history, {"eval_bleu": 12.58}, 30.019) == [[13.0, 0.39], [25.4, 9.28], [30.0, 12.58]]
+    history["global_step"] = 1000  # the last evaluation was at the last step: all_results repeats it
+    assert validation_curve(history, {"eval_bleu": 9.283}, 25.4) == [[13.0, 0.39], [25.4, 9.28]]
+    assert validation_curve({"global_step": 10, "log_history": [{"loss": 1.0, "training_minutes": 0.5}]},
+                            {"eval_bleu": 0.2}, 0.5) == [[0.5, 0.2]]  # no evaluation during training

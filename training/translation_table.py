@@ -137,12 +137,22 @@ def table(output_dir: Path, corpus: str, settings: list[str]) -> dict:
             row.update(length_penalty=best["length_penalty"], coverage_penalty=best.get("coverage_penalty", 0.0))
         history = read_json(folder / "trainer_state.json")
         if history:
-            row.update(steps=history["global_step"],
-                       training_minutes=max(entry.get("training_minutes", 0.0) for entry in history["log_history"]),
-                       validation_bleu_by_minutes=[[round(minutes, 1), round(bleu, 2)] for minutes, bleu in
-                                                   metric_against_time(history["log_history"], "eval_bleu")])
+            minutes = max(entry.get("training_minutes", 0.0) for entry in history["log_history"])
+            row.update(steps=history["global_step"], training_minutes=minutes,
+                       validation_bleu_by_minutes=validation_curve(history, metrics, minutes))
         results[setting] = row
     return results
+
+
+def validation_curve(history: dict, metrics: dict, training_minutes: float) -> list[list[float]]:
+    """[minutes, validation BLEU] of the evaluations during training, and of the one after it (all_results.json's
+    ``eval_bleu``, which trainer_state.json does not hold) when steps were trained after the last of them."""
+    log = history["log_history"]
+    points = metric_against_time(log, "eval_bleu") if any("eval_bleu" in entry for entry in log) else []
+    evaluated_steps = [entry["step"] for entry in log if "eval_bleu" in entry]
+    if "eval_bleu" in metrics and (not evaluated_steps or evaluated_steps[-1] < history["global_step"]):
+        points.append((training_minutes, metrics["eval_bleu"]))
+    return [[round(minutes, 1), round(bleu, 2)] for minutes, bleu in points]
 
 
 def markdown(results: dict) -> str:
