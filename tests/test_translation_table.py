@@ -55,6 +55,10 @@ def test_the_table_reads_test_scores_tuned_penalties_and_the_curve(tmp_path):
         "coverage_penalty": 0.2, "steps": 4000, "training_minutes": 59.96, "validation_bleu_by_minutes": [[15.0, 12.35], [60.0, 18.0]]}}
     assert "| rnnsearch | 20.1 | 45.7 | 21.1 | 46.0 | 0.6 | 0.2 | 2.3 | 6,884,512 | 4000 | 60.0 |" in markdown(results)
     plot_curves(results, tmp_path / "curve.png", "de–en")
+    (tmp_path / "de_en" / "transformer").mkdir()  # trained and validated, stopped before its test step
+    (tmp_path / "de_en" / "transformer" / "all_results.json").write_text(json.dumps({"eval_bleu": 1.54}))
+    assert table(tmp_path, "de_en", ["transformer"]) == {"transformer": {}}
+    assert "| transformer | – | – | – | – | – | – | – | – | – | – |" in markdown({"transformer": {}})
     assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -122,8 +122,10 @@ def table(output_dir: Path, corpus: str, settings: list[str]) -> dict:
         metrics = read_json(folder / "all_results.json")
         if not metrics:
             continue
-        row = {"bleu": round(metrics["predict_bleu"], 2), "chrf": round(metrics["predict_chrf"], 2),
-               "parameters": metrics["num_parameters"]}
+        row = {name: round(metrics[key], 2) for name, key in (("bleu", "predict_bleu"), ("chrf", "predict_chrf"))
+               if key in metrics}  # absent when the run stopped before its test step
+        if "num_parameters" in metrics:
+            row["parameters"] = metrics["num_parameters"]
         tuned = read_json(folder / "tuned" / "test_results.json")
         if tuned:
             row.update(tuned_bleu=round(tuned["bleu"], 2), tuned_chrf=round(tuned["chrf"], 2),
