@@ -7,7 +7,7 @@ import pytest
 from hf_bahdanau import BahdanauConfig
 from training.arguments import parse_config_overrides
 from training.translation_table import (
-    CORPORA, SETTINGS, config_path, markdown, plot_curves, table, training_arguments, validation_curve,
+    CORPORA, SETTINGS, config_path, main, markdown, plot_curves, table, training_arguments, validation_curve,
 )
 
 
@@ -72,3 +72,12 @@ def test_the_curve_ends_with_the_evaluation_after_training_when_steps_followed_t
     assert validation_curve(history, {"eval_bleu": 9.283}, 25.4) == [[13.0, 0.39], [25.4, 9.28]]
     assert validation_curve({"global_step": 10, "log_history": [{"loss": 1.0, "training_minutes": 0.5}]},
                             {"eval_bleu": 0.2}, 0.5) == [[0.5, 0.2]]  # no evaluation during training
+
+
+def test_a_table_of_no_finished_run_is_refused_and_leaves_the_docs_alone(tmp_path, capsys):
+    (tmp_path / "docs").mkdir()
+    with pytest.raises(SystemExit):
+        main(["--corpus", "de_en", "--table_only", "--output_dir", str(tmp_path / "runs"),
+              "--docs_dir", str(tmp_path / "docs")])
+    assert "no finished run of ['rnnsearch', 'transformer'] under" in capsys.readouterr().err
+    assert list((tmp_path / "docs").iterdir()) == []

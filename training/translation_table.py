@@ -211,6 +211,9 @@ def main(argv: list[str] | None = None) -> None:
         for setting in order:
             run(args.corpus, setting, args.output_dir, args.max_train_minutes, args.tuning_samples)
     results = table(args.output_dir, args.corpus, args.settings)
+    if not results:  # never overwrite the docs' table with an empty one
+        parser.error(f"no finished run of {args.settings} under {args.output_dir / args.corpus} (each setting's "
+                     "all_results.json); --output_dir is where the runs are")
     print(markdown(results))
     (args.docs_dir / f"translation_{args.corpus}.json").write_text(json.dumps(results, indent=1) + "\n")
     plot_curves(results, args.docs_dir / f"translation_{args.corpus}_bleu.png", args.corpus.replace("_", "–"))
