@@ -2,7 +2,7 @@
 
     hf-bahdanau-translate outputs/dates-rnnsearch "le 3 mars 2015" "3/14/15" --num_beams 5
     cat sentences.txt | hf-bahdanau-translate outputs/dates-rnnsearch --alignments_dir pictures
-    hf-bahdanau-translate g2p-seed0 --ensemble g2p-seed1 g2p-lstm -- "ensemble" --num_beams 5
+    hf-bahdanau-translate g2p-seed0 --num_beams 5 --ensemble g2p-seed1 g2p-lstm -- "ensemble"
 
 Prints one line per input: the translation, and with ``--alignments_dir`` a tab and the path of its heat map. An
 empty or blank input (an argument, or a line before the last non-blank one) is an error that names it; inputs with tokens unknown to the tokenizer, or
@@ -62,6 +62,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         blank = blank_entries(args.sentences, "line", "the input")
     if blank:
         parser.error(f"{blank}: there is nothing to translate.")
+    options = [text for text in args.sentences if text.startswith("--") and text[2:].split("=")[0] in vars(args)]
+    if options:
+        parser.error(f"{options[0]!r} is an option of this command, not a sentence: everything after `--` is read as "
+                     "sentences, so give options before it (MODEL --num_beams 5 --ensemble B C -- SENTENCE).")
     check_model_arguments(parser, args)
     if args.backend == "pytorch" and is_onnx_export(args.model):
         parser.error(f"{args.model!r} is a folder written by hf-bahdanau-export: add --backend onnxruntime to decode "

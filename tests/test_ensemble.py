@@ -181,7 +181,11 @@ def test_the_command_line_ensemble_prints_the_python_apis_translations(members, 
     for arguments, error in (([str(folders[0]), "--ensemble", str(onnx), "--", "x"], "is a folder written by "
                               "hf-bahdanau-export: an ensemble's members are PyTorch model folders"),
                              ([str(folders[0]), "x", "--ensemble", str(folders[1]), "--backend", "onnxruntime"],
-                              "it does not run with --backend onnxruntime")):
+                              "it does not run with --backend onnxruntime"),
+                             ([str(folders[0]), "--ensemble", str(folders[1]), "--", "x", "--num_beams", "3"],
+                              "'--num_beams' is an option of this command, not a sentence"),
+                             ([str(folders[0]), "--", "x", "--max_new_tokens=3"],
+                              "'--max_new_tokens=3' is an option of this command, not a sentence")):
         with pytest.raises(SystemExit):
             parse_args(arguments)
         assert error in capsys.readouterr().err
