@@ -8,6 +8,7 @@ from hf_bahdanau import BahdanauConfig
 from training.arguments import parse_config_overrides
 from training.translation_table import (
     CORPORA, SETTINGS, config_path, main, markdown, plot_curves, table, training_arguments, validation_curve,
+    with_earlier_rows,
 )
 
 
@@ -81,3 +82,22 @@ def test_a_table_of_no_finished_run_is_refused_and_leaves_the_docs_alone(tmp_pat
               "--docs_dir", str(tmp_path / "docs")])
     assert "no finished run of ['rnnsearch', 'transformer'] under" in capsys.readouterr().err
     assert list((tmp_path / "docs").iterdir()) == []
+
+
+def test_a_new_setting_joins_the_docs_table_and_a_rerun_replaces_its_own_row(tmp_path, capsys):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "translation_de_en.json").write_text(json.dumps({"rnnsearch": {"bleu": 4.3}, "transformer": {"bleu": 2.2}}))
+    for setting, bleu in (("local-m", 3.9), ("rnnsearch", 4.5)):
+        (tmp_path / "runs" / "de_en" / setting).mkdir(parents=True)
+        (tmp_path / "runs" / "de_en" / setting / "all_results.json").write_text(json.dumps({"predict_bleu": bleu}))
+    main(["--corpus", "de_en", "--settings", "local-m", "--table_only", "--output_dir", str(tmp_path / "runs"),
+          "--docs_dir", str(docs)])
+    assert "kept from" in capsys.readouterr().out
+    assert json.loads((docs / "translation_de_en.json").read_text()) == {
+        "rnnsearch": {"bleu": 4.3}, "transformer": {"bleu": 2.2}, "local-m": {"bleu": 3.9}}
+    main(["--corpus", "de_en", "--settings", "rnnsearch", "--table_only", "--output_dir", str(tmp_path / "runs"),
+          "--docs_dir", str(docs)])
+    table_rows = json.loads((docs / "translation_de_en.json").read_text())
+    assert list(table_rows) == ["rnnsearch", "transformer", "local-m"] and table_rows["rnnsearch"] == {"bleu": 4.5}
+    assert list(with_earlier_rows({"copy": {}}, {"coverage": {}, "rnnsearch": {}})) == ["rnnsearch", "coverage", "copy"]

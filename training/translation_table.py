@@ -27,7 +27,8 @@ Settings (the RNN ones change one thing of ``rnnsearch``, Bahdanau et al.'s glob
 Each run's folder is OUTPUT_DIR/<corpus>/<setting>/. The table (test BLEU and chrF at beam 5 and with the tuned
 penalties, α and β, parameters, steps, training minutes, validation BLEU by training minutes) is printed and written
 to docs/translation_<corpus>.json, and the curves of validation BLEU against training minutes to
-docs/translation_<corpus>_bleu.png.
+docs/translation_<corpus>_bleu.png. Rows of settings not among this call's finished runs stay as that file has them,
+so that options measured in separate sessions make one table.
 """
 
 import argparse
@@ -146,6 +147,12 @@ def table(output_dir: Path, corpus: str, settings: list[str]) -> dict:
     return results
 
 
+def with_earlier_rows(results: dict, earlier: dict) -> dict:
+    """``results`` with the ``earlier`` table's rows of the other settings, in the order of SETTINGS."""
+    rows = {**earlier, **results}
+    return {setting: rows[setting] for setting in SETTINGS if setting in rows}
+
+
 def validation_curve(history: dict, metrics: dict, training_minutes: float) -> list[list[float]]:
     """[minutes, validation BLEU] of the evaluations during training, and of the one after it (all_results.json's
     ``eval_bleu``, which trainer_state.json does not hold) when steps were trained after the last of them."""
@@ -182,7 +189,8 @@ def plot_curves(results: dict, path: Path, title: str) -> None:
             ax.plot(minutes, bleu, "o-", label=setting, markersize=3)
     ax.set(xlabel="training minutes (evaluations excluded)", ylabel="validation BLEU (beam 5)", title=title)
     ax.grid(alpha=0.3)
-    ax.legend()
+    if ax.get_lines():
+        ax.legend()
     figure.savefig(path, dpi=120)
 
 
@@ -214,8 +222,13 @@ def main(argv: list[str] | None = None) -> None:
     if not results:  # never overwrite the docs' table with an empty one
         parser.error(f"no finished run of {args.settings} under {args.output_dir / args.corpus} (each setting's "
                      "all_results.json); --output_dir is where the runs are")
+    docs_table = args.docs_dir / f"translation_{args.corpus}.json"
+    earlier = {setting: row for setting, row in read_json(docs_table).items() if setting not in results}
+    if earlier:
+        print(f"kept from {docs_table}: the rows of {', '.join(earlier)}")
+    results = with_earlier_rows(results, earlier)
     print(markdown(results))
-    (args.docs_dir / f"translation_{args.corpus}.json").write_text(json.dumps(results, indent=1) + "\n")
+    docs_table.write_text(json.dumps(results, indent=1) + "\n")
     plot_curves(results, args.docs_dir / f"translation_{args.corpus}_bleu.png", args.corpus.replace("_", "–"))
 
 
