@@ -33,6 +33,16 @@ def test_the_transformer_is_sized_on_the_corpus_rnnsearch_run_and_budgets_pass_t
     assert str(config_path("de_en", "transformer")).endswith("de_en_transformer.json")
     assert arguments[arguments.index("--match_rnn_parameters") + 1] == str(tmp_path / "de_en" / "rnnsearch")
     assert arguments[-2:] == ["--max_train_minutes", "30"]
+    by_steps = training_arguments("de_en", "local-p", tmp_path / "l", tmp_path, max_train_minutes=None, max_steps=2526)
+    assert by_steps[-2:] == ["--max_steps", "2526"] and "--max_train_minutes" not in by_steps
+
+
+@pytest.mark.parametrize("budget, message", [(["--max_steps", "0"], "--max_steps must be a positive number of steps"),
+                                             (["--max_train_minutes", "-1"], "--max_train_minutes must be > 0")])
+def test_a_budget_that_trains_nothing_is_refused(budget, message, capsys):
+    with pytest.raises(SystemExit):
+        main(["--corpus", "de_en", "--settings", "local-p", *budget])
+    assert message in capsys.readouterr().err
 
 
 def test_the_table_reads_test_scores_tuned_penalties_and_the_curve(tmp_path):

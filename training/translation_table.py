@@ -4,12 +4,15 @@ wall-clock budget, and our attention options, each trained, tuned and tested the
 
     python training/translation_table.py --corpus de_en                        # rnnsearch, then the Transformer
     python training/translation_table.py --corpus de_en --settings local-m coverage copy --max_train_minutes 30
+    python training/translation_table.py --corpus de_en --settings local-p --max_steps 2526   # the steps of a row
     python training/translation_table.py --corpus bible_es_en --table_only     # the table from the finished runs
 
 Every setting runs, one at a time (two threads; alternating with the others, never beside one), in three steps:
 1. training/run_seq2seq.py with the corpus's config (training/configs/<corpus>_rnnsearch.json, or _transformer.json
    for ``transformer``, whose parameters match the ``rnnsearch`` run's folder, so that one runs first) and the
-   setting's extra ``--config_overrides``; training stops at ``--max_train_minutes`` (the configs say 60);
+   setting's extra ``--config_overrides``; training stops at ``--max_train_minutes`` (the configs say 60), or at
+   ``--max_steps``: the schedule (inverse square root) does not depend on either, so a run stopped at the steps
+   another row trained is that row's model with one thing changed, whatever the machine's speed;
 2. training/tune_beam_penalties.py: GNMT's length penalty α (and, for the RNNs, coverage penalty β) on the first
    ``--tuning_samples`` validation sentences, by BLEU; the best cell is written into the folder's generation config;
 3. training/evaluate_seq2seq.py: the whole test set with the tuned beam; its scores go into the folder's model card.
@@ -64,7 +67,7 @@ def config_path(corpus: str, setting: str) -> Path:
 
 
 def training_arguments(corpus: str, setting: str, folder: Path, output_dir: Path,
-                       max_train_minutes: float | None) -> list[str]:
+                       max_train_minutes: float | None, max_steps: int | None = None) -> list[str]:
     """run_seq2seq.py's arguments for one setting: the config, the setting's overrides after the config's own, the
     Transformer sized to this corpus's rnnsearch run."""
     config = config_path(corpus, setting)
@@ -76,6 +79,8 @@ def training_arguments(corpus: str, setting: str, folder: Path, output_dir: Path
         arguments += ["--config_overrides", f"{base},{SETTINGS[setting]}"]
     if max_train_minutes is not None:
         arguments += ["--max_train_minutes", str(max_train_minutes)]
+    if max_steps is not None:
+        arguments += ["--max_steps", str(max_steps)]
     return arguments
 
 
@@ -83,13 +88,14 @@ def split_file(corpus: str, split: str) -> str:
     return json.loads(config_path(corpus, "rnnsearch").read_text())[f"{split}_file"]
 
 
-def run(corpus: str, setting: str, output_dir: Path, max_train_minutes: float | None, tuning_samples: int) -> int:
+def run(corpus: str, setting: str, output_dir: Path, max_train_minutes: float | None, max_steps: int | None,
+        tuning_samples: int) -> int:
     """Train, tune, test one setting; returns the first non-zero exit status (0 when all three steps succeed)."""
     folder = output_dir / corpus / setting
     source, target = CORPORA[corpus]
     columns = ["--source_column", source, "--target_column", target, "--torch_num_threads", "2"]
     steps = [
-        ("run_seq2seq.py", training_arguments(corpus, setting, folder, output_dir, max_train_minutes), folder),
+        ("run_seq2seq.py", training_arguments(corpus, setting, folder, output_dir, max_train_minutes, max_steps), folder),
         ("tune_beam_penalties.py",
          ["--model_name_or_path", str(folder), "--validation_file", split_file(corpus, "validation"), *columns,
           "--num_beams", "5", "--metric", "bleu", "--max_samples", str(tuning_samples), "--write_generation_config",
@@ -201,6 +207,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--output_dir", type=Path, default=REPO_ROOT / "outputs" / "translation")
     parser.add_argument("--max_train_minutes", type=float, default=None,
                         help="Override the configs' budget (60 minutes of training).")
+    parser.add_argument("--max_steps", type=int, default=None,
+                        help="Stop training at this many steps (also), e.g. the steps of another row's budget.")
     parser.add_argument("--tuning_samples", type=int, default=500,
                         help="Validation sentences the beam penalties are tuned on.")
     parser.add_argument("--table_only", action="store_true", help="Only read the finished runs.")
@@ -208,6 +216,8 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     if args.max_train_minutes is not None and not args.max_train_minutes > 0:
         parser.error(f"--max_train_minutes must be > 0, got {args.max_train_minutes}")
+    if args.max_steps is not None and args.max_steps < 1:
+        parser.error(f"--max_steps must be a positive number of steps, got {args.max_steps}")
     if args.tuning_samples < 1:
         parser.error(f"--tuning_samples must be a positive number of sentences, got {args.tuning_samples}")
     if "transformer" in args.settings and not args.table_only and "rnnsearch" not in args.settings and not (
@@ -217,7 +227,7 @@ def main(argv: list[str] | None = None) -> None:
     if not args.table_only:
         order = sorted(args.settings, key=lambda setting: setting != "rnnsearch")  # the Transformer is sized on it
         for setting in order:
-            run(args.corpus, setting, args.output_dir, args.max_train_minutes, args.tuning_samples)
+            run(args.corpus, setting, args.output_dir, args.max_train_minutes, args.max_steps, args.tuning_samples)
     results = table(args.output_dir, args.corpus, args.settings)
     if not results:  # never overwrite the docs' table with an empty one
         parser.error(f"no finished run of {args.settings} under {args.output_dir / args.corpus} (each setting's "
