@@ -63,7 +63,8 @@ def test_the_table_reads_test_scores_tuned_penalties_and_the_curve(tmp_path):
     assert results == {"rnnsearch": {
         "bleu": 20.12, "chrf": 45.68, "parameters": 6884512, "tuned_bleu": 21.05, "tuned_chrf": 46.0,
         "bleu_signature": "nrefs:1|case:mixed", "tuned_words_per_output": 2.33, "length_penalty": 0.6,
-        "coverage_penalty": 0.2, "steps": 4000, "training_minutes": 59.96, "validation_bleu_by_minutes": [[15.0, 12.35], [60.0, 18.0]]}}
+        "coverage_penalty": 0.2, "steps": 4000, "training_minutes": 59.96, "validation_bleu_by_minutes": [[15.0, 12.35], [60.0, 18.0]],
+        "validation_bleu_by_steps": [[1000, 12.35], [4000, 18.0]]}}
     assert "| rnnsearch | 20.1 | 45.7 | 21.1 | 46.0 | 0.6 | 0.2 | 2.3 | 6,884,512 | 4000 | 60.0 |" in markdown(results)
     plot_curves(results, tmp_path / "curve.png", "de–en")
     (tmp_path / "de_en" / "transformer").mkdir()  # trained and validated, stopped before its test step
@@ -71,6 +72,11 @@ def test_the_table_reads_test_scores_tuned_penalties_and_the_curve(tmp_path):
     assert table(tmp_path, "de_en", ["transformer"]) == {"transformer": {}}
     assert "| transformer | – | – | – | – | – | – | – | – | – | – |" in markdown({"transformer": {}})
     assert (tmp_path / "curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    option = {"validation_bleu_by_minutes": [[20.7, 2.32]], "validation_bleu_by_steps": [[2526, 2.32]]}
+    by_minutes, by_steps = plot_curves({**results, "local-p": option}, tmp_path / "curve.png", "de–en").axes
+    assert [line.get_label() for line in by_minutes.get_lines()] == ["rnnsearch"]  # an option trained by steps
+    assert [line.get_label() for line in by_steps.get_lines()] == ["rnnsearch", "local-p"]
+    assert list(by_steps.get_lines()[1].get_xdata()) == [2526]
 
 
 def test_the_curve_ends_with_the_evaluation_after_training_when_steps_followed_the_last_one():
@@ -78,11 +84,13 @@ def test_the_curve_ends_with_the_evaluation_after_training_when_steps_followed_t
         {"eval_bleu": 0.389, "training_minutes": 13.0, "step": 500}, {"eval_bleu": 9.283, "training_minutes": 25.4,
                                                                       "step": 1000},
         {"loss": 4.6, "training_minutes": 27.8, "step": 1100}, {"step": 1189, "training_minutes": 30.019}]}
-    assert validation_curve(history, {"eval_bleu": 12.58}, 30.019) == [[13.0, 0.39], [25.4, 9.28], [30.0, 12.58]]
+    assert validation_curve(history, {"eval_bleu": 12.58}, "training_minutes") == [[13.0, 0.39], [25.4, 9.28],
+                                                                                  [30.0, 12.58]]
+    assert validation_curve(history, {"eval_bleu": 12.58}, "step") == [[500, 0.39], [1000, 9.28], [1189, 12.58]]
     history["global_step"] = 1000  # the last evaluation was at the last step: all_results repeats it
-    assert validation_curve(history, {"eval_bleu": 9.283}, 25.4) == [[13.0, 0.39], [25.4, 9.28]]
+    assert validation_curve(history, {"eval_bleu": 9.283}, "training_minutes") == [[13.0, 0.39], [25.4, 9.28]]
     assert validation_curve({"global_step": 10, "log_history": [{"loss": 1.0, "training_minutes": 0.5}]},
-                            {"eval_bleu": 0.2}, 0.5) == [[0.5, 0.2]]  # no evaluation during training
+                            {"eval_bleu": 0.2}, "training_minutes") == [[0.5, 0.2]]  # no evaluation during training
 
 
 def test_a_table_of_no_finished_run_is_refused_and_leaves_the_docs_alone(tmp_path, capsys):

@@ -43,7 +43,6 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/translation_table.py` puts training/ first
     sys.path.insert(0, str(REPO_ROOT))
 
-from training.plot_curve import metric_against_time  # noqa: E402
 from training.table_runs import run_script  # noqa: E402
 
 TRAINING = REPO_ROOT / "training"
@@ -60,6 +59,10 @@ SETTINGS = {  # extra config_overrides of the rnnsearch config; None: the Transf
     "coverage": "use_coverage=true,coverage_loss_weight=1.0",
     "copy": "copy_attention=true",
 }
+
+
+WALL_CLOCK_SETTINGS = ("rnnsearch", "transformer")  # trained one after the other at one minutes budget; the options
+# are compared with rnnsearch at its steps (--max_steps), so their rows may come from a machine of another speed
 
 
 def config_path(corpus: str, setting: str) -> Path:
@@ -95,7 +98,8 @@ def run(corpus: str, setting: str, output_dir: Path, max_train_minutes: float | 
     source, target = CORPORA[corpus]
     columns = ["--source_column", source, "--target_column", target, "--torch_num_threads", "2"]
     steps = [
-        ("run_seq2seq.py", training_arguments(corpus, setting, folder, output_dir, max_train_minutes, max_steps), folder),
+        ("run_seq2seq.py", training_arguments(corpus, setting, folder, output_dir, max_train_minutes, max_steps),
+         folder),
         ("tune_beam_penalties.py",
          ["--model_name_or_path", str(folder), "--validation_file", split_file(corpus, "validation"), *columns,
           "--num_beams", "5", "--metric", "bleu", "--max_samples", str(tuning_samples), "--write_generation_config",
@@ -148,7 +152,8 @@ def table(output_dir: Path, corpus: str, settings: list[str]) -> dict:
         if history:
             minutes = max(entry.get("training_minutes", 0.0) for entry in history["log_history"])
             row.update(steps=history["global_step"], training_minutes=minutes,
-                       validation_bleu_by_minutes=validation_curve(history, metrics, minutes))
+                       validation_bleu_by_minutes=validation_curve(history, metrics, "training_minutes"),
+                       validation_bleu_by_steps=validation_curve(history, metrics, "step"))
         results[setting] = row
     return results
 
@@ -159,15 +164,17 @@ def with_earlier_rows(results: dict, earlier: dict) -> dict:
     return {setting: rows[setting] for setting in SETTINGS if setting in rows}
 
 
-def validation_curve(history: dict, metrics: dict, training_minutes: float) -> list[list[float]]:
-    """[minutes, validation BLEU] of the evaluations during training, and of the one after it (all_results.json's
-    ``eval_bleu``, which trainer_state.json does not hold) when steps were trained after the last of them."""
+def validation_curve(history: dict, metrics: dict, clock: str) -> list[list[float]]:
+    """[x, validation BLEU] of the evaluations during training, and of the one after it (all_results.json's
+    ``eval_bleu``, which trainer_state.json does not hold) when steps were trained after the last of them; x is the
+    ``clock``: ``training_minutes`` or ``step``."""
     log = history["log_history"]
-    points = metric_against_time(log, "eval_bleu") if any("eval_bleu" in entry for entry in log) else []
+    points = [(entry[clock], entry["eval_bleu"]) for entry in log if "eval_bleu" in entry and clock in entry]
     evaluated_steps = [entry["step"] for entry in log if "eval_bleu" in entry]
     if "eval_bleu" in metrics and (not evaluated_steps or evaluated_steps[-1] < history["global_step"]):
-        points.append((training_minutes, metrics["eval_bleu"]))
-    return [[round(minutes, 1), round(bleu, 2)] for minutes, bleu in points]
+        end = history["global_step"] if clock == "step" else max(entry.get(clock, 0.0) for entry in log)
+        points.append((end, metrics["eval_bleu"]))
+    return [[round(x, 1), round(bleu, 2)] for x, bleu in points]
 
 
 def markdown(results: dict) -> str:
@@ -183,21 +190,27 @@ def markdown(results: dict) -> str:
     return "\n".join(lines)
 
 
-def plot_curves(results: dict, path: Path, title: str) -> None:
-    """Validation BLEU against training minutes, one line per setting."""
+def plot_curves(results: dict, path: Path, title: str):
+    """Validation BLEU against training minutes for the wall-clock comparison (WALL_CLOCK_SETTINGS, run one after
+    the other on one machine), and against steps for every row that has the steps (a machine-independent clock)."""
     from matplotlib.figure import Figure
 
-    figure = Figure(figsize=(6.5, 4), layout="constrained")
-    ax = figure.add_subplot()
-    for setting, row in results.items():
-        if row.get("validation_bleu_by_minutes"):
-            minutes, bleu = zip(*row["validation_bleu_by_minutes"])
-            ax.plot(minutes, bleu, "o-", label=setting, markersize=3)
-    ax.set(xlabel="training minutes (evaluations excluded)", ylabel="validation BLEU (beam 5)", title=title)
-    ax.grid(alpha=0.3)
-    if ax.get_lines():
-        ax.legend()
+    figure = Figure(figsize=(11, 4), layout="constrained")
+    by_minutes, by_steps = figure.subplots(1, 2)
+    for ax, key, settings in ((by_minutes, "validation_bleu_by_minutes", WALL_CLOCK_SETTINGS),
+                              (by_steps, "validation_bleu_by_steps", list(results))):
+        for setting in settings:
+            if results.get(setting, {}).get(key):
+                x, bleu = zip(*results[setting][key])
+                ax.plot(x, bleu, "o-", label=setting, markersize=3)
+        ax.grid(alpha=0.3)
+        if ax.get_lines():
+            ax.legend()
+    by_minutes.set(xlabel="training minutes (evaluations excluded)", ylabel="validation BLEU (beam 5)",
+                   title=f"{title}: RNN against Transformer, same machine")
+    by_steps.set(xlabel="training steps (batches of 64)", ylabel="validation BLEU (beam 5)", title=f"{title}: by steps")
     figure.savefig(path, dpi=120)
+    return figure
 
 
 def main(argv: list[str] | None = None) -> None:
