@@ -202,7 +202,7 @@ def plot_curves(results: dict, path: Path, title: str):
         for setting in settings:
             if results.get(setting, {}).get(key):
                 x, bleu = zip(*results[setting][key])
-                ax.plot(x, bleu, "o-", label=setting, markersize=3)
+                ax.plot(x, bleu, "o-", label=setting, markersize=3, color=f"C{list(SETTINGS).index(setting)}")
         ax.grid(alpha=0.3)
         if ax.get_lines():
             ax.legend()
