@@ -29,8 +29,8 @@ Settings (the RNN ones change one thing of ``rnnsearch``, Bahdanau et al.'s glob
 
 Each run's folder is OUTPUT_DIR/<corpus>/<setting>/. The table (test BLEU and chrF at beam 5 and with the tuned
 penalties, α and β, parameters, steps, training minutes, validation BLEU by training minutes) is printed and written
-to docs/translation_<corpus>.json, and the curves of validation BLEU against training minutes to
-docs/translation_<corpus>_bleu.png. Rows of settings not among this call's finished runs stay as that file has them,
+to docs/translation_<corpus>.json, and the curves of validation BLEU against training minutes and steps
+to docs/translation_<corpus>_bleu.png. Rows of settings not among this call's finished runs stay as that file has them,
 so that options measured in separate sessions make one table.
 """
 
@@ -190,7 +190,7 @@ def markdown(results: dict) -> str:
     return "\n".join(lines)
 
 
-def plot_curves(results: dict, path: Path, title: str):
+def plot_curves(results: dict, path: Path, title: str) -> "matplotlib.figure.Figure":  # noqa: F821
     """Validation BLEU against training minutes for the wall-clock comparison (WALL_CLOCK_SETTINGS, run one after
     the other on one machine), and against steps for every row that has the steps (a machine-independent clock)."""
     from matplotlib.figure import Figure
