@@ -8,7 +8,7 @@ from hf_bahdanau import BahdanauConfig
 from training.arguments import parse_config_overrides
 from training.translation_table import (
     CORPORA, SETTINGS, config_path, main, markdown, plot_curves, table, training_arguments, validation_curve,
-    with_earlier_rows,
+    with_earlier_rows, with_minutes_of,
 )
 
 
@@ -119,3 +119,38 @@ def test_a_new_setting_joins_the_docs_table_and_a_rerun_replaces_its_own_row(tmp
     table_rows = json.loads((docs / "translation_de_en.json").read_text())
     assert list(table_rows) == ["rnnsearch", "transformer", "local-m"] and table_rows["rnnsearch"] == {"bleu": 4.5}
     assert list(with_earlier_rows({"copy": {}}, {"coverage": {}, "rnnsearch": {}})) == ["rnnsearch", "coverage", "copy"]
+
+
+def test_a_retrained_row_keeps_the_minutes_of_its_machine_and_takes_the_new_scores(tmp_path, capsys):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    earlier = {"steps": 705, "training_minutes": 30.03, "validation_bleu_by_minutes": [[20.7, 0.16], [30.0, 1.54]]}
+    (docs / "translation_bible_es_en.json").write_text(json.dumps({"rnnsearch": {"bleu": 13.5},
+                                                                   "transformer": earlier}))
+    folder = tmp_path / "runs" / "bible_es_en" / "transformer"
+    folder.mkdir(parents=True)
+    (folder / "all_results.json").write_text(json.dumps({"predict_bleu": 1.3, "eval_bleu": 1.5}))
+    (folder / "trainer_state.json").write_text(json.dumps({"global_step": 705, "log_history": [
+        {"eval_bleu": 0.2, "training_minutes": 14.1, "step": 500}, {"step": 705, "training_minutes": 19.9}]}))
+    main(["--corpus", "bible_es_en", "--settings", "transformer", "--table_only", "--keep_docs_minutes",
+          "--output_dir", str(tmp_path / "runs"), "--docs_dir", str(docs)])
+    rows = json.loads((docs / "translation_bible_es_en.json").read_text())
+    assert rows["rnnsearch"] == {"bleu": 13.5}
+    assert rows["transformer"] == {"bleu": 1.3, "steps": 705, "training_minutes": 30.03,
+                                   "validation_bleu_by_minutes": [[20.7, 0.16], [30.0, 1.54]],
+                                   "validation_bleu_by_steps": [[500, 0.2], [705, 1.5]]}
+    with pytest.raises(ValueError, match="transformer trained 700 steps and its docs row 705; retrain it with "
+                                         "--max_steps 705"):
+        with_minutes_of({"steps": 700}, earlier, "transformer")
+    (tmp_path / "runs" / "bible_es_en" / "rnnsearch").mkdir()
+    (tmp_path / "runs" / "bible_es_en" / "rnnsearch" / "config.json").write_text("{}")  # the Transformer's size
+    for budget, message in (([], "which trained 705 steps: add --max_steps 705"),
+                            (["--max_steps", "700"], "add --max_steps 705")):
+        with pytest.raises(SystemExit):  # refused before training
+            main(["--corpus", "bible_es_en", "--settings", "transformer", "--keep_docs_minutes", *budget,
+                  "--output_dir", str(tmp_path / "runs"), "--docs_dir", str(docs)])
+        assert message in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--corpus", "bible_es_en", "--settings", "local-m", "--keep_docs_minutes", "--max_steps", "705",
+              "--output_dir", str(tmp_path / "runs"), "--docs_dir", str(docs)])
+    assert "which has no steps to retrain" in capsys.readouterr().err

@@ -31,7 +31,11 @@ Each run's folder is OUTPUT_DIR/<corpus>/<setting>/. The table (test BLEU and ch
 penalties, α and β, parameters, steps, training minutes, validation BLEU by training minutes) is printed and written
 to docs/translation_<corpus>.json, and the curves of validation BLEU against training minutes and steps
 to docs/translation_<corpus>_bleu.png. Rows of settings not among this call's finished runs stay as that file has them,
-so that options measured in separate sessions make one table.
+so that options measured in separate sessions make one table. With ``--keep_docs_minutes`` a run that retrained a
+row's steps on a machine of another speed fills in that row's scores and keeps its training minutes:
+
+    python training/translation_table.py --corpus bible_es_en --settings transformer --max_steps 705 \
+        --tuning_samples 200 --keep_docs_minutes
 """
 
 import argparse
@@ -63,6 +67,7 @@ SETTINGS = {  # extra config_overrides of the rnnsearch config; None: the Transf
 
 WALL_CLOCK_SETTINGS = ("rnnsearch", "transformer")  # trained one after the other at one minutes budget; the options
 # are compared with rnnsearch at its steps (--max_steps), so their rows may come from a machine of another speed
+MINUTES_KEYS = ("training_minutes", "validation_bleu_by_minutes")  # a row's wall clock: true on its machine only
 
 
 def config_path(corpus: str, setting: str) -> Path:
@@ -164,6 +169,16 @@ def with_earlier_rows(results: dict, earlier: dict) -> dict:
     return {setting: rows[setting] for setting in SETTINGS if setting in rows}
 
 
+def with_minutes_of(row: dict, earlier: dict, setting: str) -> dict:
+    """``row``, a run that retrained the ``earlier`` row's steps on another machine, with the earlier row's training
+    minutes and validation curve by minutes: the wall clock measured beside the other rows of the comparison."""
+    if row.get("steps") is None or row.get("steps") != earlier.get("steps"):
+        raise ValueError(f"--keep_docs_minutes: {setting} trained {row.get('steps')} steps and its docs row "
+                         f"{earlier.get('steps')}; retrain it with --max_steps {earlier.get('steps')}")
+    kept = {key: earlier[key] for key in MINUTES_KEYS if key in earlier}
+    return {**{key: value for key, value in row.items() if key not in MINUTES_KEYS}, **kept}
+
+
 def validation_curve(history: dict, metrics: dict, clock: str) -> list[list[float]]:
     """[x, validation BLEU] of the evaluations during training, and of the one after it (all_results.json's
     ``eval_bleu``, which trainer_state.json does not hold) when steps were trained after the last of them; x is the
@@ -225,6 +240,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--tuning_samples", type=int, default=500,
                         help="Validation sentences the beam penalties are tuned on.")
     parser.add_argument("--table_only", action="store_true", help="Only read the finished runs.")
+    parser.add_argument("--keep_docs_minutes", action="store_true",
+                        help="Keep the docs rows' training minutes and curves by minutes: for runs that retrain a "
+                             "row's steps (--max_steps) on a machine of another speed, to fill in its scores.")
     parser.add_argument("--docs_dir", type=Path, default=REPO_ROOT / "docs")
     args = parser.parse_args(argv)
     if args.max_train_minutes is not None and not args.max_train_minutes > 0:
@@ -237,6 +255,15 @@ def main(argv: list[str] | None = None) -> None:
             args.output_dir / args.corpus / "rnnsearch" / "config.json").is_file():
         parser.error("the transformer matches the parameters of the rnnsearch run: run --settings rnnsearch first "
                      "(or with it)")
+    docs_table = args.docs_dir / f"translation_{args.corpus}.json"
+    docs_rows = read_json(docs_table)
+    if args.keep_docs_minutes and not args.table_only:
+        for setting in args.settings:
+            steps = docs_rows.get(setting, {}).get("steps")
+            if steps is None or args.max_steps != steps:
+                parser.error(f"--keep_docs_minutes keeps the minutes of {setting}'s row in {docs_table}, "
+                             + (f"which trained {steps} steps: add --max_steps {steps}" if steps is not None
+                                else "which has no steps to retrain"))
     if not args.table_only:
         order = sorted(args.settings, key=lambda setting: setting != "rnnsearch")  # the Transformer is sized on it
         for setting in order:
@@ -245,8 +272,13 @@ def main(argv: list[str] | None = None) -> None:
     if not results:  # never overwrite the docs' table with an empty one
         parser.error(f"no finished run of {args.settings} under {args.output_dir / args.corpus} (each setting's "
                      "all_results.json); --output_dir is where the runs are")
-    docs_table = args.docs_dir / f"translation_{args.corpus}.json"
-    earlier = {setting: row for setting, row in read_json(docs_table).items() if setting not in results}
+    if args.keep_docs_minutes:
+        try:
+            results = {setting: with_minutes_of(row, docs_rows.get(setting, {}), setting)
+                       for setting, row in results.items()}
+        except ValueError as error:
+            parser.error(str(error))
+    earlier = {setting: row for setting, row in docs_rows.items() if setting not in results}
     if earlier:
         print(f"kept from {docs_table}: the rows of {', '.join(earlier)}")
     results = with_earlier_rows(results, earlier)
