@@ -263,7 +263,7 @@ def main(argv: list[str] | None = None) -> None:
             if steps is None or args.max_steps != steps:
                 parser.error(f"--keep_docs_minutes keeps the minutes of {setting}'s row in {docs_table}, "
                              + (f"which trained {steps} steps: add --max_steps {steps}" if steps is not None
-                                else "which has no steps to retrain"))
+                                else "which has no steps to retrain (or no such row)"))
     if not args.table_only:
         order = sorted(args.settings, key=lambda setting: setting != "rnnsearch")  # the Transformer is sized on it
         for setting in order:
