@@ -119,6 +119,10 @@ def test_a_new_setting_joins_the_docs_table_and_a_rerun_replaces_its_own_row(tmp
     table_rows = json.loads((docs / "translation_de_en.json").read_text())
     assert list(table_rows) == ["rnnsearch", "transformer", "local-m"] and table_rows["rnnsearch"] == {"bleu": 4.5}
     assert list(with_earlier_rows({"copy": {}}, {"coverage": {}, "rnnsearch": {}})) == ["rnnsearch", "coverage", "copy"]
+    new_docs = tmp_path / "docs_60_minutes"  # not yet there: made, holding only this call's rows
+    main(["--corpus", "de_en", "--settings", "local-m", "--table_only", "--output_dir", str(tmp_path / "runs"),
+          "--docs_dir", str(new_docs)])
+    assert json.loads((new_docs / "translation_de_en.json").read_text()) == {"local-m": {"bleu": 3.9}}
 
 
 def test_a_retrained_row_keeps_the_minutes_of_its_machine_and_takes_the_new_scores(tmp_path, capsys):

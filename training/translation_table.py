@@ -283,6 +283,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"kept from {docs_table}: the rows of {', '.join(earlier)}")
     results = with_earlier_rows(results, earlier)
     print(markdown(results))
+    args.docs_dir.mkdir(parents=True, exist_ok=True)  # a new docs folder, e.g. for another budget
     docs_table.write_text(json.dumps(results, indent=1) + "\n")
     plot_curves(results, args.docs_dir / f"translation_{args.corpus}_bleu.png", args.corpus.replace("_", "–"))
 
