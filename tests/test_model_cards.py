@@ -276,13 +276,13 @@ def test_training_args_of_unknown_classes_are_not_unpickled(model_dir, tmp_path)
 def test_what_decided_the_run_rounded_values_short_outputs_and_kept_examples(model_dir, tmp_path):
     """max_steps, not the default num_train_epochs, decided a run of steps; values in the model-index are rounded;
     BLEU is explained away for outputs shorter than its 4-grams; writing the card again keeps its example inputs,
-    languages and dataset."""
+    languages, license and dataset."""
     folder = copy_without_card(model_dir, tmp_path)
     torch.save(Seq2SeqTrainingArguments(output_dir=str(folder), max_steps=40, report_to="none"),
                folder / "training_args.bin")
     results = {"predict_bleu": 100.00000000000004, "predict_exact_match": 100.0, "predict_gen_len": 3.5}
     write_model_card(folder, results=results, example_inputs=["9. Mai 2001", "1/2/03"], language=["de", "fr"],
-                     dataset_name="org/dates", dataset_description="Dates, written out.")
+                     dataset_name="org/dates", dataset_description="Dates, written out.", license="gpl-2.0")
     card = ModelCard.load(folder / "README.md")
     assert "- max_steps: 40" in card.text and "num_train_epochs" not in card.text
     assert {r.metric_type: r.metric_value for r in card.data.eval_results} == {"bleu": 100.0, "exact_match": 100.0}
@@ -292,6 +292,7 @@ def test_what_decided_the_run_rounded_values_short_outputs_and_kept_examples(mod
     assert [entry["text"] for entry in again.data.to_dict()["widget"]] == ["9. Mai 2001", "1/2/03"]
     assert '["9. Mai 2001", "1/2/03"]' in again.text
     assert again.data.language == ["de", "fr"] and again.data.datasets == ["org/dates"]
+    assert again.data.license == "gpl-2.0"  # e.g. evaluate_seq2seq.py --update_model_card keeps the data's license
     assert "**org/dates**. Dates, written out.\n" in again.text
     write_model_card(folder, results=results, dataset_description="New words.")  # a new description replaces it
     assert "**org/dates**. New words.\n" in ModelCard.load(folder / "README.md").text

@@ -2,9 +2,11 @@
 
 import json
 import logging
+from pathlib import Path
 
 import numpy as np
 import pytest
+from huggingface_hub import ModelCard
 from transformers import EvalPrediction
 
 from training.arguments import parse_arguments, parse_config_overrides
@@ -77,6 +79,17 @@ def test_a_json_file_of_arguments_with_flags_overriding_it(tmp_path):
     assert (model_args.preset, data_args.train_file, data_args.language) == ("rnnsearch", "t.jsonl", ["en", "de"])
     assert (training_args.max_steps, training_args.do_train, training_args.output_dir) == (7, False, "out")
     assert training_args.lr_scheduler_kwargs == {"power": 2.0}
+
+
+@pytest.mark.parametrize("corpus, license", [("de_en", "gpl-2.0"), ("bible_es_en", None)])
+@pytest.mark.parametrize("model", ["rnnsearch", "transformer"])
+def test_the_translation_configs_give_their_cards_the_datas_license(corpus, license, model):
+    """The Ding sentences are GPL-2+, so the de-en models' cards say gpl-2.0; the public-domain Bibles leave the
+    card's default (apache-2.0)."""
+    config = Path(__file__).parents[1] / "training" / "configs" / f"{corpus}_{model}.json"
+    _, data_args, _ = parse_arguments((ModelArguments, DataTrainingArguments, Seq2SeqTrainingArguments),
+                                      [str(config)])
+    assert data_args.license == license
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".json", ".jsonl"])
@@ -210,7 +223,8 @@ def test_scoring_without_stress_needs_a_references_column(tmp_path):
 def test_a_short_run_logs_no_repeated_warnings_and_says_where_the_model_is(tmp_path, capfd, recwarn):
     """Evaluation in several batches used to warn "Both `max_new_tokens` … and `max_length` … seem to have been set"
     once per batch (Seq2SeqTrainer writes max_length=20 into the generation config), and every data loader warned
-    about pin_memory on CPU; the run ends with one line naming the folder and how to use the model."""
+    about pin_memory on CPU; the run ends with one line naming the folder and how to use the model; the card carries
+    --license."""
     from training.run_seq2seq import main
 
     rows = [{"source": f"{day} March 2015", "target": f"2015-03-{day:02d}"} for day in range(1, 29)]
@@ -222,7 +236,7 @@ def test_a_short_run_logs_no_repeated_warnings_and_says_where_the_model_is(tmp_p
           "--do_train", "--do_eval", "--predict_with_generate", "--max_steps", "3", "--logging_steps", "1",
           "--per_device_train_batch_size", "8", "--per_device_eval_batch_size", "8", "--eval_strategy", "steps",
           "--eval_steps", "2", "--save_strategy", "no", "--report_to", "none", "--output_dir", str(output_dir),
-          "--num_alignment_pictures", "0"])
+          "--num_alignment_pictures", "0", "--license", "mit"])
     out, err = capfd.readouterr()
     assert "seem to have been set" not in out + err
     assert not [warning for warning in recwarn if "pin_memory" in str(warning.message)]
@@ -233,6 +247,7 @@ def test_a_short_run_logs_no_repeated_warnings_and_says_where_the_model_is(tmp_p
     assert json.loads((output_dir / "config.json").read_text())["max_training_source_length"] == 14
     card = (output_dir / "README.md").read_text()
     assert "Local files: train.jsonl, validation.jsonl." in card and " trained on " not in card  # no dataset named
+    assert ModelCard.load(output_dir / "README.md").data.license == "mit"  # --license
 
 
 def test_a_split_with_references_reports_wer_and_per(tmp_path):

@@ -105,6 +105,8 @@ class DataFileArguments:
     preprocessing_num_workers: int | None = field(default=None, metadata={"help": "Processes for tokenisation."})
     language: list[str] | None = field(default=None, metadata={"help": "Languages of the data, for the model card."})
     dataset_description: str | None = field(default=None, metadata={"help": "One line on the data for the card."})
+    license: str | None = field(default=None, metadata={"help": "The model card's license, a Hub license id "
+                                                              "(default: apache-2.0; your data's may oblige another)."})
 
     def check_files(self) -> None:
         """Every given ``--*_file`` has a supported suffix (``read_file`` checks the rest)."""

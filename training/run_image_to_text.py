@@ -106,6 +106,8 @@ class ImageTextDataArguments:
     explorer_examples: int = field(default=200, metadata={"help": "Test images on the explorer page."})
     language: list[str] | None = field(default_factory=lambda: ["en"], metadata={"help": "For the model card."})
     dataset_description: str | None = field(default=None, metadata={"help": "One line on the data for the card."})
+    license: str | None = field(default=None, metadata={"help": "The model card's license, a Hub license id "
+                                                              "(default: apache-2.0; your data's may oblige another)."})
     train_file: str | None = None  # the model card's list of files: the data are a dataset or generated
     validation_file: str | None = None
     test_file: str | None = None

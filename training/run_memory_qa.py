@@ -112,6 +112,8 @@ class MemoryDataArguments:
     num_pictures: int = field(default=3, metadata={"help": "Pictures of the hops of the first N test questions."})
     language: list[str] | None = field(default_factory=lambda: ["en"], metadata={"help": "For the model card."})
     dataset_description: str | None = field(default=None, metadata={"help": "One line on the data for the card."})
+    license: str | None = field(default=None, metadata={"help": "The model card's license, a Hub license id "
+                                                              "(default: apache-2.0; your data's may oblige another)."})
     validation_file: str | None = None  # the model card's list of files: validation is held out of --train_file
 
     def __post_init__(self):

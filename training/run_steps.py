@@ -97,7 +97,7 @@ def finish_run(trainer: Trainer, training_args: TrainingArguments, data_args, *,
                  if path]
         description = data_args.dataset_description or (f"Local files: {', '.join(files)}." if files else None)
         write_model_card(output_dir, task=task, dataset_name=data_args.dataset_name, dataset_description=description,
-                         training_args=training_args.to_dict(), language=data_args.language,
+                         training_args=training_args.to_dict(), language=data_args.language, license=data_args.license,
                          example_inputs=example_inputs)
     if training_args.push_to_hub:  # the finished folder, real card included (instead of trainer.push_to_hub)
         push_output_dir(output_dir, training_args.hub_model_id or output_dir.name, token=training_args.hub_token,

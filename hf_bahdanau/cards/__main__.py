@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--training_args", help="JSON file of TrainingArguments.to_dict() "
                                                 "(default: MODEL_DIR/training_args.bin)")
     parser.add_argument("--language", nargs="+")
-    parser.add_argument("--license", default="apache-2.0")
+    parser.add_argument("--license", help="a Hub license id (default: the folder's card's, else apache-2.0)")
     parser.add_argument("--base_model")
     parser.add_argument("--model_id", help="the name the usage code loads, e.g. the Hub repository")
     parser.add_argument("--example_inputs", nargs="+", help="texts the usage code runs on (image-to-text: image files "

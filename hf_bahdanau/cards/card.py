@@ -47,6 +47,7 @@ MODEL_TYPES = {"bahdanau-pointer": "pointer-network", "bahdanau-memory": "memory
 # the tasks that are Hub pipeline tags (no Hub pipeline points or reads a memory)
 PIPELINE_TAGS = ("translation", "token-classification", "text-classification", "image-to-text",
                  "visual-question-answering")
+DEFAULT_LICENSE = "apache-2.0"  # a new card's, when none is given (a card written again keeps its own)
 EXAMPLE_IMAGES = "example_*.png"  # an image-to-text (or VQA) folder's example images when none are named
 MEMORY_EXAMPLE = json.dumps({"memory": ["Mary moved to the bathroom.", "John went to the hallway."],
                              "question": "Where is Mary?"})
@@ -106,7 +107,7 @@ def write_model_card(
     dataset_description: str | None = None,
     training_args: dict[str, Any] | None = None,
     language: str | list[str] | None = None,
-    license: str = "apache-2.0",
+    license: str | None = None,
     base_model: str | None = None,
     model_id: str | None = None,
     example_inputs: Sequence[str] | None = None,
@@ -115,7 +116,8 @@ def write_model_card(
 
     task: a key of TASKS; default: the model type's one task (MODEL_TYPES), "translation" for model type "bahdanau".
     results: flat metrics as Trainer writes them (``{"eval_bleu": …, "predict_exact_match": …}``; the prefix names
-    the split); default: ``all_results.json`` of the folder. training_args: ``TrainingArguments.to_dict()``; default:
+    the split); default: ``all_results.json`` of the folder. license: the card's (a Hub license id); default: the
+    folder's card's, else apache-2.0. training_args: ``TrainingArguments.to_dict()``; default:
     the folder's ``training_args.bin``. model_id: the name the usage code loads (default: ``hub_model_id`` of the
     training arguments, else the folder path). example_inputs: texts the usage code runs on; for
     ``task="memory-question-answering"``, JSON objects ``{"memory": [sentences], "question": text}``; for
@@ -134,7 +136,7 @@ def write_model_card(
 
 def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, Any] | None, dataset_name: str | None,
                      dataset_description: str | None, training_args: dict[str, Any] | None,
-                     language: str | list[str] | None, license: str, base_model: str | None, model_id: str | None,
+                     language: str | list[str] | None, license: str | None, base_model: str | None, model_id: str | None,
                      example_inputs: Sequence[str] | None) -> ModelCard:
     if task is not None and task not in TASKS:
         raise ValueError(f"`task` must be one of {list(TASKS)}, got {task!r}.")
@@ -158,6 +160,7 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
         training_args = training_arguments(model_dir) or {}
     previous = previous_card(model_dir)
     language = language or previous.language
+    license = license or previous.license or DEFAULT_LICENSE
     dataset_name = dataset_name or previous.dataset_name
     dataset_description = dataset_description or previous.dataset_description
     model_id = model_id or training_args.get("hub_model_id") or str(model_dir)
@@ -264,12 +267,13 @@ class PreviousCard:
 
     examples: list[str] = field(default_factory=list)
     language: str | list[str] | None = None
+    license: str | None = None
     dataset_name: str | None = None
     dataset_description: str | None = None
 
 
 def previous_card(model_dir: Path) -> PreviousCard:
-    """The example inputs (``widget``), languages and dataset of the card already in ``model_dir``, if any."""
+    """The example inputs (``widget``), languages, license and dataset of the card already in ``model_dir``, if any."""
     path = model_dir / "README.md"
     if not path.is_file():
         return PreviousCard()
@@ -285,7 +289,7 @@ def previous_card(model_dir: Path) -> PreviousCard:
         examples=[json.dumps({"image": entry["src"], "question": entry["text"]}, ensure_ascii=False)
                   if {"src", "text"} <= set(entry) else entry.get("text", entry.get("src")) for entry in widget
                   if isinstance(entry, dict) and isinstance(entry.get("text", entry.get("src")), str)],
-        language=metadata.get("language"), dataset_name=dataset_name,
+        language=metadata.get("language"), license=metadata.get("license"), dataset_name=dataset_name,
         dataset_description=description if description and description != NOT_RECORDED else None,
     )
 
