@@ -158,3 +158,42 @@ def test_a_retrained_row_keeps_the_minutes_of_its_machine_and_takes_the_new_scor
         main(["--corpus", "bible_es_en", "--settings", "local-m", "--keep_docs_minutes", "--max_steps", "705",
               "--output_dir", str(tmp_path / "runs"), "--docs_dir", str(docs)])
     assert "which has no steps to retrain" in capsys.readouterr().err
+
+
+def test_resume_runs_the_steps_from_the_first_unfinished_one(tmp_path, monkeypatch):
+    """A pipeline stopped after training (as the Bible Transformer's was) goes on with tuning and test; a step that
+    failed, or never finished, runs again with every step after it; without --resume all three run."""
+    import training.table_runs as table_runs
+    import training.translation_table as translation_table
+
+    calls = []
+
+    def fake_script(script, arguments, folder):
+        calls.append(script.name)
+        return 1.0, 0
+
+    monkeypatch.setattr(translation_table, "run_script", fake_script)
+    folder = tmp_path / "de_en" / "coverage"
+
+    def finished(log_folder, status=0):
+        log_folder.mkdir(parents=True, exist_ok=True)
+        (log_folder / "wall_seconds.json").write_text(json.dumps({"seconds": 60.0, "exit_status": status}))
+
+    finished(folder)
+    assert translation_table.run("de_en", "coverage", tmp_path, None, 2526, 200, resume=True) == 0
+    assert calls == ["tune_beam_penalties.py", "evaluate_seq2seq.py"]
+    calls.clear()
+    finished(folder, status=1)  # training failed: all three again, even the tuning that had finished
+    finished(folder / "penalties")
+    translation_table.run("de_en", "coverage", tmp_path, None, 2526, 200, resume=True)
+    assert calls == ["run_seq2seq.py", "tune_beam_penalties.py", "evaluate_seq2seq.py"]
+    calls.clear()
+    finished(folder)
+    translation_table.run("de_en", "coverage", tmp_path, None, 2526, 200)  # no --resume
+    assert calls == ["run_seq2seq.py", "tune_beam_penalties.py", "evaluate_seq2seq.py"]
+    # a run that starts again removes the old mark while it runs, so a run killed half-way is not taken for finished
+    probe = tmp_path / "probe.py"
+    probe.write_text(f"import pathlib; print('marked:', pathlib.Path({str(folder)!r}, 'wall_seconds.json').exists())")
+    seconds, status = table_runs.run_script(probe, [], folder)
+    assert (folder / "run.log").read_text() == "marked: False\n"
+    assert status == 0 and json.loads((folder / "wall_seconds.json").read_text())["exit_status"] == 0

@@ -15,9 +15,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 
 def run_script(script: Path, arguments: list[str], folder: Path) -> tuple[float, int]:
     """``python script *arguments`` with its output in ``folder/run.log``; returns its wall-clock seconds and exit
-    status, also written to ``folder/wall_seconds.json``."""
+    status, also written to ``folder/wall_seconds.json`` (removed while the run goes on: it marks a finished run)."""
     started = time.perf_counter()
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / "wall_seconds.json").unlink(missing_ok=True)
     with open(folder / "run.log", "w") as log:
         status = subprocess.run([sys.executable, str(script), *arguments], stdout=log, stderr=subprocess.STDOUT,
                                 cwd=REPO_ROOT,

@@ -36,6 +36,8 @@ row's steps on a machine of another speed fills in that row's scores and keeps i
 
     python training/translation_table.py --corpus bible_es_en --settings transformer --max_steps 705 \
         --tuning_samples 200 --keep_docs_minutes
+
+The same command with ``--resume`` goes on with a pipeline that stopped (its finished steps are not run again).
 """
 
 import argparse
@@ -97,8 +99,10 @@ def split_file(corpus: str, split: str) -> str:
 
 
 def run(corpus: str, setting: str, output_dir: Path, max_train_minutes: float | None, max_steps: int | None,
-        tuning_samples: int) -> int:
-    """Train, tune, test one setting; returns the first non-zero exit status (0 when all three steps succeed)."""
+        tuning_samples: int, resume: bool = False) -> int:
+    """Train, tune, test one setting; returns the first non-zero exit status (0 when all three steps succeed).
+    ``resume``: the steps that finished before (exit status 0 in their folder's wall_seconds.json) are not run again,
+    up to the first one that did not; every step after it runs."""
     folder = output_dir / corpus / setting
     source, target = CORPORA[corpus]
     columns = ["--source_column", source, "--target_column", target, "--torch_num_threads", "2"]
@@ -116,6 +120,10 @@ def run(corpus: str, setting: str, output_dir: Path, max_train_minutes: float | 
           "--update_model_card", "--output_dir", str(folder / "tuned")], folder / "tuned"),
     ]
     for script, arguments, log_folder in steps:
+        if resume and read_json(log_folder / "wall_seconds.json").get("exit_status") == 0:
+            print(f"{corpus} {setting} {script}: finished before (log: {log_folder / 'run.log'})", flush=True)
+            continue
+        resume = False  # this step runs, so the ones after it must as well
         seconds, status = run_script(TRAINING / script, arguments, log_folder)
         print(f"{corpus} {setting} {script}: {seconds / 60:.1f} min, exit status {status} (log: "
               f"{log_folder / 'run.log'})", flush=True)
@@ -244,6 +252,9 @@ def main(argv: list[str] | None = None) -> None:
                         help="Keep the docs rows' training minutes and curves by minutes: for runs that retrain a "
                              "row's steps (--max_steps) on a machine of another speed, to fill in its scores.")
     parser.add_argument("--docs_dir", type=Path, default=REPO_ROOT / "docs")
+    parser.add_argument("--resume", action="store_true",
+                        help="Go on with a pipeline that stopped: its steps that finished (training, tuning, test) "
+                             "are not run again.")
     args = parser.parse_args(argv)
     if args.max_train_minutes is not None and not args.max_train_minutes > 0:
         parser.error(f"--max_train_minutes must be > 0, got {args.max_train_minutes}")
@@ -267,7 +278,8 @@ def main(argv: list[str] | None = None) -> None:
     if not args.table_only:
         order = sorted(args.settings, key=lambda setting: setting != "rnnsearch")  # the Transformer is sized on it
         for setting in order:
-            run(args.corpus, setting, args.output_dir, args.max_train_minutes, args.max_steps, args.tuning_samples)
+            run(args.corpus, setting, args.output_dir, args.max_train_minutes, args.max_steps, args.tuning_samples,
+                args.resume)
     results = table(args.output_dir, args.corpus, args.settings)
     if not results:  # never overwrite the docs' table with an empty one
         parser.error(f"no finished run of {args.settings} under {args.output_dir / args.corpus} (each setting's "
