@@ -293,6 +293,9 @@ def test_what_decided_the_run_rounded_values_short_outputs_and_kept_examples(mod
     assert '["9. Mai 2001", "1/2/03"]' in again.text
     assert again.data.language == ["de", "fr"] and again.data.datasets == ["org/dates"]
     assert again.data.license == "gpl-2.0"  # e.g. evaluate_seq2seq.py --update_model_card keeps the data's license
+    for bad in ("", "Apache 2.0"):
+        with pytest.raises(ValueError, match=f"`license` must be a Hub licence id .* got {bad!r}"):
+            write_model_card(folder, license=bad)
     assert "**org/dates**. Dates, written out.\n" in again.text
     write_model_card(folder, results=results, dataset_description="New words.")  # a new description replaces it
     assert "**org/dates**. New words.\n" in ModelCard.load(folder / "README.md").text

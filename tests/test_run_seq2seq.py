@@ -92,6 +92,12 @@ def test_the_translation_configs_give_their_cards_the_datas_license(corpus, lice
     assert data_args.license == license
 
 
+def test_a_bad_license_is_refused_before_training():
+    with pytest.raises(ValueError, match="`license` must be a Hub licence id .* got 'GPL 2'"):
+        parse_arguments((ModelArguments, DataTrainingArguments, Seq2SeqTrainingArguments),
+                        ["--preset", "rnnsearch", "--train_file", "t.jsonl", "--output_dir", "out", "--license", "GPL 2"])
+
+
 @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".json", ".jsonl"])
 def test_local_files_in_every_format_keep_text_as_text(suffix, tmp_path):
     path = tmp_path / f"train{suffix}"

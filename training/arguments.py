@@ -15,6 +15,7 @@ import torch
 from transformers import HfArgumentParser, TrainingArguments
 
 from hf_bahdanau import BahdanauConfig
+from hf_bahdanau.cards import check_license
 from hf_bahdanau.locations import check_model_location
 
 __all__ = ["json_to_flags", "parse_arguments", "parse_config_overrides"]
@@ -41,7 +42,8 @@ def parse_arguments(dataclass_types: tuple, argv: list[str], description: str | 
 
     Without an accelerator, ``--dataloader_pin_memory false`` is implied (pinning needs one, and torch warns at every
     data loader), and under torchrun ``--use_cpu true`` too (transformers runs DDP on CPU, over gloo, only with it;
-    without it every process would train alone). Then the training arguments are checked.
+    without it every process would train alone). Then the training arguments, the model's location and the card's
+    licence are checked.
     """
     parser = HfArgumentParser(dataclass_types, description=description, epilog=JSON_ARGUMENTS)
     if argv and argv[0].endswith(".json"):
@@ -57,6 +59,8 @@ def parse_arguments(dataclass_types: tuple, argv: list[str], description: str | 
         name = getattr(arguments, "model_name_or_path", None)
         if name is not None:
             check_model_location(name, "--model_name_or_path")
+        if getattr(arguments, "license", None) is not None:  # the card is written after training: check it now
+            check_license(arguments.license)
     return parsed
 
 

@@ -48,6 +48,7 @@ MODEL_TYPES = {"bahdanau-pointer": "pointer-network", "bahdanau-memory": "memory
 PIPELINE_TAGS = ("translation", "token-classification", "text-classification", "image-to-text",
                  "visual-question-answering")
 DEFAULT_LICENSE = "apache-2.0"  # a new card's, when none is given (a card written again keeps its own)
+LICENSE_ID = re.compile(r"[a-z0-9][a-z0-9.+-]*")  # the Hub's licence ids: apache-2.0, gpl-2.0, cc-by-4.0, other
 EXAMPLE_IMAGES = "example_*.png"  # an image-to-text (or VQA) folder's example images when none are named
 MEMORY_EXAMPLE = json.dumps({"memory": ["Mary moved to the bathroom.", "John went to the hallway."],
                              "question": "Where is Mary?"})
@@ -134,10 +135,19 @@ def write_model_card(
     return path
 
 
+def check_license(license: str) -> None:
+    """A ValueError unless ``license`` reads as a Hub licence id."""
+    if not LICENSE_ID.fullmatch(license):
+        raise ValueError(f"`license` must be a Hub licence id (lowercase letters, digits, '.', '+', '-'; e.g. "
+                         f"apache-2.0, gpl-2.0, other), got {license!r}.")
+
+
 def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, Any] | None, dataset_name: str | None,
                      dataset_description: str | None, training_args: dict[str, Any] | None,
                      language: str | list[str] | None, license: str | None, base_model: str | None, model_id: str | None,
                      example_inputs: Sequence[str] | None) -> ModelCard:
+    if license is not None:
+        check_license(license)
     if task is not None and task not in TASKS:
         raise ValueError(f"`task` must be one of {list(TASKS)}, got {task!r}.")
     config = read_json(model_dir / "config.json")
