@@ -95,7 +95,8 @@ def test_the_translation_configs_give_their_cards_the_datas_license(corpus, lice
 def test_a_bad_license_is_refused_before_training():
     with pytest.raises(ValueError, match="`license` must be a Hub licence id .* got 'GPL 2'"):
         parse_arguments((ModelArguments, DataTrainingArguments, Seq2SeqTrainingArguments),
-                        ["--preset", "rnnsearch", "--train_file", "t.jsonl", "--output_dir", "out", "--license", "GPL 2"])
+                        ["--preset", "rnnsearch", "--train_file", "t.jsonl", "--output_dir", "out",
+                         "--license", "GPL 2"])
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".json", ".jsonl"])

@@ -144,8 +144,8 @@ def check_license(license: str) -> None:
 
 def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, Any] | None, dataset_name: str | None,
                      dataset_description: str | None, training_args: dict[str, Any] | None,
-                     language: str | list[str] | None, license: str | None, base_model: str | None, model_id: str | None,
-                     example_inputs: Sequence[str] | None) -> ModelCard:
+                     language: str | list[str] | None, license: str | None, base_model: str | None,
+                     model_id: str | None, example_inputs: Sequence[str] | None) -> ModelCard:
     if license is not None:
         check_license(license)
     if task is not None and task not in TASKS:
