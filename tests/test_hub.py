@@ -21,7 +21,8 @@ from transformers.dynamic_module_utils import get_relative_import_files
 import hf_bahdanau
 from child_process import run_child
 from conftest import (
-    BOS, EOS, VOCAB, assert_float64_close, cross_entropy_tolerance, padded_batch, random_labels, tiny_model,
+    BOS, EOS, VOCAB, assert_float64_close, cross_entropy_tolerance, padded_batch, random_labels, tiny_config,
+    tiny_model,
 )
 from hf_bahdanau import (
     BahdanauConfig, BahdanauForConditionalGeneration, BahdanauForPointerNetwork, BahdanauModel, BahdanauPointerConfig,
@@ -110,13 +111,15 @@ def assert_same_outputs(actual: dict, expected: dict) -> None:
 
 def test_saved_folders_carry_exactly_the_modeling_subpackage(tmp_path):
     """hf_bahdanau/modeling/ is the code saved folders carry, no more and no less: a seq2seq folder (every Auto class
-    and the translation pipeline), a pointer network's, a memory network's (its Auto classes and pipeline), an
+    and the translation pipeline), a tagger's (the classification pipelines), a pointer network's (its pipeline), a
+    memory network's (its Auto classes and pipeline), an
     image-to-text folder (its Auto classes, pipeline and image processor), a visual question answerer's and a text-pair
     co-attention classifier's (their Auto classes and pipelines) together carry every module in it, and nothing
     else."""
-    seq2seq, pointer, memory, image, vqa, text_pair = (tmp_path / name for name in (
-        "seq2seq", "pointer", "memory", "image", "vqa", "text_pair"))
+    seq2seq, tagger, pointer, memory, image, vqa, text_pair = (tmp_path / name for name in (
+        "seq2seq", "tagger", "pointer", "memory", "image", "vqa", "text_pair"))
     tiny_model("rnnsearch").save_pretrained(seq2seq)
+    hf_bahdanau.BahdanauForTokenClassification(tiny_config()).save_pretrained(tagger)
     BahdanauForPointerNetwork(BahdanauPointerConfig(input_feature_size=2, hidden_size=8, embedding_size=8,
                                                     attention_size=8)).save_pretrained(pointer)
     hf_bahdanau.MemoryNetworkForSequenceClassification(hf_bahdanau.MemoryNetworkConfig(vocab_size=5)).save_pretrained(
@@ -129,7 +132,7 @@ def test_saved_folders_carry_exactly_the_modeling_subpackage(tmp_path):
         cnn_pool_sizes=[[2, 2]])).save_pretrained(vqa)
     hf_bahdanau.BahdanauForTextPairClassification(hf_bahdanau.TextCoAttentionConfig(
         vocab_size=8, hidden_size=8, attention_size=8, answer_hidden_size=8)).save_pretrained(text_pair)
-    folders = (seq2seq, pointer, memory, image, vqa, text_pair)
+    folders = (seq2seq, tagger, pointer, memory, image, vqa, text_pair)
     saved = {path.name for folder in folders for path in folder.glob("*.py")}
     assert saved == set().union(*map(carried_code, folders)) | {"image_processing_bahdanau.py"}
     assert saved == {path.name for path in MODELING_DIR.glob("*.py")} - {"__init__.py"}

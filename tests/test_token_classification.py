@@ -15,6 +15,7 @@ from conftest import (
     VOCAB, assert_float64_close, cross_entropy_tolerance, padded_batch, softmax_sum_tolerance, tiny_config, tiny_model,
 )
 from hf_bahdanau import BahdanauConfig, BahdanauForTokenClassification
+from hf_bahdanau.modeling.configuration_bahdanau import CUSTOM_PIPELINES, TAGGER_PIPELINES
 from hf_bahdanau.modeling.modeling_token_classification import BahdanauTokenClassifierOutput
 from hf_bahdanau.modeling.token_attention import ContextVectorTokenAttention, QueryTokenAttention, token_attention_types
 from hf_bahdanau.modeling.pooling import ContextVectorAttention
@@ -244,10 +245,10 @@ def test_loads_the_encoder_of_a_seq2seq_checkpoint(preset, tmp_path):
         annotations = model.double().model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
         expected = seq2seq.double().get_encoder()(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     assert_float64_close(annotations, expected)
-    # the seq2seq checkpoint's translation pipeline is not inherited: the head uses transformers' own pipeline
-    assert "custom_pipelines" in json.loads((tmp_path / "config.json").read_text())
+    # the seq2seq checkpoint's translation pipeline is not inherited: the head names its own
+    assert json.loads((tmp_path / "config.json").read_text())["custom_pipelines"] == CUSTOM_PIPELINES
     model.save_pretrained(tmp_path / "tagger")
-    assert "custom_pipelines" not in json.loads((tmp_path / "tagger" / "config.json").read_text())
+    assert json.loads((tmp_path / "tagger" / "config.json").read_text())["custom_pipelines"] == TAGGER_PIPELINES
 
 
 def test_resize_token_embeddings_resizes_only_the_source_embedding():

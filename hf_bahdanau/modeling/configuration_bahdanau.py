@@ -41,6 +41,28 @@ PIPELINE_TASK = "translation"
 # config.json's ``custom_pipelines`` of a seq2seq model: pipeline(model=..., trust_remote_code=True) loads ours
 CUSTOM_PIPELINES = {PIPELINE_TASK: {"impl": "pipeline_bahdanau.BahdanauTranslationPipeline",
                                     "pt": ["AutoModelForSeq2SeqLM"], "type": "text"}}
+# ... of the tagger and the classifiers: transformers' pipelines, under task names that are not transformers' (a saved
+# "token-classification" would make pipeline("token-classification", model=...) ask for trust_remote_code)
+TAGGER_PIPELINES = {"bahdanau-token-classification": {
+    "impl": "pipeline_classification.BahdanauTokenClassificationPipeline", "pt": ["AutoModelForTokenClassification"],
+    "type": "text"}}
+CLASSIFIER_PIPELINES = {"bahdanau-text-classification": {
+    "impl": "pipeline_classification.BahdanauTextClassificationPipeline",
+    "pt": ["AutoModelForSequenceClassification"], "type": "text"}}
+POINTER_PIPELINES = {"pointing": {"impl": "pipeline_pointer.PointingPipeline", "pt": ["AutoModel"]}}
+HEAD_PIPELINES = (CUSTOM_PIPELINES, TAGGER_PIPELINES, CLASSIFIER_PIPELINES, POINTER_PIPELINES)
+
+
+def name_head_pipelines(config: Any, pipelines: dict | None) -> None:
+    """Set ``config.custom_pipelines`` to a head's (None: remove it), unless it names pipelines of the user's own: a
+    config read from another head's checkpoint names that head's, which is replaced."""
+    current = getattr(config, "custom_pipelines", None)
+    if current and current not in HEAD_PIPELINES:
+        return
+    if pipelines is not None:
+        config.custom_pipelines = pipelines
+    elif current:
+        del config.custom_pipelines
 
 PRESETS: dict[str, dict[str, Any]] = {
     # Cho et al. 2014: GRU encoder summary C fed to every decoder step and to the maxout output.
@@ -649,4 +671,6 @@ class BahdanauPointerConfig(BahdanauConfig):
 
 BahdanauPointerConfig.__setattr__ = _builtin_errors(BahdanauPointerConfig.__setattr__)
 
-__all__ = ["AXES", "BahdanauConfig", "BahdanauPointerConfig", "CUSTOM_PIPELINES", "PIPELINE_TASK", "PRESETS", "axes_table"]
+__all__ = ["AXES", "BahdanauConfig", "BahdanauPointerConfig", "CLASSIFIER_PIPELINES", "CUSTOM_PIPELINES",
+           "HEAD_PIPELINES", "PIPELINE_TASK", "POINTER_PIPELINES", "PRESETS", "TAGGER_PIPELINES", "axes_table",
+           "name_head_pipelines"]

@@ -14,7 +14,7 @@ from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 from transformers.utils import can_return_tuple
 
 from .attention import GaussianKernelAttention
-from .configuration_bahdanau import CUSTOM_PIPELINES, BahdanauConfig
+from .configuration_bahdanau import CUSTOM_PIPELINES, BahdanauConfig, name_head_pipelines
 from .coverage import coverage_loss, doubly_stochastic_loss
 from .decoder import ContextGate, DecoderOutput, StepPlan, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
@@ -436,8 +436,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         # b of REINFORCE's score-function term, with attention_mode="hard_reinforce" (``reinforce``)
         self.reinforce_baseline = (MovingAverageBaseline(config.reinforce_baseline_decay)
                                    if config.attention_mode == "hard_reinforce" else None)
-        if not getattr(config, "custom_pipelines", None):  # saved with the model: pipeline(model=..., trust_remote_code=True)
-            config.custom_pipelines = CUSTOM_PIPELINES
+        name_head_pipelines(config, CUSTOM_PIPELINES)  # pipeline(model=folder, trust_remote_code=True)
         self.post_init()
 
     def save_pretrained(self, save_directory, *args, **kwargs):

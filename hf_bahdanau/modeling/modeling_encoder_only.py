@@ -10,7 +10,7 @@ from torch import Tensor, nn
 from transformers import PreTrainedModel
 from transformers.utils import can_return_tuple
 
-from .configuration_bahdanau import CUSTOM_PIPELINES, BahdanauConfig
+from .configuration_bahdanau import BahdanauConfig, name_head_pipelines
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .modeling_bahdanau import BahdanauPreTrainedModel
 
@@ -25,10 +25,9 @@ class BahdanauEncoderPreTrainedModel(BahdanauPreTrainedModel):
 
     def __init__(self, config: BahdanauConfig, *inputs, **kwargs):
         super().__init__(config, *inputs, **kwargs)
-        # A config read from a seq2seq checkpoint names the translation pipeline; these heads are served by
-        # transformers' own token-/text-classification pipelines, so it must not be saved with them.
-        if getattr(config, "custom_pipelines", None) == CUSTOM_PIPELINES:
-            del config.custom_pipelines
+        # A config read from a seq2seq checkpoint names the translation pipeline, which must not be saved with these
+        # models; the tagger and the classifier then name their own (``name_head_pipelines``).
+        name_head_pipelines(config, None)
 
     def _resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of=None, mean_resizing=True):
         return PreTrainedModel._resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of, mean_resizing)

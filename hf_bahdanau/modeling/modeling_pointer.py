@@ -21,7 +21,7 @@ from transformers import initialization as init
 from transformers.modeling_outputs import Seq2SeqLMOutput
 from transformers.utils import can_return_tuple
 
-from .configuration_bahdanau import BahdanauPointerConfig
+from .configuration_bahdanau import POINTER_PIPELINES, BahdanauPointerConfig, name_head_pipelines
 from .encoder import BahdanauEncoderOutput
 from .input_checks import check_embeddings, check_one_source, check_token_ids
 from .loss import token_cross_entropy
@@ -75,6 +75,7 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
             self.model.encoder.embed_tokens = None
         self.start_input = nn.Parameter(torch.empty(config.embedding_size))
         self.end_annotation = nn.Parameter(torch.empty(config.encoder_output_size))
+        name_head_pipelines(config, POINTER_PIPELINES)  # pipeline(model=folder, trust_remote_code=True)
         self.post_init()
         self.generation_config.update(decoder_start_token_id=END, eos_token_id=END, pad_token_id=END,
                                       bos_token_id=None)

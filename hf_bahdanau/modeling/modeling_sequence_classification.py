@@ -33,7 +33,7 @@ from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.utils import can_return_tuple
 
 from .axes import POOLINGS
-from .configuration_bahdanau import BahdanauConfig
+from .configuration_bahdanau import CLASSIFIER_PIPELINES, BahdanauConfig, name_head_pipelines
 from .encoder import BahdanauEncoder
 from .input_checks import check_class_labels, require_tensor
 from .loss import per_item_loss, token_cross_entropy
@@ -192,6 +192,7 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         dropout = config.dropout if config.classifier_dropout is None else config.classifier_dropout
         self.dropout = nn.Dropout(dropout)
         self.classifier = nn.Linear(pooled_size, config.num_labels)
+        name_head_pipelines(config, CLASSIFIER_PIPELINES)  # pipeline(model=folder, trust_remote_code=True)
         self.post_init()
 
     def split_sentences(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:

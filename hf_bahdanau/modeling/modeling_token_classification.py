@@ -10,7 +10,7 @@ from torch import Tensor, nn
 from transformers.modeling_outputs import TokenClassifierOutput
 from transformers.utils import can_return_tuple
 
-from .configuration_bahdanau import BahdanauConfig
+from .configuration_bahdanau import TAGGER_PIPELINES, BahdanauConfig, name_head_pipelines
 from .input_checks import check_class_labels
 from .loss import token_cross_entropy
 from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel
@@ -57,6 +57,7 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
         dropout = config.dropout if config.classifier_dropout is None else config.classifier_dropout
         self.dropout = nn.Dropout(dropout)
         self.classifier = nn.Linear(self.token_attention.output_size, config.num_labels)
+        name_head_pipelines(config, TAGGER_PIPELINES)  # pipeline(model=folder, trust_remote_code=True)
         self.post_init()
 
     @can_return_tuple
