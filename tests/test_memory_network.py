@@ -4,6 +4,7 @@ padding of words and of memories, bad inputs, gradients, save/load and remote co
 
 import itertools
 import json
+import logging
 
 import pytest
 import torch
@@ -13,6 +14,7 @@ from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassificati
 from child_process import run_child
 from hf_bahdanau import MemoryNetworkConfig, MemoryNetworkForSequenceClassification, MemoryNetworkModel, reference
 from hf_bahdanau.modeling.memory import BagOfWords, PositionEncoding, memory_times
+from hf_bahdanau.modeling.pipeline_memory import MemoryQuestionAnsweringPipeline
 
 VOCAB, D = 23, 6
 STORIES = [  # word ids per sentence, oldest first; different lengths, one empty story
@@ -260,3 +262,58 @@ def test_remote_code_and_pipeline_in_a_process_without_the_package(tmp_path):
     assert child["answered"]["score"] == pytest.approx(float(alone.logits[0].softmax(-1)[answer]), abs=1e-6)
     assert_close(torch.tensor(child["answered"]["hop_attentions"]), torch.stack(alone.attentions)[:, 0, :2],
                  atol=1e-6, rtol=0)
+
+
+# the pipeline: what has no meaning is refused, what lies outside training is warned about --------------------------
+
+
+def answerer(normalizer=None) -> MemoryQuestionAnsweringPipeline:
+    """The pipeline over ``model_for`` and a word-level tokenizer of "[PAD] [UNK] a b c … g" (``normalizer``: one of
+    the tokenizers library's, applied before the words are split)."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    words = ["[PAD]", "[UNK]", *"abcdefg"]
+    tokenizer = Tokenizer(models.WordLevel({word: index for index, word in enumerate(words)}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.normalizer = normalizer
+    model = model_for().float()
+    model.config.id2label = dict(enumerate("abcd"))
+    return MemoryQuestionAnsweringPipeline(model=model, tokenizer=PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer, pad_token="[PAD]", unk_token="[UNK]"))
+
+
+@pytest.mark.parametrize("inputs, message", [
+    (dict(memory=[], question="a b"), r"^`memory` is an empty list: a memory network answers from its memory; give it "
+                                      r"at least one sentence\.$"),
+    (dict(memory=[""], question="a b"), r"^`memory\[0\]` is empty \(''\): remove it or give a sentence\.$"),
+    (dict(memory=["a b", "  "], question="a b"), r"^`memory\[1\]` is blank \('  '\): remove it or give a sentence\.$"),
+    (dict(inputs=[]), r"^`inputs` is an empty list: pass a dict with 'memory' and 'question', or a list of at least "
+                      r"one\.$"),
+])
+def test_the_pipeline_refuses_a_memory_without_sentences(inputs, message):
+    with pytest.raises(ValueError, match=message):
+        answerer()(**inputs)
+
+
+def test_the_pipeline_refuses_a_memory_without_a_word_the_tokenizer_writes():
+    from tokenizers import Regex, normalizers
+
+    strip_punctuation = answerer(normalizers.Replace(Regex(r"[.?!]"), ""))
+    with pytest.raises(ValueError, match=r"^`memory` \['\.\.\.', '\?'\] has no word the tokenizer knows how to write: "
+                                         r"there is nothing to answer from\.$"):
+        strip_punctuation(memory=["...", "?"], question="a b")
+    assert strip_punctuation(memory=["a b.", "?"], question="a b")["answer"] in "abcd"  # one sentence is enough
+
+
+def test_the_pipeline_warns_about_unknown_words(caplog):
+    pipe = answerer()
+    with caplog.at_level(logging.WARNING):
+        answered = pipe(memory=["x y z", "w v"], question="where is a")
+    assert answered["answer"] in "abcd"  # still answered, with a warning
+    assert "'x y z w v': 5 of its 5 tokens are unknown to the tokenizer ([UNK]); the output is unreliable." in caplog.text
+    assert "'where is a': 2 of its 3 tokens are unknown to the tokenizer ([UNK])" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        pipe(memory=["a b c", "d e"], question="f g b")
+    assert "unknown" not in caplog.text

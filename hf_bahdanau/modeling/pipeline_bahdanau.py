@@ -20,6 +20,7 @@ from transformers import GenerationConfig, Pipeline
 
 from .copying import decode_with_copies, encode_with_copies, tokens_with_copies
 from .decoding import check_texts, decoded_rows, first_eos, warn_about_source
+from .pipeline_inputs import check_batch
 
 
 class BahdanauTranslationPipeline(Pipeline):
@@ -49,7 +50,7 @@ class BahdanauTranslationPipeline(Pipeline):
         ``num_return_sequences`` > 1)."""
         if not isinstance(inputs, (str, list)):
             raise TypeError(f"`inputs` must be a string or a list of strings, got {type(inputs).__name__}.")
-        check_texts([inputs] if isinstance(inputs, str) else inputs, name="inputs")
+        check_texts(check_batch(inputs, "inputs", "a text"), name="inputs")
         result = super().__call__(inputs, **kwargs)
         if isinstance(inputs, list) and all(len(records) == 1 for records in result):
             return [records[0] for records in result]

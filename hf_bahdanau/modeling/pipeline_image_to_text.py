@@ -11,7 +11,9 @@ weights), so
     reader(image, return_attentions=True)
     # [{"generated_text": …, "attention": {"tokens": […], "grid": [H', W'], "weights": [[…]]}}]
 
-An image is a PIL image, a uint8 array or a path (or URL) that PIL opens. ``generate()`` options are passed through.
+An image is a PIL image, a uint8 array or a path (or URL) that PIL opens; a blank one (every pixel the same) is refused,
+and one far from the training images' height is read with a warning (``pipeline_inputs.read_image``). ``generate()``
+options are passed through.
 ``return_attentions=True`` adds, per generated token (EOS included), its attention over the image's own H' × W'
 regions, row-major (``plotting.plot_image_attention`` draws it over the image).
 """
@@ -22,6 +24,7 @@ from PIL import Image
 from transformers import GenerationConfig, Pipeline
 
 from .decoding import decoded_rows, first_eos
+from .pipeline_inputs import check_batch, read_image
 
 __all__ = ["BahdanauImageToTextPipeline"]
 
@@ -44,14 +47,19 @@ class BahdanauImageToTextPipeline(Pipeline):
     def __call__(self, images, **kwargs):
         """One image -> a list of records; a list of images -> one record per image (a list of records per image when
         ``num_return_sequences`` > 1)."""
+        if isinstance(images, (list, tuple)):
+            images = [read_image(image, f"images[{index}]", self.image_processor)
+                      for index, image in enumerate(check_batch(images, "images", "an image"))]
+        else:
+            images = read_image(images, "images", self.image_processor)
         result = super().__call__(images, **kwargs)
         if isinstance(images, (list, tuple)) and all(len(records) == 1 for records in result):
             return [records[0] for records in result]
         return result
 
     def preprocess(self, image) -> dict:
-        if isinstance(image, str):
-            image = self.image_processor.fetch_images(image) if "://" in image else Image.open(image)
+        if isinstance(image, str):  # from a generator or a dataset, which __call__ does not read
+            image = read_image(image, "images", self.image_processor)
         elif not isinstance(image, (Image.Image, np.ndarray, torch.Tensor)):
             raise ValueError(f"An image must be a PIL image, a uint8 array or a path, got {type(image).__name__}.")
         return dict(self.image_processor(image, return_tensors="pt"))

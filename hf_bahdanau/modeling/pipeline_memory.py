@@ -11,10 +11,15 @@ saved with every memory network (``custom_pipelines`` in ``config.json``, this f
 The sentences are tokenized one by one without special tokens. With temporal encoding the model reads at most
 ``config.memory_size`` sentences: the most recent are kept, as in the paper, and the older ones get attention 0 in
 ``hop_attentions`` (one list per hop, one weight per given sentence). ``top_k`` > 1 returns the k likeliest answers.
+A memory without a sentence (or without a word the tokenizer writes) is refused with a ValueError: the model would
+answer from the question alone. Unknown words in the memory or the question are logged as warnings.
 """
 
 import torch
 from transformers import Pipeline
+
+from .pipeline_inputs import check_batch
+from .source_warnings import warn_about_source
 
 __all__ = ["MemoryQuestionAnsweringPipeline"]
 
@@ -39,7 +44,7 @@ class MemoryQuestionAnsweringPipeline(Pipeline):
         """One question (a dict, or ``memory=`` and ``question=``) -> one record; a list of dicts -> a record each."""
         if inputs is None:
             inputs = {"memory": memory, "question": question}
-        for item in inputs if isinstance(inputs, list) else [inputs]:
+        for item in check_batch(inputs, "inputs", "a dict with 'memory' and 'question'"):
             _check_item(item)
         return super().__call__(inputs, **kwargs)
 
@@ -50,6 +55,12 @@ class MemoryQuestionAnsweringPipeline(Pipeline):
         if not question:
             raise ValueError(f"`question` {item['question']!r} has no token the tokenizer knows how to write.")
         words = [self.tokenizer(sentence, add_special_tokens=False)["input_ids"] for sentence in kept]
+        if not any(words):
+            raise ValueError(f"`memory` {kept!r:.200} has no word the tokenizer knows how to write: there is nothing "
+                             "to answer from.")
+        warn_about_source(" ".join(kept), [token for sentence in words for token in sentence], self.tokenizer,
+                          self.model.config)
+        warn_about_source(item["question"], question, self.tokenizer, self.model.config)
         width = max([len(sentence) for sentence in words] + [1])
         pad = self.model.config.pad_token_id or 0
         memory_ids = torch.full((1, max(len(words), 1), width), pad, dtype=torch.long)
@@ -79,7 +90,7 @@ class MemoryQuestionAnsweringPipeline(Pipeline):
 
 
 def _check_item(item) -> None:
-    """A dict with ``memory`` (a list of strings, may be empty) and ``question`` (a non-blank string)."""
+    """A dict with ``memory`` (a list of at least one non-blank string) and ``question`` (a non-blank string)."""
     if not isinstance(item, dict) or set(item) != {"memory", "question"}:
         raise ValueError(f"Each input must be a dict with the keys 'memory' (a list of sentences) and 'question', "
                          f"got {item!r:.200}.")
@@ -87,5 +98,12 @@ def _check_item(item) -> None:
     if isinstance(memory, str) or not isinstance(memory, (list, tuple)) or not all(
             isinstance(sentence, str) for sentence in memory):
         raise ValueError(f"`memory` must be a list of sentences (strings), got {memory!r:.200}.")
+    if not memory:
+        raise ValueError("`memory` is an empty list: a memory network answers from its memory; give it at least one "
+                         "sentence.")
+    for index, sentence in enumerate(memory):
+        if not sentence.strip():
+            raise ValueError(f"`memory[{index}]` is {'empty' if not sentence else 'blank'} ({sentence!r}): remove it "
+                             "or give a sentence.")
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"`question` must be a non-blank string, got {question!r:.200}.")

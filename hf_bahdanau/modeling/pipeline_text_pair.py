@@ -11,10 +11,14 @@ pipeline is saved with the model (``custom_pipelines`` in ``config.json``, this 
 ``top_k`` > 1 returns ``{"answers": [{"answer", "score"}, …]}``, likeliest first. ``return_attentions=True`` adds
 ``question_words`` and ``context_words`` (the tokens read, without special tokens) and ``attentions``: one record
 per question level (``{"level", "question", "context"}``, each a weight per word of that text, each summing to 1).
+Unknown words in either text are logged as warnings.
 """
 
 import torch
 from transformers import Pipeline
+
+from .pipeline_inputs import check_batch
+from .source_warnings import warn_about_source
 
 __all__ = ["PassageQuestionAnsweringPipeline"]
 
@@ -43,7 +47,7 @@ class PassageQuestionAnsweringPipeline(Pipeline):
         """One question (a dict, or ``context=`` and ``question=``) -> one record; a list of dicts -> a record each."""
         if inputs is None:
             inputs = {"context": context, "question": question}
-        for item in inputs if isinstance(inputs, list) else [inputs]:
+        for item in check_batch(inputs, "inputs", "a dict with 'context' and 'question'"):
             _check_item(item)
         return super().__call__(inputs, **kwargs)
 
@@ -53,6 +57,7 @@ class PassageQuestionAnsweringPipeline(Pipeline):
             ids = self.tokenizer(item[name], add_special_tokens=False)["input_ids"]
             if not ids:
                 raise ValueError(f"`{name}` {item[name]!r:.200} has no token the tokenizer knows how to write.")
+            warn_about_source(item[name], ids, self.tokenizer, self.model.config)
             batch[prefix] = torch.tensor([ids])
         batch["attention_mask"] = torch.ones_like(batch["input_ids"])
         batch["context_attention_mask"] = torch.ones_like(batch["context_ids"])

@@ -10,16 +10,20 @@ transformers 5 removed its visual-question-answering pipeline; this one is saved
     vqa([{"image": image, "question": "is there a circle?"}, …], top_k=3)
     # [{"answers": [{"answer": "no", "score": 0.97}, …]}, …]
 
-An image is a PIL image, a uint8 array or a path (or URL) that PIL opens. ``return_attentions=True`` adds the question's
-tokens, each level's weights over them (``question_attentions``, one list per level of ``levels``) and over the image's
-own grid of regions (``image_attentions``: one list per level, ``grid_size`` = [rows, columns] nested lists);
-``plotting.plot_coattention`` draws them.
+An image is a PIL image, a uint8 array or a path (or URL) that PIL opens; a blank one (every pixel the same) is refused,
+and one far from the training images' height, or a question with unknown words, is read with a warning.
+``return_attentions=True`` adds the question's tokens, each level's weights over them (``question_attentions``, one
+list per level of ``levels``) and over the image's own grid of regions (``image_attentions``: one list per level,
+``grid_size`` = [rows, columns] nested lists); ``plotting.plot_coattention`` draws them.
 """
 
 import numpy as np
 import torch
 from PIL import Image
 from transformers import Pipeline
+
+from .pipeline_inputs import check_batch, read_image
+from .source_warnings import warn_about_source
 
 __all__ = ["VisualQuestionAnsweringPipeline"]
 
@@ -48,17 +52,16 @@ class VisualQuestionAnsweringPipeline(Pipeline):
         elif image is not None or question is not None:
             raise ValueError("Pass the inputs either as a dict (or a list of dicts) or as `image=` and `question=`, "
                              "not both.")
-        for item in inputs if isinstance(inputs, list) else [inputs]:
+        for item in check_batch(inputs, "inputs", "a dict with an 'image' and a 'question'"):
             _check_item(item)
         return super().__call__(inputs, **kwargs)
 
     def preprocess(self, item: dict) -> dict:
-        image = item["image"]
-        if isinstance(image, str):
-            image = self.image_processor.fetch_images(image) if "://" in image else Image.open(image)
+        image = read_image(item["image"], "image", self.image_processor)
         question = self.tokenizer(item["question"], add_special_tokens=False)["input_ids"]
         if not question:
             raise ValueError(f"`question` {item['question']!r} has no token the tokenizer knows how to write.")
+        warn_about_source(item["question"], question, self.tokenizer, self.model.config)
         return {**dict(self.image_processor(image, return_tensors="pt")), "input_ids": torch.tensor([question]),
                 "attention_mask": torch.ones(1, len(question), dtype=torch.long)}
 
