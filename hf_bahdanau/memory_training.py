@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import torch
 from transformers import TrainerCallback, TrainerControl, TrainerState, TrainingArguments
+from transformers.trainer_callback import ExportableState
 
 __all__ = ["DataCollatorForMemoryNetwork", "DataCollatorForTextPairs", "LinearStartCallback"]
 
@@ -68,10 +69,12 @@ class DataCollatorForMemoryNetwork:
         return output
 
 
-class LinearStartCallback(TrainerCallback):
+class LinearStartCallback(TrainerCallback, ExportableState):
     """Sukhbaatar et al.'s linear start: while ``model.config.linear_start`` is True the hops have no softmax; at the
     first evaluation whose ``eval_loss`` is not below the best so far (or after ``max_epochs`` epochs, if given), the
-    softmax is put back for the rest of training. Evaluate at least once an epoch (``eval_strategy="epoch"``)."""
+    softmax is put back for the rest of training. Evaluate at least once an epoch (``eval_strategy="epoch"``).
+    trainer_state.json keeps the epoch it ended at (``stateful_callbacks``): the saved config says
+    ``linear_start=False``, the model card says how long training ran without the softmax."""
 
     def __init__(self, max_epochs: float | None = None) -> None:
         self.max_epochs = max_epochs
@@ -97,6 +100,12 @@ class LinearStartCallback(TrainerCallback):
         if (model is not None and model.config.linear_start and self.max_epochs is not None
                 and state.epoch is not None and state.epoch >= self.max_epochs):
             self._end(state, model, f"{self.max_epochs} epochs")
+
+    def on_train_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, **kwargs) -> None:
+        state.stateful_callbacks[type(self).__name__] = self.state()
+
+    def state(self) -> dict:
+        return {"args": {"max_epochs": self.max_epochs}, "attributes": {"ended_at_epoch": self.ended_at_epoch}}
 
 
 @dataclass

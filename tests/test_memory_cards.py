@@ -113,6 +113,23 @@ def test_architecture_task_and_limitations_follow_the_config(card, model_dir):
     assert "Position encoding keeps word order" in text and "RNN" not in text.split("## Limitations")[1]
 
 
+def test_a_model_trained_with_linear_start_says_so(model_dir, tmp_path):
+    """LinearStartCallback puts the softmax back (the saved config says linear_start=False) and records in
+    trainer_state.json when: the card reads it there (it used to say "Linear start: off")."""
+    folder = tmp_path / "trained"
+    folder.mkdir()
+    for path in model_dir.iterdir():
+        if path.name != "README.md":
+            (folder / path.name).write_bytes(path.read_bytes())
+    state = {"epoch": 20.0, "global_step": 200, "log_history": [],
+             "stateful_callbacks": {"LinearStartCallback": {"args": {"max_epochs": 10.0},
+                                                            "attributes": {"ended_at_epoch": 8.0}}}}
+    (folder / "trainer_state.json").write_text(json.dumps(state))
+    text = ModelCard.load(write_model_card(folder, task=TASK, example_inputs=[json.dumps(EXAMPLE)])).text
+    assert ("- **Linear start**: in training: the hops' softmax was left out (p_i = u^kᵀ m_i) for the first 8 epochs, "
+            "then put back; every hop of the saved model is a softmax\n") in text
+
+
 def test_the_other_options_are_described_by_their_own_words():
     config = memory_config(weight_tying="layer_wise", sentence_encoding="bag_of_words", temporal_encoding=False,
                            linear_start=True, num_hops=1).to_dict()

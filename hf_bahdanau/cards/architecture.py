@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from hf_bahdanau import PRESETS
+from hf_bahdanau.memory_training import LinearStartCallback
 from hf_bahdanau.modeling.axes import (ATTENTION_MODES, ATTENTION_SCOPES, ATTENTION_SCORES, BRIDGES, CO_ATTENTIONS,
                                        CONTEXT_MODES, DECODER_STYLES, DEEP_OUTPUTS, EMBEDDING_SOURCES, POOLINGS,
                                        RNN_TYPES, SENTENCE_ENCODINGS, WEIGHT_TYINGS, describe_token_attention)
@@ -153,13 +154,15 @@ def _decoder_lines(config: dict[str, Any], cell: str, task: str) -> list[str]:
     return lines
 
 
-def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
+def describe(config: dict[str, Any], task: str = "translation", trainer_state: dict[str, Any] | None = None
+             ) -> Architecture:
     """Bullet lines naming every architectural choice of a ``BahdanauConfig`` dict: the encoder, then the decoder's
     (translation), the tagger's token attention (token-classification) or the pooling (text-classification); for a
-    ``MemoryNetworkConfig`` (memory-question-answering), ``describe_memory_network``'s; for a
-    ``BahdanauImageToTextConfig`` (image-to-text), ``describe_image_to_text``'s."""
+    ``MemoryNetworkConfig`` (memory-question-answering), ``describe_memory_network``'s (with ``trainer_state``,
+    trainer_state.json, when linear start ended in training); for a ``BahdanauImageToTextConfig`` (image-to-text),
+    ``describe_image_to_text``'s."""
     if task == "memory-question-answering":
-        return describe_memory_network(config)
+        return describe_memory_network(config, trainer_state)
     if task == "image-to-text":
         return describe_image_to_text(config)
     if task == "visual-question-answering":
@@ -205,9 +208,10 @@ def describe(config: dict[str, Any], task: str = "translation") -> Architecture:
     return Architecture(preset, paper_of(preset), lines)
 
 
-def describe_memory_network(config: dict[str, Any]) -> Architecture:
+def describe_memory_network(config: dict[str, Any], trainer_state: dict[str, Any] | None = None) -> Architecture:
     """Bullet lines naming every choice of a ``MemoryNetworkConfig`` dict (Sukhbaatar et al., 2015): hops, sentence
-    encoding, weight tying, temporal encoding with random noise, linear start and the answers."""
+    encoding, weight tying, temporal encoding with random noise, linear start (the config's, or when trainer_state.json
+    ``trainer_state`` records that ``LinearStartCallback`` ended it, that training's) and the answers."""
     hops = config["num_hops"]
     lines = [f"**Memory**: K = {hops} hop{'s' if hops > 1 else ''} of attention over the memory sentences, d = "
              f"{config['hidden_size']}, a vocabulary of {config['vocab_size']:,} words; hop k reads p_i = "
@@ -224,9 +228,16 @@ def describe_memory_network(config: dict[str, Any]) -> Architecture:
     else:
         temporal = "none: the sentences' order is not seen (the memory is a set)"
     lines.append(f"**Temporal encoding**: {temporal}")
-    lines.append("**Linear start**: " + ("on: the hops' softmax is left out (p_i = u^kᵀ m_i), as in the first epochs "
-                                         "of training" if config["linear_start"] else
-                                         "off: every hop's attention is a softmax"))
+    ended = (((trainer_state or {}).get("stateful_callbacks") or {}).get(LinearStartCallback.__name__) or {}).get(
+        "attributes", {}).get("ended_at_epoch")
+    if config["linear_start"]:
+        linear_start = "on: the hops' softmax is left out (p_i = u^kᵀ m_i), as in the first epochs of training"
+    elif ended is not None:
+        linear_start = (f"in training: the hops' softmax was left out (p_i = u^kᵀ m_i) for the first {ended:g} "
+                        "epochs, then put back; every hop of the saved model is a softmax")
+    else:
+        linear_start = "off: every hop's attention is a softmax"
+    lines.append(f"**Linear start**: {linear_start}")
     answers = (f"**Answers**: one of {len(config.get('id2label') or {})} answers (a closed answer vocabulary), â = "
                "softmax(W u^{K+1}); ")
     tied = config.get("answer_token_ids") is not None and config["weight_tying"] == "adjacent"

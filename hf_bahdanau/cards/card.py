@@ -24,6 +24,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from hf_bahdanau.modeling.axes import QUESTION_LEVELS
 
 from .architecture import Architecture, describe
+from .example_images import EXAMPLE_IMAGES, example_paths
 from .folder import parameter_count, pictures, read_json, split_metrics, training_arguments
 from .transformer import (TRANSFORMER_MODEL_TYPES, TRANSFORMER_TAGS, describe_transformer, transformer_limitations,
                           transformer_summary, transformer_task_description, transformer_usage)
@@ -49,7 +50,6 @@ PIPELINE_TAGS = ("translation", "token-classification", "text-classification", "
                  "visual-question-answering")
 DEFAULT_LICENSE = "apache-2.0"  # a new card's, when none is given (a card written again keeps its own)
 LICENSE_ID = re.compile(r"[a-z0-9][a-z0-9.+-]*")  # the Hub's licence ids: apache-2.0, gpl-2.0, cc-by-4.0, other
-EXAMPLE_IMAGES = "example_*.png"  # an image-to-text (or VQA) folder's example images when none are named
 MEMORY_EXAMPLE = json.dumps({"memory": ["Mary moved to the bathroom.", "John went to the hallway."],
                              "question": "Where is Mary?"})
 PASSAGE_EXAMPLE = json.dumps({"context": "Mary moved to the bathroom. John went to the hallway.",
@@ -122,7 +122,8 @@ def write_model_card(
     the folder's ``training_args.bin``. model_id: the name the usage code loads (default: ``hub_model_id`` of the
     training arguments, else the folder path). example_inputs: texts the usage code runs on; for
     ``task="memory-question-answering"``, JSON objects ``{"memory": [sentences], "question": text}``; for
-    ``task="image-to-text"``, image files in ``model_dir`` named relative to it (default: its ``example_*.png``).
+    ``task="image-to-text"``, image files in ``model_dir`` named relative to it (default: its ``example_*.png``;
+    ``[]``: none, the usage code then reads the user's own image).
     """
     model_dir = Path(model_dir)
     card = build_model_card(
@@ -185,7 +186,8 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
         for split, metrics in splits.items() if split != "train"
         for name, value in metrics.items() if name.removeprefix(LONG_INPUTS) not in NOT_IN_MODEL_INDEX
     ]
-    architecture = describe_transformer(config) if baseline else describe(config, task)
+    state = read_json(model_dir / "trainer_state.json")
+    architecture = describe_transformer(config) if baseline else describe(config, task, state)
     if baseline:
         tags = list(TRANSFORMER_TAGS)
     elif task == "memory-question-answering":
@@ -212,16 +214,17 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
     )
     generation = read_json(model_dir / "generation_config.json") or {}
     processor = read_json(model_dir / "preprocessor_config.json") or {}
+    given = previous.examples if example_inputs is None else list(example_inputs)
     if task == "image-to-text":
-        examples = example_images(model_dir, example_inputs or previous.examples)
-        card_data.widget = [{"src": name} for name in examples]
+        examples = example_images(model_dir, given)
+        card_data.widget = [{"src": name} for name in examples] or None
     elif task == "visual-question-answering":
-        examples = vqa_examples(model_dir, example_inputs or previous.examples, EXAMPLE_IMAGES)
-        card_data.widget = [{"src": item["image"], "text": item["question"]} for item in examples]
+        examples = vqa_examples(model_dir, given)
+        card_data.widget = [{"src": item["image"], "text": item["question"]} for item in examples] or None
     else:
         default = {"memory-question-answering": MEMORY_EXAMPLE, "passage-question-answering": PASSAGE_EXAMPLE}.get(
             task, "An example input.")
-        examples = list(example_inputs or previous.examples or [default])
+        examples = list(given or [default])
         if task == "memory-question-answering":
             memory_example(examples[0])  # checked before anything is written
         if task == "passage-question-answering":
@@ -232,7 +235,6 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
     if page and (model_dir / page).is_file():
         caption += f" `{page}` (open it in a browser) shows each token's attention over more test images."
     figures = [path for path in pictures(model_dir) if path not in example_files(task, examples)]
-    state = read_json(model_dir / "trainer_state.json")
     log_headers, log_rows = training_log(state)
     return ModelCard.from_template(
         card_data, template_path=TEMPLATE,
@@ -275,7 +277,7 @@ def example_files(task: str, examples: list) -> set[str]:
 class PreviousCard:
     """What was given when the folder's card was last written: writing it again without them keeps them."""
 
-    examples: list[str] = field(default_factory=list)
+    examples: list[str] | None = None  # None: no card; []: a card without examples
     language: str | list[str] | None = None
     license: str | None = None
     dataset_name: str | None = None
@@ -522,13 +524,16 @@ def answerer_usage(model_id: str, module: str, pipeline_class: str, question: st
 """) + textwrap.dedent(question)
 
 
-def example_images(model_dir: Path, examples: Sequence[str]) -> list[str]:
-    """The example images of an image-to-text card: ``examples``, or the folder's EXAMPLE_IMAGES; each a file in
-    ``model_dir`` named relative to it (the usage code opens it there, or in the repository's download)."""
-    examples = list(examples) or sorted(path.name for path in model_dir.glob(EXAMPLE_IMAGES))
-    if not examples:
-        raise ValueError(f"`example_inputs`: an image-to-text card runs its usage code on images in `model_dir` "
-                         f"({model_dir}); none were given and it holds no {EXAMPLE_IMAGES}.")
+def example_images(model_dir: Path, examples: Sequence[str] | None) -> list[str]:
+    """The example images of an image-to-text card: ``examples`` (``[]``: none), or when None the folder's
+    EXAMPLE_IMAGES; each a file in ``model_dir`` named relative to it (the usage code opens it there, or in the
+    repository's download)."""
+    if examples is None:
+        examples = sorted(path.name for path in model_dir.glob(EXAMPLE_IMAGES))
+        if not examples:
+            raise ValueError(f"`example_inputs`: an image-to-text card runs its usage code on images in `model_dir` "
+                             f"({model_dir}); none were given and it holds no {EXAMPLE_IMAGES} (`[]`: a card without "
+                             "examples).")
     for name in examples:
         path = Path(name)
         if path.is_absolute() or ".." in path.parts or not (model_dir / path).is_file():
@@ -544,9 +549,7 @@ def image_usage(model_id: str, examples: list[str], generation: dict[str, Any], 
                "from PIL import Image\nfrom transformers import AutoImageProcessor, AutoModelForImageTextToText, "
                "AutoTokenizer" if remote else "from transformers import pipeline")
     load = (f"import os\n\nfrom huggingface_hub import snapshot_download\n{imports}\n\n"
-            f"model_id = {json.dumps(model_id)}\n"
-            "folder = model_id if os.path.isdir(model_id) else snapshot_download(model_id)  # with the example images\n"
-            f"images = [os.path.join(folder, name) for name in {json.dumps(examples)}]\n")
+            f"model_id = {json.dumps(model_id)}\n" + example_paths(examples))
     if remote:
         return load + textwrap.dedent(f"""\
             processor = AutoImageProcessor.from_pretrained(folder, trust_remote_code=True)

@@ -11,6 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .example_images import EXAMPLE_IMAGES, example_paths
+
 __all__ = ["VQA_QUESTION", "VQA_TAGS", "vqa_examples", "vqa_limitations", "vqa_pipeline_usage", "vqa_task_description",
            "vqa_usage"]
 
@@ -19,15 +21,16 @@ VQA_QUESTION = "What is in the image?"  # asked of each of the folder's example 
 VQA_TAGS = {"parallel": "co-attention", "alternating": "co-attention", "context": "attention", "none": "no-attention"}
 
 
-def vqa_examples(model_dir: Path, examples: Sequence[str], pattern: str) -> list[dict[str, str]]:
+def vqa_examples(model_dir: Path, examples: Sequence[str] | None) -> list[dict[str, str]]:
     """The examples of a VQA card as {"image": file, "question": text}: ``examples`` (JSON objects of that form, each
-    image a file in ``model_dir`` named relative to it), or each image of the folder matching ``pattern`` with
-    VQA_QUESTION; ValueError naming ``example_inputs`` otherwise."""
-    if not examples:
-        images = sorted(path.name for path in model_dir.glob(pattern))
+    image a file in ``model_dir`` named relative to it; ``[]``: none), or when None each of the folder's
+    EXAMPLE_IMAGES with VQA_QUESTION; ValueError naming ``example_inputs`` otherwise."""
+    if examples is None:
+        images = sorted(path.name for path in model_dir.glob(EXAMPLE_IMAGES))
         if not images:
             raise ValueError(f"`example_inputs`: a visual question answering card runs its usage code on images in "
-                             f"`model_dir` ({model_dir}); none were given and it holds no {pattern}.")
+                             f"`model_dir` ({model_dir}); none were given and it holds no {EXAMPLE_IMAGES} (`[]`: a "
+                             "card without examples).")
         return [{"image": name, "question": VQA_QUESTION} for name in images]
     items = []
     for example in examples:
@@ -50,11 +53,10 @@ def vqa_examples(model_dir: Path, examples: Sequence[str], pattern: str) -> list
 def _load(model_id: str, examples: list[dict[str, str]], imports: str) -> str:
     """The usage code's start: ``imports``, the model's folder (downloaded with its example images) and the
     examples' image paths and questions."""
+    questions = [item["question"] for item in examples] or [VQA_QUESTION]
     return (f"import os\n\nfrom huggingface_hub import snapshot_download\n{imports}\n\n"
-            f"model_id = {json.dumps(model_id)}\n"
-            "folder = model_id if os.path.isdir(model_id) else snapshot_download(model_id)  # with the example images\n"
-            f"images = [os.path.join(folder, name) for name in {json.dumps([item['image'] for item in examples])}]\n"
-            f"questions = {json.dumps([item['question'] for item in examples], ensure_ascii=False)}\n")
+            f"model_id = {json.dumps(model_id)}\n" + example_paths([item["image"] for item in examples])
+            + f"questions = {json.dumps(questions, ensure_ascii=False)}\n")
 
 
 def _inputs(reads: str) -> str:
