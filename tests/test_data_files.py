@@ -136,9 +136,10 @@ def test_labels_stay_text_and_the_rows_read_per_split_are_logged(tmp_path, caplo
     data_args = ClassificationDataArguments(train_file=write(tmp_path, "train.csv", "text,label\na,4.5\nb,007\n"),
                                             test_file=write(tmp_path, "test.tsv", TRICKY_TSV.replace("source", "text")
                                                             .replace("target", "label")))
-    with caplog.at_level(logging.WARNING, logger="training.data_files"):
+    with caplog.at_level(logging.INFO, logger="training.data_files"):
         raw = load_raw_splits(data_args)
     assert raw["train"]["label"] == ["4.5", "007"]
+    assert {record.levelname for record in caplog.records} == {"INFO"}
     assert [record.getMessage() for record in caplog.records] == [
         f"Read 2 train rows from `--train_file` {tmp_path / 'train.csv'}",
         f"Read {len(TRICKY_SOURCES)} test rows from `--test_file` {tmp_path / 'test.tsv'}"]
@@ -152,7 +153,7 @@ def test_a_hub_dataset_must_have_the_columns_and_its_rows_read_are_logged(monkey
                                          "\\['input_features'\\] \\(`--dataset_name` someone/points\\)"):
         load_raw_splits(PointerDataArguments(dataset_name="someone/points"))
     hub["test"] = hub["train"]
-    with caplog.at_level(logging.WARNING, logger="training.data_files"):
+    with caplog.at_level(logging.INFO, logger="training.data_files"):
         assert load_raw_splits(PointerDataArguments(dataset_name="someone/points")) is hub
     assert [record.getMessage() for record in caplog.records] == [
         f"Read 1 {split} rows from `--dataset_name` someone/points" for split in ("train", "test")]

@@ -271,8 +271,8 @@ def load_raw_splits(data_args: DataFileArguments, cache_dir: str | None = None, 
                    if getattr(data_args, argument)}
         raw = datasets.DatasetDict({split: read_file(getattr(data_args, SPLITS[split]), SPLITS[split], columns)
                                     for split in sources})
-    for split, dataset in raw.items():  # at warning level, so that the default log level shows it
-        logger.warning("Read %d %s rows from %s", len(dataset), split, sources[split])
+    for split, dataset in raw.items():  # shown at --log_level info (setup_logging), as transformers' examples log
+        logger.info("Read %d %s rows from %s", len(dataset), split, sources[split])
     return raw
 
 
