@@ -35,9 +35,13 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def assert_the_run_ends_by_naming_the_model(capfd, recwarn, output_dir: Path, task: str) -> None:
-    """The last line says where the model is and how to use it; no data loader warned about pin_memory on CPU."""
+    """The last line says where the model is and how to use it, with code that runs as printed (it used to lack
+    ``import transformers``); no data loader warned about pin_memory on CPU."""
     last_line = capfd.readouterr().out.strip().splitlines()[-1]
-    assert last_line.startswith(f"The model is saved in {output_dir} ") and f'pipeline("{task}"' in last_line
+    assert last_line.startswith(f"The model is saved in {output_dir} ")
+    usage = last_line.split("; use it with: ", 1)[1]
+    assert usage.startswith(f'import hf_bahdanau, transformers; transformers.pipeline("{task}", model="{output_dir}"')
+    exec(usage, {})
     assert not [warning for warning in recwarn if "pin_memory" in str(warning.message)]
 
 

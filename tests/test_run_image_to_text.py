@@ -2,10 +2,15 @@
 
 import json
 import math
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from child_process import SUBPROCESS_TIMEOUT, child_env
+from huggingface_hub import ModelCard
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
 from hf_bahdanau import BahdanauImageProcessor
@@ -76,18 +81,30 @@ def test_the_table_reads_finished_runs(tmp_path):
     assert image_text_table.markdown(results).splitlines()[2] == "| digits | soft | 81.2 | 6.2 | 50.0 | 12.5 | 300 | 7.25 |"
 
 
-def test_a_short_run_writes_the_folder(tmp_path):
+SHORT_RUN = ["--do_train", "--do_eval", "--do_predict", "--predict_with_generate", "--max_train_samples", "64",
+             "--max_eval_samples", "8", "--max_predict_samples", "8", "--max_steps", "10",
+             "--per_device_train_batch_size", "16", "--per_device_eval_batch_size", "8", "--report_to", "none",
+             "--logging_steps", "5", "--save_strategy", "no", "--explorer_examples", "3", "--disable_tqdm", "true",
+             "--config_overrides", "hidden_size=16,embedding_size=8,attention_size=8,output_size=8,cnn_channels=[4,8],"
+                                   "cnn_pool_sizes=[[2,2],[2,2]],doubly_stochastic_weight=0.5"]
+
+
+def printed_usage(capsys) -> str:
+    """The code of the run's last line, "... use it with: CODE"."""
+    return capsys.readouterr().out.strip().splitlines()[-1].split("; use it with: ", 1)[1]
+
+
+def test_a_short_run_writes_the_folder(tmp_path, monkeypatch, capsys):
     """Ten steps on a few generated strips: the model, processor, tokenizer, metrics on the test and longer test
     strips, predictions, attention pictures, the explorer page and the card; the folder answers through the
-    pipeline."""
+    pipeline, and the last line's usage code runs as printed where the script ran (a relative --output_dir)."""
+    monkeypatch.chdir(tmp_path)
     output = tmp_path / "run"
-    main(["--output_dir", str(output), "--do_train", "--do_eval", "--do_predict", "--predict_with_generate",
-          "--max_train_samples", "64", "--max_eval_samples", "8", "--max_predict_samples", "8", "--max_steps", "10",
-          "--per_device_train_batch_size", "16", "--per_device_eval_batch_size", "8", "--report_to", "none",
-          "--logging_steps", "5", "--save_strategy", "no", "--num_pictures", "1", "--explorer_examples", "3",
-          "--disable_tqdm", "true", "--config_overrides",
-          "hidden_size=16,embedding_size=8,attention_size=8,output_size=8,cnn_channels=[4,8],"
-          "cnn_pool_sizes=[[2,2],[2,2]],doubly_stochastic_weight=0.5"])
+    main(["--output_dir", "run", "--num_pictures", "1", *SHORT_RUN])
+    usage = printed_usage(capsys)
+    assert usage == ('import hf_bahdanau, transformers; transformers.pipeline(model="run", trust_remote_code=True)'
+                     '("run/example_0.png")')
+    exec(usage, {})  # runs as printed, from where the script ran
     results = json.loads((output / "all_results.json").read_text())
     for name in ("eval_sequence_accuracy", "eval_cer", "predict_sequence_accuracy", "predict_cer",
                  "predict_long_sequence_accuracy", "predict_long_cer"):
@@ -124,3 +141,26 @@ def test_texts_a_csv_reader_lost_are_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match=r"split 'train' row 1 has no 'text' .*metadata.jsonl"):
         main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(tmp_path / "run"), "--do_train",
               "--max_steps", "1", "--report_to", "none"])
+
+
+def test_no_pictures_means_a_card_without_example_images(tmp_path, capsys):
+    """--num_pictures 0: no example or attention pictures, a card without a widget whose usage code reads the user's
+    own image, and a last line that says so (it used to fail at ``examples[0]`` after training)."""
+    output = tmp_path / "run"
+    main(["--output_dir", str(output), "--num_pictures", "0", *SHORT_RUN])
+    assert not list(output.glob("*_0.png")) and (output / "image_explorer.html").is_file()
+    card = ModelCard.load(output / "README.md")
+    assert "widget" not in card.data.to_dict() and "example_" not in card.text
+    assert 'images = ["image.png"]  # your image: the model was saved without example images' in card.text
+    assert printed_usage(capsys).endswith('trust_remote_code=True)("IMAGE.png")')
+
+
+def test_a_bad_argument_from_the_command_line_prints_one_line_and_exits_with_2(tmp_path):
+    """As argparse does for an unknown flag: no traceback, the message alone on stderr, exit status 2."""
+    script = Path(__file__).parents[1] / "training" / "run_image_to_text.py"
+    result = subprocess.run([sys.executable, str(script), "--num_pictures", "-1", "--output_dir", str(tmp_path)],
+                            cwd=tmp_path, env=child_env(tmp_path), capture_output=True, text=True,
+                            stdin=subprocess.DEVNULL, timeout=SUBPROCESS_TIMEOUT)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == ("run_image_to_text.py: error: `--num_pictures` must be 0 (none) or a positive number, "
+                             "got -1.\n")

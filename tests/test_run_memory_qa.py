@@ -7,6 +7,7 @@ from types import SimpleNamespace
 
 import datasets
 import pytest
+from huggingface_hub import ModelCard
 from transformers import pipeline
 
 from hf_bahdanau import MemoryNetworkConfig, MemoryNetworkForSequenceClassification
@@ -72,7 +73,7 @@ def test_the_hub_layout_gives_the_examples_of_facebook_files(tmp_path):
     assert from_hub == from_file and len(from_hub) == 12
 
 
-def test_bad_arguments_are_named():
+def test_bad_arguments_are_named(capsys):
     with pytest.raises(ValueError, match="`--babi_size` must be '1k' or '10k', got '5k'"):
         run_memory_qa.MemoryDataArguments(babi_size="5k")
     with pytest.raises(ValueError, match="`--babi_task` must be one of"):
@@ -80,18 +81,35 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="Give both `--train_file` and `--test_file`"):
         run_memory_qa.MemoryDataArguments(train_file="qa1_x_train.txt")
     with pytest.raises(ValueError, match="`--architecture` must be one of"):
-        run_memory_qa.main(["--architecture", "gru", "--output_dir", "unused"])
+        run_memory_qa.MemoryModelArguments(architecture="gru")
+    for flags, message in ((["--architecture", "gru"], "`--architecture` must be one of ['memn2n', 'lstm', "
+                                                       "'coattention'], got 'gru'."),
+                           (["--num_pictures", "-2"], "`--num_pictures` must be 0 (none) or a positive number, got "
+                                                      "-2.")):
+        with pytest.raises(SystemExit):  # the message alone, as argparse does
+            run_memory_qa.main([*flags, "--output_dir", "unused"])
+        assert capsys.readouterr().err.endswith(f": error: {message}\n")
 
 
 SHORT_RUN = ["training/configs/babi_memn2n.json", "--max_train_samples", "600", "--max_predict_samples", "200",
              "--num_train_epochs", "15", "--disable_tqdm", "true", "--num_pictures", "1", "--logging_steps", "5"]
 
 
-def test_a_short_run_learns_task_1_and_saves_a_usable_model(tmp_path, monkeypatch):
+def printed_usage(capsys) -> str:
+    """The code of the run's last line, "... use it with: CODE"."""
+    return capsys.readouterr().out.strip().splitlines()[-1].split("; use it with: ", 1)[1]
+
+
+def test_a_short_run_learns_task_1_and_saves_a_usable_model(tmp_path, monkeypatch, capsys):
     """600 generated task-1 questions, 15 epochs (about 10 s): test accuracy far above the 1/6 of guessing among the
-    six places; the folder loads, answers through the pipeline, and holds the pictures, the page and the card."""
+    six places; the folder loads, answers through the pipeline, and holds the pictures, the page and the card; the
+    last line's usage code runs as printed."""
     monkeypatch.chdir(run_memory_qa.REPO_ROOT)
     run_memory_qa.main([*SHORT_RUN, "--output_dir", str(tmp_path)])
+    usage = printed_usage(capsys)
+    assert usage.startswith(f'import hf_bahdanau, transformers; transformers.pipeline(model="{tmp_path}", '
+                            'trust_remote_code=True)(**{"memory": [')
+    exec(usage, {})
     results = json.loads((tmp_path / "all_results.json").read_text())
     assert results["predict_samples"] == 200 and results["predict_accuracy"] > 0.5
     assert results["predict_error"] == pytest.approx(1 - results["predict_accuracy"])
@@ -100,6 +118,11 @@ def test_a_short_run_learns_task_1_and_saves_a_usable_model(tmp_path, monkeypatc
         assert (tmp_path / name).is_file(), name
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["linear_start"] is False  # linear start ended and the saved model has its softmax
+    ended = json.loads((tmp_path / "trainer_state.json").read_text())["stateful_callbacks"]["LinearStartCallback"][
+        "attributes"]["ended_at_epoch"]
+    assert 0 < ended <= 7.5  # at the latest half the 15 epochs; the card says so
+    assert f"- **Linear start**: in training: the hops' softmax was left out (p_i = u^kᵀ m_i) for the first {ended:g} " \
+           "epochs, then put back" in (tmp_path / "README.md").read_text()
     model = MemoryNetworkForSequenceClassification.from_pretrained(tmp_path)
     assert isinstance(model.config, MemoryNetworkConfig) and model.config.answer_token_ids is not None
     answerer = pipeline(model=str(tmp_path), trust_remote_code=True)
@@ -111,10 +134,17 @@ def test_a_short_run_learns_task_1_and_saves_a_usable_model(tmp_path, monkeypatc
     assert len(lines) == 200
 
 
-def test_the_lstm_baseline_reads_the_story_and_question_as_one_text(tmp_path, monkeypatch):
+def test_the_lstm_baseline_reads_the_story_and_question_as_one_text(tmp_path, monkeypatch, capsys):
+    """Its card's examples and the last line's usage code (which runs as printed) are such texts too."""
     monkeypatch.chdir(run_memory_qa.REPO_ROOT)
     run_memory_qa.main([*SHORT_RUN[:4], "50", "--num_train_epochs", "1", "--architecture", "lstm",
                         "--disable_tqdm", "true", "--output_dir", str(tmp_path)])
+    usage = printed_usage(capsys)
+    assert usage.startswith('import hf_bahdanau, transformers; transformers.pipeline("text-classification", '
+                            f'model="{tmp_path}", trust_remote_code=True)("')
+    exec(usage, {})
+    text = ModelCard.load(tmp_path / "README.md").data.widget[0]["text"]  # sentences, then the question: no JSON
+    assert text.endswith("?") and not text.startswith("{") and text in usage
     config = json.loads((tmp_path / "config.json").read_text())
     assert config["model_type"] == "bahdanau" and config["pooling_type"] == "final_state"
     assert json.loads((tmp_path / "all_results.json").read_text())["predict_samples"] == 50

@@ -18,11 +18,15 @@ FAST = ["--hidden_size", "16", "--embedding_size", "8", "--per_device_train_batc
 
 
 @pytest.mark.slow
-def test_convex_hull_run_writes_a_model_with_metrics_card_and_pictures(tmp_path):
+def test_convex_hull_run_writes_a_model_with_metrics_card_and_pictures(tmp_path, capsys):
     run_pointer.main(["--task", "convex_hull", "--train_n", "4-6", "--eval_n", "5", "--test_n", "4,7",
                       "--train_size", "320", "--eval_size", "20", "--test_size", "20", "--max_steps", "20",
                       "--num_beams", "2", "--do_train", "--do_eval", "--do_predict", "--output_dir", str(tmp_path),
                       *FAST])
+    usage = capsys.readouterr().out.strip().splitlines()[-1].split("; use it with: ", 1)[1]
+    assert usage.startswith(f'import hf_bahdanau, torch, transformers; transformers.AutoModel.from_pretrained('
+                            f'"{tmp_path}").generate(input_features=torch.tensor([[[')
+    exec(usage, {})  # runs as printed, on the first test row
     results = json.loads((tmp_path / "all_results.json").read_text())
     for prefix in ("eval_", "predict_n4_", "predict_n7_"):
         assert 0 <= results[f"{prefix}accuracy"] <= 1 and 0 <= results[f"{prefix}invalid_fraction"] <= 1
@@ -65,10 +69,12 @@ def test_sorting_from_files_learns_to_sort_four_numbers(tmp_path):
     (["--test_n", "5,x"], "--test_n"),
     (["--train_n", "9-5"], "--train_n"),
     (["--num_beams", "0"], "--num_beams"),
+    (["--max_plots", "-1"], "--max_plots"),
 ])
-def test_bad_arguments_are_refused_by_name(flags, named, tmp_path):
-    with pytest.raises(ValueError, match=named):
+def test_bad_arguments_are_refused_by_name(flags, named, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:  # the message alone, as argparse does
         run_pointer.main([*flags, "--output_dir", str(tmp_path), "--do_train"])
+    assert exit_info.value.code == 2 and f": error: `{named}` must be " in capsys.readouterr().err
 
 
 def test_predict_reads_pointer_ids_up_to_the_end():

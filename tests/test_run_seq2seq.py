@@ -92,11 +92,35 @@ def test_the_translation_configs_give_their_cards_the_datas_license(corpus, lice
     assert data_args.license == license
 
 
-def test_a_bad_license_is_refused_before_training():
-    with pytest.raises(ValueError, match="`license` must be a Hub licence id .* got 'GPL 2'"):
-        parse_arguments((ModelArguments, DataTrainingArguments, Seq2SeqTrainingArguments),
-                        ["--preset", "rnnsearch", "--train_file", "t.jsonl", "--output_dir", "out",
-                         "--license", "GPL 2"])
+def refused(argv: list[str], capsys) -> str:
+    """What parse_arguments prints when it refuses ``argv``: it exits with status 2, as argparse does."""
+    with pytest.raises(SystemExit) as exit_info:
+        parse_arguments((ModelArguments, DataTrainingArguments, Seq2SeqTrainingArguments), argv)
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err.count("\n") == 1, captured.err
+    return captured.err
+
+
+def test_a_bad_license_is_refused_before_training(capsys):
+    error = refused(["--preset", "rnnsearch", "--train_file", "t.jsonl", "--output_dir", "out", "--license", "GPL 2"],
+                    capsys)
+    assert error.endswith(": error: `license` must be a Hub licence id (lowercase letters, digits, '.', '+', '-'; "
+                          "e.g. apache-2.0, gpl-2.0, other), got 'GPL 2'.\n")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--preset", "nope", "--train_file", "t.jsonl"], "`--preset` must be one of"),  # a dataclass's __post_init__
+    (["--preset", "rnnsearch", "--train_file", "t.jsonl", "--max_steps", "0"], "`--max_steps` must be a positive "
+                                                                               "number of steps, or -1"),
+    (["--preset", "rnnsearch", "--train_file", "t.jsonl", "--num_alignment_pictures", "-1"],
+     "`--num_alignment_pictures` must be 0 (none) or a positive number, got -1."),
+    (["missing.json"], "The .json file of arguments 'missing.json' cannot be read: "),
+])
+def test_a_bad_argument_prints_its_message_alone_and_exits_with_2(argv, message, capsys):
+    """As argparse does for an unknown flag: 'PROG: error: MESSAGE' on stderr, no traceback, exit status 2."""
+    error = refused([*argv, "--output_dir", "out"] if argv[0] != "missing.json" else argv, capsys)
+    assert f": error: {message}" in error and "Traceback" not in error
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".tsv", ".json", ".jsonl"])
@@ -296,7 +320,7 @@ def test_a_run_with_the_coverage_loss_logs_it_beside_the_loss(tmp_path):
     assert json.loads((output_dir / "config.json").read_text())["coverage_loss_weight"] == 0.5
 
 
-def test_a_training_budget_in_minutes_stops_the_run(tmp_path):
+def test_a_training_budget_in_minutes_stops_the_run(tmp_path, capsys):
     """--max_train_minutes ends training at the first step past the budget, whatever --max_steps says: with a budget
     of 10⁻⁶ minutes (60 µs) the first step is already past it."""
     from training.run_seq2seq import main
@@ -310,5 +334,7 @@ def test_a_training_budget_in_minutes_stops_the_run(tmp_path):
     main([*arguments, "--max_train_minutes", "1e-6"])
     assert json.loads((tmp_path / "model" / "trainer_state.json").read_text())["global_step"] == 1
     for bad in ("0", "-1", "nan"):
-        with pytest.raises(ValueError, match=rf"`--max_train_minutes` must be a number of minutes > 0, got {bad}"):
+        with pytest.raises(SystemExit):
             main([*arguments, "--max_train_minutes", bad])
+        error = capsys.readouterr().err
+        assert f"error: `--max_train_minutes` must be a number of minutes > 0, got {float(bad)}." in error

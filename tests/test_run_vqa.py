@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from huggingface_hub import ModelCard
 from PIL import Image
 
 from hf_bahdanau import BahdanauImageProcessor
@@ -155,6 +156,28 @@ def test_a_short_run_on_a_user_folder_writes_a_folder_the_pipeline_answers_from(
         assert len(weights) == len(record["question_tokens"]) and math.isclose(sum(weights), 1, rel_tol=1e-5)
     for weights in record["image_attentions"]:
         assert np.asarray(weights).shape == (4, 4) and math.isclose(np.sum(weights), 1, rel_tol=1e-5)
+
+
+def test_the_last_line_runs_as_printed_and_no_pictures_means_a_card_without_them(tmp_path, monkeypatch, capsys):
+    """The printed usage names the example image by its path from where the script ran (a relative --output_dir),
+    and runs; with --num_pictures 0 (which used to fail after training: the card asked for example_*.png) no
+    picture is written, the card has no widget and its usage code reads the user's own image."""
+    write_folder(tmp_path / "data")
+    monkeypatch.chdir(tmp_path)
+    for count in ("1", "0"):
+        main(["--dataset_name", "data", "--output_dir", f"run{count}", "--num_pictures", count, *TINY])
+        usage = capsys.readouterr().out.strip().splitlines()[-1].split("; use it with: ", 1)[1]
+        if count == "1":
+            question = json.dumps(QUESTIONS[0])
+            assert usage == ('import hf_bahdanau, transformers; transformers.pipeline(model="run1", '
+                             f'trust_remote_code=True)(image="run1/example_0.png", question={question})')
+            exec(usage, {})
+    assert usage.endswith('(image="IMAGE.png", question="What is in the image?")')
+    assert not list((tmp_path / "run0").glob("*_0.png"))  # neither example_0.png nor coattention_0.png
+    card = ModelCard.load(tmp_path / "run0" / "README.md")
+    assert "widget" not in card.data.to_dict() and "example_" not in card.text
+    assert card.text.count('images = ["image.png"]  # your image: the model was saved without example images') == 3
+    assert card.text.count('questions = ["What is in the image?"]') == 3
 
 
 def test_a_question_only_baseline_trains_and_answers_without_reading_the_image(tmp_path):

@@ -18,7 +18,7 @@ from hf_bahdanau import BahdanauConfig
 from hf_bahdanau.cards import check_license
 from hf_bahdanau.locations import check_model_location
 
-__all__ = ["json_to_flags", "parse_arguments", "parse_config_overrides"]
+__all__ = ["check_counts", "json_to_flags", "parse_arguments", "parse_config_overrides"]
 
 JSON_ARGUMENTS = ("A .json file of arguments may come first (its keys are the flags' names, e.g. "
                   "training/configs/dates_rnnsearch.json); flags after it override its values.")
@@ -43,11 +43,19 @@ def parse_arguments(dataclass_types: tuple, argv: list[str], description: str | 
     Without an accelerator, ``--dataloader_pin_memory false`` is implied (pinning needs one, and torch warns at every
     data loader), and under torchrun ``--use_cpu true`` too (transformers runs DDP on CPU, over gloo, only with it;
     without it every process would train alone). Then the training arguments, the model's location and the card's
-    licence are checked.
+    licence are checked. A bad argument (a ValueError of these checks or of a dataclass's ``__post_init__``) ends the
+    process as argparse ends it for an unknown flag: ``PROG: error: MESSAGE`` on stderr, exit status 2, no traceback.
     """
     parser = HfArgumentParser(dataclass_types, description=description, epilog=JSON_ARGUMENTS)
+    try:
+        return _parse(parser, argv)
+    except ValueError as error:
+        parser.exit(2, f"{parser.prog}: error: {error}\n")
+
+
+def _parse(parser: HfArgumentParser, argv: list[str]) -> tuple:
     if argv and argv[0].endswith(".json"):
-        argv = json_to_flags(json.loads(Path(argv[0]).read_text())) + argv[1:]
+        argv = json_to_flags(read_json_arguments(Path(argv[0]))) + argv[1:]
     if not has_accelerator():
         if "--dataloader_pin_memory" not in argv:
             argv = [*argv, "--dataloader_pin_memory", "false"]
@@ -62,6 +70,26 @@ def parse_arguments(dataclass_types: tuple, argv: list[str], description: str | 
         if getattr(arguments, "license", None) is not None:  # the card is written after training: check it now
             check_license(arguments.license)
     return parsed
+
+
+def read_json_arguments(path: Path) -> dict:
+    """The arguments of a .json file of arguments: a JSON object of flag names and values."""
+    try:
+        arguments = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as error:
+        raise ValueError(f"The .json file of arguments {str(path)!r} cannot be read: {error}.") from None
+    if not isinstance(arguments, dict):
+        raise ValueError(f"The .json file of arguments {str(path)!r} must hold a JSON object of flags and values, got "
+                         f"{type(arguments).__name__}.")
+    return arguments
+
+
+def check_counts(arguments, *names: str) -> None:
+    """A ValueError naming the first of the fields ``names`` of ``arguments`` (how many pictures or examples to write)
+    that is below 0; 0 means none."""
+    for name in names:
+        if getattr(arguments, name) < 0:
+            raise ValueError(f"`--{name}` must be 0 (none) or a positive number, got {getattr(arguments, name)}.")
 
 
 def check_training_arguments(training_args: TrainingArguments) -> None:

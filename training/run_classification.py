@@ -26,6 +26,7 @@ self-attention and embedding mixture when the model has them), predictions.txt a
 --push_to_hub uploads it all.
 """
 
+import json
 import logging
 import sys
 from collections.abc import Callable
@@ -47,11 +48,11 @@ from transformers import (  # noqa: E402
 
 from hf_bahdanau import BahdanauForSequenceClassification  # noqa: E402
 from hf_bahdanau.plotting import plot_classifier_texts  # noqa: E402
-from training.arguments import parse_arguments  # noqa: E402
+from training.arguments import check_counts, parse_arguments  # noqa: E402
 from training.data_files import LABEL, NUMBER, TEXT, Column, DataFileArguments  # noqa: E402
 from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
 from training.figures import save_encoder_pictures  # noqa: E402
-from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
+from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
 from training.split_order import InOrderTrainer  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.metrics import load_metric  # noqa: E402
@@ -91,6 +92,7 @@ class ClassificationDataArguments(DataFileArguments):
         self.check_files()
         if self.max_seq_length is not None and self.max_seq_length < 2:
             raise ValueError(f"`--max_seq_length` must be at least 2, got {self.max_seq_length}.")
+        check_counts(self, "num_attention_pictures")
 
     def used_columns(self) -> dict[str, Column]:
         return {self.text_column_name: Column("text_column_name", TEXT),
@@ -233,10 +235,10 @@ def main(argv: list[str] | None = None) -> None:
         texts = pictured[data_args.text_column_name][: data_args.num_attention_pictures]
         save_attention_pictures(trainer.model, tokenizer, texts, output_dir)
         save_encoder_pictures(trainer.model, tokenizer, texts, output_dir)
+    examples = (pictured or splits["train"])[data_args.text_column_name][:2]
     finish_run(trainer, training_args, data_args, task="text-classification",
-               metric="eval_mse" if problem_type == "regression" else "eval_accuracy",
-               example_inputs=(pictured or splits["train"])[data_args.text_column_name][:2],
-               usage=f'import hf_bahdanau; transformers.pipeline("text-classification", model="{output_dir}")')
+               metric="eval_mse" if problem_type == "regression" else "eval_accuracy", example_inputs=examples,
+               usage=pipeline_usage(output_dir, f"({json.dumps(examples[0])})", task="text-classification"))
 
 
 if __name__ == "__main__":

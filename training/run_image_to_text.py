@@ -47,13 +47,13 @@ from transformers import (  # noqa: E402
 
 from hf_bahdanau import BahdanauForImageToText, BahdanauImageProcessor, BahdanauImageToTextConfig  # noqa: E402
 from hf_bahdanau.image_training import DataCollatorForImageToText  # noqa: E402
-from training.arguments import parse_config_overrides, parse_arguments  # noqa: E402
+from training.arguments import check_counts, parse_config_overrides, parse_arguments  # noqa: E402
 from training.data.make_babi import split_seed  # noqa: E402
 from training.data.make_image_text import COUNTS, GENERATORS, SPLITS  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.loss_logging import LossPartsLogging  # noqa: E402
 from training.metrics.g2p_error_rates.g2p_error_rates import edit_distance  # noqa: E402
-from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
+from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
 from training.tokenization import train_tokenizer  # noqa: E402
 from training.training_clock import TrainingBudgetCallback, TrainingClockCallback  # noqa: E402
 
@@ -81,6 +81,10 @@ class ImageTextModelArguments:
     max_train_minutes: float | None = field(default=None, metadata={"help": "Stop training after this many minutes "
                                                                             "(evaluations not counted)."})
     torch_num_threads: int | None = field(default=None, metadata={"help": "torch.set_num_threads."})
+
+    def __post_init__(self):
+        if self.attention not in ATTENTIONS:
+            raise ValueError(f"`--attention` must be one of {list(ATTENTIONS)}, got {self.attention!r}.")
 
 
 @dataclass
@@ -118,6 +122,7 @@ class ImageTextDataArguments:
         for name in ("max_train_samples", "max_eval_samples", "max_predict_samples", "image_height"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"`--{name}` must be a positive number, got {getattr(self, name)}.")
+        check_counts(self, "num_pictures", "explorer_examples")
 
 
 def load_splits(data_args: ImageTextDataArguments) -> tuple[datasets.DatasetDict, str]:
@@ -170,8 +175,6 @@ def build_model(model_args: ImageTextModelArguments, tokenizer, processor) -> Ba
     """A new (or --model_name_or_path's) image-to-text model for this tokenizer and processor."""
     if model_args.model_name_or_path:
         return AutoModelForImageTextToText.from_pretrained(model_args.model_name_or_path)
-    if model_args.attention not in ATTENTIONS:
-        raise ValueError(f"`--attention` must be one of {list(ATTENTIONS)}, got {model_args.attention!r}.")
     config = BahdanauImageToTextConfig(**{
         "vocab_size": len(tokenizer), "num_channels": processor.num_channels, "embedding_size": 64,
         "hidden_size": 256, "attention_size": 128, "output_size": 128,
@@ -244,10 +247,9 @@ def main(argv: list[str] | None = None) -> None:
     output_dir = Path(training_args.output_dir)
     processor.save_pretrained(output_dir)
     examples = save_attention_pictures(trainer.model, processor, tokenizer, splits["test"], data_args, output_dir)
+    image = json.dumps(str(output_dir / examples[0]) if examples else "IMAGE.png")
     finish_run(trainer, training_args, data_args, task="image-to-text", metric="eval_sequence_accuracy",
-               example_inputs=examples,
-               usage=f'import hf_bahdanau; transformers.pipeline(model="{output_dir}", trust_remote_code=True)'
-                     f'("{examples[0]}")')
+               example_inputs=examples, usage=pipeline_usage(output_dir, f"({image})"))
     (output_dir / "run_arguments.json").write_text(json.dumps({"model": asdict(model_args), "data": asdict(data_args)},
                                                               indent=1))
 

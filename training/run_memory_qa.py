@@ -62,11 +62,11 @@ from hf_bahdanau import (  # noqa: E402
 from hf_bahdanau.memory_training import (  # noqa: E402
     DataCollatorForMemoryNetwork, DataCollatorForTextPairs, LinearStartCallback,
 )
-from training.arguments import _literal, parse_arguments  # noqa: E402
+from training.arguments import _literal, check_counts, parse_arguments  # noqa: E402
 from training.data.babi import BabiExample, TASKS, generate_task, read_babi, task_file_name  # noqa: E402
 from training.data.make_babi import SIZES, split_seed  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
-from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
+from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -90,6 +90,10 @@ class MemoryModelArguments:
                                                                "validation loss stops falling (the paper's LS)."})
     linear_start_max_epochs: float | None = field(
         default=None, metadata={"help": "End linear start by this epoch at the latest (default: half the epochs)."})
+
+    def __post_init__(self):
+        if self.architecture not in ARCHITECTURES:
+            raise ValueError(f"`--architecture` must be one of {list(ARCHITECTURES)}, got {self.architecture!r}.")
 
 
 @dataclass
@@ -129,6 +133,7 @@ class MemoryDataArguments:
         for name in ("memory_size", "max_train_samples", "max_predict_samples"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"`--{name}` must be a positive number, got {getattr(self, name)}.")
+        check_counts(self, "num_pictures")
 
 
 def load_examples(data_args: MemoryDataArguments) -> tuple[list[BabiExample], list[BabiExample], str]:
@@ -279,8 +284,6 @@ def main(argv: list[str] | None = None) -> None:
     model_args, data_args, training_args = parse_arguments(
         (MemoryModelArguments, MemoryDataArguments, TrainingArguments), sys.argv[1:] if argv is None else argv,
         description=__doc__.split("\n")[0])
-    if model_args.architecture not in ARCHITECTURES:
-        raise ValueError(f"`--architecture` must be one of {list(ARCHITECTURES)}, got {model_args.architecture!r}.")
     setup_logging(training_args)
     linear_start_log = logging.getLogger("hf_bahdanau.memory_training")  # when linear start ends
     linear_start_log.setLevel(logging.INFO if training_args.should_log else logging.WARNING)
@@ -328,20 +331,22 @@ def main(argv: list[str] | None = None) -> None:
     if not trainer.is_world_process_zero():
         return
     output_dir = Path(training_args.output_dir)
-    examples = [json.dumps({"memory": example.story[-data_args.memory_size:], "question": example.question})
-                for example in test_examples[:2]]
+    kept = [(example.story[-data_args.memory_size:], example.question) for example in test_examples[:2]]
+    if memory:  # the card's examples: what each pipeline reads (the baseline's: the sentences, then the question)
+        examples = [json.dumps({"memory": story, "question": question}) for story, question in kept]
+    elif pair:
+        examples = [json.dumps({"context": " ".join(story), "question": question}) for story, question in kept]
+    else:
+        examples = [" ".join([*story, question]) for story, question in kept]
     if memory and "hops" in statistics:
         save_hop_pictures(output_dir, test_examples, statistics["hops"][1], answers, data_args)
-    if pair:
-        examples = [json.dumps({"context": " ".join(example.story[-data_args.memory_size:]),
-                                "question": example.question}) for example in test_examples[:2]]
-        if "hops" in statistics:
-            save_coattention_pictures(output_dir, splits["predict"], statistics["hops"][1], tokenizer, answers,
-                                      model.config.question_levels, data_args.num_pictures)
+    if pair and "hops" in statistics:
+        save_coattention_pictures(output_dir, splits["predict"], statistics["hops"][1], tokenizer, answers,
+                                  model.config.question_levels, data_args.num_pictures)
     task = "memory-question-answering" if memory else "passage-question-answering" if pair else "text-classification"
+    call = (f"(**{examples[0]})" if memory or pair else f"({json.dumps(examples[0])})") if examples else "(...)"
     finish_run(trainer, training_args, data_args, task=task, metric="eval_accuracy", example_inputs=examples,
-               usage=f'import hf_bahdanau; transformers.pipeline(model="{output_dir}", trust_remote_code=True)'
-                     + ('(context="...", question="...")' if pair else '(memory=[...], question="...")'))
+               usage=pipeline_usage(output_dir, call, task=None if memory or pair else task))
     (output_dir / "run_arguments.json").write_text(json.dumps({"model": asdict(model_args), "data": asdict(data_args)},
                                                               indent=1))
 

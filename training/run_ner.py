@@ -21,6 +21,7 @@ self-attention and embedding mixture when the model has them), predictions.txt a
 --push_to_hub uploads it all.
 """
 
+import json
 import logging
 import sys
 from dataclasses import dataclass, field
@@ -42,11 +43,11 @@ from transformers import (  # noqa: E402
 
 from hf_bahdanau import BahdanauForTokenClassification  # noqa: E402
 from hf_bahdanau.plotting import plot_token_attention  # noqa: E402
-from training.arguments import parse_arguments  # noqa: E402
+from training.arguments import check_counts, parse_arguments  # noqa: E402
 from training.data_files import TAGS, TEXTS, Column, DataFileArguments  # noqa: E402
 from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
 from training.figures import save_encoder_pictures  # noqa: E402
-from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
+from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
 from training.split_order import InOrderTrainer  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.metrics import load_metric  # noqa: E402
@@ -83,6 +84,7 @@ class NerDataArguments(DataFileArguments):
         self.check_files()
         if self.max_seq_length is not None and self.max_seq_length < 2:
             raise ValueError(f"`--max_seq_length` must be at least 2, got {self.max_seq_length}.")
+        check_counts(self, "num_attention_pictures")
 
     def used_columns(self) -> dict[str, Column]:
         return {self.text_column_name: Column("text_column_name", TEXTS),
@@ -212,7 +214,7 @@ def main(argv: list[str] | None = None) -> None:
     examples = [" ".join(words) for words in (pictured or splits["train"])[data_args.text_column_name][:2]]
     finish_run(trainer, training_args, data_args, task="token-classification", metric="eval_f1",
                example_inputs=examples,
-               usage=f'import hf_bahdanau; transformers.pipeline("token-classification", model="{output_dir}")')
+               usage=pipeline_usage(output_dir, f"({json.dumps(examples[0])})", task="token-classification"))
 
 
 if __name__ == "__main__":

@@ -37,7 +37,7 @@ from transformers import AutoModel, Trainer, TrainingArguments, set_seed  # noqa
 from hf_bahdanau import BahdanauForPointerNetwork, BahdanauPointerConfig  # noqa: E402
 from hf_bahdanau.plotting import plot_alignment  # noqa: E402
 from hf_bahdanau.modeling.pointing import DataCollatorForPointing, positions  # noqa: E402
-from training.arguments import parse_arguments, parse_config_overrides  # noqa: E402
+from training.arguments import check_counts, parse_arguments, parse_config_overrides  # noqa: E402
 from training.data_files import POINTERS, POINTS, Column, DataFileArguments, load_raw_splits  # noqa: E402
 from training.pointer_tasks import MIN_N, hull_metrics, make_dataset, pointer_ids, sequence_accuracy  # noqa: E402
 from training.run_steps import finish_run, record, setup_logging  # noqa: E402
@@ -78,7 +78,7 @@ class PointerDataArguments(DataFileArguments):
     forbid_repeats: bool = field(default=True, metadata={"help": "Never point at an input twice when decoding."})
     max_plots: int = field(default=2, metadata={"help": "Pictures of the pointing attention of the first test rows."})
 
-    def check(self) -> None:
+    def __post_init__(self):
         if self.task not in FEATURES:
             raise ValueError(f"`--task` must be one of {sorted(FEATURES)}, got {self.task!r}.")
         for name in ("train_n", "eval_n"):
@@ -88,6 +88,7 @@ class PointerDataArguments(DataFileArguments):
         for name in ("train_size", "eval_size", "test_size", "num_beams"):
             if getattr(self, name) < 1:
                 raise ValueError(f"`--{name}` must be a positive integer, got {getattr(self, name)}.")
+        check_counts(self, "max_plots")
         self.check_files()
 
     def used_columns(self) -> dict[str, Column]:
@@ -171,7 +172,6 @@ def main(argv: list[str] | None = None) -> None:
     model_args, data_args, training_args = parse_arguments(
         (PointerModelArguments, PointerDataArguments, TrainingArguments), sys.argv[1:] if argv is None else argv,
         description=__doc__)
-    data_args.check()
     setup_logging(training_args)
     if model_args.torch_num_threads:
         torch.set_num_threads(model_args.torch_num_threads)
@@ -204,7 +204,9 @@ def main(argv: list[str] | None = None) -> None:
     example = json.dumps(test_rows[0]["input_features"] if test_rows is not None else [[0.5] * FEATURES[data_args.task]])
     finish_run(trainer, training_args, data_args, task="pointer-network",
                metric=None, example_inputs=[example],
-               usage=f"AutoModel.from_pretrained({str(output_dir)!r}).generate(input_features=..., forbid_repeats=True)")
+               usage=f"import hf_bahdanau, torch, transformers; transformers.AutoModel.from_pretrained("
+                     f"{json.dumps(str(output_dir))}).generate(input_features=torch.tensor([{example}]), "
+                     "forbid_repeats=True)")
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ from hf_bahdanau import (  # noqa: E402
 from hf_bahdanau.modeling.copying import DataCollatorForCopying, decode_with_copies, encode_with_copies  # noqa: E402
 from hf_bahdanau.word_vectors import prepare_meta_embedding  # noqa: E402
 from training.alignment_error import alignment_error_rate  # noqa: E402
-from training.arguments import parse_arguments, parse_config_overrides  # noqa: E402
+from training.arguments import check_counts, parse_arguments, parse_config_overrides  # noqa: E402
 from training.data_files import (  # noqa: E402
     SPANS, TEXT, TEXTS, Column, DataFileArguments, load_raw_splits, requested_splits,
 )
@@ -201,6 +201,7 @@ class DataTrainingArguments(DataFileArguments):
             value = getattr(self, name)
             if value is not None and value < (2 if name.endswith("length") else 1):
                 raise ValueError(f"`--{name}` must be a positive integer (lengths at least 2), got {value}.")
+        check_counts(self, "num_alignment_pictures")
 
     def used_columns(self) -> dict[str, Column]:
         """Source and target text in every split; references and alignment spans where a split has them."""
@@ -522,8 +523,9 @@ def main(argv: list[str] | None = None) -> None:
         save_encoder_pictures(trainer.model, tokenizer, sources, output_dir)
     examples = (pictured or raw_splits["train"])[data_args.source_column][:2] if raw_splits else []
     text = shlex.quote(examples[0]) if examples else "TEXT"
-    usage = (f"hf-bahdanau-translate {output_dir} {text}" if recurrent else
-             f"AutoModelForSeq2SeqLM.from_pretrained({str(output_dir)!r}) (transformers' MarianMTModel)")
+    usage = (f"hf-bahdanau-translate {shlex.quote(str(output_dir))} {text}" if recurrent else
+             f"import transformers; transformers.AutoModelForSeq2SeqLM.from_pretrained({json.dumps(str(output_dir))})"
+             "  # transformers' MarianMTModel")
     finish_run(trainer, training_args, data_args, task="translation",
                metric="eval_exact_match" if training_args.predict_with_generate else None, example_inputs=examples,
                usage=usage)

@@ -10,6 +10,7 @@ end of a run (training curve, model card, Hub push, and one line that says where
                example_inputs=[...])
 """
 
+import json
 import logging
 import sys
 from collections.abc import Callable
@@ -24,7 +25,7 @@ from hf_bahdanau.cards import write_model_card
 from training.figures import TRAINING_CURVE, plot_training_curve
 from training.hub_utils import push_output_dir
 
-__all__ = ["finish_run", "setup_logging", "train_and_evaluate"]
+__all__ = ["finish_run", "pipeline_usage", "setup_logging", "train_and_evaluate"]
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +81,15 @@ def record(trainer: Trainer, split: str, metrics: dict[str, float]) -> None:
     """Log ``metrics`` and write them to ``{split}_results.json`` (and ``all_results.json``)."""
     trainer.log_metrics(split, metrics)
     trainer.save_metrics(split, metrics)
+
+
+def pipeline_usage(output_dir: Path, call: str, task: str | None = None) -> str:
+    """The last line's Python for a model used through its pipeline (``task``'s, else the one the folder ships),
+    called with ``call`` ("(...)"): it runs as printed from where the script ran (``output_dir`` and any file
+    ``call`` names are paths from there, as the user gave them)."""
+    named = f"{json.dumps(task)}, " if task else ""
+    return (f"import hf_bahdanau, transformers; transformers.pipeline({named}model={json.dumps(str(output_dir))}, "
+            f"trust_remote_code=True){call}")
 
 
 def finish_run(trainer: Trainer, training_args: TrainingArguments, data_args, *, task: str, metric: str | None,

@@ -44,12 +44,13 @@ from transformers import (  # noqa: E402
 from hf_bahdanau import (  # noqa: E402
     BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, VisualQuestionAnsweringConfig,
 )
+from hf_bahdanau.cards.vqa import VQA_QUESTION  # noqa: E402
 from hf_bahdanau.modeling.axes import CO_ATTENTIONS  # noqa: E402
 from hf_bahdanau.modeling.configuration_coattention import CO_ATTENTION_INPUTS  # noqa: E402
 from hf_bahdanau.vqa_training import DataCollatorForVisualQuestionAnswering  # noqa: E402
-from training.arguments import parse_arguments, parse_config_overrides  # noqa: E402
+from training.arguments import check_counts, parse_arguments, parse_config_overrides  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
-from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
+from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
 from training.tokenization import train_tokenizer  # noqa: E402
 from training.training_clock import TrainingBudgetCallback, TrainingClockCallback  # noqa: E402
 
@@ -108,6 +109,7 @@ class VQADataArguments:
                      "validation_images"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"`--{name}` must be a positive number, got {getattr(self, name)}.")
+        check_counts(self, "num_pictures")
 
 
 def load_splits(data_args: VQADataArguments) -> tuple[datasets.DatasetDict, str]:
@@ -247,10 +249,13 @@ def main(argv: list[str] | None = None) -> None:
     output_dir = Path(training_args.output_dir)
     processor.save_pretrained(output_dir)
     examples = save_attention_pictures(trainer.model, processor, tokenizer, splits["test"], data_args, output_dir)
+    example = json.loads(examples[0]) if examples else {"image": "IMAGE.png", "question": VQA_QUESTION}
+    if examples:
+        example["image"] = str(output_dir / example["image"])
     finish_run(trainer, training_args, data_args, task="visual-question-answering", metric="eval_accuracy",
                example_inputs=examples,
-               usage=f'import hf_bahdanau; transformers.pipeline(model="{output_dir}", trust_remote_code=True)'
-                     f'(image="{output_dir / "example_0.png"}", question="what color is the shape?")')
+               usage=pipeline_usage(output_dir, f"(image={json.dumps(example['image'])}, "
+                                                f"question={json.dumps(example['question'], ensure_ascii=False)})"))
     (output_dir / "run_arguments.json").write_text(json.dumps({"model": asdict(model_args), "data": asdict(data_args)},
                                                               indent=1))
 
