@@ -14,13 +14,15 @@ from PIL import Image
 
 from child_process import run_child
 from hf_bahdanau import (
-    BahdanauConfig, BahdanauEncoderModel, BahdanauForConditionalGeneration, BahdanauForImageToText, BahdanauForPointerNetwork,
-    BahdanauForSequenceClassification, BahdanauForTextPairClassification, BahdanauForTokenClassification,
-    BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, BahdanauImageToTextConfig, BahdanauPointerConfig,
-    MemoryNetworkConfig, MemoryNetworkForSequenceClassification, TextCoAttentionConfig, VisualQuestionAnsweringConfig,
+    BahdanauConfig, BahdanauEncoderModel, BahdanauForConditionalGeneration, BahdanauForImageToText,
+    BahdanauForPointerNetwork, BahdanauForSequenceClassification, BahdanauForTextPairClassification,
+    BahdanauForTokenClassification, BahdanauForVisualQuestionAnswering, BahdanauImageProcessor,
+    BahdanauImageToTextConfig, BahdanauPointerConfig, MemoryNetworkConfig, MemoryNetworkForSequenceClassification,
+    TextCoAttentionConfig, VisualQuestionAnsweringConfig,
 )
 from hf_bahdanau.modeling.configuration_bahdanau import CLASSIFIER_PIPELINES, CUSTOM_PIPELINES, TAGGER_PIPELINES
 from hf_bahdanau.modeling.pipeline_inputs import SCALE_WARNING
+from hf_bahdanau.modeling.pointing import positions
 from training.tokenization import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -263,3 +265,29 @@ def test_each_head_of_a_config_names_its_own_pipeline_and_keeps_a_users():
     for head in (BahdanauForSequenceClassification, BahdanauForConditionalGeneration, BahdanauEncoderModel):
         head(config)
         assert config.custom_pipelines == own
+
+
+def test_the_pointing_pipeline_answers_generates_positions(saved):
+    """One input and a list of inputs (of different lengths) give generate()'s positions, each input alone."""
+    point, _ = saved[0]["pointer"]
+    inputs = [[[0.1, 0.9], [0.5, 0.2], [0.8, 0.7], [0.3, 0.3]], [[0.6, 0.4], [0.2, 0.8]]]
+    expected = []
+    for item in inputs:
+        with torch.no_grad():
+            generated = point.model.generate(input_features=torch.tensor([item]), forbid_repeats=True, num_beams=2)
+        expected.append({"positions": positions(generated[0, 1:])})
+    assert expected[0]["positions"]  # it points somewhere
+    assert point(inputs, forbid_repeats=True, num_beams=2) == expected
+    assert point(inputs[1], forbid_repeats=True, num_beams=2) == expected[1]
+
+
+@pytest.mark.parametrize("inputs, message", [
+    ([[0.1, 0.9], [0.5]], r"^`inputs\[1\]` must be a list of 2 numbers \(`config.input_feature_size`\), got \[0\.5\]"),
+    ([[[0.1, 0.9]], [[0.5, "a"]]], r"^`inputs\[1\]\[0\]` must be a list of 2 numbers .*, got \[0\.5, 'a'\]\.$"),
+    ([[[0.1, 0.9]], []], r"^`inputs\[1\]` must be a non-empty list with a list of 2 numbers .* per position, got \[\]"),
+    ([0.1, 0.9], r"^`inputs\[0\]` must be a non-empty list with a list of 2 numbers .* per position, got 0\.1\."),
+])
+def test_the_pointing_pipeline_names_a_bad_input(saved, inputs, message):
+    point, _ = saved[0]["pointer"]
+    with pytest.raises(ValueError, match=message):
+        point(inputs)

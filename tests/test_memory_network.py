@@ -311,7 +311,8 @@ def test_the_pipeline_warns_about_unknown_words(caplog):
     with caplog.at_level(logging.WARNING):
         answered = pipe(memory=["x y z", "w v"], question="where is a")
     assert answered["answer"] in "abcd"  # still answered, with a warning
-    assert "'x y z w v': 5 of its 5 tokens are unknown to the tokenizer ([UNK]); the output is unreliable." in caplog.text
+    assert ("'x y z w v': 5 of its 5 tokens are unknown to the tokenizer ([UNK]); the output is unreliable."
+            in caplog.text)
     assert "'where is a': 2 of its 3 tokens are unknown to the tokenizer ([UNK])" in caplog.text
     caplog.clear()
     with caplog.at_level(logging.WARNING):
