@@ -3,6 +3,7 @@ exactly as written, and short runs of co-attention and of a baseline that write 
 
 import csv
 import json
+import logging
 import math
 
 import numpy as np
@@ -225,3 +226,18 @@ def test_answers_written_as_numbers_are_answers_by_their_text(tmp_path):
     config = json.loads((output / "config.json").read_text())
     assert config["id2label"] == {"0": "0", "1": "1", "2": "2"}
     assert set((output / "predictions.txt").read_text().split()) <= {"0", "1", "2"}
+
+
+def test_the_model_config_holds_the_tokenizer_s_special_ids_so_trainer_aligns_nothing(tokenizer, caplog):
+    """Trainer used to log "The tokenizer has new PAD/BOS/EOS tokens that differ from the model config" for every
+    new model: its config had no bos or eos id."""
+    from transformers.trainer_utils import align_special_tokens
+
+    from training.run_vqa import VQAModelArguments, build_model
+
+    model = build_model(VQAModelArguments(), tokenizer, ANSWERS)
+    assert (model.config.pad_token_id, model.config.bos_token_id, model.config.eos_token_id) == (
+        tokenizer.pad_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id)
+    with caplog.at_level(logging.WARNING):
+        align_special_tokens(model, tokenizer)
+    assert not [record for record in caplog.records if "PAD/BOS/EOS" in record.getMessage()]

@@ -180,12 +180,14 @@ def accuracy_metrics(predictions: np.ndarray, labels: np.ndarray, type_ids: np.n
 
 
 def build_model(model_args: VQAModelArguments, tokenizer, answers: list[str]) -> BahdanauForVisualQuestionAnswering:
-    """A new (or --model_name_or_path's) co-attention VQA model for this tokenizer and these answers."""
+    """A new (or --model_name_or_path's) co-attention VQA model for this tokenizer and these answers (its config
+    holds the tokenizer's pad, bos and eos ids, so Trainer finds nothing to align)."""
     labels = dict(id2label=dict(enumerate(answers)), label2id={answer: index for index, answer in enumerate(answers)})
     if model_args.model_name_or_path:
         return AutoModelForVisualQuestionAnswering.from_pretrained(model_args.model_name_or_path, **labels)
     config = VisualQuestionAnsweringConfig(**{
-        "vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, "coattention": model_args.coattention,
+        "vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
+        "eos_token_id": tokenizer.eos_token_id, "coattention": model_args.coattention,
         "inputs": model_args.inputs, **labels,
         **parse_config_overrides(model_args.config_overrides, VisualQuestionAnsweringConfig)})
     return BahdanauForVisualQuestionAnswering(config)
