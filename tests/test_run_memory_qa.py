@@ -176,3 +176,29 @@ def test_the_babi_table_counts_errors_and_failed_tasks(tmp_path):
     hopless.mkdir(parents=True)
     hopless.joinpath("all_results.json").write_text(json.dumps({"predict_error": 0.014, "train_runtime": 138.0}))
     assert babi_table.hop_markdown(babi_table.table(tmp_path, ["coattention-parallel-1k"], [1]), [1]) == ""
+
+
+STORY = "1 Mary moved to the bathroom.\n2 John went to the hallway.\n"
+TWO_QUESTIONS = STORY + "3 Where is Mary?\tbathroom\t1\n4 Where is John?\thallway\t2\n"
+
+
+@pytest.mark.parametrize("train, test, flags, message", [
+    (TWO_QUESTIONS, STORY, [], "`--test_file` {test} holds 0 question(s): testing needs at least 1"),
+    (STORY + "3 Where is Mary?\tbathroom\t1\n", STORY + "3 Where is John?\thallway\t2\n", [],
+     "`--train_file` {train} holds 1 question(s): training needs at least 2 (one is held out for validation)"),
+    (TWO_QUESTIONS, TWO_QUESTIONS, ["--max_train_samples", "1"],
+     "`--train_file` {train} holds 2 question(s) (1 after `--max_train_samples`): training needs at least 2"),
+], ids=["a test file without a question", "one training question", "cut to one training question"])
+def test_too_few_questions_are_named_with_their_file_before_training(tmp_path, train, test, flags, message):
+    """A test file without a question used to fail in hop_statistics after training (IndexError); one training
+    question left nothing after the validation split (torch's sampler: num_samples=0)."""
+    files = {"train": tmp_path / "qa1_x_train.txt", "test": tmp_path / "qa1_x_test.txt"}
+    files["train"].write_text(train, encoding="utf-8")
+    files["test"].write_text(test, encoding="utf-8")
+    with pytest.raises(ValueError) as error:
+        run_memory_qa.main(["--train_file", str(files["train"]), "--test_file", str(files["test"]), "--do_train",
+                            "--output_dir", str(tmp_path / "run"), *flags])
+    assert str(error.value).startswith(message.format(**files))
+    assert str(error.value).endswith(", each a line 'ID question<TAB>answer<TAB>supporting IDs' after the statements "
+                                     "of its story.")
+    assert not (tmp_path / "run").exists()

@@ -137,25 +137,44 @@ class MemoryDataArguments:
 
 
 def load_examples(data_args: MemoryDataArguments) -> tuple[list[BabiExample], list[BabiExample], str]:
-    """(training questions, test questions, a line on where they come from)."""
+    """(training questions, test questions, a line on where they come from), cut to --max_train_samples and
+    --max_predict_samples. Fewer than 2 training questions (one is held out for validation) or no test question is a
+    ValueError naming where they come from, before any training."""
     task, size = data_args.babi_task, data_args.babi_size
     if data_args.dataset_name:
         hub = datasets.load_dataset(data_args.dataset_name, data_args.dataset_config_name)
-        return (from_hub_stories(hub["train"], task), from_hub_stories(hub["test"], task),
-                f"{data_args.dataset_name} ({data_args.dataset_config_name})")
-    if data_args.train_file:
-        return (read_babi(data_args.train_file, task), read_babi(data_args.test_file, task),
-                f"bAbI files {Path(data_args.train_file).name}, {Path(data_args.test_file).name}")
-    if data_args.babi_dir:
+        examples = {split: from_hub_stories(hub[split], task) for split in ("train", "test")}
+        sources = {split: f"`--dataset_name` {data_args.dataset_name} ({data_args.dataset_config_name}) split "
+                          f"{split!r}" for split in examples}
+        description = f"{data_args.dataset_name} ({data_args.dataset_config_name})"
+    elif data_args.train_file:
+        sources = {"train": f"`--train_file` {data_args.train_file}", "test": f"`--test_file` {data_args.test_file}"}
+        examples = {"train": read_babi(data_args.train_file, task), "test": read_babi(data_args.test_file, task)}
+        description = f"bAbI files {Path(data_args.train_file).name}, {Path(data_args.test_file).name}"
+    elif data_args.babi_dir:
         folder = Path(data_args.babi_dir) / ("en" if size == "1k" else "en-10k")
-        return (read_babi(folder / task_file_name(task, "train"), task),
-                read_babi(folder / task_file_name(task, "test"), task), f"bAbI task {task} from {folder}")
-    layout = "en" if size == "1k" else "en-10k"
-    splits = [[example for story in generate_task(task, SIZES[layout][split],
-                                                  split_seed(data_args.babi_seed, task, split)) for example in story]
-              for split in ("train", "test")]
-    return (*splits, f"task {task} ({TASKS[task][0]}) of our bAbI-style generator (training/data/babi.py, seed "
-                     f"{data_args.babi_seed}), {size} training questions")
+        files = {split: folder / task_file_name(task, split) for split in ("train", "test")}
+        sources = {split: f"`--babi_dir` file {file}" for split, file in files.items()}
+        examples = {split: read_babi(file, task) for split, file in files.items()}
+        description = f"bAbI task {task} from {folder}"
+    else:
+        layout = "en" if size == "1k" else "en-10k"
+        examples = {split: [example for story in generate_task(task, SIZES[layout][split],
+                                                               split_seed(data_args.babi_seed, task, split))
+                            for example in story] for split in ("train", "test")}
+        sources = {split: f"the generated task {task}'s {split} split" for split in examples}
+        description = (f"task {task} ({TASKS[task][0]}) of our bAbI-style generator (training/data/babi.py, seed "
+                       f"{data_args.babi_seed}), {size} training questions")
+    limits = {"train": ("max_train_samples", 2, "training needs at least 2 (one is held out for validation)"),
+              "test": ("max_predict_samples", 1, "testing needs at least 1")}
+    for split, (limit, needed, need) in limits.items():
+        count = len(examples[split])
+        examples[split] = examples[split][:getattr(data_args, limit)]
+        if len(examples[split]) < needed:
+            cut = f" ({len(examples[split])} after `--{limit}`)" if len(examples[split]) < count else ""
+            raise ValueError(f"{sources[split]} holds {count} question(s){cut}: {need}, each a line 'ID question<TAB>"
+                             "answer<TAB>supporting IDs' after the statements of its story.")
+    return examples["train"], examples["test"], description
 
 
 def from_hub_stories(rows: datasets.Dataset, task: int) -> list[BabiExample]:
@@ -290,8 +309,6 @@ def main(argv: list[str] | None = None) -> None:
     set_seed(training_args.seed)
 
     train_examples, test_examples, description = load_examples(data_args)
-    train_examples = train_examples[:data_args.max_train_samples]
-    test_examples = test_examples[:data_args.max_predict_samples]
     data_args.dataset_description = data_args.dataset_description or description
     held_out = max(1, len(train_examples) * data_args.validation_split_percentage // 100)
     order = np.random.default_rng(data_args.babi_seed).permutation(len(train_examples))
