@@ -115,9 +115,11 @@ def test_the_model_summary_and_metrics_tables():
         model_summary={"rnn_type": "gru", "bidirectional": True, "parameters": 2497572},
         metrics={"epoch": 3.0, "eval_bleu": 12.5, "eval_samples": 1000, "predict_bleu": 11.25, "train_loss": 1.5}))
     assert data["model_summary"] == [["rnn_type", "gru"], ["bidirectional", "true"], ["parameters", "2,497,572"]]
-    assert data["model_metrics"] == {"columns": ["train", "eval", "predict", ""], "rows": [
+    # every column has a heading (the keys without a split prefix used to sit in a fourth column headed "")
+    assert data["model_metrics"] == {"columns": ["metric", "train", "eval", "predict", "whole run"], "rows": [
         ["epoch", "", "", "", "3"], ["bleu", "", "12.5", "11.25", ""], ["samples", "", "1,000", "", ""],
         ["loss", "1.5", "", "", ""]]}
+    assert page_data(explorer_page([made_up("a", "b")]))["model_metrics"] == {"columns": [], "rows": []}
     assert data["page_metrics"][-1] == ["decoding", "beam search, 5 beams"]
 
 
@@ -189,8 +191,8 @@ def test_the_page_of_the_command_shows_what_translate_decodes(saved_model, tmp_p
     summary = dict(data["model_summary"])
     assert summary["attention_type"] == "additive" and summary["rnn_type"] == "gru"
     assert summary["parameters"] == f"{model.num_parameters():,}" and summary["copy_attention"] == "false"
-    assert data["model_metrics"] == {"columns": ["eval", ""], "rows": [["epoch", "", "2"],
-                                                                        ["exact_match", "12.5", ""]]}
+    assert data["model_metrics"] == {"columns": ["metric", "eval", "whole run"], "rows": [
+        ["epoch", "", "2"], ["exact_match", "12.5", ""]]}
     assert data["page_metrics"] == [["sentences", "3"], ["exact match", "66.7 % (2 / 3)"], ["wrong", "1"],
                                     ["decoding", "beam search, 2 beams"]]
 
@@ -357,6 +359,19 @@ def test_hovering_an_output_token_shows_the_weights_of_its_row(browser, tmp_path
     ActionChains(browser).click(targets[0]).move_to_element(browser.find_element(By.ID, "title")).perform()
     assert shown() == ([], ["", "", "", "", ""])  # unpinned
     assert other.find_elements(By.CSS_SELECTOR, ".attended") == []
+
+
+@pytest.mark.browser
+def test_every_column_of_the_metrics_table_is_headed(browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    page = explorer_page([made_up("a", "b")], metrics={"eval_bleu": 12.5, "num_parameters": 1000, "total_flos": 2.0})
+    open_page(browser, tmp_path / "page.html", page)
+    table = browser.find_element(By.ID, "model-metrics")
+    assert [cell.text for cell in table.find_elements(By.CSS_SELECTOR, "thead th")] == ["metric", "eval", "whole run"]
+    assert [[cell.text for cell in row.find_elements(By.CSS_SELECTOR, "th, td")]
+            for row in table.find_elements(By.CSS_SELECTOR, "tbody tr")] == [
+        ["bleu", "12.5", ""], ["num_parameters", "", "1,000"], ["total_flos", "", "2"]]
 
 
 @pytest.mark.browser

@@ -39,9 +39,8 @@
   function fillTable(id, rows, columns = []) {
     const table = document.getElementById(id);
     table.closest("section").hidden = rows.length === 0;
-    if (columns.length > 0) {
+    if (columns.length > 0) {  // every column's heading, the first one's (the row names') included
       const heading = table.createTHead().insertRow();
-      heading.appendChild(element("th"));
       for (const column of columns) heading.appendChild(element("th", "column", column));
     }
     const body = table.createTBody();

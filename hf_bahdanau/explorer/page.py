@@ -42,6 +42,8 @@ __all__ = ["Examples", "explorer_page", "is_exact_match", "main", "read_examples
 PROG = "hf-bahdanau-explore"
 WEIGHT_DECIMALS = 4  # the page's data keep α and p_gen to this many decimals; it shows two (four in tooltips)
 SPLITS = ("train", "eval", "validation", "test", "predict")  # metric prefixes of the training scripts
+METRIC_COLUMN = "metric"  # the metrics table's first column: the metric's name
+RUN_COLUMN = "whole run"  # the metrics table's column of keys without a split prefix: the epochs, parameters, FLOs
 SUMMARY_FIELDS = ("model_type", "rnn_type", "bidirectional", "encoder_layers", "encoder_hidden_size",
                   "decoder_layers", "hidden_size", "embedding_size", "attention_type", "attention_scope",
                   "decoder_style", "copy_attention")
@@ -90,18 +92,19 @@ def _format_value(value: object) -> str:
 
 
 def _metrics_table(metrics: Mapping[str, object]) -> dict[str, list]:
-    """``metrics`` as a table of metric x split: "eval_bleu" and "predict_bleu" share the row "bleu"; a key without a
-    split prefix ("epoch") goes in the last column, headed ""."""
+    """``metrics`` as a table of metric x split, every column headed: "metric", then the splits; "eval_bleu" and
+    "predict_bleu" share the row "bleu"; a key without a split prefix ("epoch", "num_parameters", "total_flos") goes
+    in the last column, headed RUN_COLUMN."""
     by_name: dict[str, dict[str, str]] = {}
     for key, value in metrics.items():
         split, _, name = key.partition("_")
         if split not in SPLITS or not name:
-            split, name = "", key
+            split, name = RUN_COLUMN, key
         by_name.setdefault(name, {})[split] = _format_value(value)
     found = {split for values in by_name.values() for split in values}
-    columns = [split for split in (*SPLITS, "") if split in found]
-    return dict(columns=columns, rows=[[name, *(values.get(split, "") for split in columns)]
-                                       for name, values in by_name.items()])
+    columns = [split for split in (*SPLITS, RUN_COLUMN) if split in found]
+    return dict(columns=[METRIC_COLUMN, *columns] if columns else [],
+                rows=[[name, *(values.get(split, "") for split in columns)] for name, values in by_name.items()])
 
 
 def _weights(name: str, values: torch.Tensor, shape: tuple[int, ...], what: str) -> list:
