@@ -76,9 +76,9 @@ BAD_JSON = {
     "a missing key in a JSON list": ('[{"source": "a", "target": "b"}, {"source": "c"}]', "train.json",
                                      "record index 1, column 'target' (`--target_column`): the cell is missing "
                                      "(null, or no such key)"),
-    "a number for a text": ('{"source": 7, "target": "b"}\n', "train.jsonl",
-                            "line 1, column 'source' (`--source_column`): the cell holds the int 7; it must be a "
-                            "non-empty string"),
+    "a boolean for a text": ('{"source": true, "target": "b"}\n', "train.jsonl",
+                             "line 1, column 'source' (`--source_column`): the cell holds the bool True; it must be a "
+                             "non-empty string"),
     "a line that is not an object": ('{"source": "a", "target": "b"}\n["c", "d"]\n', "train.jsonl",
                                      "line 2 is the list ['c', 'd'], not a JSON object"),
     "broken JSON lines": ('{"source": "a", "target": "b"}\n{"source": "c",\n', "train.jsonl",
@@ -94,6 +94,18 @@ def test_a_row_or_cell_the_script_cannot_use_is_an_error_naming_file_line_and_co
         read_file(path, "train_file", COLUMNS)
     assert str(error.value).startswith(f"`--train_file` {path} ") or f"(`--train_file` {path})" in str(error.value)
     assert message in str(error.value)
+
+
+@pytest.mark.parametrize("name, text", [
+    ("train.jsonl", '{"source": 2.50, "target": "two", "n": 1.50}\n{"source": "x", "target": -0, "n": 2}\n'),
+    ("train.json", '[{"source": 2.50, "target": "two", "n": 1.50}, {"source": "x", "target": -0, "n": 2}]'),
+])
+def test_a_number_in_a_text_column_is_its_json_text_and_other_columns_keep_their_numbers(tmp_path, name, text):
+    """A text column mixing numbers and words used to be refused (or fail in pyarrow); its numbers are read as
+    written."""
+    dataset = read_file(write(tmp_path, name, text), "train_file", COLUMNS)
+    assert dataset["source"] == ["2.50", "x"] and dataset["target"] == ["two", "-0"]
+    assert dataset["n"] == [1.5, 2.0]
 
 
 def test_json_lines_keep_their_types_and_rows_whose_keys_differ(tmp_path):
@@ -170,7 +182,7 @@ def test_run_seq2seq_trains_and_predicts_every_row_of_a_tsv_of_tricky_words(tmp_
           "--tokenizer_type", "char", "--train_file", path, "--test_file", path, "--do_train", "--do_predict",
           "--predict_with_generate", "--max_steps", "2", "--per_device_train_batch_size", "8",
           "--per_device_eval_batch_size", "8", "--max_new_tokens", "4", "--save_strategy", "no", "--report_to", "none",
-          "--output_dir", str(output_dir), "--num_alignment_pictures", "0"])
+          "--output_dir", str(output_dir), "--num_alignment_pictures", "0", "--log_level", "info"])
     results = json.loads((output_dir / "all_results.json").read_text())
     assert results["predict_samples"] == len(TRICKY_SOURCES)
     assert (output_dir / "generated_predictions.txt").read_text().count("\n") == len(TRICKY_SOURCES)

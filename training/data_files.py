@@ -6,7 +6,11 @@ as written, with an error that names the argument, the file, the line and the co
 
 .tsv: tab-separated, no quoting (a double quote is text); .csv: comma-separated with CSV's quoting. Every cell is a
 string exactly as written (no NA, boolean or number conversion), every row has the header's fields, and blank
-lines are skipped. .json (a list of records) and .jsonl (one record a line) keep JSON's types.
+lines are skipped. .json (a list of records) and .jsonl (one record a line) keep JSON's types, except that a number
+in a text column is its JSON text (``2.50`` stays "2.50").
+
+An image folder (``--dataset_name DIR``, datasets' imagefolder) has its metadata.csv / metadata.jsonl read the same
+way (``load_dataset_as_written``).
 """
 
 import csv
@@ -14,19 +18,22 @@ import io
 import json
 import logging
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 import datasets
 import pyarrow
+from datasets.exceptions import DatasetGenerationError
+from datasets.fingerprint import Hasher
+from datasets.packaged_modules.imagefolder.imagefolder import ImageFolder
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["FILE_FORMATS", "LABEL", "NUMBER", "POINTERS", "POINTS", "SPANS", "SPLITS", "TAGS", "TEXT", "TEXTS",
-           "Column", "ColumnKind", "DataFileArguments", "load_raw_splits", "read_file", "requested_splits",
-           "select_split"]
+           "Column", "ColumnKind", "DataFileArguments", "load_dataset_as_written", "load_raw_splits", "read_file",
+           "requested_splits", "select_split"]
 
 FILE_FORMATS = (".csv", ".tsv", ".json", ".jsonl")
 TABLE_FORMATS = (".csv", ".tsv")
@@ -129,17 +136,19 @@ def read_file(path: str, argument: str, columns: Mapping[str, Column]) -> datase
     with more or fewer fields than the header, or a missing, empty or mistyped cell in a read column raises
     ValueError naming ``--argument``, the file, the line (or JSON record) and the column.
     """
-    source = f"`--{argument}` {path}"
-    text, suffix = _read_text(Path(path), argument), Path(path).suffix
-    table = suffix in TABLE_FORMATS
-    cells, places = _table_cells(text, source, tsv=suffix == ".tsv") if table else _json_cells(text, source)
+    split = next(split for split in SPLITS if SPLITS[split] == argument)
+    return _read_rows(Path(path), argument, f"`--{argument}` {path}", split, columns)
+
+
+def _read_rows(file: Path, argument: str, source: str, split: str, columns: Mapping[str, Column]) -> datasets.Dataset:
+    """``read_file``'s rows of ``file`` (of ``split``), its errors beginning with ``source``."""
+    text, table = _read_text(file, argument), file.suffix in TABLE_FORMATS
+    texts = [name for name, column in columns.items() if column.kind is TEXT]
+    cells, places = _table_cells(text, source, tsv=file.suffix == ".tsv") if table else _json_cells(text, source, texts)
     if not places:
         raise ValueError(f"{source} has no rows" + (" (only a header)." if cells else "."))
-    _check_present(list(cells), columns, next(split for split in SPLITS if SPLITS[split] == argument), source)
-    for name, column in columns.items():
-        for place, value in zip(places, cells.get(name, ())):
-            if not column.kind.accepts(value):
-                raise ValueError(_cell_error(value, name, column, f"{source} {place}", table))
+    _check_present(list(cells), columns, split, source)
+    _check_cells(cells, places, columns, source, table)
     try:
         return datasets.Dataset.from_dict(cells)
     except (pyarrow.ArrowInvalid, pyarrow.ArrowTypeError) as error:
@@ -203,9 +212,10 @@ def _shape_error(fields: list[str], names: list[str], where: str, header_line: i
             (" (in a .tsv every tab separates fields: a text cannot hold one)." if tsv else "."))
 
 
-def _json_cells(text: str, source: str) -> tuple[dict[str, list], list[str]]:
+def _json_cells(text: str, source: str, texts: Sequence[str] = ()) -> tuple[dict[str, list], list[str]]:
     """({key: its value in each record, None where a record lacks it}, "line N" or "record index N" of each record)
-    of a .json list of records or of JSON lines; the keys in order of first appearance."""
+    of a .json list of records or of JSON lines; the keys in order of first appearance. A number under a key of
+    ``texts`` is its JSON text as written (``2.50`` -> "2.50")."""
     if not text.strip():
         return {}, []
     if text.lstrip().startswith("["):
@@ -213,9 +223,9 @@ def _json_cells(text: str, source: str) -> tuple[dict[str, list], list[str]]:
             records = json.loads(text)
         except json.JSONDecodeError as error:
             raise ValueError(f"{source} is not valid JSON: {error}.") from None
-        places = [f"record index {index}" for index in range(len(records))]
+        places, lines = [f"record index {index}" for index in range(len(records))], None
     else:
-        records, places = [], []
+        records, places, lines = [], [], []
         for number, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 may be in a string
             if line.strip():
                 try:
@@ -223,9 +233,19 @@ def _json_cells(text: str, source: str) -> tuple[dict[str, list], list[str]]:
                 except json.JSONDecodeError as error:
                     raise ValueError(f"{source} line {number} is not valid JSON: {error}.") from None
                 places.append(f"line {number}")
+                lines.append(line)
     for record, place in zip(records, places):
         if not isinstance(record, dict):
             raise ValueError(f"{source} {place} is {_shown(record)}, not a JSON object (one row: {{column: value}}).")
+    written = None  # the records again, their numbers as text: parsed only if a text holds a number
+    for index, record in enumerate(records):
+        for key in texts:
+            if _is_real(record.get(key)):
+                if lines is not None:
+                    record[key] = json.loads(lines[index], parse_int=str, parse_float=str)[key]
+                else:
+                    written = written or json.loads(text, parse_int=str, parse_float=str)
+                    record[key] = written[index][key]
     keys = dict.fromkeys(key for record in records for key in record)
     return {key: [record.get(key) for record in records] for key in keys}, places
 
@@ -235,6 +255,14 @@ def _check_present(names: list[str], columns: Mapping[str, Column], split: str, 
         if column.required and name not in names:
             subject = f"`--{column.argument}` {name!r}" if column.argument else repr(name)
             raise ValueError(f"{subject} is not a column of the {split} data; its columns are {names} ({source}).")
+
+
+def _check_cells(cells: Mapping[str, Sequence], places: Sequence[str], columns: Mapping[str, Column], source: str,
+                 table: bool) -> None:
+    for name, column in columns.items():
+        for place, value in zip(places, cells.get(name, ())):
+            if not column.kind.accepts(value):
+                raise ValueError(_cell_error(value, name, column, f"{source} {place}", table))
 
 
 def _cell_error(value, name: str, column: Column, where: str, table: bool) -> str:
