@@ -194,7 +194,7 @@ def test_every_pipeline_refuses_an_empty_list_by_name(saved, family):
 
 
 @pytest.mark.parametrize("family", ["image_to_text", "vqa"])
-def test_image_pipelines_refuse_what_is_not_an_image_and_blank_images(saved, family, tmp_path):
+def test_image_pipelines_refuse_what_is_not_an_image(saved, family, tmp_path):
     answer, _ = saved[0][family]
     name = "images" if family == "image_to_text" else "image"
 
@@ -204,17 +204,26 @@ def test_image_pipelines_refuse_what_is_not_an_image_and_blank_images(saved, fam
     for path in ("", "  ", str(tmp_path / "missing.png")):
         with pytest.raises(ValueError, match=rf"^`{name}` {re.escape(repr(path))} is not an image file: pass the path"):
             call(path)
-    blanks = ((Image.new("RGB", (1, 1), (7, 7, 7)), 7), (np.full((4000, 4000, 3), 255, np.uint8), 255))
-    for blank, value in blanks:
-        width, height = blank.size if isinstance(blank, Image.Image) else blank.shape[1::-1]
-        with pytest.raises(ValueError, match=rf"^`{name}` is blank: its {width} × {height} pixels all have the value "
-                                             rf"{value}, so there is nothing in it to read\.$"):
-            call(blank)
     with pytest.raises(ValueError, match=rf"^`{name}` has no pixels \(0 × 5\)\.$"):
         call(np.zeros((5, 0, 3), np.uint8))
-    if family == "image_to_text":  # a list names the image
-        with pytest.raises(ValueError, match=r"^`images\[1\]` is blank"):
-            answer([picture(IMAGE_HEIGHT, 14, 1), Image.new("L", (3, 3))])
+
+
+def test_the_image_to_text_pipeline_refuses_a_blank_image_and_vqa_answers_about_it(saved):
+    """Text is not read from nothing (an image of one colour: a 1 × 1 image, a blank page); a question may ask for
+    the colour of an image."""
+    read, _ = saved[0]["image_to_text"]
+    blanks = ((Image.new("RGB", (1, 1), (7, 7, 7)), "[7, 7, 7]"), (np.full((4000, 4000), 255, np.uint8), "255"))
+    for blank, value in blanks:
+        width, height = blank.size if isinstance(blank, Image.Image) else blank.shape[::-1]
+        with pytest.raises(ValueError, match=rf"^`images` is blank: its {width} × {height} pixels all have the value "
+                                             rf"{re.escape(value)}, so there is nothing in it to read\.$"):
+            read(blank)
+    with pytest.raises(ValueError, match=r"^`images\[1\]` is blank: its 3 × 3 pixels all have the value 0"):
+        read([picture(IMAGE_HEIGHT, 14, 1), Image.new("L", (3, 3))])
+    with pytest.raises(ValueError, match=r"^`images` is blank: its 14 × 9 pixels all have the value \[255, 0, 0\]"):
+        read(Image.new("RGB", (14, IMAGE_HEIGHT), (255, 0, 0)))  # one colour, though not one value
+    answer, _ = saved[0]["vqa"]
+    assert answer(image=Image.new("RGB", (14, IMAGE_HEIGHT), (7, 7, 7)), question="it is red ?")["answer"] in LABELS
 
 
 @pytest.mark.parametrize("family", ["image_to_text", "vqa"])

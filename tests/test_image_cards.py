@@ -74,7 +74,9 @@ def model_dir(tmp_path_factory):
     BahdanauImageProcessor(size={"height": 16}).save_pretrained(folder)
     save_tokenizer(folder)
     for name, (level, size) in zip(EXAMPLES, IMAGES):
-        Image.fromarray(np.full(size, level, dtype=np.uint8)).save(folder / name)
+        pixels = np.full(size, level, dtype=np.uint8)
+        pixels[:, ::4] = 255 - level  # not blank: the pipeline refuses an image with nothing in it
+        Image.fromarray(pixels).save(folder / name)
     for picture in ("attention_0.png", "training_curve.png"):
         (folder / picture).write_bytes((folder / EXAMPLES[0]).read_bytes())
     (folder / "image_explorer.html").write_text("<!doctype html>")

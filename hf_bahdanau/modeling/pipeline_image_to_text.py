@@ -11,9 +11,9 @@ weights), so
     reader(image, return_attentions=True)
     # [{"generated_text": …, "attention": {"tokens": […], "grid": [H', W'], "weights": [[…]]}}]
 
-An image is a PIL image, a uint8 array or a path (or URL) that PIL opens; a blank one (every pixel the same) is refused,
-and one far from the training images' height is read with a warning (``pipeline_inputs.read_image``). ``generate()``
-options are passed through.
+An image is a PIL image, a uint8 array or a path (or URL) that PIL opens; a blank one (every pixel of one colour) is
+refused, and one far from the training images' height is read with a warning (``pipeline_inputs.read_image``).
+``generate()`` options are passed through.
 ``return_attentions=True`` adds, per generated token (EOS included), its attention over the image's own H' × W'
 regions, row-major (``plotting.plot_image_attention`` draws it over the image).
 """
@@ -48,10 +48,10 @@ class BahdanauImageToTextPipeline(Pipeline):
         """One image -> a list of records; a list of images -> one record per image (a list of records per image when
         ``num_return_sequences`` > 1)."""
         if isinstance(images, (list, tuple)):
-            images = [read_image(image, f"images[{index}]", self.image_processor)
+            images = [read_image(image, f"images[{index}]", self.image_processor, refuse_blank=True)
                       for index, image in enumerate(check_batch(images, "images", "an image"))]
         else:
-            images = read_image(images, "images", self.image_processor)
+            images = read_image(images, "images", self.image_processor, refuse_blank=True)
         result = super().__call__(images, **kwargs)
         if isinstance(images, (list, tuple)) and all(len(records) == 1 for records in result):
             return [records[0] for records in result]
@@ -59,7 +59,7 @@ class BahdanauImageToTextPipeline(Pipeline):
 
     def preprocess(self, image) -> dict:
         if isinstance(image, str):  # from a generator or a dataset, which __call__ does not read
-            image = read_image(image, "images", self.image_processor)
+            image = read_image(image, "images", self.image_processor, refuse_blank=True)
         elif not isinstance(image, (Image.Image, np.ndarray, torch.Tensor)):
             raise ValueError(f"An image must be a PIL image, a uint8 array or a path, got {type(image).__name__}.")
         return dict(self.image_processor(image, return_tensors="pt"))

@@ -2,10 +2,11 @@
 input, and an image is one the model can read.
 
 transformers' pipelines end an empty list in an ``IndexError`` and hand a path to PIL as it is (``""`` is a
-``FileNotFoundError: ''``); here each is a ``ValueError`` naming the argument. An image with nothing in it (every pixel
-the same: a blank page, a 1 × 1 image) is refused, not read as whatever the model answers for nothing, and an image
-far larger or smaller than the processor's ``size["height"]`` (the height of the training images, which the training
-scripts set) is logged as a warning, as the translator warns about unknown tokens (``source_warnings``).
+``FileNotFoundError: ''``); here each is a ``ValueError`` naming the argument. A reader of text refuses an image with
+nothing in it (every pixel of one colour: a blank page, a 1 × 1 image) rather than read whatever the model makes of
+nothing (a question about an image may ask for its colour, so the VQA pipeline reads it). An image far larger or
+smaller than the processor's ``size["height"]`` (the height of the training images, which the training scripts set) is
+logged as a warning, as the translator warns about unknown tokens (``source_warnings``).
 """
 
 import logging
@@ -31,11 +32,11 @@ def check_batch(inputs: Any, name: str, what: str) -> list:
     return list(inputs)
 
 
-def read_image(image: Any, name: str, image_processor) -> Any:
+def read_image(image: Any, name: str, image_processor, *, refuse_blank: bool) -> Any:
     """``image`` (a PIL image, a uint8 array or tensor, a path or URL) opened and checked: ValueError naming ``name``
-    for a path that is not a file, an image without pixels or one whose pixels are all the same; a warning when its
-    height is more than ``SCALE_WARNING`` times the processor's ``size["height"]`` or less than 1 / ``SCALE_WARNING``
-    of it. Other types are left to the image processor, which names them."""
+    for a path that is not a file, an image without pixels or, with ``refuse_blank``, one whose pixels all have one
+    colour; a warning when its height is more than ``SCALE_WARNING`` times the processor's ``size["height"]`` or less
+    than 1 / ``SCALE_WARNING`` of it. Other types are left to the image processor, which names them."""
     if isinstance(image, str):
         if "://" in image:
             image = image_processor.fetch_images(image)
@@ -53,9 +54,9 @@ def read_image(image: Any, name: str, image_processor) -> Any:
     if not width or not height:
         raise ValueError(f"`{name}` has no pixels ({width} × {height}).")
     pixels = np.asarray(image.detach().cpu() if hasattr(image, "detach") else image)
-    if pixels.min() == pixels.max():
+    if refuse_blank and (pixels == pixels[0, 0]).all():
         raise ValueError(f"`{name}` is blank: its {width} × {height} pixels all have the value "
-                         f"{pixels.flat[0].item()}, so there is nothing in it to read.")
+                         f"{pixels[0, 0].tolist()}, so there is nothing in it to read.")
     trained = (getattr(image_processor, "size", None) or {}).get("height")
     if getattr(image_processor, "do_resize", False) and trained and not (
             trained / SCALE_WARNING <= height <= trained * SCALE_WARNING):

@@ -10,8 +10,8 @@ transformers 5 removed its visual-question-answering pipeline; this one is saved
     vqa([{"image": image, "question": "is there a circle?"}, …], top_k=3)
     # [{"answers": [{"answer": "no", "score": 0.97}, …]}, …]
 
-An image is a PIL image, a uint8 array or a path (or URL) that PIL opens; a blank one (every pixel the same) is refused,
-and one far from the training images' height, or a question with unknown words, is read with a warning.
+An image is a PIL image, a uint8 array or a path (or URL) that PIL opens; one far from the training images' height, or
+a question with unknown words, is read with a warning.
 ``return_attentions=True`` adds the question's tokens, each level's weights over them (``question_attentions``, one
 list per level of ``levels``) and over the image's own grid of regions (``image_attentions``: one list per level,
 ``grid_size`` = [rows, columns] nested lists); ``plotting.plot_coattention`` draws them.
@@ -57,7 +57,7 @@ class VisualQuestionAnsweringPipeline(Pipeline):
         return super().__call__(inputs, **kwargs)
 
     def preprocess(self, item: dict) -> dict:
-        image = read_image(item["image"], "image", self.image_processor)
+        image = read_image(item["image"], "image", self.image_processor, refuse_blank=False)
         question = self.tokenizer(item["question"], add_special_tokens=False)["input_ids"]
         if not question:
             raise ValueError(f"`question` {item['question']!r} has no token the tokenizer knows how to write.")
