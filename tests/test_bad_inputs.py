@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from transformers import GenerationConfig
 
 from conftest import VOCAB, padded_batch, tiny_config, tiny_model
 from hf_bahdanau import (
@@ -21,6 +22,7 @@ from hf_bahdanau import (
     BahdanauForTokenClassification,
 )
 from hf_bahdanau.modeling.decoding import translate
+from hf_bahdanau.modeling.pipeline_bahdanau import BahdanauTranslationPipeline
 from training.tokenization import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -259,6 +261,49 @@ def test_a_bad_model_input_is_refused_naming_the_argument(models, call, argument
     refuses(lambda: call(models), argument)
 
 
+BAD_GENERATION_ARGUMENTS = {
+    "num_beams=0": ({"num_beams": 0}, ValueError, "`num_beams` must be an int ≥ 1 (the beams of beam search; 1 = greedy "
+                    "search or sampling), got 0."),
+    "num_beams=-1": ({"num_beams": -1}, ValueError, "`num_beams` must be an int ≥ 1 (the beams of beam search; 1 = "
+                     "greedy search or sampling), got -1."),
+    "num_beams=2.5": ({"num_beams": 2.5}, TypeError, "`num_beams` must be an int ≥ 1 (the beams of beam search; 1 = "
+                      "greedy search or sampling), got 2.5 (float)."),
+    "num_beams='2'": ({"num_beams": "2"}, TypeError, "got '2' (str)."),
+    "num_return_sequences=0": ({"num_beams": 2, "num_return_sequences": 0}, ValueError,
+                               "`num_return_sequences` must be an int ≥ 1 (the sequences returned per input, at most "
+                               "num_beams), got 0."),
+    "max_new_tokens=2.5": ({"max_new_tokens": 2.5}, TypeError, "`max_new_tokens` must be an int ≥ 1 (the most tokens "
+                           "generated), got 2.5 (float)."),
+    "max_length=0": ({"max_new_tokens": None, "max_length": 0}, ValueError, "`max_length` must be an int ≥ 1 (the "
+                     "longest output, the start token included), got 0."),
+    "min_new_tokens=-1": ({"num_beams": 2, "min_new_tokens": -1}, ValueError, "`min_new_tokens` must be an int ≥ 0 "
+                          "(the fewest tokens generated before EOS), got -1."),
+    "length_penalty=nan": ({"num_beams": 2, "length_penalty": float("nan")}, ValueError,
+                           "`length_penalty` must be a finite number (the exponent α of the length penalty), got nan."),
+    "pad_token_id=-1": ({"num_beams": 2, "pad_token_id": -1}, ValueError,
+                        f"`pad_token_id` must be a token id in [0, {VOCAB}) (the model's vocabulary), got -1."),
+    "eos_token_id >= vocab": ({"eos_token_id": [2, VOCAB]}, ValueError, f"`eos_token_id` must be a token id in [0, "
+                              f"{VOCAB}) (the model's vocabulary) or a list of them, got [2, {VOCAB}]."),
+    "decoder_start_token_id >= vocab": ({"decoder_start_token_id": VOCAB}, ValueError,
+                                        f"`decoder_start_token_id` must be a token id in [0, {VOCAB}) (the model's "
+                                        f"vocabulary), got {VOCAB}."),
+}
+
+
+@pytest.mark.parametrize("arguments, error, message", BAD_GENERATION_ARGUMENTS.values(),
+                         ids=BAD_GENERATION_ARGUMENTS.keys())
+def test_a_bad_generation_argument_is_refused_before_decoding(models, arguments, error, message):
+    """Also in a generation config: generate() checks what its loops read, whichever way it was given."""
+    with pytest.raises(error) as caught:
+        generate_call(**arguments)(models)
+    assert str(caught.value).endswith(message)
+    input_ids, mask = source()
+    with pytest.raises(error) as caught:
+        models["seq2seq"].generate(input_ids, attention_mask=mask,
+                                   generation_config=GenerationConfig(**{"max_new_tokens": 3, **arguments}))
+    assert str(caught.value).endswith(message)
+
+
 # 3. decoding helpers -----------------------------------------------------------------------------------------------
 
 
@@ -274,6 +319,12 @@ def translator():
 def test_translate_refuses_blank_texts(translator, texts):
     model, tokenizer = translator
     refuses(lambda: translate(model, tokenizer, texts), "texts")
+
+
+def test_the_translation_pipeline_refuses_num_beams_0_by_name(translator):
+    model, tokenizer = translator
+    with pytest.raises(ValueError, match=r"^`num_beams` must be an int ≥ 1 .*, got 0\.$"):
+        BahdanauTranslationPipeline(model=model, tokenizer=tokenizer)("3 March 2015", num_beams=0)
 
 
 def test_translate_refuses_a_string_for_the_list_of_texts(translator):

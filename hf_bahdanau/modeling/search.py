@@ -36,7 +36,8 @@ scores are transformers' own, bit for bit.
 import copy
 import math
 import numbers
-from typing import NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import torch
 from torch import Tensor
@@ -50,10 +51,21 @@ from .state import RecurrentDecoderCache
 from .transformers_private import CACHE_NAME, cache_of
 
 __all__ = ["BeamPenalties", "FastSearchMixin", "LENGTH_PENALTY_STYLES", "check_beam_penalties", "check_length_penalty",
-           "special_token_tensors"]
+           "check_search_arguments", "special_token_tensors"]
 
 LENGTH_PENALTY_STYLES = ("transformers", "gnmt")
 BEAM_PENALTY_OPTIONS = ("coverage_penalty", "length_penalty_style")
+# The counts our loops read, with the least each allows and what it counts (GenerationConfig.validate lets 0, a
+# negative or a float through for most of them: the loops then fail inside torch or return nothing).
+SEARCH_COUNTS = {
+    "num_beams": (1, "the beams of beam search; 1 = greedy search or sampling"),
+    "num_return_sequences": (1, "the sequences returned per input, at most num_beams"),
+    "max_new_tokens": (1, "the most tokens generated"),
+    "max_length": (1, "the longest output, the start token included"),
+    "min_new_tokens": (0, "the fewest tokens generated before EOS"),
+    "min_length": (0, "the shortest output, the start token included"),
+}
+SEARCH_TOKEN_IDS = ("eos_token_id", "pad_token_id", "decoder_start_token_id")
 
 
 class BeamPenalties(NamedTuple):
@@ -125,6 +137,31 @@ def check_length_penalty(alpha: float) -> None:
                          f"{alpha!r}.")
 
 
+def check_search_arguments(arguments: Mapping[str, Any], vocab_size: int) -> None:
+    """The generation arguments our search loops read, as generate() was given them (``arguments``: name -> value,
+    None where unset): each of ``SEARCH_COUNTS`` an int at least its least, ``length_penalty`` finite, the token ids
+    of ``SEARCH_TOKEN_IDS`` in [0, vocab_size). A ``TypeError`` (not an int) or ``ValueError`` names the argument,
+    its value and what is allowed."""
+    for name, (least, meaning) in SEARCH_COUNTS.items():
+        value = arguments.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"`{name}` must be an int ≥ {least} ({meaning}), got {value!r} "
+                            f"({type(value).__name__}).")
+        if value < least:
+            raise ValueError(f"`{name}` must be an int ≥ {least} ({meaning}), got {value}.")
+    check_length_penalty(arguments.get("length_penalty"))
+    for name in SEARCH_TOKEN_IDS:
+        value = arguments.get(name)
+        several = name == "eos_token_id"  # generation stops at any of them
+        ids = value.tolist() if isinstance(value, Tensor) else value
+        for token in ids if several and isinstance(ids, (list, tuple)) else () if ids is None else (ids,):
+            if isinstance(token, bool) or not isinstance(token, numbers.Integral) or not 0 <= token < vocab_size:
+                raise ValueError(f"`{name}` must be a token id in [0, {vocab_size}) (the model's vocabulary)"
+                                 f"{' or a list of them' if several else ''}, got {value!r}.")
+
+
 def check_beam_penalties(config: GenerationConfig, attention_type: str) -> None:
     """A ``ValueError`` naming the argument where ``config``'s ``coverage_penalty`` or ``length_penalty_style`` is
     not allowed: a value out of range, coverage without attention, either without beam search, coverage without
@@ -161,10 +198,14 @@ class FastSearchMixin:
         (keyword arguments, or fields of ``generation_config`` / ``model.generation_config``). With either, the
         call's generation options and the penalties go into one copy of the generation config, checked
         (``check_beam_penalties``) before decoding starts. Penalties that only ``model.generation_config`` holds
-        apply to beam search: a greedy or sampling call leaves them out."""
+        apply to beam search: a greedy or sampling call leaves them out. The arguments the loops read are checked
+        first (``check_search_arguments``)."""
         requested = {name: kwargs.pop(name) for name in BEAM_PENALTY_OPTIONS if name in kwargs}
         model_defaults = generation_config is None
         chosen = self.generation_config if model_defaults else generation_config
+        check_search_arguments({name: kwargs.get(name, getattr(chosen, name, None))
+                                for name in (*SEARCH_COUNTS, *SEARCH_TOKEN_IDS, "length_penalty")},
+                               self.config.vocab_size)
         if requested or any(getattr(chosen, name, None) is not None for name in BEAM_PENALTY_OPTIONS):
             generation_config = copy.deepcopy(chosen)
             for name, value in requested.items():
