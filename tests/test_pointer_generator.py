@@ -282,6 +282,18 @@ def test_the_model_and_generate_refuse_copy_ids_that_disagree_with_input_ids():
         model.generate(input_ids=input_ids, attention_mask=mask, copy_input_ids=copy_ids, max_new_tokens=3)
 
 
+@pytest.mark.parametrize("num_beams", [1, 2], ids=["greedy", "beam"])
+@pytest.mark.parametrize("rows, columns", [(3, 6), (2, 7)], ids=["other length", "other batch"])
+def test_generate_refuses_copy_ids_of_another_shape_by_name(num_beams, rows, columns):
+    """One check (forward's) on every search path, before the [.., V + n] tensors: was a torch RuntimeError."""
+    model = tiny_model("rnnsearch", copy_attention=True)
+    input_ids, mask = padded_batch()
+    with pytest.raises(ValueError, match=rf"^`copy_input_ids` must have the shape of `input_ids` \[3, 7\], got "
+                                         rf"\[{rows}, {columns}\]\.$"):
+        model.generate(input_ids=input_ids, attention_mask=mask, copy_input_ids=input_ids[:rows, :columns],
+                       max_new_tokens=3, num_beams=num_beams)
+
+
 def test_generate_copies_the_words_of_encode_with_copies(word_tokenizer):
     """The copying model outputs its source: the ids ≥ V of ``copy_input_ids`` come back from generate()."""
     model = copying_model(word_tokenizer)

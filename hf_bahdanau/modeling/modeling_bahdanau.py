@@ -463,9 +463,8 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             source = inputs if inputs is not None else kwargs.get("input_ids")
             if kwargs.get("copy_input_ids") is None:
                 kwargs["copy_input_ids"] = source
-            elif source is not None:  # checked here: the decoding steps see only the copy ids
-                CopySource.of(kwargs["copy_input_ids"], self.config.vocab_size, source, self.config.unk_token_id,
-                              kwargs.get("attention_mask"))
+            elif source is not None:  # checked here, as forward checks them: the decoding steps see only the copy ids
+                self._copy_source(kwargs["copy_input_ids"], source, kwargs.get("attention_mask"), None)
         return super().generate(inputs, generation_config, **kwargs)
 
     def _next_token_logits(self, tokens: Tensor, cache: RecurrentDecoderCache) -> Tensor:
