@@ -5,6 +5,7 @@ logits, in this process and from saved folders in a fresh ``python -I`` process 
 
 import copy
 import json
+import logging
 
 import pytest
 import torch
@@ -200,3 +201,32 @@ def test_pipelines_load_saved_folders_in_a_fresh_process(tagger, tokenizer, tmp_
             logits = model(**tokenizer(text, return_tensors="pt")).logits[0]
         order = [CLASSES.index(entry["label"]) for entry in expected]
         assert ((scores(result) - scores(expected)).abs() <= 2 * float32_score_error(logits, True)[order]).all()
+
+
+# 3. the pipelines a saved folder names: transformers' own, with an empty list refused and unknown words warned about
+
+
+def test_the_folders_pipelines_warn_about_unknown_words_and_texts_longer_than_in_training(tagger, tokenizer, caplog):
+    from hf_bahdanau.modeling.pipeline_classification import (
+        BahdanauTextClassificationPipeline, BahdanauTokenClassificationPipeline,
+    )
+
+    model = han(tokenizer)
+    model.config.max_training_source_length = 8
+    tag = BahdanauTokenClassificationPipeline(model=tagger, tokenizer=tokenizer, task="bahdanau-token-classification")
+    classify = BahdanauTextClassificationPipeline(model=model, tokenizer=tokenizer, task="bahdanau-text-classification")
+    unknown = "Zorro visited Quito ."  # two words the tokenizer has never seen
+    with caplog.at_level(logging.WARNING):
+        assert tag(unknown) == pipeline("token-classification", model=tagger, tokenizer=tokenizer)(unknown)
+        assert classify(TEXTS[1]) == pipeline("text-classification", model=model, tokenizer=tokenizer)(TEXTS[1])
+    length = len(tokenizer(unknown)["input_ids"])
+    assert f"'Zorro visited Quito .': 2 of its {length} tokens are unknown to the tokenizer (<unk>)" in caplog.text
+    assert (f"'{TEXTS[1][:40]}…': {len(tokenizer(TEXTS[1])['input_ids'])} tokens, longer than every source seen in "
+            "training (at most 8 tokens)") in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        tag(TEXTS[0])
+    assert "unreliable" not in caplog.text
+    for pipe in (tag, classify):
+        with pytest.raises(ValueError, match=r"^`inputs` is an empty list: pass a text, or a list of at least one\.$"):
+            pipe([])
