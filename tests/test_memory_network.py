@@ -124,13 +124,18 @@ def test_random_noise_acts_in_training_only():
 
 
 def test_an_empty_memory_reads_nothing():
-    """No memory sentence: every hop's attention is 0 and u^{K+1} = u^1 (adjacent tying adds o = 0)."""
-    model = model_for()
+    """No memory sentence: every hop's attention is 0 and u^{K+1} = u^1 (adjacent tying adds o = 0; layer-wise tying:
+    H^K u^1), the answer to the question alone."""
     batch = batch_of([[]], [[5, 6]], gap=False)
-    with torch.no_grad():
-        output = model(**batch, output_attentions=True, output_hidden_states=True)
-    assert all(torch.all(weights == 0) for weights in output.attentions)
-    assert torch.equal(output.hidden_states[-1], output.hidden_states[0])
+    for tying in ("adjacent", "layer_wise"):
+        model = model_for(weight_tying=tying)
+        with torch.no_grad():
+            output = model(**batch, output_attentions=True, output_hidden_states=True)
+            expected = output.hidden_states[0]
+            for _ in range(model.config.num_hops if tying == "layer_wise" else 0):
+                expected = model.memory_network.tying.query_map(expected)
+        assert all(torch.all(weights == 0) for weights in output.attentions)
+        assert torch.equal(output.hidden_states[-1], expected)
 
 
 def test_tied_answers_are_the_last_output_embedding():

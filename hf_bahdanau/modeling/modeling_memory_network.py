@@ -101,7 +101,9 @@ class MemoryNetworkModel(MemoryNetworkPreTrainedModel):
     ) -> MemoryNetworkModelOutput:
         """input_ids [B, Q] the question's word ids, attention_mask [B, Q]; memory_ids [B, M, W] the memory's
         sentences (oldest first), memory_attention_mask [B, M, W] (1 = a real word; a slot without words is no
-        memory). Padding may be on either side of each sentence and between memories."""
+        memory). Padding may be on either side of each sentence and between memories. A row without a memory reads
+        nothing: every hop's attention is 0 and u^{K+1} is u^1 (H^K u^1 with layer-wise tying), the answer to the
+        question alone, as a batch may hold such a row; the pipeline refuses a memory without a sentence."""
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
         output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
                                 else output_hidden_states)
