@@ -188,3 +188,22 @@ def test_run_seq2seq_trains_and_predicts_every_row_of_a_tsv_of_tricky_words(tmp_
     assert (output_dir / "generated_predictions.txt").read_text().count("\n") == len(TRICKY_SOURCES)
     assert [record.getMessage() for record in caplog.records if record.name == "training.data_files"] == [
         f"Read {len(TRICKY_SOURCES)} {split} rows from `--{split}_file` {path}" for split in ("train", "test")]
+
+
+def test_a_hub_dataset_s_text_columns_are_cast_to_strings_and_a_missing_text_is_named(monkeypatch):
+    """load_dataset_as_written on a dataset that is not a local image folder: numbers in a text column become their
+    text, a missing one is named by split, row and column."""
+    from training.data_files import load_dataset_as_written
+
+    hub = datasets.DatasetDict({"train": datasets.Dataset.from_dict({"question": ["how many?", "how many?"],
+                                                                     "answer": [2, 7], "score": [1, 2]})})
+    monkeypatch.setattr(datasets, "load_dataset", lambda *args, **kwargs: hub)
+    columns = {"question": Column("question_column", TEXT), "answer": Column("answer_column", TEXT)}
+    loaded = load_dataset_as_written("someone/vqa", None, columns)
+    assert list(loaded["train"]["answer"]) == ["2", "7"] and list(loaded["train"]["score"]) == [1, 2]
+    hub["train"] = datasets.Dataset.from_dict({"question": ["how many?", None], "answer": ["2", "7"]})
+    with pytest.raises(ValueError) as error:
+        load_dataset_as_written("someone/vqa", None, columns)
+    assert str(error.value) == ("`--dataset_name` someone/vqa split 'train' row 1, column 'question' "
+                                "(`--question_column`): the cell is missing (null, or no such key); it must be a "
+                                "non-empty string.")

@@ -1,7 +1,6 @@
 """training/run_vqa.py and its pieces: the VQA collator, accuracy by question type, the table, a user's own data read
 exactly as written, and short runs of co-attention and of a baseline that write a folder the pipeline answers from."""
 
-import csv
 import json
 import logging
 import math
@@ -104,7 +103,7 @@ def test_the_table_reads_finished_runs(tmp_path):
     assert lines[3] == "| bag_of_words | 85.3 | 90.0 | 100.0 | 50.0 | – | 1400 | 7.25 |"  # no attention: no peak
 
 
-def write_folder(root, metadata: str = "jsonl") -> None:
+def write_folder(root) -> None:
     """A user's own VQA data: an imagefolder with one metadata file per split, several questions per image."""
     for split in ("train", "test"):
         folder = root / split
@@ -115,14 +114,7 @@ def write_folder(root, metadata: str = "jsonl") -> None:
             Image.new("RGB", (16, 16), COLOURS[answer]).save(folder / f"{index}.png")
             records += [{"file_name": f"{index}.png", "question": QUESTIONS[index % 3], "answer": answer,
                          "question_type": "color" if index % 3 == 0 else "yes/no"}]
-        if metadata == "jsonl":
-            (folder / "metadata.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
-        else:
-            with open(folder / "metadata.csv", "w", newline="") as file:
-                writer = csv.DictWriter(file, fieldnames=list(records[0]))
-                writer.writeheader()
-                writer.writerows(dict(record, answer="null" if index == 4 else record["answer"])
-                                 for index, record in enumerate(records))
+        (folder / "metadata.jsonl").write_text("".join(json.dumps(record) + "\n" for record in records))
 
 
 TINY = ["--do_train", "--do_eval", "--do_predict", "--max_steps", "6", "--per_device_train_batch_size", "8",
@@ -197,35 +189,56 @@ def test_a_question_only_baseline_trains_and_answers_without_reading_the_image(t
         (answer["score"] for answer in first["answers"]), reverse=True)
 
 
-def test_answers_a_csv_reader_lost_are_refused_by_name(tmp_path):
-    write_folder(tmp_path / "data", metadata="csv")
-    with pytest.raises(ValueError, match=r"Split 'train' row 4 has no 'answer' .*write jsonl"):
-        main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(tmp_path / "run"), *TINY])
-
-
 def test_missing_columns_are_named(tmp_path):
     write_folder(tmp_path / "data")
-    with pytest.raises(ValueError, match=r"no column 'query'.*--question_column"):
+    with pytest.raises(ValueError, match=r"^`--question_column` 'query' is not a column of the train data; its "
+                                         r"columns are \['file_name', 'question', 'answer', 'question_type'\] "
+                                         r"\(`--dataset_name` .*train/metadata.jsonl \(train split\)\)\.$"):
         main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(tmp_path / "run"),
               "--question_column", "query", *TINY])
 
 
-def test_answers_written_as_numbers_are_answers_by_their_text(tmp_path):
-    """A count question's answer written as a JSON number (2) is the answer "2": labels, predictions and the card
-    read it as text."""
+NUMBER_ANSWERS = {  # a metadata file of count answers, and the answers as written
+    "metadata.csv": ("file_name,question,answer\n" + "".join(f"{index}.png,how many shapes?,{answer}\n" for
+                                                            index, answer in enumerate(["2", "007", "2.50", "NA"])),
+                     {"2", "007", "2.50", "NA"}),
+    "metadata.jsonl": ("".join(f'{{"file_name": "{index}.png", "question": "how many shapes?", "answer": {answer}}}\n'
+                               for index, answer in enumerate(["2", '"two"', "2.50", "-0"])),
+                       {"2", "two", "2.50", "-0"}),
+}
+
+
+@pytest.mark.parametrize("name", NUMBER_ANSWERS)
+def test_answers_written_as_numbers_are_answers_by_their_text_as_written(tmp_path, name):
+    """Count answers 2, 007, 2.50, NA in a metadata.csv (pandas made them 2, 7, 2.5 and a missing value) or JSON
+    numbers among words in a metadata.jsonl (pyarrow refused the mix) are answers by their text as written: labels,
+    predictions and the card read them so."""
+    text, answers = NUMBER_ANSWERS[name]
     for split in ("train", "test"):
         folder = tmp_path / "data" / split
         folder.mkdir(parents=True)
-        for index in range(6):
+        for index in range(4):
             Image.new("RGB", (16, 16), (40 * index, 0, 0)).save(folder / f"{index}.png")
-        (folder / "metadata.jsonl").write_text("".join(json.dumps(
-            {"file_name": f"{index}.png", "question": "how many shapes?", "answer": index % 3}) + "\n"
-            for index in range(6)))
+        (folder / name).write_text(text)
     output = tmp_path / "run"
     main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(output), "--num_pictures", "1", *TINY])
     config = json.loads((output / "config.json").read_text())
-    assert config["id2label"] == {"0": "0", "1": "1", "2": "2"}
-    assert set((output / "predictions.txt").read_text().split()) <= {"0", "1", "2"}
+    assert set(config["id2label"].values()) == answers
+    assert set((output / "predictions.txt").read_text().split()) <= answers
+
+
+def test_an_answer_that_is_not_text_is_named_with_its_file_split_and_line(tmp_path):
+    for split in ("train", "test"):
+        folder = tmp_path / "data" / split
+        folder.mkdir(parents=True)
+        Image.new("RGB", (16, 16)).save(folder / "0.png")
+        (folder / "metadata.jsonl").write_text('{"file_name": "0.png", "question": "how many?", "answer": "2"}\n'
+                                               '{"file_name": "0.png", "question": "which?", "answer": ["a"]}\n')
+    with pytest.raises(ValueError) as error:
+        main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(tmp_path / "run"), *TINY])
+    assert str(error.value) == (f"`--dataset_name` {tmp_path / 'data' / 'train' / 'metadata.jsonl'} (train split) "
+                                "line 2, column 'answer' (`--answer_column`): the cell holds the list ['a']; it must "
+                                "be a non-empty string.")
 
 
 def test_the_model_config_holds_the_tokenizer_s_special_ids_so_trainer_aligns_nothing(tokenizer, caplog):

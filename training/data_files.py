@@ -304,6 +304,56 @@ def load_raw_splits(data_args: DataFileArguments, cache_dir: str | None = None, 
     return raw
 
 
+class _ImageFolderAsWritten(ImageFolder):
+    """datasets' imagefolder, its metadata.csv / metadata.jsonl read by ``read_file``'s rules (``columns``: the
+    script's, required in every split); a metadata.parquet is datasets' own."""
+
+    columns: Mapping[str, Column] = {}
+
+    def _read_metadata(self, metadata_file: str, metadata_ext: str = ""):
+        if metadata_ext not in (".csv", ".jsonl"):
+            yield from super()._read_metadata(metadata_file, metadata_ext)
+            return
+        split = next(split for split, files in self.config.data_files.items() if metadata_file in files)
+        source = f"`--dataset_name` {metadata_file} ({split} split)"
+        yield _read_rows(Path(metadata_file), "dataset_name", source, split, self.columns).data.table
+
+
+def load_dataset_as_written(name: str, config_name: str | None, columns: Mapping[str, Column]) -> datasets.DatasetDict:
+    """``--dataset_name``'s splits. A local image folder (datasets' imagefolder) has its metadata.csv / metadata.jsonl
+    read as ``read_file`` reads files: every .csv cell is text as written (``007``, ``2.50``, ``NA`` stay so), a JSON
+    number in a text column its JSON text, and a missing column or a cell not of its kind in ``columns`` is a
+    ValueError naming the file, split, line and column. Any other dataset is ``datasets.load_dataset``'s with its
+    text columns cast to strings (its numbers by their value: ``7``), every cell checked by row."""
+    builder = datasets.load_dataset_builder(name, config_name) if Path(name).is_dir() else None
+    if isinstance(builder, ImageFolder):
+        read = [(column_name, column.argument, column.kind.description, column.required)
+                for column_name, column in columns.items()]  # a cached reading is of the same columns
+        builder = _ImageFolderAsWritten(dataset_name=builder.dataset_name, config_name=builder.config.name,
+                                        data_files=builder.config.data_files, base_path=builder.base_path,
+                                        hash=Hasher.hash([builder.hash, read]))
+        builder.columns = columns
+        try:
+            builder.download_and_prepare()
+        except DatasetGenerationError as error:  # raised while the rows were read: the reader's own ValueError
+            if not isinstance(error.__cause__, ValueError):
+                raise
+            raise error.__cause__ from None
+        return builder.as_dataset()
+    loaded = datasets.load_dataset(name, config_name)
+    for split, rows in loaded.items():
+        source = f"`--dataset_name` {name} split {split!r}"
+        _check_present(rows.column_names, columns, split, source)
+        for column_name, column in columns.items():
+            if column.kind is TEXT and column_name in rows.column_names and rows.features[column_name] != \
+                    datasets.Value("string"):
+                logger.info("%s: column %r holds %s, read as text", source, column_name, rows.features[column_name])
+                loaded[split] = rows = rows.cast_column(column_name, datasets.Value("string"))
+        _check_cells({column_name: rows[column_name] for column_name in columns if column_name in rows.column_names},
+                     [f"row {index}" for index in range(len(rows))], columns, source, table=False)
+    return loaded
+
+
 def select_split(raw: datasets.DatasetDict, split: str, limit: int | None, flag: str) -> datasets.Dataset:
     """Split ``split`` (needed by ``flag``), its first ``limit`` rows when given."""
     if split not in raw:

@@ -7,12 +7,13 @@
     python training/run_image_to_text.py training/configs/digits_soft.json --dataset_name DIR/digits  # a folder
     python training/run_image_to_text.py training/configs/digits_soft.json --config_overrides hidden_size=256
 
-Data, the first that is given: --dataset_name, a Hub dataset or a local folder that ``datasets.load_dataset`` reads
-(an ``image`` and a ``text`` column: e.g. what training/data/make_image_text.py writes, or any imagefolder with a
-metadata.jsonl); else the task --image_text_task generated at run time: ``digits``, strips of 3–6 handwritten digits
-from scikit-learn's ``load_digits`` (source images split between train, validation and test), or ``words``, words
-of the CMU dictionary rendered in six installed fonts (training/data/make_image_text.py says more). The
-``test_long`` split (digit strips of 7–8, words of 9–12 letters, longer than any in training) is scored too.
+Data, the first that is given: --dataset_name, a Hub dataset or a local image folder (an ``image`` and a
+``text`` column: e.g. what training/data/make_image_text.py writes, or any imagefolder; its metadata.csv or
+metadata.jsonl read as written: a text ``007`` stays ``007``); else the task --image_text_task generated at run
+time: ``digits``, strips of 3–6 handwritten digits from scikit-learn's ``load_digits`` (source images split between
+train, validation and test), or ``words``, words of the CMU dictionary rendered in six installed fonts
+(training/data/make_image_text.py says more). The ``test_long`` split (digit strips of 7–8, words of 9–12
+letters, longer than any in training) is scored too.
 
 --attention picks the model: ``soft`` (the paper's soft attention), ``hard`` (hard attention trained by the
 straight-through Gumbel-softmax), ``hard_reinforce`` (hard attention trained by REINFORCE, the paper's), ``none``
@@ -49,6 +50,7 @@ from hf_bahdanau import BahdanauForImageToText, BahdanauImageProcessor, Bahdanau
 from hf_bahdanau.image_training import DataCollatorForImageToText  # noqa: E402
 from training.arguments import check_counts, parse_config_overrides, parse_arguments  # noqa: E402
 from training.data.make_babi import split_seed  # noqa: E402
+from training.data_files import TEXT, Column, load_dataset_as_written  # noqa: E402
 from training.data.make_image_text import COUNTS, GENERATORS, SPLITS  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.loss_logging import LossPartsLogging  # noqa: E402
@@ -130,11 +132,11 @@ def load_splits(data_args: ImageTextDataArguments) -> tuple[datasets.DatasetDict
     limits = {"train": data_args.max_train_samples, "validation": data_args.max_eval_samples,
               "test": data_args.max_predict_samples, "test_long": data_args.max_predict_samples}
     if data_args.dataset_name:
-        loaded = datasets.load_dataset(data_args.dataset_name, data_args.dataset_config_name)
-        for column in (data_args.image_column, data_args.text_column):
-            if column not in loaded["train"].column_names:
-                raise ValueError(f"--dataset_name {data_args.dataset_name}: no column {column!r} (its columns: "
-                                 f"{loaded['train'].column_names}); set --image_column / --text_column.")
+        loaded = load_dataset_as_written(data_args.dataset_name, data_args.dataset_config_name,
+                                         {data_args.text_column: Column("text_column", TEXT)})
+        if data_args.image_column not in loaded["train"].column_names:
+            raise ValueError(f"--dataset_name {data_args.dataset_name}: no column {data_args.image_column!r} (its "
+                             f"columns: {loaded['train'].column_names}); set --image_column.")
         splits = {}
         for split, name in (("train", "train"), ("validation", "validation"), ("test", "test"),
                             ("test_long", data_args.long_test_split)):
@@ -142,13 +144,6 @@ def load_splits(data_args: ImageTextDataArguments) -> tuple[datasets.DatasetDict
                 limit = limits[split]
                 splits[split] = loaded[name] if limit is None else loaded[name].select(range(min(limit,
                                                                                                   len(loaded[name]))))
-        for split, rows in splits.items():
-            missing = [index for index, text in enumerate(rows[data_args.text_column]) if text is None]
-            if missing:
-                raise ValueError(f"--dataset_name {data_args.dataset_name}: split {split!r} row {missing[0]} has no "
-                                 f"{data_args.text_column!r} ({len(missing)} rows). An imagefolder's metadata.csv is "
-                                 "read by pandas, which turns texts such as NA, null or nan into missing values: write "
-                                 "metadata.jsonl instead (its texts are read exactly as written).")
         if "validation" not in splits:
             held_out = splits["train"].train_test_split(test_size=min(500, len(splits["train"]) // 10), seed=0)
             splits["train"], splits["validation"] = held_out["train"], held_out["test"]

@@ -6,10 +6,11 @@
     python training/run_vqa.py training/configs/easy_vqa.json --coattention none --inputs question   # no image
     python training/run_vqa.py training/configs/easy_vqa.json --dataset_name DIR                     # a folder
 
-Data: --dataset_name, a Hub dataset or a local folder that ``datasets.load_dataset`` reads with ``image``,
-``question`` and ``answer`` columns (and ``question_type``, for accuracy by type: what training/data/make_easy_vqa.py
-writes); without it, easy-VQA (64×64 images of one coloured shape, 13 answers; MIT licence) read from the installed
-``easy-vqa`` package (``pip install easy-vqa``), validation carved out of its training images.
+Data: --dataset_name, a Hub dataset or a local image folder (datasets' imagefolder; its metadata.csv or
+metadata.jsonl read as written: an answer ``007`` stays ``007``) with ``image``, ``question`` and ``answer``
+columns (and ``question_type``, for accuracy by type: what training/data/make_easy_vqa.py writes); without it,
+easy-VQA (64×64 images of one coloured shape, 13 answers; MIT licence) read from the installed ``easy-vqa`` package
+(``pip install easy-vqa``), validation carved out of its training images.
 
 --coattention picks the co-attention form (``parallel``, ``alternating``, ``context``: image attention guided by the
 question's mean, ``none``: means of both, a CNN with bag of words) and --inputs the baselines that read one input
@@ -49,6 +50,7 @@ from hf_bahdanau.modeling.axes import CO_ATTENTIONS  # noqa: E402
 from hf_bahdanau.modeling.configuration_coattention import CO_ATTENTION_INPUTS  # noqa: E402
 from hf_bahdanau.vqa_training import DataCollatorForVisualQuestionAnswering  # noqa: E402
 from training.arguments import check_counts, parse_arguments, parse_config_overrides  # noqa: E402
+from training.data_files import TEXT, Column, load_dataset_as_written  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
 from training.tokenization import train_tokenizer  # noqa: E402
@@ -105,6 +107,14 @@ class VQADataArguments:
     test_file: str | None = None
 
     def __post_init__(self):
+    def used_columns(self) -> dict[str, Column]:
+        """The text columns read from --dataset_name (as written: a number is its text)."""
+        columns = {self.question_column: Column("question_column", TEXT), self.answer_column: Column("answer_column",
+                                                                                                      TEXT)}
+        if self.question_type_column is not None:
+            columns[self.question_type_column] = Column("question_type_column", TEXT, required=False)
+        return columns
+
         for name in ("max_train_samples", "max_eval_samples", "max_predict_samples", "image_height",
                      "validation_images"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
@@ -115,7 +125,8 @@ class VQADataArguments:
 def load_splits(data_args: VQADataArguments) -> tuple[datasets.DatasetDict, str]:
     """{train, validation, test} with the image, question and answer columns, and a line on where they come from."""
     if data_args.dataset_name:
-        loaded = datasets.load_dataset(data_args.dataset_name, data_args.dataset_config_name)
+        loaded = load_dataset_as_written(data_args.dataset_name, data_args.dataset_config_name,
+                                         data_args.used_columns())
         description = data_args.dataset_name
     else:
         from training.data.easy_vqa_data import load_easy_vqa
@@ -125,24 +136,10 @@ def load_splits(data_args: VQADataArguments) -> tuple[datasets.DatasetDict, str]
                        "installed easy-vqa package; validation: questions about held-out training images")
     if "train" not in loaded:
         raise ValueError(f"--dataset_name {data_args.dataset_name}: no 'train' split (its splits: {list(loaded)}).")
-    for column in (data_args.image_column, data_args.question_column, data_args.answer_column):
-        if column not in loaded["train"].column_names:
-            raise ValueError(f"--dataset_name {data_args.dataset_name}: no column {column!r} (its columns: "
-                             f"{loaded['train'].column_names}); set --image_column / --question_column / "
-                             "--answer_column.")
+    if data_args.image_column not in loaded["train"].column_names:
+        raise ValueError(f"--dataset_name {data_args.dataset_name}: no column {data_args.image_column!r} (its "
+                         f"columns: {loaded['train'].column_names}); set --image_column.")
     splits = {split: loaded[split] for split in SPLITS if split in loaded}
-    for split, rows in splits.items():  # answers written as numbers (how many? 2) are answers by their text, "2"
-        for column in (data_args.question_column, data_args.answer_column):
-            if rows.features[column] != datasets.Value("string"):
-                logger.warning(f"Split {split!r}: the {column!r} column holds {rows.features[column]}, read as text.")
-                splits[split] = rows = rows.cast_column(column, datasets.Value("string"))
-    for split, rows in splits.items():  # before any split is carved or cut, so the row is the file's
-        for column in (data_args.question_column, data_args.answer_column):
-            missing = [index for index, text in enumerate(rows[column]) if text is None]
-            if missing:
-                raise ValueError(f"Split {split!r} row {missing[0]} has no {column!r} ({len(missing)} rows). A csv "
-                                 "is read by pandas, which turns texts such as NA, null or nan into missing values: "
-                                 "write jsonl instead (its texts are read exactly as written).")
     if "validation" not in splits:
         if len(splits["train"]) < 2:
             raise ValueError(f"--dataset_name {data_args.dataset_name}: the train split has {len(splits['train'])} "
@@ -171,7 +168,7 @@ def accuracy_metrics(predictions: np.ndarray, labels: np.ndarray, type_ids: np.n
                      types: list[str] | None) -> dict[str, float]:
     """accuracy, and accuracy_<type> per question type (spaces and slashes as _: "yes/no" -> accuracy_yes_no)."""
     right = predictions == labels
-    metrics = {"accuracy": float(right.mean())}
+    metrics = {"accuracy": right.mean()}
     for index, name in enumerate(types or []):
         chosen = type_ids == index
         if chosen.any():
