@@ -261,6 +261,41 @@ def test_a_bad_model_input_is_refused_naming_the_argument(models, call, argument
     refuses(lambda: call(models), argument)
 
 
+def test_labels_with_rows_for_another_batch_are_refused_naming_labels(models):
+    """The message names what the caller passed (it used to name `decoder_input_ids` and `rows_per_source`)."""
+    input_ids, mask = source()
+    model = models["seq2seq"]
+    for rows in (6, 2):
+        with pytest.raises(ValueError) as caught:
+            model(input_ids=input_ids, attention_mask=mask, labels=decoder_ids(rows=rows))
+        assert str(caught.value) == (f"`labels` [{rows}, 4] must have one row for each of the 3 sources of "
+                                     f"`input_ids` [3, 5] (3 rows), got {rows}.")
+    with pytest.raises(ValueError) as caught:
+        model(input_ids=input_ids, attention_mask=mask, labels=decoder_ids(rows=4), rows_per_source=2)
+    assert str(caught.value) == ("`labels` [4, 4] must have `rows_per_source` = 2 rows for each of the 3 sources of "
+                                 "`input_ids` [3, 5] (6 rows), got 4.")
+    with pytest.raises(ValueError) as caught:
+        model(inputs_embeds=torch.zeros(3, 5, 12), attention_mask=mask, labels=decoder_ids(rows=6))
+    assert str(caught.value).startswith("`labels` [6, 4] must have one row for each of the 3 sources of "
+                                        "`inputs_embeds` [3, 5, 12] (3 rows)")
+    with pytest.raises(ValueError) as caught:
+        model(input_ids=input_ids, attention_mask=mask, decoder_inputs_embeds=torch.zeros(6, 4, 12))
+    assert str(caught.value) == ("`decoder_inputs_embeds` [6, 4, 12] must have one row for each of the 3 sources in "
+                                 "the batch (3 rows), got 6.")
+
+
+def test_image_to_text_labels_for_another_batch_are_refused_naming_labels():
+    from hf_bahdanau import BahdanauForImageToText, BahdanauImageToTextConfig
+
+    model = BahdanauForImageToText(BahdanauImageToTextConfig(
+        vocab_size=12, embedding_size=8, hidden_size=16, attention_size=8, output_size=8, cnn_channels=[4],
+        cnn_pool_sizes=[[2, 2]])).eval()
+    with pytest.raises(ValueError) as caught:
+        model(pixel_values=torch.zeros(2, 3, 4, 4), labels=torch.full((4, 3), 5))
+    assert str(caught.value) == ("`labels` [4, 3] must have one row for each of the 2 sources of `pixel_values` "
+                                 "[2, 3, 4, 4] (2 rows), got 4.")
+
+
 BAD_GENERATION_ARGUMENTS = {
     "num_beams=0": ({"num_beams": 0}, ValueError, "`num_beams` must be an int ≥ 1 (the beams of beam search; 1 = greedy "
                     "search or sampling), got 0."),

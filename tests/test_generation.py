@@ -573,9 +573,10 @@ def test_decoder_rows_must_be_rows_per_source_per_source(rows_per_source, decode
     """The rows per source are given, never inferred: [2B, T] decoder inputs are not read as two beams per source."""
     model = decisive_model("rnnsearch")
     input_ids, attention_mask = source_batch()
-    with pytest.raises(ValueError, match=rf"`rows_per_source` = {rows_per_source} rows for each of the "
-                                         rf"{len(LENGTHS)} sources: {rows_per_source * len(LENGTHS)} rows, "
-                                         rf"got {decoder_rows}"):
+    rows = "one row" if rows_per_source == 1 else f"`rows_per_source` = {rows_per_source} rows"
+    with pytest.raises(ValueError, match=rf"^`decoder_input_ids` \[{decoder_rows}, 1\] must have {rows} for each of "
+                                         rf"the {len(LENGTHS)} sources in the batch \({rows_per_source * len(LENGTHS)} "
+                                         rf"rows\), got {decoder_rows}\.$"):
         model(input_ids=input_ids, attention_mask=attention_mask, rows_per_source=rows_per_source,
               decoder_input_ids=torch.full((decoder_rows, 1), BOS))
 
@@ -597,7 +598,8 @@ def test_a_cache_keeps_its_rows_per_source():
                       decoder_input_ids=torch.full((2 * len(LENGTHS), 1), BOS))
         with pytest.raises(ValueError, match="`rows_per_source` = 3 does not match the `cache`, which holds 2"):
             model(decoder_input_ids=torch.full((2 * len(LENGTHS), 1), 5), cache=cache_of(first), rows_per_source=3)
-        with pytest.raises(ValueError, match=f"`rows_per_source` = 2 rows for each of the {len(LENGTHS)} sources of the `cache`"):
+        with pytest.raises(ValueError, match=f"`rows_per_source` = 2 rows for each of the {len(LENGTHS)} sources of the `cache` "
+                                             rf"\({2 * len(LENGTHS)} rows\), got {len(LENGTHS)}\."):
             model(decoder_input_ids=torch.full((len(LENGTHS), 1), 5), cache=cache_of(first))
 
 

@@ -39,6 +39,15 @@ def shift_tokens_right(labels: Tensor, pad_token_id: int, decoder_start_token_id
     return shifted.masked_fill(shifted == -100, pad_token_id)
 
 
+def check_decoder_rows(name: str, tensor: Tensor, sources: int, rows_per_source: int, of: str) -> None:
+    """``tensor`` [rows, …], the caller's argument ``name``, holds ``rows_per_source`` k rows for each of the
+    ``sources`` sources (``of``: what they are, e.g. "of `input_ids` [3, 5]")."""
+    if tensor.shape[0] != sources * rows_per_source:
+        rows = "one row" if rows_per_source == 1 else f"`rows_per_source` = {rows_per_source} rows"
+        raise ValueError(f"`{name}` {list(tensor.shape)} must have {rows} for each of the {sources} sources {of} "
+                         f"({sources * rows_per_source} rows), got {tensor.shape[0]}.")
+
+
 @dataclass
 class BahdanauSeq2SeqModelOutput(Seq2SeqModelOutput):
     r"""``Seq2SeqModelOutput`` of ``BahdanauModel``.
@@ -303,7 +312,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
         """``forward`` after its arguments are read: the decoder on its inputs, from the ``cache`` or from the memory of
         ``encode()`` -> (encoder outputs, their mask [B, S] or None), which runs only without a cache (every model with
         this decoder shares it: the image-to-text model encodes pixels)."""
-        decoder_rows = self.decoder.check_inputs(decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask)
+        self.decoder.check_inputs(decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask)
         rows_per_source = resolve_rows_per_source(rows_per_source, cache)
         encoder_outputs = None
         if cache is None:
@@ -316,10 +325,10 @@ class BahdanauModel(BahdanauPreTrainedModel):
         else:
             memory, state = cache.memory, cache.state
             sources = memory.batch_size * memory.rows_per_source // rows_per_source
-        if decoder_rows != sources * rows_per_source:
-            raise ValueError(f"`decoder_input_ids` must have `rows_per_source` = {rows_per_source} rows for each of "
-                             f"the {sources} sources{' of the `cache`' if cache is not None else ''}: "
-                             f"{sources * rows_per_source} rows, got {decoder_rows}.")
+        decoder_inputs = ("decoder_input_ids", decoder_input_ids) if decoder_inputs_embeds is None else (
+            "decoder_inputs_embeds", decoder_inputs_embeds)
+        check_decoder_rows(*decoder_inputs, sources, rows_per_source,
+                           "of the `cache`" if cache is not None else "in the batch")
 
         plan = None if cache is None else self.step_plan(cache)
         decoded: DecoderOutput = self.decoder(decoder_input_ids, memory, state, plan, inputs_embeds=decoder_inputs_embeds,
@@ -575,6 +584,8 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             use_cache = False
             decoder_input_ids = self._decoder_inputs_from_labels(labels, decoder_input_ids, decoder_inputs_embeds,
                                                                  vocabulary)
+            self._check_label_rows(labels, rows_per_source, cache, input_ids=input_ids, inputs_embeds=inputs_embeds,
+                                   encoder_outputs=encoder_outputs)
             if copying is not None:
                 self._check_copied_labels(labels, copying, rows_per_source)
         if copying is not None and decoder_input_ids is not None:
@@ -604,6 +615,17 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             raise ValueError(f"`labels` must have the decoder inputs' shape {list(decoder_shape)} ([batch, target "
                              f"tokens]), got {list(labels.shape)}.")
         return decoder_input_ids
+
+    def _check_label_rows(self, labels: Tensor, rows_per_source: int, cache: RecurrentDecoderCache | None,
+                          **sources: Any) -> None:
+        """``labels`` hold k = ``rows_per_source`` rows for each source of the first of ``sources`` given (the
+        caller's source arguments by name: a batch-first tensor or encoder output, or None). With a ``cache`` the
+        model checks the rows against the cache's sources."""
+        given = [(name, source) for name, source in sources.items() if source is not None]
+        if cache is None and given:
+            name, source = given[0]
+            batch = source if isinstance(source, Tensor) else source[0]
+            check_decoder_rows("labels", labels, batch.shape[0], rows_per_source, f"of `{name}` {list(batch.shape)}")
 
     def _reads_attention(self, labels: Tensor | None, copying: CopySource | None) -> bool:
         """Whether the head reads the attention weights besides returning them: the pointer-generator's mixture, and

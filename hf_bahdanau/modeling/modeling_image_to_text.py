@@ -159,6 +159,8 @@ class BahdanauForImageToText(BahdanauForConditionalGeneration):
             use_cache = False
             decoder_input_ids = self._decoder_inputs_from_labels(labels, decoder_input_ids, decoder_inputs_embeds,
                                                                  self.config.vocab_size)
+            self._check_label_rows(labels, rows_per_source, cache, pixel_values=pixel_values,
+                                   encoder_outputs=encoder_outputs)
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
         if cache is None and encoder_outputs is None:
             encoder_outputs = self.model.encoder(pixel_values, pixel_mask, output_hidden_states=output_hidden_states)
