@@ -106,7 +106,6 @@ class VQADataArguments:
     validation_file: str | None = None
     test_file: str | None = None
 
-    def __post_init__(self):
     def used_columns(self) -> dict[str, Column]:
         """The text columns read from --dataset_name (as written: a number is its text)."""
         columns = {self.question_column: Column("question_column", TEXT), self.answer_column: Column("answer_column",
@@ -115,6 +114,7 @@ class VQADataArguments:
             columns[self.question_type_column] = Column("question_type_column", TEXT, required=False)
         return columns
 
+    def __post_init__(self):
         for name in ("max_train_samples", "max_eval_samples", "max_predict_samples", "image_height",
                      "validation_images"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
@@ -168,7 +168,7 @@ def accuracy_metrics(predictions: np.ndarray, labels: np.ndarray, type_ids: np.n
                      types: list[str] | None) -> dict[str, float]:
     """accuracy, and accuracy_<type> per question type (spaces and slashes as _: "yes/no" -> accuracy_yes_no)."""
     right = predictions == labels
-    metrics = {"accuracy": right.mean()}
+    metrics = {"accuracy": float(right.mean())}
     for index, name in enumerate(types or []):
         chosen = type_ids == index
         if chosen.any():
