@@ -136,6 +136,15 @@ def test_bad_arguments_raise_value_errors_naming_them():
         train_tokenizer(TEXTS, kind="bpe", vocab_size=4)
 
 
+@pytest.mark.parametrize("kind", ["char", "word"])
+def test_a_text_that_is_not_a_string_is_named_by_its_index(kind):
+    """A number among the texts (a data file's 41 read as an int) used to fail in the tokenizers library: 'int'
+    object is not iterable."""
+    with pytest.raises(TypeError) as error:
+        train_tokenizer(iter(["41", 7, "0"]), kind=kind)
+    assert str(error.value) == "`texts[1]` must be a string, got the int 7."
+
+
 
 def meetings_rows(split: str, count: int) -> list[dict]:
     with (DATA_DIR / "meetings" / f"{split}.jsonl").open() as rows:

@@ -33,7 +33,7 @@ the config's code (and, refused, warns about model type ``bahdanau``). There, lo
 ``PreTrainedTokenizerFast.from_pretrained(folder)``, which runs no code of the folder.
 """
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 from tokenizers import Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 from transformers import PreTrainedTokenizerFast
@@ -87,6 +87,14 @@ def _pre_tokenizer_and_decoder(kind: str):
     return pre_tokenizers.Metaspace(), decoders.Metaspace()
 
 
+def _strings(texts: Iterable[str]) -> Iterator[str]:
+    """``texts``, each checked to be a string (a number read from a data file is not one)."""
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise TypeError(f"`texts[{index}]` must be a string, got the {type(text).__name__} {text!r}.")
+        yield text
+
+
 def train_tokenizer(
     texts: Iterable[str],
     kind: str = "char",
@@ -113,7 +121,7 @@ def train_tokenizer(
     tokenizer.pre_tokenizer, decoder = _pre_tokenizer_and_decoder(kind)
     if decoder is not None:
         tokenizer.decoder = decoder
-    tokenizer.train_from_iterator(texts, trainer=trainer)
+    tokenizer.train_from_iterator(_strings(texts), trainer=trainer)
     if [tokenizer.token_to_id(token) for token in special_tokens] != list(range(len(special_tokens))):
         raise RuntimeError(f"the {kind} trainer did not give the special tokens {special_tokens} the first ids")
     tokenizer.post_processor = processors.TemplateProcessing(
