@@ -122,31 +122,61 @@ def test_a_short_run_writes_the_folder(tmp_path, monkeypatch, capsys):
     assert isinstance(record["generated_text"], str)
 
 
-def test_digit_texts_of_a_metadata_csv_are_read_as_written(tmp_path):
-    """A metadata.csv of digit strings (41, 007, 0: the digits task's own kind of text) went through pandas, which
-    made them numbers 41, 7, 0: tokenizer training failed ('int' object is not iterable). They are texts as written,
-    NA included."""
+def write_image_folder(root: Path, texts: dict[str, list[str]]) -> None:
+    """An imagefolder with a metadata.csv per split: {split: its texts}."""
     import csv
 
     from PIL import Image
 
-    from training.run_image_to_text import ImageTextDataArguments, load_splits
-
-    texts = ["41", "007", "0", "NA"]
-    for split in ("train", "validation", "test"):
-        folder = tmp_path / "data" / split
+    for split, split_texts in texts.items():
+        folder = root / split
         folder.mkdir(parents=True)
         with open(folder / "metadata.csv", "w", newline="") as file:
             writer = csv.writer(file)
             writer.writerow(["file_name", "text"])
-            for index, text in enumerate(texts):
+            for index, text in enumerate(split_texts):
                 Image.fromarray(np.full((8, 12), 40 * index, dtype=np.uint8)).save(folder / f"{index}.png")
                 writer.writerow([f"{index}.png", text])
+
+
+def test_digit_texts_of_a_metadata_csv_are_read_as_written(tmp_path):
+    """A metadata.csv of digit strings (41, 007, 0: the digits task's own kind of text) went through pandas, which
+    made them numbers 41, 7, 0: tokenizer training failed ('int' object is not iterable). They are texts as written,
+    NA included."""
+    from training.run_image_to_text import ImageTextDataArguments, load_splits
+
+    texts = ["41", "007", "0", "NA"]
+    write_image_folder(tmp_path / "data", {split: texts for split in ("train", "validation", "test")})
     splits, _ = load_splits(ImageTextDataArguments(dataset_name=str(tmp_path / "data")))
     assert {split: list(rows["text"]) for split, rows in splits.items()} == {
         split: texts for split in ("train", "validation", "test")}
     tokenizer = train_tokenizer(splits["train"]["text"], kind="char")
     assert tokenizer.decode(tokenizer("007")["input_ids"], skip_special_tokens=True) == "007"
+
+
+@pytest.mark.parametrize("texts, message", [
+    ({"train": ["41"], "test": ["7"]}, "the train split has 1 row(s); without a validation split it needs at least 2 "
+                                       "(one is held out for validation)."),
+    ({"train": ["41", "7"]}, "no 'test' split (its splits: ['train'])."),
+], ids=["one training row", "no test split"])
+def test_a_folder_too_small_to_split_or_without_a_test_split_is_named(tmp_path, texts, message):
+    """One training row and no validation split used to fail in datasets' train_test_split (test_size=0); a folder
+    without a test split in a KeyError."""
+    from training.run_image_to_text import ImageTextDataArguments, load_splits
+
+    write_image_folder(tmp_path / "data", texts)
+    with pytest.raises(ValueError) as error:
+        load_splits(ImageTextDataArguments(dataset_name=str(tmp_path / "data")))
+    assert str(error.value) == f"--dataset_name {tmp_path / 'data'}: {message}"
+
+
+def test_a_small_folder_without_validation_holds_one_row_out(tmp_path):
+    from training.run_image_to_text import ImageTextDataArguments, load_splits
+
+    write_image_folder(tmp_path / "data", {"train": ["1", "2", "3", "4"], "test": ["5"]})
+    splits, _ = load_splits(ImageTextDataArguments(dataset_name=str(tmp_path / "data")))
+    assert {split: len(rows) for split, rows in splits.items()} == {"train": 3, "validation": 1, "test": 1}
+    assert sorted([*splits["train"]["text"], *splits["validation"]["text"]]) == ["1", "2", "3", "4"]
 
 
 def test_no_pictures_means_a_card_without_example_images(tmp_path, capsys):

@@ -32,8 +32,8 @@ from datasets.packaged_modules.imagefolder.imagefolder import ImageFolder
 logger = logging.getLogger(__name__)
 
 __all__ = ["FILE_FORMATS", "LABEL", "NUMBER", "POINTERS", "POINTS", "SPANS", "SPLITS", "TAGS", "TEXT", "TEXTS",
-           "Column", "ColumnKind", "DataFileArguments", "load_dataset_as_written", "load_raw_splits", "read_file",
-           "requested_splits", "select_split"]
+           "Column", "ColumnKind", "DataFileArguments", "hold_out_validation", "load_dataset_as_written",
+           "load_raw_splits", "read_file", "requested_splits", "select_split"]
 
 FILE_FORMATS = (".csv", ".tsv", ".json", ".jsonl")
 TABLE_FORMATS = (".csv", ".tsv")
@@ -352,6 +352,16 @@ def load_dataset_as_written(name: str, config_name: str | None, columns: Mapping
         _check_cells({column_name: rows[column_name] for column_name in columns if column_name in rows.column_names},
                      [f"row {index}" for index in range(len(rows))], columns, source, table=False)
     return loaded
+
+
+def hold_out_validation(train: datasets.Dataset, most: int, source: str) -> tuple[datasets.Dataset, datasets.Dataset]:
+    """(train, validation) for data without a validation split: a tenth of ``train`` (at least 1 row, at most
+    ``most``) held out, seed 0. Fewer than 2 rows is a ValueError naming ``source``."""
+    if len(train) < 2:
+        raise ValueError(f"{source}: the train split has {len(train)} row(s); without a validation split it needs at "
+                         "least 2 (one is held out for validation).")
+    held_out = train.train_test_split(test_size=max(1, min(most, len(train) // 10)), seed=0)
+    return held_out["train"], held_out["test"]
 
 
 def select_split(raw: datasets.DatasetDict, split: str, limit: int | None, flag: str) -> datasets.Dataset:

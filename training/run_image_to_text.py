@@ -50,7 +50,7 @@ from hf_bahdanau import BahdanauForImageToText, BahdanauImageProcessor, Bahdanau
 from hf_bahdanau.image_training import DataCollatorForImageToText  # noqa: E402
 from training.arguments import check_counts, parse_config_overrides, parse_arguments  # noqa: E402
 from training.data.make_babi import split_seed  # noqa: E402
-from training.data_files import TEXT, Column, load_dataset_as_written  # noqa: E402
+from training.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
 from training.data.make_image_text import COUNTS, GENERATORS, SPLITS  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.loss_logging import LossPartsLogging  # noqa: E402
@@ -134,6 +134,10 @@ def load_splits(data_args: ImageTextDataArguments) -> tuple[datasets.DatasetDict
     if data_args.dataset_name:
         loaded = load_dataset_as_written(data_args.dataset_name, data_args.dataset_config_name,
                                          {data_args.text_column: Column("text_column", TEXT)})
+        for split in ("train", "test"):
+            if split not in loaded:
+                raise ValueError(f"--dataset_name {data_args.dataset_name}: no {split!r} split (its splits: "
+                                 f"{list(loaded)}).")
         if data_args.image_column not in loaded["train"].column_names:
             raise ValueError(f"--dataset_name {data_args.dataset_name}: no column {data_args.image_column!r} (its "
                              f"columns: {loaded['train'].column_names}); set --image_column.")
@@ -145,8 +149,8 @@ def load_splits(data_args: ImageTextDataArguments) -> tuple[datasets.DatasetDict
                 splits[split] = loaded[name] if limit is None else loaded[name].select(range(min(limit,
                                                                                                   len(loaded[name]))))
         if "validation" not in splits:
-            held_out = splits["train"].train_test_split(test_size=min(500, len(splits["train"]) // 10), seed=0)
-            splits["train"], splits["validation"] = held_out["train"], held_out["test"]
+            splits["train"], splits["validation"] = hold_out_validation(splits["train"], 500,
+                                                                        f"--dataset_name {data_args.dataset_name}")
         return datasets.DatasetDict(splits), f"{data_args.dataset_name}"
     task = data_args.image_text_task
     features = datasets.Features({data_args.image_column: datasets.Image(), data_args.text_column: datasets.Value(

@@ -50,7 +50,7 @@ from hf_bahdanau.modeling.axes import CO_ATTENTIONS  # noqa: E402
 from hf_bahdanau.modeling.configuration_coattention import CO_ATTENTION_INPUTS  # noqa: E402
 from hf_bahdanau.vqa_training import DataCollatorForVisualQuestionAnswering  # noqa: E402
 from training.arguments import check_counts, parse_arguments, parse_config_overrides  # noqa: E402
-from training.data_files import TEXT, Column, load_dataset_as_written  # noqa: E402
+from training.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
 from training.tokenization import train_tokenizer  # noqa: E402
@@ -141,11 +141,8 @@ def load_splits(data_args: VQADataArguments) -> tuple[datasets.DatasetDict, str]
                          f"columns: {loaded['train'].column_names}); set --image_column.")
     splits = {split: loaded[split] for split in SPLITS if split in loaded}
     if "validation" not in splits:
-        if len(splits["train"]) < 2:
-            raise ValueError(f"--dataset_name {data_args.dataset_name}: the train split has {len(splits['train'])} "
-                             "row; without a validation split it needs at least 2 (one is held out).")
-        held_out = splits["train"].train_test_split(test_size=max(1, min(1000, len(splits["train"]) // 10)), seed=0)
-        splits["train"], splits["validation"] = held_out["train"], held_out["test"]
+        splits["train"], splits["validation"] = hold_out_validation(splits["train"], 1000,
+                                                                    f"--dataset_name {data_args.dataset_name}")
     if "test" not in splits:
         raise ValueError(f"--dataset_name {data_args.dataset_name}: no 'test' split (its splits: {list(loaded)}).")
     limits = {"train": data_args.max_train_samples, "validation": data_args.max_eval_samples,
