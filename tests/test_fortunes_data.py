@@ -108,8 +108,9 @@ def test_a_missing_or_empty_fortunes_dir_is_refused_by_name(tmp_path):
 
 
 def test_the_bag_of_words_baseline_reads_any_data_dir(tmp_path):
-    """The baseline on a folder of its own: a word that names the label gives accuracy and macro-F1 1; a test
-    document of the wrong class costs its share (accuracy 3/4; macro-F1 of the two classes' F1 2/3 and 4/5)."""
+    """The baseline on a folder of its own, in percent: a word that names the label gives accuracy and macro-F1
+    100; a test document of the wrong class costs its share (accuracy 3/4; macro-F1 of the two classes' F1 2/3 and
+    4/5)."""
     from training.bag_of_words_baseline import bag_of_words_scores
 
     def write(split: str, rows: list[tuple[str, str]]) -> None:
@@ -118,10 +119,10 @@ def test_the_bag_of_words_baseline_reads_any_data_dir(tmp_path):
 
     write("train", [("cats purr", "cat"), ("a cat sat", "cat"), ("dogs bark", "dog"), ("a dog ran", "dog")] * 5)
     write("test", [("purr purr", "cat"), ("bark", "dog"), ("bark bark", "dog"), ("ran ran", "dog")])
-    assert bag_of_words_scores(tmp_path) == {"accuracy": 1.0, "macro_f1": 1.0}
+    assert bag_of_words_scores(tmp_path) == {"accuracy": 100.0, "macro_f1": 100.0}
     write("test", [("purr purr", "cat"), ("bark", "dog"), ("bark bark", "dog"), ("purr", "dog")])
     scores = bag_of_words_scores(tmp_path)
-    assert scores["accuracy"] == 0.75 and abs(scores["macro_f1"] - (2 / 3 + 4 / 5) / 2) < 1e-12
+    assert scores["accuracy"] == 75 and abs(scores["macro_f1"] - 100 * (2 / 3 + 4 / 5) / 2) < 1e-10
     (tmp_path / "test.jsonl").unlink()
     with pytest.raises(ValueError, match=r"`data_dir` .* has no test.jsonl"):
         bag_of_words_scores(tmp_path)

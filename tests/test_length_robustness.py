@@ -39,5 +39,5 @@ def test_tiny_experiment_writes_numbers_and_picture(tmp_path):
         assert bins == [(5, 9), (10, 14), (15, 19), (20, 20)]  # ascending and contiguous
         for scores in model["by_length"].values():
             assert scores["examples"] == 4
-            assert 0 <= scores["exact_match"] <= 1 and 0 <= scores["bleu"] <= 100
+            assert 0 <= scores["exact_match"] <= 100 and 0 <= scores["bleu"] <= 100
         assert model["parameters"] > 0 and model["train_seconds"] > 0

@@ -41,10 +41,10 @@ def test_the_collator_reads_images_and_pads_labels_with_minus_100():
 
 
 def test_text_metrics_by_hand():
-    # "4071" vs "407": one insertion; "12" vs "13": one substitution; "5" right -> CER 2 / (3 + 2 + 1)
+    # "4071" vs "407": one insertion; "12" vs "13": one substitution; "5" right -> CER 2 / (3 + 2 + 1); in percent
     metrics = text_metrics(["4071", "12", "5"], ["407", "13", "5"])
-    assert metrics["sequence_accuracy"] == pytest.approx(1 / 3)
-    assert metrics["cer"] == pytest.approx(2 / 6)
+    assert metrics["sequence_accuracy"] == pytest.approx(100 / 3)
+    assert metrics["cer"] == pytest.approx(200 / 6)
 
 
 def test_the_budget_stops_training_after_its_minutes_without_the_evaluations(monkeypatch):

@@ -29,8 +29,8 @@ def test_convex_hull_run_writes_a_model_with_metrics_card_and_pictures(tmp_path,
     exec(usage, {})  # runs as printed, on the first test row
     results = json.loads((tmp_path / "all_results.json").read_text())
     for prefix in ("eval_", "predict_n4_", "predict_n7_"):
-        assert 0 <= results[f"{prefix}accuracy"] <= 1 and 0 <= results[f"{prefix}invalid_fraction"] <= 1
-        assert 0 <= results[f"{prefix}area_coverage"] <= 1
+        assert 0 <= results[f"{prefix}accuracy"] <= 100 and 0 <= results[f"{prefix}invalid_fraction"] <= 100  # %
+        assert 0 <= results[f"{prefix}area_coverage"] <= 100
     assert (tmp_path / "alignment_pointing_0.png").is_file() and (tmp_path / "alignment_pointing_1.png").is_file()
     card = (tmp_path / "README.md").read_text()
     assert "Pointer Network" in card
@@ -60,7 +60,7 @@ def test_sorting_from_files_learns_to_sort_four_numbers(tmp_path):
                       "--output_dir", str(tmp_path / "model"), "--hidden_size", "32", "--embedding_size", "16",
                       *FAST[4:]])
     results = json.loads((tmp_path / "model" / "all_results.json").read_text())
-    assert results["predict_exact_match"] > 0.5
+    assert results["predict_exact_match"] > 50  # in percent
 
 
 @pytest.mark.parametrize("flags, named", [

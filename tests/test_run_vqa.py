@@ -78,18 +78,18 @@ def test_bad_rows_are_named(tokenizer, change, message):
 def test_accuracy_by_question_type_by_hand():
     predictions, labels = np.array([0, 1, 2, 2, 1]), np.array([0, 1, 1, 2, 0])
     metrics = accuracy_metrics(predictions, labels, np.array([0, 0, 1, 1, 1]), ["color", "yes/no"])
-    assert metrics == {"accuracy": 3 / 5, "accuracy_color": 1.0, "accuracy_yes_no": 1 / 3}
-    assert accuracy_metrics(predictions, labels, None, None) == {"accuracy": 3 / 5}
+    assert metrics == pytest.approx({"accuracy": 60.0, "accuracy_color": 100.0, "accuracy_yes_no": 100 / 3})  # %
+    assert accuracy_metrics(predictions, labels, None, None) == {"accuracy": 60.0}
 
 
 def test_the_table_reads_finished_runs(tmp_path):
-    for setting, accuracy, steps in (("parallel", 0.96, 1500), ("bag_of_words", 0.853, 1400)):
+    for setting, accuracy, steps in (("parallel", 96.0, 1500), ("bag_of_words", 85.3, 1400)):  # in percent
         folder = tmp_path / setting
         folder.mkdir()
         (folder / "all_results.json").write_text(json.dumps({
-            "predict_accuracy": accuracy, "predict_accuracy_yes_no": 0.9, "predict_accuracy_color": 1.0,
-            "predict_accuracy_shape": 0.5, "predict_shape_peak_overlap_question": 0.25,
-            "predict_shape_peak_overlap_word": 0.125, "predict_shape_peak_overlap_phrase": 0.5}))
+            "predict_accuracy": accuracy, "predict_accuracy_yes_no": 90.0, "predict_accuracy_color": 100.0,
+            "predict_accuracy_shape": 50.0, "predict_shape_peak_overlap_question": 25.0,
+            "predict_shape_peak_overlap_word": 12.5, "predict_shape_peak_overlap_phrase": 50.0}))
         (folder / "trainer_state.json").write_text(json.dumps({"global_step": steps, "log_history": [
             {"training_minutes": 3.5}, {"training_minutes": 7.25}]}))
     results = table(tmp_path, ["parallel", "alternating", "bag_of_words"])
@@ -132,7 +132,7 @@ def test_a_short_run_on_a_user_folder_writes_a_folder_the_pipeline_answers_from(
     main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(output), "--num_pictures", "1", *TINY])
     results = json.loads((output / "all_results.json").read_text())
     for name in ("eval_accuracy", "predict_accuracy", "predict_accuracy_color", "predict_accuracy_yes_no"):
-        assert 0 <= results[name] <= 1 and math.isfinite(results[name]), name
+        assert 0 <= results[name] <= 100 and math.isfinite(results[name]), name
     assert not any("shape" in name for name in results)  # the shape statistics are easy-VQA's
     assert len((output / "predictions.txt").read_text().splitlines()) == 12
     for name in ("model.safetensors", "preprocessor_config.json", "tokenizer.json", "example_0.png",

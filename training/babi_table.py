@@ -76,8 +76,8 @@ def table(output_dir: Path, settings: list[str], tasks: list[int]) -> dict:
             metrics = json.loads((folder / "all_results.json").read_text())
             seconds = json.loads((folder / "wall_seconds.json").read_text())["seconds"] if (
                 folder / "wall_seconds.json").is_file() else None
-            row = {"error": round(100 * metrics["predict_error"], 1), "seconds": seconds}
-            row.update({key.removeprefix("predict_"): round(value, 3) for key, value in metrics.items()
+            row = {"error": round(metrics["predict_error"], 1), "seconds": seconds}
+            row.update({key.removeprefix("predict_"): round(value, 1) for key, value in metrics.items()
                         if "on_support" in key or "supports_covered" in key})
             row["train_seconds"] = round(metrics["train_runtime"])
             results.setdefault(setting, {})[task] = row
@@ -115,8 +115,8 @@ def hop_markdown(results: dict, tasks: list[int]) -> str:
         cells = []
         for setting in settings:
             row = results[setting].get(task)
-            hops = None if row is None else " / ".join(f"{100 * row[f'hop_{hop}_on_support']:.0f}" for hop in (1, 2, 3))
-            cells.append("–" if row is None else f"{hops}; {100 * row['supports_covered']:.0f}")
+            hops = None if row is None else " / ".join(f"{row[f'hop_{hop}_on_support']:.0f}" for hop in (1, 2, 3))
+            cells.append("–" if row is None else f"{hops}; {row['supports_covered']:.0f}")
         lines.append(f"| {task} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -9,13 +9,20 @@ Prints the test accuracy and macro-F1. On the bundled HAN data the word counts s
 """
 
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sklearn.feature_extraction.text import CountVectorizer
-from sklearn.linear_model import LogisticRegression
-from sklearn.metrics import f1_score
-from transformers import HfArgumentParser
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # `python training/bag_of_words_baseline.py` puts training/ first
+    sys.path.insert(0, str(REPO_ROOT))
+
+from sklearn.feature_extraction.text import CountVectorizer  # noqa: E402
+from sklearn.linear_model import LogisticRegression  # noqa: E402
+from sklearn.metrics import f1_score  # noqa: E402
+from transformers import HfArgumentParser  # noqa: E402
+
+from training.metrics import in_percent  # noqa: E402
 
 HAN_DATA = Path(__file__).resolve().parent / "data" / "han"
 
@@ -27,7 +34,8 @@ class BaselineArguments:
 
 
 def bag_of_words_scores(data_dir: Path = HAN_DATA) -> dict[str, float]:
-    """Test accuracy and macro-F1 of a logistic regression on the word counts of each training document."""
+    """Test accuracy and macro-F1, in percent, of a logistic regression on the word counts of each training
+    document."""
     rows = {}
     for split in ("train", "test"):
         path = Path(data_dir) / f"{split}.jsonl"
@@ -41,11 +49,11 @@ def bag_of_words_scores(data_dir: Path = HAN_DATA) -> dict[str, float]:
     labels = [row["label"] for row in rows["test"]]
     predicted = classifier.predict(counts.transform(row["text"] for row in rows["test"]))
     accuracy = sum(int(p == label) for p, label in zip(predicted, labels)) / len(labels)
-    return {"accuracy": accuracy, "macro_f1": f1_score(labels, predicted, average="macro")}
+    return in_percent({"accuracy": accuracy, "macro_f1": f1_score(labels, predicted, average="macro")})
 
 
 if __name__ == "__main__":
     (arguments,) = HfArgumentParser(BaselineArguments).parse_args_into_dataclasses()
     scores = bag_of_words_scores(arguments.data_dir)
-    print(f"bag of words, logistic regression: test accuracy {scores['accuracy']:.3f}, "
-          f"macro-F1 {scores['macro_f1']:.3f}")
+    print(f"bag of words, logistic regression: test accuracy {scores['accuracy']:.1f}%, "
+          f"macro-F1 {scores['macro_f1']:.1f}%")

@@ -8,7 +8,7 @@ then decoded with beam search, with and without GNMT's coverage penalty.
 
     python training/coverage_demo.py --output_dir outputs/coverage [--max_steps 600]
 
-Writes ``coverage.json``: for each model and decoding, exact match, and the dropped and repeated symbols summed over
+Writes ``coverage.json``: for each model and decoding, exact match (in percent), and the dropped and repeated symbols summed over
 the test set (the deletions and insertions that turn each reference into its output), with the training time.
 """
 
@@ -86,7 +86,7 @@ def score(model, tokenizer, pairs: list[tuple[str, str]], args: CoverageArgument
         missing, extra = dropped_and_repeated(prediction.split(), reference.split())
         dropped, repeated = dropped + missing, repeated + extra
         exact += prediction.split() == reference.split()
-    return {"exact_match": exact / len(pairs), "dropped": dropped, "repeated": repeated,
+    return {"exact_match": 100 * exact / len(pairs), "dropped": dropped, "repeated": repeated,
             "reference_symbols": sum(len(reference.split()) for _, reference in pairs)}
 
 

@@ -59,7 +59,7 @@ def table(output_dir: Path, tasks: list[str], settings: list[str]) -> dict:
             if not (folder / "all_results.json").is_file():
                 continue
             metrics = json.loads((folder / "all_results.json").read_text())
-            row = {name: round(100 * metrics[f"predict_{name}"], 1) for name in METRICS if f"predict_{name}" in metrics}
+            row = {name: round(metrics[f"predict_{name}"], 1) for name in METRICS if f"predict_{name}" in metrics}
             state = folder / "trainer_state.json"
             if state.is_file():
                 history = json.loads(state.read_text())

@@ -8,7 +8,7 @@ attention every output symbol can look up its source symbol.
 
     python training/length_robustness.py --output_dir outputs/length_robustness [--max_steps 600]
 
-Writes ``length_robustness.json`` (exact match and BLEU per source-length bin for each model, with parameter counts
+Writes ``length_robustness.json`` (exact match in percent and BLEU per source-length bin for each model, with parameter counts
 and training time) and ``length_robustness.png`` (two panels: exact match and BLEU against source length).
 """
 
@@ -118,7 +118,8 @@ def train_model(name: str, tokenizer, train: Dataset, args: ExperimentArguments,
 
 
 def score_by_length(model, tokenizer, tests: dict[tuple[int, int], list[tuple[str, str]]], batch_size: int) -> dict:
-    """Greedy decoding of every test pair; exact match and corpus BLEU (symbols as words) per length bin."""
+    """Greedy decoding of every test pair; exact match (in percent) and corpus BLEU (symbols as words) per length
+    bin."""
     scores = {}
     for (low, high), pairs in tests.items():
         predictions = []
@@ -129,7 +130,7 @@ def score_by_length(model, tokenizer, tests: dict[tuple[int, int], list[tuple[st
                 generated = model.generate(**inputs, max_new_tokens=high + 2, num_beams=1)
             predictions += tokenizer.batch_decode(generated, skip_special_tokens=True)
         references = [target for _, target in pairs]
-        exact = sum(p.split() == r.split() for p, r in zip(predictions, references)) / len(pairs)
+        exact = 100 * sum(p.split() == r.split() for p, r in zip(predictions, references)) / len(pairs)
         bleu = sacrebleu.corpus_bleu(predictions, [references], tokenize="none").score
         scores[f"{low}-{high}"] = {"exact_match": exact, "bleu": bleu, "examples": len(pairs)}
     return scores
@@ -145,8 +146,8 @@ def plot(results: dict, path: Path) -> None:
     for preset, result in results["models"].items():
         bins = list(result["by_length"])
         centres = [sum(map(int, name.split("-"))) / 2 for name in bins]
-        for ax, metric, scale in ((axes[0], "exact_match", 100), (axes[1], "bleu", 1)):
-            ax.plot(centres, [result["by_length"][name][metric] * scale for name in bins], marker="o", label=preset)
+        for ax, metric in ((axes[0], "exact_match"), (axes[1], "bleu")):
+            ax.plot(centres, [result["by_length"][name][metric] for name in bins], marker="o", label=preset)
     for ax, label in zip(axes, ("exact match (%)", "BLEU")):
         ax.set_xlabel("source length (symbols)")
         ax.set_ylabel(label)

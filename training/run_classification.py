@@ -55,7 +55,7 @@ from training.figures import save_encoder_pictures  # noqa: E402
 from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
 from training.split_order import InOrderTrainer  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
-from training.metrics import load_metric  # noqa: E402
+from training.metrics import in_percent, load_metric  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -150,6 +150,8 @@ def tokenize_split(dataset: datasets.Dataset, name: str, tokenizer, labels: list
 
 
 def metrics_function(problem_type: str):
+    """compute_metrics: accuracy and F1 (macro; micro for multi-label) in percent, or a regression's mean squared
+    error."""
     if problem_type == "regression":
         return lambda prediction: {"mse": float(np.mean((prediction.predictions.squeeze(-1)
                                                          - prediction.label_ids) ** 2))}
@@ -161,9 +163,9 @@ def metrics_function(problem_type: str):
         logits, references = prediction.predictions, prediction.label_ids
         predicted = (logits > 0).astype(int) if multi_label else logits.argmax(-1)
         references = references.astype(int)
-        return {"accuracy": accuracy.compute(predictions=predicted, references=references)["accuracy"],
-                "f1": f1.compute(predictions=predicted, references=references,
-                                 average="micro" if multi_label else "macro")["f1"]}
+        return in_percent({"accuracy": accuracy.compute(predictions=predicted, references=references)["accuracy"],
+                           "f1": f1.compute(predictions=predicted, references=references,
+                                            average="micro" if multi_label else "macro")["f1"]})
 
     return compute_metrics
 

@@ -54,6 +54,7 @@ from training.data_files import TEXT, Column, hold_out_validation, load_dataset_
 from training.data.make_image_text import COUNTS, GENERATORS, SPLITS  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.loss_logging import LossPartsLogging  # noqa: E402
+from training.metrics import in_percent  # noqa: E402
 from training.metrics.g2p_error_rates.g2p_error_rates import edit_distance  # noqa: E402
 from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
 from training.tokenization import train_tokenizer  # noqa: E402
@@ -186,10 +187,11 @@ def build_model(model_args: ImageTextModelArguments, tokenizer, processor) -> Ba
 
 
 def text_metrics(predictions: list[str], references: list[str]) -> dict[str, float]:
-    """Sequence accuracy (the whole text right) and character error rate Σ d(p, r) / Σ |r| (Levenshtein distance)."""
+    """Sequence accuracy (the whole text right) and character error rate Σ d(p, r) / Σ |r| (Levenshtein distance),
+    in percent."""
     accuracy = float(np.mean([prediction == reference for prediction, reference in zip(predictions, references)]))
     errors = sum(edit_distance(prediction, reference) for prediction, reference in zip(predictions, references))
-    return {"sequence_accuracy": accuracy, "cer": errors / max(1, sum(map(len, references)))}
+    return in_percent({"sequence_accuracy": accuracy, "cer": errors / max(1, sum(map(len, references)))})
 
 
 def main(argv: list[str] | None = None) -> None:

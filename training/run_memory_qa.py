@@ -66,6 +66,7 @@ from training.arguments import _literal, check_counts, parse_arguments  # noqa: 
 from training.data.babi import BabiExample, TASKS, generate_task, read_babi, task_file_name  # noqa: E402
 from training.data.make_babi import SIZES, split_seed  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
+from training.metrics import in_percent  # noqa: E402
 from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -272,13 +273,15 @@ def build_model(model_args: MemoryModelArguments, tokenizer, answers: list[str],
 
 
 def compute_metrics(prediction) -> dict[str, float]:
+    """Accuracy and error (the paper's measure), in percent."""
     accuracy = float((prediction.predictions.argmax(-1) == prediction.label_ids).mean())
-    return {"accuracy": accuracy, "error": 1 - accuracy}
+    return in_percent({"accuracy": accuracy, "error": 1 - accuracy})
 
 
 def hop_statistics(model, dataset: datasets.Dataset, collator, batch_size: int) -> tuple[dict[str, float], list]:
     """How often each hop's attention peaks on a supporting fact, and how often the hops' peaks cover all of a
-    question's supporting facts; and each question's hop attentions [K, n] (for the pictures and the page)."""
+    question's supporting facts (in percent); and each question's hop attentions [K, n] (for the pictures and the
+    page)."""
     model.eval()
     peaks_on_support, covered, weights = [], [], []
     for start in range(0, len(dataset), batch_size):
@@ -296,7 +299,7 @@ def hop_statistics(model, dataset: datasets.Dataset, collator, batch_size: int) 
     on_support = np.array(peaks_on_support, dtype=float)
     statistics = {f"hop_{hop + 1}_on_support": float(on_support[:, hop].mean()) for hop in range(on_support.shape[1])}
     statistics["supports_covered"] = float(np.mean(covered))
-    return statistics, weights
+    return in_percent(statistics), weights
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -370,8 +373,8 @@ def main(argv: list[str] | None = None) -> None:
 
 def coattention_statistics(model, dataset: datasets.Dataset, collator, batch_size: int) -> tuple[dict[str, float],
                                                                                               list]:
-    """Per question level, how often the passage attention's peak word lies in a supporting fact; and each question's
-    weights per level, (question [T], passage [N]) (for the pictures)."""
+    """Per question level, how often the passage attention's peak word lies in a supporting fact (in percent); and
+    each question's weights per level, (question [T], passage [N]) (for the pictures)."""
     model.eval()
     on_support, weights = [], []
     for start in range(0, len(dataset), batch_size):
@@ -389,8 +392,8 @@ def coattention_statistics(model, dataset: datasets.Dataset, collator, batch_siz
                 sentences = np.searchsorted(ends, context[row, :, :len(passage)].argmax(-1).numpy(), side="right")
                 on_support.append([int(sentence) in supports for sentence in sentences])
     peaks = np.array(on_support, dtype=float)
-    return ({f"{level}_peak_on_support": float(peaks[:, index].mean())
-             for index, level in enumerate(model.config.question_levels)}, weights)
+    return (in_percent({f"{level}_peak_on_support": peaks[:, index].mean()
+                        for index, level in enumerate(model.config.question_levels)}), weights)
 
 
 def save_coattention_pictures(output_dir: Path, dataset: datasets.Dataset, weights: list, tokenizer,

@@ -50,7 +50,7 @@ from training.figures import save_encoder_pictures  # noqa: E402
 from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
 from training.split_order import InOrderTrainer  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
-from training.metrics import load_metric  # noqa: E402
+from training.metrics import in_percent, load_metric  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -145,16 +145,20 @@ def tag_sequences(predictions: np.ndarray, label_ids: np.ndarray, labels: list[s
 
 
 def metrics_function(labels: list[str], entity_level: bool):
+    """compute_metrics: seqeval's overall precision, recall, F1 and accuracy (with ``entity_level``, each entity
+    type's too; its ``number``, a count, as it is), in percent."""
     seqeval = load_metric("seqeval")
 
     def compute_metrics(eval_prediction) -> dict[str, float]:
         predicted, reference = tag_sequences(eval_prediction.predictions.argmax(-1), eval_prediction.label_ids, labels)
         scores = seqeval.compute(predictions=predicted, references=reference, zero_division=0)
-        metrics = {name: scores[f"overall_{name}"] for name in ("precision", "recall", "f1", "accuracy")}
+        rates = {name: scores[f"overall_{name}"] for name in ("precision", "recall", "f1", "accuracy")}
+        entities = {entity: values for entity, values in scores.items() if isinstance(values, dict)}
         if entity_level:
-            metrics.update({f"{entity}_{name}": value for entity, values in scores.items()
-                            if isinstance(values, dict) for name, value in values.items()})
-        return metrics
+            rates.update({f"{entity}_{name}": value for entity, values in entities.items()
+                          for name, value in values.items() if name != "number"})
+        counts = {f"{entity}_number": values["number"] for entity, values in entities.items()} if entity_level else {}
+        return {**in_percent(rates), **counts}
 
     return compute_metrics
 

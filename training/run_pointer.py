@@ -39,6 +39,7 @@ from hf_bahdanau.plotting import plot_alignment  # noqa: E402
 from hf_bahdanau.modeling.pointing import DataCollatorForPointing, positions  # noqa: E402
 from training.arguments import check_counts, parse_arguments, parse_config_overrides  # noqa: E402
 from training.data_files import POINTERS, POINTS, Column, DataFileArguments, load_raw_splits  # noqa: E402
+from training.metrics import in_percent  # noqa: E402
 from training.pointer_tasks import MIN_N, hull_metrics, make_dataset, pointer_ids, sequence_accuracy  # noqa: E402
 from training.run_steps import finish_run, record, setup_logging  # noqa: E402
 
@@ -147,11 +148,13 @@ def predict(model: BahdanauForPointerNetwork, rows: datasets.Dataset, data_args:
 
 
 def task_metrics(task: str, predictions: list[list[int]], rows: datasets.Dataset) -> dict[str, float]:
+    """Sorting's exact match; the convex hull's accuracy, area coverage and share of outputs that are not simple
+    polygons (``invalid_fraction``); all in percent."""
     if task == "sorting":
-        return {"exact_match": sequence_accuracy(predictions, rows["labels"])}
+        return in_percent({"exact_match": sequence_accuracy(predictions, rows["labels"])})
     scores = hull_metrics(predictions, rows["input_features"])
-    return {"accuracy": scores["accuracy"], "area_coverage": scores["area_coverage"] or 0.0,
-            "invalid_fraction": scores["invalid_fraction"]}
+    return in_percent({"accuracy": scores["accuracy"], "area_coverage": scores["area_coverage"] or 0.0,
+                       "invalid_fraction": scores["invalid_fraction"]})
 
 
 def plot_pointing(model: BahdanauForPointerNetwork, rows: datasets.Dataset, output_dir: Path, count: int,

@@ -52,6 +52,7 @@ from hf_bahdanau.vqa_training import DataCollatorForVisualQuestionAnswering  # n
 from training.arguments import check_counts, parse_arguments, parse_config_overrides  # noqa: E402
 from training.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
+from training.metrics import in_percent  # noqa: E402
 from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
 from training.tokenization import train_tokenizer  # noqa: E402
 from training.training_clock import TrainingBudgetCallback, TrainingClockCallback  # noqa: E402
@@ -163,14 +164,15 @@ def question_types(splits: datasets.DatasetDict, data_args: VQADataArguments) ->
 
 def accuracy_metrics(predictions: np.ndarray, labels: np.ndarray, type_ids: np.ndarray | None,
                      types: list[str] | None) -> dict[str, float]:
-    """accuracy, and accuracy_<type> per question type (spaces and slashes as _: "yes/no" -> accuracy_yes_no)."""
+    """accuracy, and accuracy_<type> per question type (spaces and slashes as _: "yes/no" -> accuracy_yes_no), in
+    percent."""
     right = predictions == labels
-    metrics = {"accuracy": float(right.mean())}
+    metrics = {"accuracy": right.mean()}
     for index, name in enumerate(types or []):
         chosen = type_ids == index
         if chosen.any():
-            metrics[f"accuracy_{name.replace('/', '_').replace(' ', '_')}"] = float(right[chosen].mean())
-    return metrics
+            metrics[f"accuracy_{name.replace('/', '_').replace(' ', '_')}"] = right[chosen].mean()
+    return in_percent(metrics)
 
 
 def build_model(model_args: VQAModelArguments, tokenizer, answers: list[str]) -> BahdanauForVisualQuestionAnswering:
@@ -260,7 +262,8 @@ def main(argv: list[str] | None = None) -> None:
 def shape_attention_metrics(model, collator, test: datasets.Dataset, batch_size: int) -> dict[str, float]:
     """easy-VQA: per level, how often the image attention's peak region overlaps the shape
     (``shape_peak_overlap_<level>``) and the mean attention on regions that overlap it
-    (``shape_attention_mass_<level>``), over the test questions (the shape: the pixels unlike the background)."""
+    (``shape_attention_mass_<level>``), over the test questions (the shape: the pixels unlike the background); in
+    percent."""
     from training.data.easy_vqa_data import peak_on_shape, shape_attention_mass, shape_mask
 
     if model.config.inputs == "question":
@@ -286,7 +289,7 @@ def shape_attention_metrics(model, collator, test: datasets.Dataset, batch_size:
     for level in model.config.question_levels:
         metrics[f"shape_peak_overlap_{level}"] = float(np.mean(peaks[level]))
         metrics[f"shape_attention_mass_{level}"] = float(np.mean(masses[level]))
-    return metrics
+    return in_percent(metrics)
 
 
 @torch.no_grad()

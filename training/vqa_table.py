@@ -62,11 +62,11 @@ def table(output_dir: Path, settings: list[str]) -> dict:
         if not (folder / "all_results.json").is_file():
             continue
         metrics = json.loads((folder / "all_results.json").read_text())
-        row = {name: round(100 * metrics[f"predict_{name}"], 1) for name in METRICS if f"predict_{name}" in metrics}
+        row = {name: round(metrics[f"predict_{name}"], 1) for name in METRICS if f"predict_{name}" in metrics}
         overlaps = {level: metrics[f"predict_shape_peak_overlap_{level}"] for level in LEVELS
                     if f"predict_shape_peak_overlap_{level}" in metrics}
         if overlaps:
-            row["shape_peak_overlap"] = {level: round(100 * value, 1) for level, value in overlaps.items()}
+            row["shape_peak_overlap"] = {level: round(value, 1) for level, value in overlaps.items()}
         state = folder / "trainer_state.json"
         if state.is_file():
             history = json.loads(state.read_text())

@@ -4,6 +4,9 @@
     bleu = load_metric("sacrebleu")          # evaluate.EvaluationModule
     bleu.compute(predictions=["2015-03-03"], references=[["2015-03-03"]])["score"]
 
+The modules return what their Hub namesakes return (accuracy, F1, seqeval's scores as fractions; sacreBLEU and chrF
+out of 100); the training scripts report every rate in percent, through ``in_percent``.
+
 ``load_metric(name)`` prefers the Hub module ``evaluate.load(name)`` when the Hub is allowed
 (``HF_HUB_OFFLINE`` / ``HF_EVALUATE_OFFLINE`` unset) and reachable, and otherwise loads the local
 module ``training/metrics/<name>/<name>.py``: an ``evaluate.Metric`` with the same inputs and outputs
@@ -11,6 +14,7 @@ whose scoring is done by the same library (sacrebleu, seqeval, scikit-learn).
 """
 
 import logging
+from collections.abc import Mapping
 from pathlib import Path
 
 import evaluate
@@ -20,6 +24,12 @@ logger = logging.getLogger(__name__)
 
 METRICS_DIR = Path(__file__).resolve().parent
 LOCAL_METRICS = tuple(sorted(path.name for path in METRICS_DIR.iterdir() if (path / f"{path.name}.py").is_file()))
+
+
+def in_percent(scores: Mapping[str, float]) -> dict[str, float]:
+    """``scores``, fractions (an accuracy of 0.991, an error rate of 0.05), in percent (99.1, 5.0): the one unit of
+    every rate the training scripts report, as BLEU and chrF come."""
+    return {name: 100 * float(value) for name, value in scores.items()}
 
 
 def _offline() -> bool:
