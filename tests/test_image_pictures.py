@@ -156,7 +156,7 @@ def test_the_page_data_round_trip_with_the_wrong_predictions_first(tmp_path):
     assert data["overlay_opacity"] == OVERLAY_OPACITY
     assert data["has_references"] is True
     assert data["model_summary"] == [["hidden_size", "16"]]
-    assert data["model_metrics"] == {"columns": ["eval"], "rows": [["accuracy", "0.5"]]}
+    assert data["model_metrics"] == {"columns": ["metric", "eval"], "rows": [["accuracy", "0.5"]]}
     assert data["page_metrics"] == [["images", "3"], ["accuracy", "66.7 % (2 / 3)"], ["wrong", "1"]]
     assert [record["number"] for record in data["examples"]] == [2, 1, 3]  # the wrong one first
     wrong, right, colourful = data["examples"]

@@ -89,7 +89,7 @@ def test_the_page_data_round_trip_with_the_wrong_answers_first(tmp_path):
     assert data["kind"] == "memory" and data["title"] == "babi" and data["page_size"] == 2
     assert data["has_references"] is True
     assert data["model_summary"] == [["num_hops", "3"]]
-    assert data["model_metrics"] == {"columns": ["eval"], "rows": [["accuracy", "0.75"]]}
+    assert data["model_metrics"] == {"columns": ["metric", "eval"], "rows": [["accuracy", "0.75"]]}
     assert [question["number"] for question in data["questions"]] == [2, 1, 3]  # the wrong one first
     assert [question["correct"] for question in data["questions"]] == [False, True, True]
     wrong, right, short = data["questions"]
