@@ -107,6 +107,20 @@ def test_run_classification_splits_at_every_separator_given_and_refuses_unknown_
         run_classification.main([*arguments, "--output_dir", str(tmp_path / "bad"), "--sentence_separator", ".", "nope"])
 
 
+@pytest.mark.parametrize("script", [run_ner, run_classification])
+def test_a_negative_picture_count_is_refused_by_name_and_0_writes_none(script, tmp_path, capsys):
+    """A negative --num_attention_pictures used to slice off the last texts ([:-1]); now it is refused before any data
+    is read, as argparse refuses a bad flag; 0 means no pictures."""
+    config = REPO / "training" / "configs" / ("ner_tagger.json" if script is run_ner else "han_classifier.json")
+    with pytest.raises(SystemExit) as exit_info:
+        script.main([str(config), "--output_dir", str(tmp_path), "--num_attention_pictures", "-1"])
+    assert exit_info.value.code == 2 and capsys.readouterr().err.endswith(
+        ": error: `--num_attention_pictures` must be 0 (none) or a positive number, got -1.\n")
+    script.main([str(config), "--output_dir", str(tmp_path), "--config_overrides", TINY, *SMALL_RUN,
+                 "--num_attention_pictures", "0", "--max_steps", "1"])
+    assert not list(tmp_path.glob("attention_*.png")) and (tmp_path / "README.md").is_file()
+
+
 def write_jsonl(path: Path, rows: list[dict]) -> str:
     path.write_text("".join(json.dumps(row) + "\n" for row in rows))
     return str(path)

@@ -155,6 +155,14 @@ def test_the_lstm_baseline_reads_the_story_and_question_as_one_text(tmp_path, mo
     assert len(row["input_ids"]) == words and "memory_ids" not in row
 
 
+def test_no_pictures_means_none_and_a_card_all_the_same(tmp_path, monkeypatch):
+    monkeypatch.chdir(run_memory_qa.REPO_ROOT)
+    run_memory_qa.main([*SHORT_RUN[:4], "50", "--num_train_epochs", "1", "--disable_tqdm", "true",
+                        "--num_pictures", "0", "--output_dir", str(tmp_path)])
+    assert not list(tmp_path.glob("hops_*.png")) and (tmp_path / "memory_explorer.html").is_file()
+    assert "memory-question-answering" in (tmp_path / "README.md").read_text()
+
+
 def test_the_babi_table_counts_errors_and_failed_tasks(tmp_path):
     """training/babi_table.py's table from finished runs: error in %, the mean and the tasks over 5% error, beside the
     paper's figures for the same tasks; the hop table in %."""
