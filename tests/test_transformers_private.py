@@ -144,3 +144,77 @@ def test_without_the_private_resize_helpers_resizing_is_refused_clearly(monkeypa
     with pytest.raises(NotImplementedError, match="_resize_token_embeddings and _get_resized_embeddings"):
         model.resize_token_embeddings(model.config.vocab_size + 4)
     assert model.model.decoder.embed_tokens.num_embeddings == model.config.vocab_size
+
+
+def test_search_loops_taking_other_parameters_fail_at_load_naming_them(monkeypatch):
+    monkeypatch.setattr(transformers_private, "SEARCH_LOOPS", False)
+    with pytest.raises(RuntimeError) as error:
+        check_release(BahdanauForConditionalGeneration, BahdanauConfig, "5.99.0")
+    assert ("its greedy and beam decoding fails (GenerationMixin._sample or _beam_search no longer takes input_ids, "
+            "logits_processor, stopping_criteria, generation_config, synced_gpus by name)") in str(error.value)
+
+
+class _Hooks:
+    def reordered(self, c, a, b=None, **kwargs): ...
+    def renamed(self, a, bb, c=None, **kwargs): ...
+    def positional_only(self, a, /, b, c=None, **kwargs): ...
+    def closed(self, a, b, c=None): ...
+
+
+@pytest.mark.parametrize("name, accepted", [("reordered", True), ("renamed", False), ("positional_only", False),
+                                            ("closed", False)])
+def test_a_hook_is_supported_when_it_takes_each_argument_by_name(name, accepted):
+    """The inventory's check: names, not positions (we call every hook by keyword)."""
+    assert transformers_private._accepts(_Hooks, name, ("a", "b", "c"), more_keywords=True) is accepted
+
+
+def test_every_private_hook_is_supported_by_the_installed_transformers():
+    assert transformers_private.SEARCH_LOOPS
+    assert transformers_private.PIPELINE_GENERATE_KWARGS
+
+
+def _keywords_only(monkeypatch, owner: type, name: str) -> list[dict]:
+    """``owner.name`` taking its arguments by keyword only (as if an upstream release had reordered its parameters,
+    every positional call would bind wrongly), passing them on; returns the keyword arguments of each call."""
+    original = getattr(owner, name)
+    calls = []
+
+    def by_keyword(self, **kwargs):
+        calls.append(kwargs)
+        return original(self, **kwargs)
+    monkeypatch.setattr(owner, name, by_keyword)
+    return calls
+
+
+@pytest.mark.parametrize("num_beams, loop", [(1, "_sample"), (3, "_beam_search")])
+def test_every_private_hook_is_called_by_keyword(num_beams, loop, monkeypatch):
+    """A release that reorders a hook's parameters changes nothing: we call each one with keywords only."""
+    model = tiny_model("rnnsearch")
+    input_ids, mask = padded_batch()
+    options = dict(input_ids=input_ids, attention_mask=mask, max_new_tokens=4, num_beams=num_beams)
+    with torch.no_grad():
+        expected = model.generate(**options)
+        expanded = _keywords_only(monkeypatch, transformers.GenerationMixin, "_expand_inputs_for_generation")
+        handed_back = _keywords_only(monkeypatch, transformers.GenerationMixin, loop)
+        assert torch.equal(model.generate(**options), expected)
+        model.generate(**options, do_sample=True)  # our loops hand sampling back to transformers'
+    assert {"expand_size", "is_encoder_decoder", "input_ids"} <= set(expanded[0])
+    assert {"input_ids", "logits_processor", "stopping_criteria", "generation_config"} <= set(handed_back[0])
+    resized = _keywords_only(monkeypatch, transformers.PreTrainedModel, "_resize_token_embeddings")
+    size = model.config.vocab_size + 4
+    model.resize_token_embeddings(size)
+    assert resized == [dict(new_num_tokens=size, pad_to_multiple_of=None, mean_resizing=True)]
+    assert model.model.decoder.embed_tokens.num_embeddings == model.config.vocab_size == size
+
+
+def test_the_pipelines_call_prepare_generate_kwargs_by_keyword(monkeypatch):
+    from hf_bahdanau import BahdanauTranslationPipeline
+    from training.tokenization import train_tokenizer
+
+    tokenizer = train_tokenizer(["3 March 2015", "2015-03-03"], kind="char")
+    model = tiny_model("rnnsearch", vocab_size=len(tokenizer))
+    prepared = _keywords_only(monkeypatch, transformers.Pipeline, "_prepare_generate_kwargs")
+    BahdanauTranslationPipeline(model=model, tokenizer=tokenizer)("3 March", max_new_tokens=3,
+                                                                  return_alignments=True)
+    assert prepared == [dict(generate_kwargs={"max_new_tokens": 3}, output_attentions=True,
+                             return_dict_in_generate=True)]

@@ -154,7 +154,8 @@ class BahdanauPreTrainedModel(PreTrainedModel):
         if self.name_or_path and (source / "README.md").is_file():
             for path in (source / "README.md", *source.glob("*.png")):
                 shutil.copyfile(path, Path(working_dir) / path.name)
-        return super()._upload_modified_files(working_dir, repo_id, files_timestamps, **kwargs)
+        return super()._upload_modified_files(working_dir=working_dir, repo_id=repo_id,
+                                              files_timestamps=files_timestamps, **kwargs)
 
     def set_token_spellings(self, tokens: Any) -> None:
         """Spell the vocabulary for the ``"chars"`` meta-embedding source: token id i is spelled ``tokens[i]``, a
@@ -207,15 +208,17 @@ class BahdanauPreTrainedModel(PreTrainedModel):
             raise NotImplementedError(f"resize_token_embeddings of hf_bahdanau models needs transformers' "
                                       f"_resize_token_embeddings and _get_resized_embeddings, which transformers "
                                       f"{transformers.__version__} changed.")
-        return super().resize_token_embeddings(new_num_tokens, pad_to_multiple_of, mean_resizing)
+        return super().resize_token_embeddings(new_num_tokens=new_num_tokens, pad_to_multiple_of=pad_to_multiple_of,
+                                               mean_resizing=mean_resizing)
 
     def _resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of=None, mean_resizing=True):
         """Source and target embeddings are separate matrices over one vocabulary: resize both."""
-        encoder_embeddings = super()._resize_token_embeddings(new_num_tokens, pad_to_multiple_of, mean_resizing)
+        encoder_embeddings = super()._resize_token_embeddings(
+            new_num_tokens=new_num_tokens, pad_to_multiple_of=pad_to_multiple_of, mean_resizing=mean_resizing)
         decoder = self.get_decoder()
         decoder.embed_tokens = self._get_resized_embeddings(
-            decoder.embed_tokens, encoder_embeddings.weight.shape[0], mean_resizing=mean_resizing
-        )
+            old_embeddings=decoder.embed_tokens, new_num_tokens=encoder_embeddings.weight.shape[0],
+            mean_resizing=mean_resizing)
         return encoder_embeddings
 
 
@@ -418,13 +421,15 @@ class RecurrentGenerationMixin(GenerationMixin):
         No returned field changes: generate() returns the encoder's per-layer states, which it never copied."""
         expand = super()._expand_inputs_for_generation
         if expand_size == 1:
-            return expand(expand_size, is_encoder_decoder, input_ids, **model_kwargs)
+            return expand(expand_size=expand_size, is_encoder_decoder=is_encoder_decoder, input_ids=input_ids,
+                          **model_kwargs)
         if not SHARED_BEAM_MEMORY:
-            return fall_back_once("one encoder memory per source in beam search", expand, expand_size,
-                                  is_encoder_decoder, input_ids, **model_kwargs)
+            return fall_back_once("one encoder memory per source in beam search", expand, expand_size=expand_size,
+                                  is_encoder_decoder=is_encoder_decoder, input_ids=input_ids, **model_kwargs)
         shared = {key: model_kwargs.pop(key) for key in ("encoder_outputs", "attention_mask", "copy_input_ids")
                   if key in model_kwargs}
-        input_ids, model_kwargs = expand(expand_size, False, input_ids, **model_kwargs)
+        input_ids, model_kwargs = expand(expand_size=expand_size, is_encoder_decoder=False, input_ids=input_ids,
+                                         **model_kwargs)
         return input_ids, {**model_kwargs, **shared, "rows_per_source": expand_size}
 
 

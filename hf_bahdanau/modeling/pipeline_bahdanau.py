@@ -21,6 +21,7 @@ from transformers import GenerationConfig, Pipeline
 from .copying import decode_with_copies, encode_with_copies, tokens_with_copies
 from .decoding import check_texts, decoded_rows, first_eos, warn_about_source
 from .pipeline_inputs import check_batch
+from .transformers_private import PIPELINE_GENERATE_KWARGS
 
 
 class BahdanauTranslationPipeline(Pipeline):
@@ -73,9 +74,9 @@ class BahdanauTranslationPipeline(Pipeline):
         """generate() on a batch; outputs reshaped to [batch, num_return_sequences, …] so the pipeline can split them
         per input."""
         overrides = dict(output_attentions=True, return_dict_in_generate=True) if return_alignments else {}
-        if hasattr(self, "_prepare_generate_kwargs"):  # transformers' defaults under the caller's arguments
-            generate_kwargs = self._prepare_generate_kwargs(generate_kwargs, **overrides)
-        else:  # a transformers without that private helper: the caller's arguments as they are
+        if PIPELINE_GENERATE_KWARGS:  # transformers' defaults under the caller's arguments
+            generate_kwargs = self._prepare_generate_kwargs(generate_kwargs=generate_kwargs, **overrides)
+        else:  # a transformers without that private helper (or with another signature): the arguments as they are
             generate_kwargs = {**generate_kwargs, **overrides}
         source_oovs = model_inputs.pop("source_oovs", None)
         generated = self.model.generate(**model_inputs, **generate_kwargs)

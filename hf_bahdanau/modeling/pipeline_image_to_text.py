@@ -25,6 +25,7 @@ from transformers import GenerationConfig, Pipeline
 
 from .decoding import decoded_rows, first_eos
 from .pipeline_inputs import check_batch, read_image
+from .transformers_private import PIPELINE_GENERATE_KWARGS
 
 __all__ = ["BahdanauImageToTextPipeline"]
 
@@ -66,8 +67,8 @@ class BahdanauImageToTextPipeline(Pipeline):
 
     def _forward(self, model_inputs: dict[str, torch.Tensor], return_attentions: bool = False, **generate_kwargs):
         overrides = dict(output_attentions=True, return_dict_in_generate=True) if return_attentions else {}
-        if hasattr(self, "_prepare_generate_kwargs"):  # transformers' defaults under the caller's arguments
-            generate_kwargs = self._prepare_generate_kwargs(generate_kwargs, **overrides)
+        if PIPELINE_GENERATE_KWARGS:  # transformers' defaults under the caller's arguments
+            generate_kwargs = self._prepare_generate_kwargs(generate_kwargs=generate_kwargs, **overrides)
         else:
             generate_kwargs = {**generate_kwargs, **overrides}
         generated = self.model.generate(**model_inputs, **generate_kwargs)

@@ -233,7 +233,8 @@ class FastSearchMixin:
         config = generation_config
         if (config.do_sample or synced_gpus or config.output_attentions or config.output_hidden_states
                 or not model_kwargs.get("use_cache")):
-            return super()._sample(input_ids, logits_processor, stopping_criteria, generation_config,
+            return super()._sample(input_ids=input_ids, logits_processor=logits_processor,
+                                   stopping_criteria=stopping_criteria, generation_config=generation_config,
                                    synced_gpus=synced_gpus, streamer=streamer, **model_kwargs)
         return self._greedy_search(input_ids, logits_processor, stopping_criteria, generation_config, streamer,
                                    **model_kwargs)
@@ -303,7 +304,8 @@ class FastSearchMixin:
             if penalties is not None:
                 raise ValueError(f"{penalties.describe()}: scored by hf_bahdanau's beam search loop, which does not "
                                  "run with do_sample, low_memory or synced_gpus.")
-            return super()._beam_search(input_ids, logits_processor, stopping_criteria, generation_config,
+            return super()._beam_search(input_ids=input_ids, logits_processor=logits_processor,
+                                        stopping_criteria=stopping_criteria, generation_config=generation_config,
                                         synced_gpus=synced_gpus, **model_kwargs)
         config = generation_config
         return_dict = config.return_dict_in_generate

@@ -8,14 +8,18 @@ fields, ``generate()``'s keyword): ``CACHE_NAME`` is the name the installed tran
 ``cache_of`` reads it from an output, and every ``forward`` here takes both names (``cache_argument``).
 
 Private hooks, each tested on the releases in ``TESTED_TRANSFORMERS`` (``.ci/run`` runs the lowest allowed and the
-newest the package index serves) by ``probe_generation``, which runs tiny generate() calls and checks what each hook
-is for, not a signature:
+newest the package index serves). Every one we call, we call with keyword arguments only, and its flag below checks
+that it still takes each of them by name (``_accepts``): a parameter reordered upstream cannot bind the wrong value,
+and a renamed one turns the flag off. ``probe_generation`` also runs tiny generate() calls and checks what each
+generation hook is for, not only a signature:
 
-- ``GenerationMixin._sample`` and ``_beam_search``: generate() dispatches greedy search / sampling and beam search
-  to them, and ``search.FastSearchMixin`` overrides both with its own loops (which call no private transformers
-  helper). Not dispatched any more: transformers' loops run, slower, with the same results.
-- ``GenerationMixin._expand_inputs_for_generation``: overridden so that the beams of a source share one encoder
-  memory (``SHARED_BEAM_MEMORY``). Without it every beam gets its own copy, as in transformers.
+- ``GenerationMixin._sample`` and ``_beam_search`` (``SEARCH_LOOPS``): generate() dispatches greedy search /
+  sampling and beam search to them, and ``search.FastSearchMixin`` overrides both with its own loops (which call no
+  private transformers helper), handing sampling and the other cases back to them. Not dispatched any more:
+  transformers' loops run, slower, with the same results; taking other parameters: the load fails
+  (``check_release``).
+- ``GenerationMixin._expand_inputs_for_generation`` (``SHARED_BEAM_MEMORY``): overridden so that the beams of a
+  source share one encoder memory. Without it every beam gets its own copy, as in transformers.
 - ``GenerationMixin._supports_default_dynamic_cache``: returns False so that generate() builds no key/value cache.
 - ``PreTrainedModel._upload_modified_files`` (``CARD_UPLOAD``): ``push_to_hub`` ships the folder's model card.
   Without it ``push_to_hub`` uploads transformers' template card; ``training/hub_utils.push_output_dir`` still
@@ -23,6 +27,13 @@ is for, not a signature:
 - ``PreTrainedModel._resize_token_embeddings`` / ``_get_resized_embeddings`` (``EMBEDDING_RESIZE``):
   ``resize_token_embeddings`` of the seq2seq model resizes the target embedding too. Without them resizing raises
   a clear error.
+- ``Pipeline._prepare_generate_kwargs`` (``PIPELINE_GENERATE_KWARGS``): the translation and image-to-text
+  pipelines put transformers' generation defaults for pipelines (e.g. ``max_new_tokens``) under the caller's
+  arguments, as transformers' own pipelines do. Without it they pass the caller's arguments as they are.
+- ``GenerationConfig._from_model_config`` (an attribute): ``save_pretrained`` clears it so that GNMT's beam
+  options saved in generation_config.json are read back (transformers reads only its own fields from a file
+  marked as made from the model config). Without it the options are lost on loading, which
+  ``tests/test_beam_penalties.py`` checks.
 
 The other underscored names are transformers' declared class attributes for models (``_tied_weights_keys``,
 ``_no_split_modules``, ``_is_stateful``) and custom pipelines (``_sanitize_parameters``, ``_load_*``,
@@ -41,11 +52,12 @@ from typing import NamedTuple
 import torch
 import transformers
 from packaging.version import Version
-from transformers import GenerationMixin, PreTrainedModel
+from transformers import GenerationMixin, Pipeline, PreTrainedModel
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
-__all__ = ["CACHE_NAME", "CARD_UPLOAD", "EMBEDDING_RESIZE", "SHARED_BEAM_MEMORY", "TESTED_TRANSFORMERS",
-           "Finding", "cache_argument", "cache_of", "check_release", "fall_back_once", "probe_generation"]
+__all__ = ["CACHE_NAME", "CARD_UPLOAD", "EMBEDDING_RESIZE", "PIPELINE_GENERATE_KWARGS", "SEARCH_LOOPS",
+           "SHARED_BEAM_MEMORY", "TESTED_TRANSFORMERS", "Finding", "cache_argument", "cache_of", "check_release",
+           "fall_back_once", "probe_generation"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,8 +81,9 @@ def cache_of(outputs):
     return getattr(outputs, CACHE_NAME, None)
 
 
-def _accepts(owner: type, name: str, parameters: tuple[str, ...]) -> bool:
-    """``owner.name`` exists and takes every one of ``parameters`` (we call it with them)."""
+def _accepts(owner: type, name: str, parameters: tuple[str, ...], more_keywords: bool = False) -> bool:
+    """``owner.name`` exists and takes every one of ``parameters`` by keyword (we call it with them so), and with
+    ``more_keywords`` any other keyword too (``**kwargs``: we pass more)."""
     function = getattr(owner, name, None)
     if not callable(function):
         return False
@@ -78,16 +91,23 @@ def _accepts(owner: type, name: str, parameters: tuple[str, ...]) -> bool:
         accepted = inspect.signature(function).parameters
     except (TypeError, ValueError):
         return False
-    return set(parameters) <= set(accepted)
+    by_keyword = {key for key, parameter in accepted.items()
+                  if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)}
+    any_keyword = any(parameter.kind == parameter.VAR_KEYWORD for parameter in accepted.values())
+    return set(parameters) <= by_keyword and (any_keyword or not more_keywords)
 
 
+_LOOP_PARAMETERS = ("input_ids", "logits_processor", "stopping_criteria", "generation_config", "synced_gpus")
+SEARCH_LOOPS = (_accepts(GenerationMixin, "_sample", (*_LOOP_PARAMETERS, "streamer"), more_keywords=True)
+                and _accepts(GenerationMixin, "_beam_search", _LOOP_PARAMETERS, more_keywords=True))
 SHARED_BEAM_MEMORY = _accepts(GenerationMixin, "_expand_inputs_for_generation",
-                              ("expand_size", "is_encoder_decoder", "input_ids"))
+                              ("expand_size", "is_encoder_decoder", "input_ids"), more_keywords=True)
 CARD_UPLOAD = _accepts(PreTrainedModel, "_upload_modified_files", ("working_dir", "repo_id", "files_timestamps"))
 EMBEDDING_RESIZE = (_accepts(PreTrainedModel, "_resize_token_embeddings",
                              ("new_num_tokens", "pad_to_multiple_of", "mean_resizing"))
                     and _accepts(PreTrainedModel, "_get_resized_embeddings",
                                  ("old_embeddings", "new_num_tokens", "mean_resizing")))
+PIPELINE_GENERATE_KWARGS = _accepts(Pipeline, "_prepare_generate_kwargs", ("generate_kwargs",), more_keywords=True)
 
 _WARNED: set[str] = set()
 
@@ -212,9 +232,9 @@ def _recording(method: Callable, name: str, reached: set[str]) -> Callable:
 
 
 def check_release(model_class: type, config_class: type, release: str = transformers.__version__) -> None:
-    """Outside ``TESTED_TRANSFORMERS``, run ``probe_generation`` on a tiny model once: a broken behaviour is a
-    ``RuntimeError`` of one line naming the tested releases and the fix; a lost fast path, a warning. ``release``:
-    the installed transformers'."""
+    """Outside ``TESTED_TRANSFORMERS``, run ``probe_generation`` on a tiny model once: a broken behaviour (or search
+    loops that take other parameters, ``SEARCH_LOOPS``) is a ``RuntimeError`` of one line naming the tested releases
+    and the fix; a lost fast path, a warning. ``release``: the installed transformers'."""
     installed = Version(release)
     lowest, newest = map(Version, TESTED_TRANSFORMERS)
     if lowest <= installed <= Version(f"{newest.major}.{newest.minor}.99"):  # patch releases of the newest too
@@ -227,6 +247,9 @@ def check_release(model_class: type, config_class: type, release: str = transfor
         findings = probe_generation(model_class(config).eval())
     finally:
         torch.random.set_rng_state(rng_state)
+    if not SEARCH_LOOPS:  # our loops hand cases back to transformers' by these parameters' names
+        findings.insert(0, Finding("greedy and beam", "GenerationMixin._sample or _beam_search no longer takes "
+                                   f"{', '.join(_LOOP_PARAMETERS)} by name", True))
     for finding in findings:
         if finding.broken:
             raise RuntimeError(
