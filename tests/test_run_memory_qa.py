@@ -121,8 +121,8 @@ def test_a_short_run_learns_task_1_and_saves_a_usable_model(tmp_path, monkeypatc
     ended = json.loads((tmp_path / "trainer_state.json").read_text())["stateful_callbacks"]["LinearStartCallback"][
         "attributes"]["ended_at_epoch"]
     assert 0 < ended <= 7.5  # at the latest half the 15 epochs; the card says so
-    assert f"- **Linear start**: in training: the hops' softmax was left out (p_i = u^kᵀ m_i) for the first {ended:g} " \
-           "epochs, then put back" in (tmp_path / "README.md").read_text()
+    assert (f"- **Linear start**: in training: the hops' softmax was left out (p_i = u^kᵀ m_i) for the first "
+            f"{ended:g} epochs, then put back") in (tmp_path / "README.md").read_text()
     model = MemoryNetworkForSequenceClassification.from_pretrained(tmp_path)
     assert isinstance(model.config, MemoryNetworkConfig) and model.config.answer_token_ids is not None
     answerer = pipeline(model=str(tmp_path), trust_remote_code=True)

@@ -8,8 +8,9 @@ then decoded with beam search, with and without GNMT's coverage penalty.
 
     python training/coverage_demo.py --output_dir outputs/coverage [--max_steps 600]
 
-Writes ``coverage.json``: for each model and decoding, exact match (in percent), and the dropped and repeated symbols summed over
-the test set (the deletions and insertions that turn each reference into its output), with the training time.
+Writes ``coverage.json``: for each model and decoding, exact match (in percent), and the dropped and repeated symbols
+summed over the test set (the deletions and insertions that turn each reference into its output), with the training
+time.
 """
 
 import difflib

@@ -8,8 +8,8 @@ attention every output symbol can look up its source symbol.
 
     python training/length_robustness.py --output_dir outputs/length_robustness [--max_steps 600]
 
-Writes ``length_robustness.json`` (exact match in percent and BLEU per source-length bin for each model, with parameter counts
-and training time) and ``length_robustness.png`` (two panels: exact match and BLEU against source length).
+Writes ``length_robustness.json`` (exact match in percent and BLEU per source-length bin for each model, with parameter
+counts and training time) and ``length_robustness.png`` (two panels: exact match and BLEU against source length).
 """
 
 import json

@@ -204,7 +204,8 @@ def main(argv: list[str] | None = None) -> None:
     test_rows = next((splits[split] for split in splits if split.startswith("test")), None)
     if training_args.do_train and test_rows is not None and trainer.is_world_process_zero():
         plot_pointing(model, test_rows, output_dir, data_args.max_plots, data_args)
-    example = json.dumps(test_rows[0]["input_features"] if test_rows is not None else [[0.5] * FEATURES[data_args.task]])
+    example = json.dumps(test_rows[0]["input_features"] if test_rows is not None
+                         else [[0.5] * FEATURES[data_args.task]])
     finish_run(trainer, training_args, data_args, task="pointer-network",
                metric=None, example_inputs=[example],
                usage=f"import hf_bahdanau, torch, transformers; transformers.AutoModel.from_pretrained("
