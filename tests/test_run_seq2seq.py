@@ -2,12 +2,15 @@
 
 import json
 import logging
+import shlex
 from pathlib import Path
 
 import numpy as np
 import pytest
 from huggingface_hub import ModelCard
 from transformers import EvalPrediction
+
+from hf_bahdanau.cli import main as translate_main
 
 from training.arguments import parse_arguments, parse_config_overrides
 from training.run_seq2seq import (
@@ -272,7 +275,11 @@ def test_a_short_run_logs_no_repeated_warnings_and_says_where_the_model_is(tmp_p
     assert "seem to have been set" not in out + err
     assert not [warning for warning in recwarn if "pin_memory" in str(warning.message)]
     last_line = out.strip().splitlines()[-1]
-    assert last_line.startswith(f"The model is saved in {output_dir} ") and "hf-bahdanau-translate" in last_line
+    assert last_line.startswith(f"The model is saved in {output_dir} ")
+    command = shlex.split(last_line.split("; use it with: ", 1)[1])  # runs as printed: the console script's main
+    assert command == ["hf-bahdanau-translate", str(output_dir), "1 March 2015"]
+    translate_main(command[1:])
+    assert capfd.readouterr().out.strip()
     saved = json.loads((output_dir / "generation_config.json").read_text())
     assert saved["max_new_tokens"] == 17 and "max_length" not in saved  # 1.5 x the longest target (11 tokens)
     assert json.loads((output_dir / "config.json").read_text())["max_training_source_length"] == 14
