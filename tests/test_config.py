@@ -95,3 +95,96 @@ def test_every_field_is_documented_with_its_type_and_default():
     for field in fields(BahdanauConfig):
         if field.name not in inherited or field.name in ("is_encoder_decoder",):
             assert f"        {field.name} (`" in documented, f"{field.name} has no entry in the config's Args"
+
+
+def _every_config_class():
+    from hf_bahdanau.modeling.configuration_bahdanau import BahdanauPointerConfig
+    from hf_bahdanau.modeling.configuration_coattention import VisualQuestionAnsweringConfig
+    from hf_bahdanau.modeling.configuration_image_to_text import BahdanauImageToTextConfig
+    from hf_bahdanau.modeling.configuration_memory import MemoryNetworkConfig
+    from hf_bahdanau.modeling.configuration_text_coattention import TextCoAttentionConfig
+
+    return [BahdanauConfig, BahdanauPointerConfig, BahdanauImageToTextConfig, MemoryNetworkConfig,
+            VisualQuestionAnsweringConfig, TextCoAttentionConfig]
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("max_source_positions", None, "`max_source_positions` must be an int, got None (NoneType)."),
+    ("max_source_positions", True, "`max_source_positions` must be an int, got True (bool)."),
+    ("max_source_positions", 2.0, "`max_source_positions` must be an int, got 2.0 (float)."),
+    ("max_source_positions", "256", "`max_source_positions` must be an int, got '256' (str)."),
+    ("encoder_hidden_size", 8.5, "`encoder_hidden_size` must be an int or None, got 8.5 (float)."),
+    ("dropout", None, "`dropout` must be a number, got None (NoneType)."),
+    ("dropout", "0.1", "`dropout` must be a number, got '0.1' (str)."),
+    ("classifier_dropout", True, "`classifier_dropout` must be a number or None, got True (bool)."),
+    ("bidirectional", 1, "`bidirectional` must be True or False, got 1 (int)."),
+    ("rnn_type", None, "`rnn_type` must be a string, got None (NoneType)."),
+    ("eos_token_id", 2.0, "`eos_token_id` must be an int, a list of ints or None, got 2.0 (float)."),
+    ("meta_embedding_sources", "word", "`meta_embedding_sources` must be a list of strings or None, got 'word' (str)."),
+])
+def test_a_value_of_the_wrong_type_is_a_type_error_in_the_package_s_words(field, value, message):
+    with pytest.raises(TypeError) as caught:
+        BahdanauConfig(**{field: value})
+    assert str(caught.value) == message
+    config = BahdanauConfig()
+    with pytest.raises(TypeError) as caught:  # set later, the same message
+        setattr(config, field, value)
+    assert str(caught.value) == message
+
+
+@pytest.mark.parametrize("config_class", _every_config_class(), ids=lambda config_class: config_class.__name__)
+def test_every_family_s_config_words_a_wrong_type_and_refuses_no_labels(config_class):
+    with pytest.raises(TypeError, match=r"^`vocab_size` must be an int, got None \(NoneType\)\.$"):
+        config_class(vocab_size=None)
+    with pytest.raises(TypeError, match=r"^`pad_token_id` must be an int or None, got '0' \(str\)\.$"):
+        config_class(pad_token_id="0")
+    for value in (0, -1):
+        with pytest.raises(ValueError) as caught:
+            config_class(num_labels=value)
+        assert str(caught.value) == (f"`num_labels` must be a positive integer (the labels of the classifier head), "
+                                     f"got {value}.")
+    for value, kind in ((None, "NoneType"), (True, "bool"), (2.0, "float")):
+        with pytest.raises(TypeError) as caught:
+            config_class(num_labels=value)
+        assert str(caught.value) == (f"`num_labels` must be a positive integer (the labels of the classifier head), "
+                                     f"got {value!r} ({kind}).")
+    with pytest.raises(ValueError) as caught:
+        config_class(id2label={})
+    assert str(caught.value) == "`id2label` must name at least one label (the classifier head's outputs), got {}."
+    config = config_class(num_labels=3)
+    with pytest.raises(ValueError, match=r"`num_labels` must be a positive integer .*got 0\."):
+        config.num_labels = 0
+    assert config.num_labels == 3
+
+
+def test_memory_network_refuses_zero_answers_that_gave_empty_logits():
+    from hf_bahdanau.modeling.configuration_memory import MemoryNetworkConfig
+
+    with pytest.raises(ValueError, match=r"^`num_labels` must be a positive integer \(the labels of the classifier "
+                                         r"head\), got 0\.$"):
+        MemoryNetworkConfig(num_labels=0)
+
+
+@pytest.mark.parametrize("config_class", [config_class for config_class in _every_config_class()
+                                          if "cnn_channels" in config_class.__dataclass_fields__],
+                         ids=lambda config_class: config_class.__name__)
+def test_image_encoder_lists_name_their_bad_entry(config_class):
+    with pytest.raises(ValueError) as caught:
+        config_class(cnn_channels=[4, 0], cnn_pool_sizes=[[2, 2], [2, 2]])
+    assert str(caught.value) == ("`cnn_channels` must be one positive int per convolution block (at least one), got "
+                                 "[4, 0]: entry 1 is 0.")
+    with pytest.raises(ValueError) as caught:
+        config_class(cnn_channels=[4, 8], cnn_pool_sizes=[[2, 2], [2, 0]])
+    assert str(caught.value) == ("`cnn_pool_sizes` must be one [height, width] pair of positive ints per block of "
+                                 "`cnn_channels` (2), got [[2, 2], [2, 0]]: entry 1 is [2, 0].")
+    with pytest.raises(TypeError) as caught:
+        config_class(cnn_channels=[4, 8.0])
+    assert str(caught.value) == "`cnn_channels` must be a list of ints, got [4, 8.0] (list)."
+
+
+def test_phrase_windows_name_their_bad_entry():
+    from hf_bahdanau.modeling.configuration_coattention import VisualQuestionAnsweringConfig
+
+    with pytest.raises(ValueError) as caught:
+        VisualQuestionAnsweringConfig(phrase_windows=[1, 0, 3])
+    assert str(caught.value) == "`phrase_windows` must be one or more positive n-gram sizes, got [1, 0, 3]: entry 1 is 0."

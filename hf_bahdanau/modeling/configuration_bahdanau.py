@@ -460,8 +460,7 @@ class BahdanauConfig(SavesModelCode, PreTrainedConfig):
                              f"is {self.pooling_type!r}; set `pooling_type='self_attentive'` or leave the default.")
         if self.max_training_source_length is not None:
             _require_positive("max_training_source_length", self.max_training_source_length)
-        if self.num_labels is not None and self.num_labels < 1:
-            raise ValueError(f"`num_labels` must be a positive integer, got {self.num_labels}.")
+        require_labels(self)
         for field in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "unk_token_id",
                       "sentence_separator_token_id"):
             value = getattr(self, field)
@@ -594,17 +593,61 @@ class BahdanauConfig(SavesModelCode, PreTrainedConfig):
                              "the unknown token: set `unk_token_id` (the tokenizer's unk id).")
 
 
+# How a config's error message names the values of a field's annotation ("an int or None").
+TYPE_WORDS = {int: ("an int", "ints"), float: ("a number", "numbers"), bool: ("True or False", "bools"),
+              str: ("a string", "strings"), dict: ("a dict", "dicts"), type(None): ("None", "Nones")}
+
+
+def describe_type(annotation: Any, plural: bool = False) -> str:
+    """The values an annotation admits, in words: ``int | None`` -> "an int or None", ``list[int]`` -> "a list of
+    ints" (``plural``: "lists of ints"); a number field (``float | int``) is "a number"."""
+    if isinstance(annotation, str):  # transformers' own fields are annotated as text
+        return f"of type {annotation}"
+    arguments = typing.get_args(annotation)
+    if typing.get_origin(annotation) is list:
+        return f"{'lists' if plural else 'a list'} of {describe_type(arguments[0], plural=True)}"
+    if arguments and typing.get_origin(annotation) is not dict:  # a union
+        words = [describe_type(option, plural) for option in arguments if not (option is int and float in arguments)]
+        return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
+    annotation = typing.get_origin(annotation) or annotation
+    return TYPE_WORDS[annotation][plural] if annotation in TYPE_WORDS else f"of type {annotation.__name__}"
+
+
+def require_num_labels(value: Any) -> None:
+    """``num_labels``, the labels (answers) of a classifier head: a positive int; TypeError or ValueError naming it."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"`num_labels` must be a positive integer (the labels of the classifier head), got {value!r} "
+                        f"({type(value).__name__}).")
+    if value < 1:
+        raise ValueError(f"`num_labels` must be a positive integer (the labels of the classifier head), got {value}.")
+
+
+def require_labels(config: Any) -> None:
+    """A config's ``id2label`` names at least one label (a classifier head with none has logits [batch, 0])."""
+    if config.id2label is not None and not config.id2label:
+        raise ValueError(f"`id2label` must name at least one label (the classifier head's outputs), got "
+                         f"{config.id2label!r}.")
+
+
 def _builtin_errors(strict_setattr):
     """``@strict`` reports a value of the wrong type as huggingface_hub's ``StrictDataclassFieldValidationError``, which
-    is neither a TypeError nor a ValueError: re-raise it as the error that caused it, with the same message naming the
-    field, so a bad config value is caught like every other bad argument."""
+    is neither a TypeError nor a ValueError: re-raise it as the error that caused it, with the package's message naming
+    the field, what it allows (from its annotation) and the value, so a bad config value is caught and read like every
+    other bad argument. ``num_labels`` (a property of transformers' config, which no annotation checks) must be a
+    positive int."""
 
     @functools.wraps(strict_setattr)
     def setattr_checked(self, name: str, value: Any) -> None:
+        if name == "num_labels":
+            require_num_labels(value)
         try:
             strict_setattr(self, name, value)
         except StrictDataclassFieldValidationError as error:
-            raise type(error.__cause__)(str(error)) from error
+            if not isinstance(error.__cause__, TypeError):
+                raise type(error.__cause__)(str(error)) from error
+            annotation = {config_field.name: config_field.type for config_field in dataclasses.fields(self)}[name]
+            raise TypeError(f"`{name}` must be {describe_type(annotation)}, got {value!r} "
+                            f"({type(value).__name__}).") from error
 
     return setattr_checked
 

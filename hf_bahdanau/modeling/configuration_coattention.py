@@ -10,7 +10,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
 from .axes import CO_ATTENTIONS, QUESTION_LEVELS
-from .configuration_bahdanau import _builtin_errors, _require_positive, _require_real
+from .configuration_bahdanau import _builtin_errors, _require_positive, _require_real, require_labels
 from .configuration_image_to_text import resolve_image_encoder, validate_image_encoder
 from .remote_code import SavesModelCode
 
@@ -99,15 +99,16 @@ class CoAttentionConfig(SavesModelCode, PreTrainedConfig):
                 set(levels), key=QUESTION_LEVELS.index):
             raise ValueError(f"`question_levels` must be one or more of {list(QUESTION_LEVELS)}, each once, in that "
                              f"order; got {levels!r}.")
-        if not self.phrase_windows or not all(isinstance(size, int) and size > 0 for size in self.phrase_windows):
-            raise ValueError(f"`phrase_windows` must be one or more positive n-gram sizes, got {self.phrase_windows!r}.")
+        bad = [(index, size) for index, size in enumerate(self.phrase_windows) if size < 1]
+        if not self.phrase_windows or bad:
+            raise ValueError(f"`phrase_windows` must be one or more positive n-gram sizes, got {self.phrase_windows!r}"
+                             + (f": entry {bad[0][0]} is {bad[0][1]!r}." if bad else "."))
         if self.inputs not in CO_ATTENTION_INPUTS:
             raise ValueError(f"`inputs` must be one of {list(CO_ATTENTION_INPUTS)}, got {self.inputs!r}.")
         if self.inputs != "both" and self.coattention != "none":
             raise ValueError(f"`inputs={self.inputs!r}` reads one input, so nothing attends across two: set "
                              f"`coattention='none'` (got {self.coattention!r}).")
-        if self.num_labels is not None and self.num_labels < 1:
-            raise ValueError(f"`num_labels` must be a positive integer (the answers), got {self.num_labels}.")
+        require_labels(self)
 
 
 @strict
