@@ -56,14 +56,16 @@ def validate_image_encoder(config, annotation_size: int) -> None:
     ``backbone_config``, ``region_position_encoding``); ValueError naming the field."""
     _require_positive("num_channels", config.num_channels)
     if config.backbone_config is None:
-        if not config.cnn_channels or not all(isinstance(size, int) and size > 0 for size in config.cnn_channels):
+        bad = [(index, size) for index, size in enumerate(config.cnn_channels) if size < 1]  # ints: @strict checks
+        if not config.cnn_channels or bad:
             raise ValueError(f"`cnn_channels` must be one positive int per convolution block (at least one), got "
-                             f"{config.cnn_channels!r}.")
+                             f"{config.cnn_channels!r}" + (f": entry {bad[0][0]} is {bad[0][1]!r}." if bad else "."))
         pools = config.cnn_pool_sizes
-        if (len(pools) != len(config.cnn_channels)
-                or not all(len(pool) == 2 and all(isinstance(s, int) and s > 0 for s in pool) for pool in pools)):
+        bad = [(index, pool) for index, pool in enumerate(pools) if len(pool) != 2 or min(pool) < 1]
+        if len(pools) != len(config.cnn_channels) or bad:
             raise ValueError(f"`cnn_pool_sizes` must be one [height, width] pair of positive ints per block of "
-                             f"`cnn_channels` ({len(config.cnn_channels)}), got {pools!r}.")
+                             f"`cnn_channels` ({len(config.cnn_channels)}), got {pools!r}"
+                             + (f": entry {bad[0][0]} is {bad[0][1]!r}." if bad else "."))
     else:
         if "model_type" not in config.backbone_config:
             raise ValueError("`backbone_config` must be a vision model's config dict with its `model_type` (e.g. "
@@ -134,9 +136,10 @@ class BahdanauImageToTextConfig(BahdanauConfig):
         super().__post_init__(**kwargs)
 
     def validate_architecture(self) -> None:
-        """``BahdanauConfig.validate_architecture`` and the image encoder's fields; ValueError naming the field."""
-        super().validate_architecture()
+        """The image encoder's fields (first: they set ``encoder_hidden_size``, so a bad one is named, not that) and
+        ``BahdanauConfig.validate_architecture``; ValueError naming the field."""
         validate_image_encoder(self, self.encoder_output_size)
+        super().validate_architecture()
         text_only = [f"`{field}={getattr(self, field)!r}`" for field, default in (
             ("encoder_layers", 1), ("bidirectional", False), ("reverse_source", False),
             ("encoder_self_attention", None), ("meta_embedding_sources", None), ("copy_attention", False))
