@@ -406,3 +406,39 @@ def test_the_exported_encoder_spells_tokens_longer_than_the_export_example(tmp_p
     with torch.no_grad():
         expected = model.get_encoder()(input_ids=input_ids, attention_mask=mask).last_hidden_state
     torch.testing.assert_close(torch.as_tensor(annotations), expected, rtol=0, atol=1e-5)
+
+
+def test_pretrained_vectors_read_a_numpy_array_and_refuse_other_types_by_name():
+    import numpy as np
+
+    vectors = np.random.default_rng(0).standard_normal((VOCAB - 2, 5))
+    model = BahdanauForConditionalGeneration(meta_config())
+    model.set_pretrained_vectors(vectors[:, ::-1])  # any strides
+    table = model.model.encoder.meta_embedding.sources["pretrained"].vectors
+    torch.testing.assert_close(table[:VOCAB - 2], torch.from_numpy(vectors[:, ::-1].copy()).to(table.dtype))
+    assert (table[VOCAB - 2:] == 0).all()
+    model.set_pretrained_vectors(np.ones((2, 5), dtype=np.int64))
+    assert table.dtype == model.model.encoder.meta_embedding.sources["pretrained"].vectors.dtype
+    for bad, message in [
+        ([[1.0] * 5], "`vectors` must be a torch tensor or a numpy array [n, pretrained_embedding_size], got list."),
+        (np.array([["a"] * 5]), "`vectors` must hold real numbers, got a numpy array of dtype <U1."),
+        (torch.ones(2, 5, dtype=torch.bool), "`vectors` must hold real numbers, got dtype torch.bool."),
+    ]:
+        with pytest.raises(TypeError) as caught:
+            model.set_pretrained_vectors(bad)
+        assert str(caught.value) == message
+
+
+def test_a_token_none_is_spelled_empty_and_a_token_of_another_type_is_named():
+    model = BahdanauForConditionalGeneration(meta_config())
+    model.set_token_spellings([*TOKENS[:4], None, "ab"])  # None: convert_ids_to_tokens of an id out of vocabulary
+    spellings = model.model.encoder.meta_embedding.sources["chars"].spellings
+    assert spellings[4, :3].tolist() == [1, 2, 0] and spellings[5, :4].tolist() == [1, ord("a") + 3, ord("b") + 3, 2]
+    with pytest.raises(TypeError) as caught:
+        model.set_token_spellings(["a", 3])
+    assert str(caught.value) == "`tokens[1]`, the spelling of token id 1, must be a string (or None: no text), got 3 (int)."
+    for bad, kind in (("abc", "str"), (5, "int")):
+        with pytest.raises(TypeError) as caught:
+            model.set_token_spellings(bad)
+        assert str(caught.value) == ("`tokens` must be a sequence of strings (token id i spelled tokens[i]) or a "
+                                     f"tokenizer, got {kind}.")

@@ -6,6 +6,7 @@ from pathlib import Path
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
 import torch
 from torch import Tensor, nn
 from transformers import GenerationConfig, GenerationMixin, PreTrainedModel
@@ -159,14 +160,23 @@ class BahdanauPreTrainedModel(PreTrainedModel):
 
     def set_token_spellings(self, tokens: Any) -> None:
         """Spell the vocabulary for the ``"chars"`` meta-embedding source: token id i is spelled ``tokens[i]``, a
-        sequence of strings or a tokenizer (its ``convert_ids_to_tokens``). Widens ``config.token_spelling_length``
+        sequence of strings or a tokenizer (its ``convert_ids_to_tokens``). A token None (what ``convert_ids_to_tokens``
+        gives for an id the tokenizer lacks) has no text and is spelled empty. Widens ``config.token_spelling_length``
         to the longest spelling; the spellings are saved with the model."""
         sources = [module for module in self.modules() if isinstance(module, CharacterSource)]
         if not sources:
             raise ValueError(f"This model spells no tokens: `meta_embedding_sources` is "
                              f"{self.config.meta_embedding_sources!r}, without 'chars'.")
+        if isinstance(tokens, str) or not (isinstance(tokens, Sequence) or hasattr(tokens, "convert_ids_to_tokens")):
+            raise TypeError(f"`tokens` must be a sequence of strings (token id i spelled tokens[i]) or a tokenizer, got "
+                            f"{type(tokens).__name__}.")
         if not isinstance(tokens, Sequence):
-            tokens = [token or "" for token in tokens.convert_ids_to_tokens(list(range(len(tokens))))]
+            tokens = tokens.convert_ids_to_tokens(list(range(len(tokens))))
+        for token_id, token in enumerate(tokens):
+            if token is not None and not isinstance(token, str):
+                raise TypeError(f"`tokens[{token_id}]`, the spelling of token id {token_id}, must be a string (or None: "
+                                f"no text), got {token!r} ({type(token).__name__}).")
+        tokens = [token or "" for token in tokens]
         vocab_size = self.get_input_embeddings().num_embeddings  # after resize_token_embeddings too
         if len(tokens) > vocab_size:
             raise ValueError(f"`tokens` holds {len(tokens)} tokens, but the model's vocabulary has {vocab_size}: "
@@ -179,14 +189,23 @@ class BahdanauPreTrainedModel(PreTrainedModel):
         for source in sources:
             source.set_spellings(table)
 
-    def set_pretrained_vectors(self, vectors: Tensor) -> None:
-        """The ``"pretrained"`` meta-embedding source's fixed vectors [n ≤ vocab_size, pretrained_embedding_size], row i
-        for token id i (``hf_bahdanau.word_vectors.read_word_vectors`` reads a GloVe/fastText text file); the rows
-        after n are 0. Saved with the model, never trained."""
+    def set_pretrained_vectors(self, vectors: Any) -> None:
+        """The ``"pretrained"`` meta-embedding source's fixed vectors [n ≤ vocab_size, pretrained_embedding_size], a
+        tensor or a numpy array of real numbers, row i for token id i (``hf_bahdanau.word_vectors.read_word_vectors``
+        reads a GloVe/fastText text file); the rows after n are 0. Saved with the model, never trained."""
         sources = [module for module in self.modules() if isinstance(module, PretrainedSource)]
         if not sources:
             raise ValueError(f"This model reads no pretrained vectors: `meta_embedding_sources` is "
                              f"{self.config.meta_embedding_sources!r}, without 'pretrained'.")
+        if isinstance(vectors, np.ndarray):
+            if vectors.dtype.kind not in "fiu":
+                raise TypeError(f"`vectors` must hold real numbers, got a numpy array of dtype {vectors.dtype}.")
+            vectors = torch.from_numpy(vectors.astype(np.float64))  # any byte order and strides
+        if not isinstance(vectors, Tensor):
+            raise TypeError(f"`vectors` must be a torch tensor or a numpy array [n, pretrained_embedding_size], got "
+                            f"{type(vectors).__name__}.")
+        if vectors.dtype == torch.bool or vectors.is_complex():
+            raise TypeError(f"`vectors` must hold real numbers, got dtype {vectors.dtype}.")
         table = sources[0].vectors.new_zeros(self.get_input_embeddings().num_embeddings, sources[0].vectors.shape[1])
         if vectors.dim() != 2 or vectors.shape[1] != table.shape[1] or len(vectors) > len(table):
             raise ValueError(f"`vectors` must be [n ≤ vocab_size={len(table)}, pretrained_embedding_size="
