@@ -318,10 +318,11 @@ BAD_GENERATION_ARGUMENTS = {
     "pad_token_id=-1": ({"num_beams": 2, "pad_token_id": -1}, ValueError,
                         f"`pad_token_id` must be a token id in [0, {VOCAB}) (the model's vocabulary), got -1."),
     "eos_token_id >= vocab": ({"eos_token_id": [2, VOCAB]}, ValueError, f"`eos_token_id` must be a token id in [0, "
-                              f"{VOCAB}) (the model's vocabulary) or a list of them, got [2, {VOCAB}]."),
-    "decoder_start_token_id >= vocab": ({"decoder_start_token_id": VOCAB}, ValueError,
+                              f"{VOCAB}) (the model's vocabulary) or a list of them (generation stops at any), got "
+                              f"[2, {VOCAB}]."),
+    "decoder_start_token_id >= vocab": ({"decoder_start_token_id": [1, VOCAB, 1]}, ValueError,
                                         f"`decoder_start_token_id` must be a token id in [0, {VOCAB}) (the model's "
-                                        f"vocabulary), got {VOCAB}."),
+                                        f"vocabulary) or a list of them (one per input), got [1, {VOCAB}, 1]."),
 }
 
 
@@ -354,6 +355,14 @@ def translator():
 def test_translate_refuses_blank_texts(translator, texts):
     model, tokenizer = translator
     refuses(lambda: translate(model, tokenizer, texts), "texts")
+
+
+def test_good_special_token_ids_pass_the_generation_checks(models):
+    """A list of EOS ids, and one start id per input, as generate() takes them."""
+    input_ids, mask = source()
+    sequences = models["seq2seq"].generate(input_ids, attention_mask=mask, max_new_tokens=2, eos_token_id=[2, 3],
+                                           decoder_start_token_id=[1, 4, 5], num_beams=2)
+    assert sequences[:, 0].tolist() == [1, 4, 5]
 
 
 def test_the_translation_pipeline_refuses_num_beams_0_by_name(translator):

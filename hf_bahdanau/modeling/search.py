@@ -65,7 +65,9 @@ SEARCH_COUNTS = {
     "min_new_tokens": (0, "the fewest tokens generated before EOS"),
     "min_length": (0, "the shortest output, the start token included"),
 }
-SEARCH_TOKEN_IDS = ("eos_token_id", "pad_token_id", "decoder_start_token_id")
+# The token ids our loops read, with what a list of them means where one is allowed.
+SEARCH_TOKEN_IDS = {"eos_token_id": "or a list of them (generation stops at any)", "pad_token_id": None,
+                    "decoder_start_token_id": "or a list of them (one per input)"}
 
 
 class BeamPenalties(NamedTuple):
@@ -152,14 +154,13 @@ def check_search_arguments(arguments: Mapping[str, Any], vocab_size: int) -> Non
         if value < least:
             raise ValueError(f"`{name}` must be an int ≥ {least} ({meaning}), got {value}.")
     check_length_penalty(arguments.get("length_penalty"))
-    for name in SEARCH_TOKEN_IDS:
+    for name, several in SEARCH_TOKEN_IDS.items():
         value = arguments.get(name)
-        several = name == "eos_token_id"  # generation stops at any of them
         ids = value.tolist() if isinstance(value, Tensor) else value
         for token in ids if several and isinstance(ids, (list, tuple)) else () if ids is None else (ids,):
             if isinstance(token, bool) or not isinstance(token, numbers.Integral) or not 0 <= token < vocab_size:
                 raise ValueError(f"`{name}` must be a token id in [0, {vocab_size}) (the model's vocabulary)"
-                                 f"{' or a list of them' if several else ''}, got {value!r}.")
+                                 f"{' ' + several if several else ''}, got {value!r}.")
 
 
 def check_beam_penalties(config: GenerationConfig, attention_type: str) -> None:
