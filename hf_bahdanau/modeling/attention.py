@@ -33,6 +33,7 @@ import torch
 from torch import Tensor, nn
 
 from .axes import ATTENTION_SCORES
+from .input_checks import exporting
 from .loop_linear import LoopLinear
 
 __all__ = [
@@ -227,7 +228,8 @@ class AdditiveAttention(AttentionMechanism):
         # [B, T, 1, A] + [B, 1, S, A] -> [B, T, S, A] -> [B, T, S]
         query = self.query_proj(query)
         needs_grad = torch.is_grad_enabled() and (query.requires_grad or projected_keys.requires_grad)
-        if not needs_grad and self._block_rows(query, projected_keys) < query.shape[0]:
+        # (a graph traced by torch.export computes the whole layer: its batch size is not known)
+        if not needs_grad and not exporting() and self._block_rows(query, projected_keys) < query.shape[0]:
             return self._score_in_blocks(query, projected_keys)
         hidden = (query.unsqueeze(2) + projected_keys.unsqueeze(1)).tanh_()
         return self.energy_proj(hidden).squeeze(-1)

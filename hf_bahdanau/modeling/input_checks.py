@@ -3,16 +3,26 @@
 Every public forward checks its own arguments once, before any tensor operation could fail inside torch with a
 message that names none of them. A bad argument raises ``ValueError`` (``TypeError`` for a wrong type) that names
 it, the bad value or shape, and what is allowed. Each check reads its tensor's range in one reduction and one
-host sync; masks are checked by ``padding.check_attention_mask``.
+host sync; masks are checked by ``padding.check_attention_mask``. While ``torch.export`` traces a model (the ONNX
+export), the checks of tensor values step aside (``exporting``): a graph cannot branch on the values it will be
+given. Types and shapes are still checked, and every eager call is checked in full.
 """
 
 import torch
 from torch import Tensor
 
 __all__ = ["check_class_labels", "check_embeddings", "check_one_source", "check_rows_per_source", "check_token_ids",
-           "require_tensor"]
+           "exporting", "require_tensor"]
 
 IGNORE_INDEX = -100
+
+
+def exporting() -> bool:
+    """Whether ``torch.export`` is tracing this call (``torch.onnx.export(..., dynamo=True)`` does): the value checks
+    step aside then. False on a torch without ``torch.compiler.is_exporting``, which cannot trace these models
+    that way."""
+    is_exporting = getattr(torch.compiler, "is_exporting", None)
+    return is_exporting is not None and is_exporting()
 
 
 def require_tensor(name: str, value) -> Tensor:
@@ -29,6 +39,8 @@ def check_token_ids(name: str, ids: Tensor, vocab_size: int, *, dims: int = 2, i
     if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
         raise TypeError(f"`{name}` must be an integer tensor of token ids, got dtype {ids.dtype}.")
     _check_shape(name, ids, dims, what)
+    if exporting():
+        return
     lowest, highest = torch.aminmax(ids if ignore_index is None else ids.masked_fill(ids == ignore_index, 0))
     lowest, highest = torch.stack([lowest, highest]).tolist()
     if lowest < 0 or highest >= vocab_size:

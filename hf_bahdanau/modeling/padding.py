@@ -16,6 +16,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from .input_checks import exporting
+
 __all__ = ["PaddingLayout", "check_attention_mask"]
 
 SHOWN_VALUES = 12  # how much of a bad mask row an error message prints
@@ -63,7 +65,9 @@ def check_attention_mask(attention_mask: Tensor | None, shape: tuple[int, int], 
     """The layout of ``attention_mask`` for ids of ``shape`` [B, S] on ``device`` (None: every token is real).
 
     Raises ValueError (TypeError for a non-tensor) naming ``name`` when the mask has another shape, holds values
-    other than 0 and 1, or a row's real tokens are not one contiguous run.
+    other than 0 and 1, or a row's real tokens are not one contiguous run. While ``torch.export`` traces
+    (``exporting``), the values are not read: the mask is taken as right-padded, possibly padded, as an exported
+    graph's inputs are.
     """
     batch_size, length = shape
     if attention_mask is None:
@@ -75,6 +79,8 @@ def check_attention_mask(attention_mask: Tensor | None, shape: tuple[int, int], 
         raise ValueError(f"`{name}` must have the shape of the ids it masks, {list(shape)}, got "
                          f"{list(attention_mask.shape)}.")
     mask = attention_mask if attention_mask.dtype == torch.bool else attention_mask != 0
+    if exporting():
+        return PaddingLayout(mask, mask.sum(dim=1), None, True)
     not_binary = (torch.zeros((), dtype=torch.bool, device=mask.device) if attention_mask.dtype == torch.bool
                   else (attention_mask != 1).logical_and_(mask).any())
     run_starts = mask.clone()

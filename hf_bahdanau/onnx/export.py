@@ -25,10 +25,13 @@ Every preset, cell, score, scope, mode and output layer exports; ``unexportable_
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
+import logging
 import shutil
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 import torch
@@ -44,15 +47,25 @@ from .runtime import FORMAT, MANIFEST
 
 __all__ = ["OPSET", "export_onnx", "quantize_onnx", "simplify_onnx", "unexportable_options"]
 
-OPSET = 17
+OPSET = 18  # the lowest opset torch's exporter writes without converting down
 ROW_AXIS = {"hidden": 1, "cell": 1, "attention_step": None}  # every other tensor has its rows on axis 0
 GRAPHS = ("encoder.onnx", "decoder_step.onnx", "greedy.onnx")
 # The runtime the exported folder carries: flat modules that import each other as top-level modules there.
 RUNTIME_MODULES = (runtime, beam_search, source_warnings)
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
-# What tracing and exporting every model warns about, and why it is harmless here (tests/test_onnx.py decodes other
-# batch sizes and source lengths against generate()); any other warning shows.
+# What exporting every model warns about, and why it is harmless here (tests/test_onnx.py decodes other batch sizes
+# and source lengths against generate()); any other warning shows.
 EXPECTED_WARNINGS = (
+    # torch's own while-loop RNN code (``_recurrences_of_any_length``) and tree specs, from inside torch.
+    (FutureWarning, "_check_is_size will be removed"),
+    (FutureWarning, r"`isinstance\(treespec, LeafSpec\)` is deprecated"),
+    # The inputs' "rows" and "source_length" axes name the outputs' axes of the same size.
+    (UserWarning, r"# The axis name: \w+ will not be used, since it shares the same shape constraints"),
+    # torch's nn.LSTM sets its weight list during a trace that then fails (the fallback below takes over).
+    (UserWarning, r"The tensor attributes .* were assigned during export"),
+)
+# The same for the TorchScript-based exporter, the fallback (``_export_graph``).
+LEGACY_EXPECTED_WARNINGS = (
     # Every Python branch on a shape or a value: the branches taken for the example (padded sources, one step) serve
     # every batch and length.
     (torch.jit.TracerWarning, ""),
@@ -60,7 +73,13 @@ EXPECTED_WARNINGS = (
     (UserWarning, r"Exporting a model to ONNX with a batch_size other than 1, with a variable length with \w+ can "),
     # The one advanced index, each row's last real token (``recurrent.py``: lengths - 1 with lengths ≥ 1), is ≥ 0.
     (UserWarning, r"Exporting aten::index operator of advanced indexing in opset \d+ is achieved by combination of "),
+    # Said once by ``_export_graph`` in its own words.
+    (DeprecationWarning, "You are using the legacy TorchScript-based ONNX export"),
+    (DeprecationWarning, "The feature will be removed. Please remove usage of this function"),
 )
+# Loggers of torch's exporter that report on torch itself (optional torchvision operators, initializer
+# deduplication), not on the model: kept to errors during the export.
+EXPORTER_LOGGERS = ("torch.onnx._internal.exporter._registration", "onnx_ir.passes.common.initializer_deduplication")
 
 
 def unexportable_options(config) -> list[str]:
@@ -166,6 +185,10 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
     cannot export."""
     import onnx
 
+    highest = onnx.defs.onnx_opset_version()
+    if isinstance(opset, bool) or not isinstance(opset, int) or not OPSET <= opset <= highest:
+        raise ValueError(f"`opset` must be an integer from {OPSET} to {highest} (the installed onnx's newest), got "
+                         f"{opset!r}.")
     blocked = unexportable_options(model.config)
     if blocked:
         raise ValueError(f"This model cannot be exported to ONNX yet: {'; '.join(blocked)}. Decode it with "
@@ -180,37 +203,29 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
     # built in evaluation mode too (a fresh module is in training mode, which would reach the model).
     encoder, step = EncoderGraph(model).eval(), DecoderStepGraph(model).eval()
 
-    with torch.no_grad(), warnings.catch_warnings():
-        for category, message in EXPECTED_WARNINGS:
-            warnings.filterwarnings("ignore", message, category)
+    with torch.no_grad():
         memory_and_state = encoder(input_ids, attention_mask)
         # The source-length axes are where a source one token longer changes the size (annotations [B, S, D],
         # multi-head keys [B, heads, S, d], …).
         longer_mask = torch.cat([attention_mask, torch.tensor([[1], [0]])], 1)  # the first source gains a token
         longer = encoder(torch.cat([input_ids, input_ids[:, :1]], 1), longer_mask)
-        source_axes = {name: [axis for axis, (size, longer_size) in enumerate(zip(value.shape, other.shape))
-                              if size != longer_size]
-                       for name, value, other in zip(memory_names + state_names, memory_and_state, longer)}
+    source_axes = {name: [axis for axis, (size, longer_size) in enumerate(zip(value.shape, other.shape))
+                          if size != longer_size]
+                   for name, value, other in zip(memory_names + state_names, memory_and_state, longer)}
 
-        def axes(names: list[str], prefix: str = "") -> dict[str, dict[int, str]]:
-            return {prefix + name: ({} if rows[name] is None else {rows[name]: "rows"})
-                    | {axis: "source_length" for axis in source_axes[name]} for name in names}
+    def axes(names: list[str], prefix: str = "") -> dict[str, dict[int, str]]:
+        return {prefix + name: ({} if rows[name] is None else {rows[name]: "rows"})
+                | {axis: "source_length" for axis in source_axes[name]} for name in names}
 
-        torch.onnx.export(encoder, (input_ids, attention_mask), str(output_dir / "encoder.onnx"), dynamo=False,
-                          opset_version=opset, input_names=["input_ids", "attention_mask"],
-                          output_names=memory_names + state_names,
-                          dynamic_axes={"input_ids": {0: "rows", 1: "source_length"},
-                                        "attention_mask": {0: "rows", 1: "source_length"},
-                                        **axes(memory_names + state_names)})
-        tokens = torch.full((2,), model.config.decoder_start_token_id, dtype=torch.long)
-        outputs = ["log_probs", "top_log_probs", "top_tokens", *(f"next_{name}" for name in state_names), "attention"]
-        torch.onnx.export(step, (tokens, torch.tensor(2), *memory_and_state), str(output_dir / "decoder_step.onnx"),
-                          dynamo=False, opset_version=opset,
-                          input_names=["tokens", "top_k", *memory_names, *state_names], output_names=outputs,
-                          dynamic_axes={"tokens": {0: "rows"}, **axes(memory_names + state_names),
-                                        **axes(state_names, "next_"), "log_probs": {0: "rows"},
-                                        "top_log_probs": {0: "rows", 1: "top_k"}, "top_tokens": {0: "rows", 1: "top_k"},
-                                        "attention": {0: "rows", 1: "source_length"}})
+    source = {0: "rows", 1: "source_length"}
+    _export_graph(encoder, (input_ids, attention_mask), output_dir / "encoder.onnx", opset,
+                  {"input_ids": source, "attention_mask": source}, axes(memory_names + state_names))
+    tokens = torch.full((2,), model.config.decoder_start_token_id, dtype=torch.long)
+    top = {0: "rows", 1: "top_k"}
+    _export_graph(step, (tokens, torch.tensor(2), *memory_and_state), output_dir / "decoder_step.onnx", opset,
+                  {"tokens": {0: "rows"}, "top_k": {}, **axes(memory_names + state_names)},
+                  {"log_probs": {0: "rows"}, "top_log_probs": top, "top_tokens": top, **axes(state_names, "next_"),
+                   "attention": source})
     simplified = all([simplify_onnx(output_dir / "encoder.onnx"), simplify_onnx(output_dir / "decoder_step.onnx")])
     generation = model.generation_config
     eos = generation.eos_token_id if generation.eos_token_id is not None else model.config.eos_token_id
@@ -239,6 +254,74 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
         shutil.copyfile(module.__file__, output_dir / Path(module.__file__).name)
     write_card(output_dir, Path(model.name_or_path or "."), manifest)
     return output_dir
+
+
+def _export_graph(module: nn.Module, args: tuple[Tensor, ...], path: Path, opset: int,
+                  inputs: dict[str, dict[int, str]], outputs: dict[str, dict[int, str]]) -> None:
+    """``module(*args)`` as the ONNX graph ``path``, through torch's exporter (``torch.onnx.export(dynamo=True)``,
+    which traces with ``torch.export``). ``inputs`` and ``outputs`` name the graph's tensors in order, each with its
+    dynamic axes ({axis: name}, one size per name); ``forward`` takes the inputs after the first two as
+    ``*tensors`` when there are more. The model's value checks step aside while it traces
+    (``modeling/input_checks.exporting``).
+
+    Where the graph cannot be exported that way (an option whose code branches on tensor values or packs sequences;
+    a torch without ``torch.export._patches``, or no onnxscript), torch's TorchScript-based exporter traces it
+    instead, with a ``UserWarning`` that names the graph and the reason: that exporter is deprecated and will leave
+    torch."""
+    dims = {name: torch.export.Dim(name) for axes in inputs.values() for name in axes.values()}
+    shapes = [{axis: dims[name] for axis, name in axes.items()} for axes in inputs.values()]
+    dynamic_shapes = tuple(shapes) if len(shapes) == 2 else (*shapes[:2], tuple(shapes[2:]))
+    names = dict(input_names=list(inputs), output_names=list(outputs))
+    try:
+        with torch.no_grad(), _quiet_exporter(EXPECTED_WARNINGS), _recurrences_of_any_length():
+            # torch.export itself, not torch.onnx.export's fallbacks, some of which fix a dynamic size silently
+            program = torch.export.export(module, args, dynamic_shapes=dynamic_shapes, strict=False)
+            torch.onnx.export(program, args, str(path), dynamo=True, opset_version=opset, verbose=False, **names)
+        return
+    except Exception as error:  # torch.export's many kinds (TypeError, UserError, …); ImportError: an older torch
+        reason = _innermost(error)
+    warnings.warn(f"torch.export cannot trace {path.name} of this model yet ({reason}); exported with torch's "
+                  "TorchScript-based exporter instead, which torch deprecates.", UserWarning, stacklevel=3)
+    with torch.no_grad(), _quiet_exporter(LEGACY_EXPECTED_WARNINGS):
+        torch.onnx.export(module, args, str(path), dynamo=False, opset_version=opset,
+                          dynamic_axes=inputs | outputs, **names)
+
+
+def _innermost(error: BaseException) -> str:
+    """The first line of the exception at the root of ``error``'s chain, with its type."""
+    while error.__cause__ is not None:
+        error = error.__cause__
+    return f"{type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''}"
+
+
+@contextlib.contextmanager
+def _quiet_exporter(expected: tuple[tuple[type[Warning], str], ...]) -> Iterator[None]:
+    """Hide the ``expected`` warnings and ``EXPORTER_LOGGERS``' reports below errors, for the block."""
+    loggers = [logging.getLogger(name) for name in EXPORTER_LOGGERS]
+    levels = [logger.level for logger in loggers]
+    with warnings.catch_warnings():
+        for category, message in expected:
+            warnings.filterwarnings("ignore", message, category)
+        for logger in loggers:
+            logger.setLevel(logging.ERROR)
+        try:
+            yield
+        finally:
+            for logger, level in zip(loggers, levels):
+                logger.setLevel(level)
+
+
+@contextlib.contextmanager
+def _recurrences_of_any_length() -> Iterator[None]:
+    """torch.onnx.export traces ``aten.gru`` / ``aten.lstm`` (the encoder's fused RNN calls) with torch's while-loop
+    versions, whose shapes follow a dynamic source length, but then decomposes the traced program with the default
+    versions, which unroll the example's 5 steps and fix the source length to 5 in every shape after them (torch
+    2.13). The while-loop versions stay registered for the whole export here; the graph still gets ONNX's GRU / LSTM
+    operators."""
+    from torch.export._patches import register_gru_while_loop_decomposition, register_lstm_while_loop_decomposition
+
+    with register_gru_while_loop_decomposition(), register_lstm_while_loop_decomposition():
+        yield
 
 
 def simplify_onnx(path: Path) -> bool:
@@ -302,11 +385,26 @@ def quantize_onnx(folder: str | Path) -> list[Path]:
 
     folder = Path(folder)
     written = []
-    for graph in (name.removesuffix(".onnx") for name in GRAPHS):
-        source = folder / f"{graph}.onnx"
-        if not source.is_file():
-            raise ValueError(f"`folder` {str(folder)!r} has no {source.name}: give a folder written by export_onnx.")
-        target = folder / f"{graph}.int8.onnx"
-        quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8, extra_options={"EnableSubgraph": True})
-        written.append(target)
+    root = logging.getLogger()  # where onnxruntime logs its advice
+    root.addFilter(_without_preprocessing_advice)
+    try:
+        for graph in (name.removesuffix(".onnx") for name in GRAPHS):
+            source = folder / f"{graph}.onnx"
+            if not source.is_file():
+                raise ValueError(f"`folder` {str(folder)!r} has no {source.name}: give a folder written by "
+                                 "export_onnx.")
+            target = folder / f"{graph}.int8.onnx"
+            quantize_dynamic(str(source), str(target), weight_type=QuantType.QInt8,
+                             extra_options={"EnableSubgraph": True})
+            written.append(target)
+    finally:
+        root.removeFilter(_without_preprocessing_advice)
     return written
+
+
+def _without_preprocessing_advice(record: logging.LogRecord) -> bool:
+    """Drop onnxruntime's "Please consider pre-processing before quantization", said for every graph: its
+    pre-processing (shape inference, graph optimisation) is for static quantisation, where activation ranges are
+    calibrated per tensor. Dynamic quantisation quantises the weights of the matrix products, whose shapes the
+    simplified graphs already carry, and the activations per call."""
+    return "pre-processing before quantization" not in record.getMessage()

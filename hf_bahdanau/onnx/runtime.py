@@ -65,8 +65,9 @@ class OnnxSeq2Seq:
         for graph in GRAPHS:
             name = graph + (".int8.onnx" if quantized else ".onnx")
             if not (self.folder / name).is_file():
-                raise ValueError(f"`folder` {str(folder)!r} has no {name}" + (" (run quantize_onnx first)" if quantized
-                                                                              else "") + ".")
+                raise ValueError(f"`folder` {str(folder)!r} has no {name}" + (
+                    " (write the int8 graphs with quantize_onnx, or hf-bahdanau-export --int8)" if quantized else "")
+                    + ".")
             sessions.append(self._session(self.folder / name, options, list(providers)))
         self.encoder, self.decoder, self.greedy = sessions
         self.memory_names, self.state_names = self.manifest["memory"], self.manifest["state"]
