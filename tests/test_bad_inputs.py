@@ -460,3 +460,18 @@ def test_the_head_scripts_refuse_empty_data_and_negative_max_steps(tmp_path):
     arguments = ["--train_file", str(rows), "--do_train", "--output_dir", str(tmp_path / "out"), "--report_to",
                  "none", "--max_steps", "-3"]
     refuses(lambda: run_classification(arguments), "max_steps")
+
+
+def test_the_vqa_image_encoder_refuses_an_image_smaller_than_its_first_pooling_window():
+    from hf_bahdanau.modeling.configuration_coattention import VisualQuestionAnsweringConfig
+    from hf_bahdanau.modeling.modeling_coattention import BahdanauForVisualQuestionAnswering
+
+    config = VisualQuestionAnsweringConfig(vocab_size=VOCAB, hidden_size=16, attention_size=8, answer_hidden_size=8,
+                                           num_labels=NUM_LABELS, cnn_channels=[4, 8], cnn_pool_sizes=[[3, 2], [2, 2]])
+    model = BahdanauForVisualQuestionAnswering(config).eval()
+    question = torch.tensor([[4, 5, 6]])
+    with pytest.raises(ValueError) as caught:
+        model(input_ids=question, pixel_values=torch.zeros(1, 3, 2, 5))
+    assert str(caught.value) == ("`pixel_values` images must be at least 3×2 pixels (height × width: the first "
+                                 "convolution block's max pooling window, `cnn_pool_sizes[0]`), got 2×5.")
+    assert model(input_ids=question, pixel_values=torch.zeros(1, 3, 3, 2)).logits.shape == (1, NUM_LABELS)

@@ -246,7 +246,7 @@ def test_save_and_load_with_auto_image_processor(tmp_path):
     ({}, [np.zeros((2, 2), np.uint8), np.zeros((4, 4, 2), np.uint8)],
      r"`images\[1\]` must be \[height, width\] or \[height, width, 1\|3\|4 channels\], got shape \[4, 4, 2\]"),
     ({}, [np.zeros((2, 2, 2, 2), np.uint8)], r"got shape \[2, 2, 2, 2\]"),
-    ({}, ["not an image"], r"`images\[0\]` must be a PIL image or a uint8 array, got str"),
+    ({}, ["not an image"], r"`images\[0\]` must be a PIL image or a uint8 or uint16 array, got str"),
     (dict(size={"width": 5}), None, r"`size` must be \{'height': h\} or \{'height': h, 'width': w\}"),
     (dict(size={"height": 0}), None, r"positive ints, got \{'height': 0\}"),
     (dict(image_mean=[0.5, 0.5]), None, r"one value per channel \(1\), std > 0; got \[0.5, 0.5\]"),
@@ -256,6 +256,40 @@ def test_save_and_load_with_auto_image_processor(tmp_path):
 def test_bad_processor_inputs_are_named(settings, inputs, message):
     with pytest.raises(ValueError, match=message):
         BahdanauImageProcessor(**settings)(inputs)
+
+
+@pytest.mark.parametrize("num_channels", [1, 3])
+def test_a_16_bit_image_reads_as_the_same_picture_in_8_bit(num_channels):
+    import io
+
+    from PIL import Image
+
+    processor = BahdanauImageProcessor(num_channels=num_channels, size={"height": 8})
+    grey = images(((8, 13),))[0]
+    expected = processor(Image.fromarray(grey))["pixel_values"]
+    png = io.BytesIO()
+    Image.fromarray(grey.astype(np.uint16) * 257).save(png, "PNG")  # a 16-bit PNG, read back as PIL mode I;16
+    sixteen_bit = Image.open(io.BytesIO(png.getvalue()))
+    assert sixteen_bit.mode == "I;16"
+    big_endian = Image.fromarray((grey.astype(np.uint16) * 257).astype(">u2"))
+    assert big_endian.mode == "I;16B"
+    for image in (sixteen_bit, big_endian, np.minimum(grey.astype(np.uint16) * 257, 65435) + 100):
+        assert np.abs(processor(image)["pixel_values"] - expected).max() <= 2 / 255  # 1/255 after rescaling to [0, 1]
+    dark = processor(Image.fromarray(np.full((8, 8), 1000, np.uint16)))["pixel_values"]  # 1000/65535 of white
+    assert np.allclose(dark, (round(1000 / 257) / 255 - 0.5) / 0.5)  # not saturated near white
+
+
+@pytest.mark.parametrize("dtype, mode, kind", [(np.int32, "I", "32-bit integers"), (np.float32, "F", "32-bit floats")])
+def test_a_pil_image_of_numbers_without_a_range_is_refused_by_name(dtype, mode, kind):
+    from PIL import Image
+
+    image = Image.fromarray(images(((4, 4),))[0].astype(dtype))
+    assert image.mode == mode
+    with pytest.raises(ValueError) as caught:
+        BahdanauImageProcessor()([images(((4, 4),))[0], image])
+    assert str(caught.value) == (f"`images[1]` is a PIL image of mode '{mode}' ({kind}), whose black and white "
+                                 "levels are unknown: convert it to mode 'L' or 'RGB' (8 bit) or 'I;16' (16 bit), or "
+                                 "pass a uint8 or uint16 array.")
 
 
 # 3. the model: cache, generate(), alignments, losses -----------------------------------------------------
@@ -587,6 +621,22 @@ def test_bad_pixel_inputs_are_named(change, error, message):
     if batch.get("pixel_values") is not None and batch["pixel_values"].dtype.is_floating_point:
         with pytest.raises(error, match=message):
             model.generate(**batch, max_new_tokens=2)
+
+
+@pytest.mark.parametrize("size", [(1, 1), (1, 14), (9, 1)])
+def test_an_image_smaller_than_the_first_pooling_window_is_refused(size):
+    model = image_model()
+    pixel_values = torch.zeros(1, 1, *size)
+    message = (f"`pixel_values` images must be at least {POOLS[0][0]}×{POOLS[0][1]} pixels (height × width: the first "
+               f"convolution block's max pooling window, `cnn_pool_sizes[0]`), got {size[0]}×{size[1]}.")
+    with pytest.raises(ValueError) as caught:
+        model(pixel_values=pixel_values, decoder_input_ids=decoder_inputs(1))
+    assert str(caught.value) == message
+    with pytest.raises(ValueError) as caught:
+        model.generate(pixel_values=pixel_values, max_new_tokens=2)
+    assert str(caught.value) == message
+    smallest = model(pixel_values=torch.zeros(1, 1, *POOLS[0]), decoder_input_ids=decoder_inputs(1))
+    assert smallest.logits.shape == (1, 5, VOCAB)
 
 
 @pytest.mark.parametrize("fields, message", [

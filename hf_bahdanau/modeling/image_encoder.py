@@ -58,6 +58,8 @@ class ConvolutionalRegions(nn.Module):
         self.convolutions = nn.ModuleList(nn.Conv2d(inputs, outputs, kernel_size=3, padding=1)
                                           for inputs, outputs in zip(sizes, sizes[1:]))
         self.pool_sizes = [tuple(size) for size in config.cnn_pool_sizes]
+        # (height, width): an image smaller than the first block's pooling window has no region to pool
+        self.smallest_image = self.pool_sizes[0]
 
     def forward(self, pixels: Tensor, mask: Tensor) -> tuple[Tensor, Tensor, tuple[Tensor, ...]]:
         """pixels [B, C, H, W], mask [B, H, W] (float, 1 = real) -> features [B, D, H', W'], the region mask
@@ -168,6 +170,12 @@ class ImageEncoder(nn.Module):
         if 0 in pixel_values.shape:
             raise ValueError(f"`pixel_values` must hold at least one image of at least one pixel, got shape "
                              f"{list(pixel_values.shape)}.")
+        if isinstance(self.regions, ConvolutionalRegions):  # read from the shape alone, so tracing keeps it
+            (height, width), (min_height, min_width) = pixel_values.shape[2:], self.regions.smallest_image
+            if height < min_height or width < min_width:
+                raise ValueError(f"`pixel_values` images must be at least {min_height}×{min_width} pixels (height × "
+                                 f"width: the first convolution block's max pooling window, `cnn_pool_sizes[0]`), got "
+                                 f"{height}×{width}.")
         if not torch.isfinite(pixel_values).all():
             raise ValueError("`pixel_values` must be finite numbers; it holds NaN or inf.")
         expected = [pixel_values.shape[0], *pixel_values.shape[2:]]

@@ -18,9 +18,19 @@ from transformers.image_processing_utils import BaseImageProcessor
 
 __all__ = ["BahdanauImageProcessor"]
 
+# PIL modes of numbers with no fixed range, which the processor cannot scale to [0, 1]
+UNSCALED_MODES = {"I": "32-bit integers", "F": "32-bit floats"}
+
+
+def eight_bit(pixels: np.ndarray) -> np.ndarray:
+    """16-bit pixel values (0–65535) as 8-bit ones (0–255), v / 257 rounded: 65535 = 255 · 257, so the 16-bit copy of
+    an 8-bit image (v · 257, what a 16-bit PNG stores) reads back exactly."""
+    return np.round(pixels.astype(np.float64) / 257).astype(np.uint8)
+
 
 class BahdanauImageProcessor(BaseImageProcessor):
-    """Images (PIL images, or uint8 arrays [H, W] / [H, W, C] of 0–255) -> pixel_values and pixel_mask.
+    """Images (PIL images, 16-bit ones too, or uint8 / uint16 arrays [H, W] / [H, W, C] of 0–255 / 0–65535) ->
+    pixel_values and pixel_mask.
 
     Args:
         num_channels: 1 (grey, PIL mode "L") or 3 (RGB).
@@ -78,17 +88,26 @@ class BahdanauImageProcessor(BaseImageProcessor):
         if hasattr(image, "detach"):  # a torch tensor
             image = image.detach().cpu().numpy()
         if isinstance(image, np.ndarray):
+            if image.dtype == np.uint16:
+                image = eight_bit(image)
             if image.dtype != np.uint8:
-                raise ValueError(f"`images[{index}]` is an array of dtype {image.dtype}: pass uint8 pixel values "
-                                 "(0–255) or a PIL image.")
+                raise ValueError(f"`images[{index}]` is an array of dtype {image.dtype}: pass uint8 (0–255) or uint16 "
+                                 "(0–65535) pixel values, or a PIL image.")
             if image.ndim not in (2, 3) or (image.ndim == 3 and image.shape[-1] not in (1, 3, 4)):
                 raise ValueError(f"`images[{index}]` must be [height, width] or [height, width, 1|3|4 channels], got "
                                  f"shape {list(image.shape)}.")
             image = Image.fromarray(image[..., 0] if image.ndim == 3 and image.shape[-1] == 1 else image)
         if not isinstance(image, Image.Image):
-            raise ValueError(f"`images[{index}]` must be a PIL image or a uint8 array, got {type(image).__name__}.")
+            raise ValueError(f"`images[{index}]` must be a PIL image or a uint8 or uint16 array, got "
+                             f"{type(image).__name__}.")
         if 0 in image.size:
             raise ValueError(f"`images[{index}]` is empty (size {image.size}).")
+        if image.mode.startswith("I;16"):  # a 16-bit PNG; PIL's own conversion clips every value above 255 to white
+            image = Image.fromarray(eight_bit(np.asarray(image)))
+        elif image.mode in UNSCALED_MODES:
+            raise ValueError(f"`images[{index}]` is a PIL image of mode {image.mode!r} ({UNSCALED_MODES[image.mode]}), "
+                             "whose black and white levels are unknown: convert it to mode 'L' or 'RGB' (8 bit) or "
+                             "'I;16' (16 bit), or pass a uint8 or uint16 array.")
         image = image.convert("L" if self.num_channels == 1 else "RGB")
         if self.do_resize:
             height = self.size["height"]
