@@ -201,10 +201,27 @@ def test_every_private_hook_is_called_by_keyword(num_beams, loop, monkeypatch):
     assert {"expand_size", "is_encoder_decoder", "input_ids"} <= set(expanded[0])
     assert {"input_ids", "logits_processor", "stopping_criteria", "generation_config"} <= set(handed_back[0])
     resized = _keywords_only(monkeypatch, transformers.PreTrainedModel, "_resize_token_embeddings")
+    get_resized = transformers.PreTrainedModel._get_resized_embeddings
+    embedded = []  # transformers calls it too, positionally: ours is the call by keyword
+
+    def recorded(self, *args, **kwargs):
+        embedded.append((args, set(kwargs)))
+        return get_resized(self, *args, **kwargs)
+    monkeypatch.setattr(transformers.PreTrainedModel, "_get_resized_embeddings", recorded)
     size = model.config.vocab_size + 4
     model.resize_token_embeddings(size)
     assert resized == [dict(new_num_tokens=size, pad_to_multiple_of=None, mean_resizing=True)]
+    assert ((), {"old_embeddings", "new_num_tokens", "mean_resizing"}) in embedded
     assert model.model.decoder.embed_tokens.num_embeddings == model.config.vocab_size == size
+
+
+def test_the_card_upload_hook_is_called_by_keyword(monkeypatch, tmp_path):
+    uploads = []
+    monkeypatch.setattr(transformers.PreTrainedModel, "_upload_modified_files",
+                        lambda self, **kwargs: uploads.append(kwargs))
+    tiny_model()._upload_modified_files(str(tmp_path), "me/model", {}, commit_message="Upload")
+    assert uploads == [dict(working_dir=str(tmp_path), repo_id="me/model", files_timestamps={},
+                            commit_message="Upload")]
 
 
 def test_the_pipelines_call_prepare_generate_kwargs_by_keyword(monkeypatch):
