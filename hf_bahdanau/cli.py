@@ -17,8 +17,9 @@ model's tokenizer and generation config.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -46,6 +47,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="save each sentence's alignment heat map here as alignment_<n>.png and print its path")
     parser.add_argument("--backend", choices=("pytorch", "onnxruntime"), default="pytorch",
                         help="onnxruntime: `model` is a folder written by hf-bahdanau-export (the `onnx` extra)")
+    parser.add_argument("--int8", action="store_true",
+                        help="with --backend onnxruntime: decode the int8 graphs that hf-bahdanau-export --int8 wrote")
     parser.add_argument("--revision", default=None, help="Hub revision (branch, tag or commit)")
     parser.add_argument("--trust_remote_code", action="store_true",
                         help="allow code from the model folder (not needed for hf_bahdanau models)")
@@ -67,6 +70,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         parser.error(f"{options[0]!r} is an option of this command, not a sentence: everything after `--` is read as "
                      "sentences, so give options before it (MODEL --num_beams 5 --ensemble B C -- SENTENCE).")
     check_model_arguments(parser, args)
+    if args.int8 and args.backend != "onnxruntime":
+        parser.error("--int8 selects the int8 graphs of an ONNX export: add --backend onnxruntime (PyTorch models "
+                     "decode in their own precision).")
     if args.backend == "pytorch" and is_onnx_export(args.model):
         parser.error(f"{args.model!r} is a folder written by hf-bahdanau-export: add --backend onnxruntime to decode "
                      "it with ONNX Runtime.")
@@ -189,16 +195,16 @@ def hide_loading_bars() -> None:
         enable_progress_bars()
 
 
-def load_onnx_model(folder: str) -> tuple[OnnxPipelineModel, PreTrainedTokenizerBase]:
+def load_onnx_model(folder: str, quantized: bool = False) -> tuple[OnnxPipelineModel, PreTrainedTokenizerBase]:
     """(model, tokenizer) of a folder written by hf-bahdanau-export, the model with the PyTorch one's interface
-    (``OnnxPipelineModel``); a missing onnxruntime, a folder that is not an export or one without its tokenizer
-    exits with one error line."""
+    (``OnnxPipelineModel``; ``quantized``: its int8 graphs); a missing onnxruntime, a folder that is not an export
+    (or has no int8 graphs) or one without its tokenizer exits with one error line."""
     from transformers import AutoTokenizer
 
     try:
         from .onnx.pipeline import OnnxPipelineModel
 
-        model = OnnxPipelineModel.from_pretrained(folder)
+        model = OnnxPipelineModel.from_pretrained(folder, quantized=quantized)
     except ImportError as error:
         raise SystemExit(f"hf-bahdanau-translate: error: --backend onnxruntime needs onnxruntime "
                          f"(pip install \"hf_bahdanau[onnx]\"): {error}") from None
@@ -215,15 +221,16 @@ def load_onnx_model(folder: str) -> tuple[OnnxPipelineModel, PreTrainedTokenizer
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     if args.backend == "onnxruntime":
-        model, tokenizer = load_onnx_model(args.model)
+        model, tokenizer = load_onnx_model(args.model, quantized=args.int8)
     else:
         model, tokenizer = load_text_model(args.model, "hf-bahdanau-translate", revision=args.revision,
                                            trust_remote_code=args.trust_remote_code)
     if args.ensemble:
         model = load_ensemble(model, args)
-    results = translate(model, tokenizer, args.sentences, num_beams=args.num_beams,
-                        max_new_tokens=args.max_new_tokens, batch_size=args.batch_size,
-                        output_alignments=args.alignments_dir is not None)
+    with usage_errors("hf-bahdanau-translate"):  # e.g. --alignments_dir for a model without attention
+        results = translate(model, tokenizer, args.sentences, num_beams=args.num_beams,
+                            max_new_tokens=args.max_new_tokens, batch_size=args.batch_size,
+                            output_alignments=args.alignments_dir is not None)
     if args.alignments_dir is None:
         for result in results:
             print(result.translation)
@@ -236,6 +243,18 @@ def main(argv: list[str] | None = None) -> None:
         plot_alignment(result.alignment, result.source_tokens, result.target_tokens, path=path,
                        title=f"{result.source} → {result.translation}", p_gen=result.p_gen)
         print(f"{result.translation}\t{path}")
+
+
+@contextlib.contextmanager
+def usage_errors(prog: str) -> Iterator[None]:
+    """End the command as argparse ends it on a bad argument when the library refuses one the parser could not
+    check (it needs the loaded model): a ``ValueError`` (its message names the argument) becomes "PROG: error:
+    MESSAGE" on stderr and exit status 2, without a traceback."""
+    try:
+        yield
+    except ValueError as error:
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def load_ensemble(model: PreTrainedModel, args: argparse.Namespace) -> EnsembleForConditionalGeneration:
@@ -262,11 +281,9 @@ def export_main(argv: list[str] | None = None) -> None:
                     "hf-bahdanau-translate OUTPUT_DIR --backend onnxruntime.")
     parser.add_argument("model", help="a saved seq2seq model folder (with its tokenizer) or a Hub model id")
     parser.add_argument("output_dir", type=Path, help="the folder to write the ONNX graphs, tokenizer and runtime to")
-    parser.add_argument("--opset", type=int, default=OPSET, help=f"ONNX opset (≥ {OPSET})")
+    parser.add_argument("--opset", type=int, default=OPSET, help=f"ONNX opset (≥ {OPSET}, default {OPSET})")
     parser.add_argument("--int8", action="store_true", help="also write int8 graphs (dynamic quantisation)")
     args = parser.parse_args(argv)
-    if args.opset < OPSET:
-        parser.error(f"--opset must be ≥ {OPSET}, got {args.opset}.")
     model, tokenizer = load_text_model(args.model, "hf-bahdanau-export")
     try:
         export_onnx(model, args.output_dir, tokenizer=tokenizer, opset=args.opset)

@@ -14,6 +14,7 @@ from hf_bahdanau import BahdanauForSequenceClassification, BahdanauForTokenClass
 from hf_bahdanau.cli import main as translate_main
 from hf_bahdanau.modeling.decoding import translate
 from hf_bahdanau.explorer.page import main as explore_main
+from hf_bahdanau.averaging import main as average_main
 from hf_bahdanau.cli import export_main
 from training.tokenization import train_tokenizer
 
@@ -146,3 +147,39 @@ def test_a_model_of_another_library_is_refused_naming_its_type(tmp_path):
     assert exit.value.code == (f"hf-bahdanau-translate: error: {str(tmp_path)!r} holds a 't5' model, not an "
                                "hf_bahdanau one: hf-bahdanau-translate reads folders of hf_bahdanau's "
                                "BahdanauForConditionalGeneration (text in, text out) only.")
+
+
+BAD_ARGUMENTS = {  # command: (main, arguments after the folders, the error line)
+    "hf-bahdanau-translate": (translate_main, ["{attention_free}", "3/14/15", "--alignments_dir", "{tmp_path}/pictures"],
+                              "`output_alignments=True` needs a model with attention; this one has "
+                              "attention_type='none'."),
+    "hf-bahdanau-export": (export_main, ["{model}", "{tmp_path}/onnx", "--opset", "99"],
+                           "`opset` must be an integer from 18 to {highest_opset} (the installed onnx's newest), got "
+                           "99."),
+    "hf-bahdanau-average": (average_main, ["{model}", "{attention_free}", "--output_dir", "{tmp_path}/average"],
+                            "checkpoint '{attention_free}': tensor 'model.decoder.attention.energy_proj.weight' is in "
+                            "'{model}' but not in '{attention_free}'; only checkpoints of one model can be averaged."),
+    "hf-bahdanau-explore": (explore_main, ["{model}", "--input", "{tmp_path}/in.txt", "--output",
+                                           "{tmp_path}/page.html", "--page_size", "0"],
+                            "--page_size must be a positive integer, got 0."),
+}
+
+
+@pytest.mark.parametrize("command", BAD_ARGUMENTS)
+def test_a_bad_argument_is_one_error_line_and_exit_status_2(saved_model, tmp_path, capsys, command):
+    """As argparse ends a command on a bad argument, also where the library refuses it after loading the model
+    (hf-bahdanau-translate --alignments_dir of a model without attention printed a traceback before)."""
+    onnx = pytest.importorskip("onnx")
+    tokenizer = train_tokenizer(SENTENCES, kind="char")
+    tiny_model("rnnencdec", vocab_size=len(tokenizer)).save_pretrained(tmp_path / "attention_free")
+    tokenizer.save_pretrained(tmp_path / "attention_free")
+    (tmp_path / "in.txt").write_text("3/14/15\n")
+    names = dict(tmp_path=tmp_path, model=saved_model[0], attention_free=tmp_path / "attention_free",
+                 highest_opset=onnx.defs.onnx_opset_version())
+    main, arguments, error = BAD_ARGUMENTS[command]
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit:
+        main([argument.format(**names) for argument in arguments])
+    assert exit.value.code == 2
+    stderr = capsys.readouterr().err
+    assert "Traceback" not in stderr and stderr.splitlines()[-1] == f"{command}: error: {error.format(**names)}"
