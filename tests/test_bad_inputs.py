@@ -357,6 +357,37 @@ def test_translate_refuses_blank_texts(translator, texts):
     refuses(lambda: translate(model, tokenizer, texts), "texts")
 
 
+def image_to_text_generate(**arguments):
+    from hf_bahdanau import BahdanauForImageToText, BahdanauImageToTextConfig
+
+    model = BahdanauForImageToText(BahdanauImageToTextConfig(
+        vocab_size=12, embedding_size=8, hidden_size=16, attention_size=8, output_size=8, cnn_channels=[4],
+        cnn_pool_sizes=[[2, 2]])).eval()
+    return model.generate(pixel_values=torch.zeros(2, 3, 8, 8), max_new_tokens=3, **arguments)
+
+
+def ensemble_generate(**arguments):
+    from hf_bahdanau.ensemble import EnsembleForConditionalGeneration
+
+    input_ids, mask = source()
+    return EnsembleForConditionalGeneration([tiny_model("rnnsearch")] * 2).generate(
+        input_ids, attention_mask=mask, max_new_tokens=3, **arguments)
+
+
+def pointer_generate(**arguments):
+    from test_pointer_network import inputs_of, pointer_batch, pointer_model
+
+    model = pointer_model()
+    return model.generate(**inputs_of(pointer_batch(model)), max_new_tokens=3, **arguments)
+
+
+@pytest.mark.parametrize("generate", [image_to_text_generate, ensemble_generate, pointer_generate],
+                         ids=["image-to-text", "ensemble", "pointer network"])
+def test_every_generating_family_refuses_num_beams_0(generate):
+    with pytest.raises(ValueError, match=r"^`num_beams` must be an int ≥ 1 .*, got 0\.$"):
+        generate(num_beams=0)
+
+
 def test_good_special_token_ids_pass_the_generation_checks(models):
     """A list of EOS ids, and one start id per input, as generate() takes them."""
     input_ids, mask = source()
@@ -475,3 +506,24 @@ def test_the_vqa_image_encoder_refuses_an_image_smaller_than_its_first_pooling_w
     assert str(caught.value) == ("`pixel_values` images must be at least 3×2 pixels (height × width: the first "
                                  "convolution block's max pooling window, `cnn_pool_sizes[0]`), got 2×5.")
     assert model(input_ids=question, pixel_values=torch.zeros(1, 3, 3, 2)).logits.shape == (1, NUM_LABELS)
+
+
+@pytest.mark.parametrize("field", ["decoder_start_token_id", "pad_token_id"])
+@pytest.mark.parametrize("family", ["seq2seq", "image_to_text"])
+def test_labels_without_a_start_or_pad_id_in_the_config_are_refused_naming_the_field(field, family):
+    from hf_bahdanau import BahdanauForImageToText, BahdanauImageToTextConfig
+
+    if family == "seq2seq":
+        model = BahdanauForConditionalGeneration(tiny_config("rnnsearch", **{field: None}))
+        inputs = dict(input_ids=torch.tensor([[4, 5, 6]]))
+    else:
+        model = BahdanauForImageToText(BahdanauImageToTextConfig(vocab_size=VOCAB, hidden_size=8, embedding_size=8,
+                                                                 cnn_channels=[4], cnn_pool_sizes=[[2, 2]],
+                                                                 **{field: None}))
+        inputs = dict(pixel_values=torch.zeros(1, 1, 4, 4))
+    with pytest.raises(ValueError) as caught:
+        model(**inputs, labels=torch.tensor([[4, 5, -100]]))
+    assert str(caught.value) == (f"`config.{field}` is None, so the decoder's inputs cannot be made by shifting the "
+                                 "target ids right ([decoder_start_token_id, y_1, …], -100 read as pad_token_id): set "
+                                 "it, or pass `decoder_input_ids`.")
+    assert model(**inputs, labels=torch.tensor([[4, 5, 6]]), decoder_input_ids=torch.tensor([[1, 4, 5]])).loss > 0

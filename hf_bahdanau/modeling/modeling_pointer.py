@@ -28,6 +28,7 @@ from .loss import token_cross_entropy
 from .modeling_bahdanau import BahdanauModel, BahdanauPreTrainedModel, RecurrentGenerationMixin
 from .padding import check_attention_mask
 from .pointing import END, ForbidRepeatedPointers
+from .search import check_search_arguments
 from .state import RecurrentDecoderCache, resolve_rows_per_source
 from .transformers_private import CACHE_NAME, cache_argument, cache_of
 
@@ -284,6 +285,7 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         if not isinstance(forbid_repeats, bool):
             raise ValueError(f"forbid_repeats must be True or False, got {forbid_repeats!r}.")
         config = generation_config or self.generation_config
+        check_search_arguments(config, kwargs, None)  # its ids are positions: no vocabulary to check them against
         encoder_outputs = kwargs.pop("encoder_outputs", None)
         if encoder_outputs is None:
             encoder_outputs = self.encode(input_features, input_ids, attention_mask,

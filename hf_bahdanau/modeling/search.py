@@ -55,8 +55,8 @@ __all__ = ["BeamPenalties", "FastSearchMixin", "LENGTH_PENALTY_STYLES", "check_b
 
 LENGTH_PENALTY_STYLES = ("transformers", "gnmt")
 BEAM_PENALTY_OPTIONS = ("coverage_penalty", "length_penalty_style")
-# The counts our loops read, with the least each allows and what it counts (GenerationConfig.validate lets 0, a
-# negative or a float through for most of them: the loops then fail inside torch or return nothing).
+# The counts generate()'s search loops read, with the least each allows and what it counts (GenerationConfig.validate
+# lets 0, a negative or a float through for most of them: the loops then fail inside torch or return nothing).
 SEARCH_COUNTS = {
     "num_beams": (1, "the beams of beam search; 1 = greedy search or sampling"),
     "num_return_sequences": (1, "the sequences returned per input, at most num_beams"),
@@ -139,11 +139,13 @@ def check_length_penalty(alpha: float) -> None:
                          f"{alpha!r}.")
 
 
-def check_search_arguments(arguments: Mapping[str, Any], vocab_size: int) -> None:
-    """The generation arguments our search loops read, as generate() was given them (``arguments``: name -> value,
-    None where unset): each of ``SEARCH_COUNTS`` an int at least its least, ``length_penalty`` finite, the token ids
-    of ``SEARCH_TOKEN_IDS`` in [0, vocab_size). A ``TypeError`` (not an int) or ``ValueError`` names the argument,
-    its value and what is allowed."""
+def check_search_arguments(config: GenerationConfig, kwargs: Mapping[str, Any], vocab_size: int | None) -> None:
+    """The generation arguments the search loops read, as generate() was given them: ``kwargs`` over ``config`` (the
+    call's generation config, else the model's). Each of ``SEARCH_COUNTS`` an int at least its least,
+    ``length_penalty`` finite, and (given a ``vocab_size``) the token ids of ``SEARCH_TOKEN_IDS`` in [0, vocab_size).
+    A ``TypeError`` (not an int) or ``ValueError`` names the argument, its value and what is allowed."""
+    arguments = {name: kwargs.get(name, getattr(config, name, None))
+                 for name in (*SEARCH_COUNTS, *SEARCH_TOKEN_IDS, "length_penalty")}
     for name, (least, meaning) in SEARCH_COUNTS.items():
         value = arguments.get(name)
         if value is None:
@@ -154,7 +156,7 @@ def check_search_arguments(arguments: Mapping[str, Any], vocab_size: int) -> Non
         if value < least:
             raise ValueError(f"`{name}` must be an int ≥ {least} ({meaning}), got {value}.")
     check_length_penalty(arguments.get("length_penalty"))
-    for name, several in SEARCH_TOKEN_IDS.items():
+    for name, several in SEARCH_TOKEN_IDS.items() if vocab_size is not None else ():
         value = arguments.get(name)
         ids = value.tolist() if isinstance(value, Tensor) else value
         for token in ids if several and isinstance(ids, (list, tuple)) else () if ids is None else (ids,):
@@ -204,9 +206,7 @@ class FastSearchMixin:
         requested = {name: kwargs.pop(name) for name in BEAM_PENALTY_OPTIONS if name in kwargs}
         model_defaults = generation_config is None
         chosen = self.generation_config if model_defaults else generation_config
-        check_search_arguments({name: kwargs.get(name, getattr(chosen, name, None))
-                                for name in (*SEARCH_COUNTS, *SEARCH_TOKEN_IDS, "length_penalty")},
-                               self.config.vocab_size)
+        check_search_arguments(chosen, kwargs, self.config.vocab_size)
         if requested or any(getattr(chosen, name, None) is not None for name in BEAM_PENALTY_OPTIONS):
             generation_config = copy.deepcopy(chosen)
             for name, value in requested.items():
