@@ -121,6 +121,8 @@ def _every_config_class():
     ("rnn_type", None, "`rnn_type` must be a string, got None (NoneType)."),
     ("eos_token_id", 2.0, "`eos_token_id` must be an int, a list of ints or None, got 2.0 (float)."),
     ("meta_embedding_sources", "word", "`meta_embedding_sources` must be a list of strings or None, got 'word' (str)."),
+    ("eos_token_id", [2, "3"], "`eos_token_id` must be an int, a list of ints or None, got [2, '3'] (list): entry 1 is "
+                               "'3' (str)."),
 ])
 def test_a_value_of_the_wrong_type_is_a_type_error_in_the_package_s_words(field, value, message):
     with pytest.raises(TypeError) as caught:
@@ -179,7 +181,11 @@ def test_image_encoder_lists_name_their_bad_entry(config_class):
                                  "`cnn_channels` (2), got [[2, 2], [2, 0]]: entry 1 is [2, 0].")
     with pytest.raises(TypeError) as caught:
         config_class(cnn_channels=[4, 8.0])
-    assert str(caught.value) == "`cnn_channels` must be a list of ints, got [4, 8.0] (list)."
+    assert str(caught.value) == "`cnn_channels` must be a list of ints, got [4, 8.0] (list): entry 1 is 8.0 (float)."
+    with pytest.raises(TypeError) as caught:
+        config_class(cnn_pool_sizes=[[2, 2], [2, True], [2, 2]])
+    assert str(caught.value) == ("`cnn_pool_sizes` must be a list of lists of ints, got [[2, 2], [2, True], [2, 2]] "
+                                 "(list): entry 1 is [2, True] (list).")
 
 
 def test_phrase_windows_name_their_bad_entry():
@@ -187,4 +193,5 @@ def test_phrase_windows_name_their_bad_entry():
 
     with pytest.raises(ValueError) as caught:
         VisualQuestionAnsweringConfig(phrase_windows=[1, 0, 3])
-    assert str(caught.value) == "`phrase_windows` must be one or more positive n-gram sizes, got [1, 0, 3]: entry 1 is 0."
+    assert str(caught.value) == ("`phrase_windows` must be one or more positive n-gram sizes, got [1, 0, 3]: entry 1 "
+                                 "is 0.")

@@ -436,7 +436,8 @@ def test_a_token_none_is_spelled_empty_and_a_token_of_another_type_is_named():
     assert spellings[4, :3].tolist() == [1, 2, 0] and spellings[5, :4].tolist() == [1, ord("a") + 3, ord("b") + 3, 2]
     with pytest.raises(TypeError) as caught:
         model.set_token_spellings(["a", 3])
-    assert str(caught.value) == "`tokens[1]`, the spelling of token id 1, must be a string (or None: no text), got 3 (int)."
+    assert str(caught.value) == ("`tokens[1]`, the spelling of token id 1, must be a string (or None: no text), got 3 "
+                                 "(int).")
     for bad, kind in (("abc", "str"), (5, "int")):
         with pytest.raises(TypeError) as caught:
             model.set_token_spellings(bad)

@@ -613,6 +613,30 @@ def describe_type(annotation: Any, plural: bool = False) -> str:
     return TYPE_WORDS[annotation][plural] if annotation in TYPE_WORDS else f"of type {annotation.__name__}"
 
 
+def admits(annotation: Any, value: Any) -> bool:
+    """Whether ``value`` is of a (non-text) annotation's type, as ``@strict`` reads it: a bool is not an int."""
+    arguments = typing.get_args(annotation)
+    if typing.get_origin(annotation) is list:
+        return isinstance(value, list) and all(admits(arguments[0], item) for item in value)
+    if arguments and typing.get_origin(annotation) is not dict:  # a union
+        return any(admits(option, value) for option in arguments)
+    if annotation in (int, float):
+        return isinstance(value, (int, float) if annotation is float else int) and not isinstance(value, bool)
+    return isinstance(value, typing.get_origin(annotation) or annotation)
+
+
+def first_bad_entry(annotation: Any, value: Any) -> str:
+    """``": entry i is x (type)"`` for the first entry of a list ``value`` that a list annotation does not admit;
+    "" for none."""
+    options = typing.get_args(annotation) if typing.get_origin(annotation) is not list else (annotation,)
+    for option in options:
+        if typing.get_origin(option) is list and isinstance(value, list):
+            for index, item in enumerate(value):
+                if not admits(typing.get_args(option)[0], item):
+                    return f": entry {index} is {item!r} ({type(item).__name__})"
+    return ""
+
+
 def require_num_labels(value: Any) -> None:
     """``num_labels``, the labels (answers) of a classifier head: a positive int; TypeError or ValueError naming it."""
     if isinstance(value, bool) or not isinstance(value, int):
@@ -647,7 +671,7 @@ def _builtin_errors(strict_setattr):
                 raise type(error.__cause__)(str(error)) from error
             annotation = {config_field.name: config_field.type for config_field in dataclasses.fields(self)}[name]
             raise TypeError(f"`{name}` must be {describe_type(annotation)}, got {value!r} "
-                            f"({type(value).__name__}).") from error
+                            f"({type(value).__name__}){first_bad_entry(annotation, value)}.") from error
 
     return setattr_checked
 

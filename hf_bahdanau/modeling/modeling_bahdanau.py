@@ -33,7 +33,13 @@ from .transformers_private import (CACHE_NAME, EMBEDDING_RESIZE, SHARED_BEAM_MEM
 
 
 def shift_tokens_right(labels: Tensor, pad_token_id: int, decoder_start_token_id: int) -> Tensor:
-    """Decoder inputs from labels: [start, y_1, …, y_{T-1}], with -100 replaced by the pad id."""
+    """Decoder inputs from labels: [start, y_1, …, y_{T-1}], with -100 replaced by the pad id; ValueError naming the
+    config field that is None (the config allows it for a model that is given its decoder inputs)."""
+    for field, value in (("decoder_start_token_id", decoder_start_token_id), ("pad_token_id", pad_token_id)):
+        if value is None:
+            raise ValueError(f"`config.{field}` is None, so the decoder's inputs cannot be made by shifting the "
+                             "target ids right ([decoder_start_token_id, y_1, …], -100 read as pad_token_id): set it, "
+                             "or pass `decoder_input_ids`.")
     shifted = labels.new_full(labels.shape, pad_token_id)
     shifted[:, 1:] = labels[:, :-1]
     shifted[:, 0] = decoder_start_token_id
@@ -168,14 +174,14 @@ class BahdanauPreTrainedModel(PreTrainedModel):
             raise ValueError(f"This model spells no tokens: `meta_embedding_sources` is "
                              f"{self.config.meta_embedding_sources!r}, without 'chars'.")
         if isinstance(tokens, str) or not (isinstance(tokens, Sequence) or hasattr(tokens, "convert_ids_to_tokens")):
-            raise TypeError(f"`tokens` must be a sequence of strings (token id i spelled tokens[i]) or a tokenizer, got "
-                            f"{type(tokens).__name__}.")
+            raise TypeError(f"`tokens` must be a sequence of strings (token id i spelled tokens[i]) or a tokenizer, "
+                            f"got {type(tokens).__name__}.")
         if not isinstance(tokens, Sequence):
             tokens = tokens.convert_ids_to_tokens(list(range(len(tokens))))
         for token_id, token in enumerate(tokens):
             if token is not None and not isinstance(token, str):
-                raise TypeError(f"`tokens[{token_id}]`, the spelling of token id {token_id}, must be a string (or None: "
-                                f"no text), got {token!r} ({type(token).__name__}).")
+                raise TypeError(f"`tokens[{token_id}]`, the spelling of token id {token_id}, must be a string (or "
+                                f"None: no text), got {token!r} ({type(token).__name__}).")
         tokens = [token or "" for token in tokens]
         vocab_size = self.get_input_embeddings().num_embeddings  # after resize_token_embeddings too
         if len(tokens) > vocab_size:
