@@ -133,7 +133,7 @@ FLOAT_RANGES = {
 
 
 def float_fields(config_class: type) -> list[str]:
-    """The fields of a config dataclass whose annotation admits a float."""
+    """The fields of a config dataclass whose annotation _admits a float."""
     return [config_field.name for config_field in dataclasses.fields(config_class)
             if config_field.type is float or float in typing.get_args(config_field.type)]
 
@@ -460,7 +460,7 @@ class BahdanauConfig(SavesModelCode, PreTrainedConfig):
                              f"is {self.pooling_type!r}; set `pooling_type='self_attentive'` or leave the default.")
         if self.max_training_source_length is not None:
             _require_positive("max_training_source_length", self.max_training_source_length)
-        require_labels(self)
+        _require_labels(self)
         for field in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "unk_token_id",
                       "sentence_separator_token_id"):
             value = getattr(self, field)
@@ -598,46 +598,46 @@ TYPE_WORDS = {int: ("an int", "ints"), float: ("a number", "numbers"), bool: ("T
               str: ("a string", "strings"), dict: ("a dict", "dicts"), type(None): ("None", "Nones")}
 
 
-def describe_type(annotation: Any, plural: bool = False) -> str:
+def _describe_type(annotation: Any, plural: bool = False) -> str:
     """The values an annotation admits, in words: ``int | None`` -> "an int or None", ``list[int]`` -> "a list of
     ints" (``plural``: "lists of ints"); a number field (``float | int``) is "a number"."""
     if isinstance(annotation, str):  # transformers' own fields are annotated as text
         return f"of type {annotation}"
     arguments = typing.get_args(annotation)
     if typing.get_origin(annotation) is list:
-        return f"{'lists' if plural else 'a list'} of {describe_type(arguments[0], plural=True)}"
+        return f"{'lists' if plural else 'a list'} of {_describe_type(arguments[0], plural=True)}"
     if arguments and typing.get_origin(annotation) is not dict:  # a union
-        words = [describe_type(option, plural) for option in arguments if not (option is int and float in arguments)]
+        words = [_describe_type(option, plural) for option in arguments if not (option is int and float in arguments)]
         return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} or {words[-1]}"
     annotation = typing.get_origin(annotation) or annotation
     return TYPE_WORDS[annotation][plural] if annotation in TYPE_WORDS else f"of type {annotation.__name__}"
 
 
-def admits(annotation: Any, value: Any) -> bool:
+def _admits(annotation: Any, value: Any) -> bool:
     """Whether ``value`` is of a (non-text) annotation's type, as ``@strict`` reads it: a bool is not an int."""
     arguments = typing.get_args(annotation)
     if typing.get_origin(annotation) is list:
-        return isinstance(value, list) and all(admits(arguments[0], item) for item in value)
+        return isinstance(value, list) and all(_admits(arguments[0], item) for item in value)
     if arguments and typing.get_origin(annotation) is not dict:  # a union
-        return any(admits(option, value) for option in arguments)
+        return any(_admits(option, value) for option in arguments)
     if annotation in (int, float):
         return isinstance(value, (int, float) if annotation is float else int) and not isinstance(value, bool)
     return isinstance(value, typing.get_origin(annotation) or annotation)
 
 
-def first_bad_entry(annotation: Any, value: Any) -> str:
+def _first_bad_entry(annotation: Any, value: Any) -> str:
     """``": entry i is x (type)"`` for the first entry of a list ``value`` that a list annotation does not admit;
     "" for none."""
     options = typing.get_args(annotation) if typing.get_origin(annotation) is not list else (annotation,)
     for option in options:
         if typing.get_origin(option) is list and isinstance(value, list):
             for index, item in enumerate(value):
-                if not admits(typing.get_args(option)[0], item):
+                if not _admits(typing.get_args(option)[0], item):
                     return f": entry {index} is {item!r} ({type(item).__name__})"
     return ""
 
 
-def require_num_labels(value: Any) -> None:
+def _require_num_labels(value: Any) -> None:
     """``num_labels``, the labels (answers) of a classifier head: a positive int; TypeError or ValueError naming it."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise TypeError(f"`num_labels` must be a positive integer (the labels of the classifier head), got {value!r} "
@@ -646,7 +646,7 @@ def require_num_labels(value: Any) -> None:
         raise ValueError(f"`num_labels` must be a positive integer (the labels of the classifier head), got {value}.")
 
 
-def require_labels(config: Any) -> None:
+def _require_labels(config: Any) -> None:
     """A config's ``id2label`` names at least one label (a classifier head with none has logits [batch, 0])."""
     if config.id2label is not None and not config.id2label:
         raise ValueError(f"`id2label` must name at least one label (the classifier head's outputs), got "
@@ -663,15 +663,15 @@ def _builtin_errors(strict_setattr):
     @functools.wraps(strict_setattr)
     def setattr_checked(self, name: str, value: Any) -> None:
         if name == "num_labels":
-            require_num_labels(value)
+            _require_num_labels(value)
         try:
             strict_setattr(self, name, value)
         except StrictDataclassFieldValidationError as error:
             if not isinstance(error.__cause__, TypeError):
                 raise type(error.__cause__)(str(error)) from error
             annotation = {config_field.name: config_field.type for config_field in dataclasses.fields(self)}[name]
-            raise TypeError(f"`{name}` must be {describe_type(annotation)}, got {value!r} "
-                            f"({type(value).__name__}){first_bad_entry(annotation, value)}.") from error
+            raise TypeError(f"`{name}` must be {_describe_type(annotation)}, got {value!r} "
+                            f"({type(value).__name__}){_first_bad_entry(annotation, value)}.") from error
 
     return setattr_checked
 

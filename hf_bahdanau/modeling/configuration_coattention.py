@@ -10,7 +10,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
 from .axes import CO_ATTENTIONS, QUESTION_LEVELS
-from .configuration_bahdanau import _builtin_errors, _require_positive, _require_real, require_labels
+from .configuration_bahdanau import _builtin_errors, _require_labels, _require_positive, _require_real
 from .configuration_image_to_text import resolve_image_encoder, validate_image_encoder
 from .remote_code import SavesModelCode
 
@@ -108,7 +108,7 @@ class CoAttentionConfig(SavesModelCode, PreTrainedConfig):
         if self.inputs != "both" and self.coattention != "none":
             raise ValueError(f"`inputs={self.inputs!r}` reads one input, so nothing attends across two: set "
                              f"`coattention='none'` (got {self.coattention!r}).")
-        require_labels(self)
+        _require_labels(self)
 
 
 @strict

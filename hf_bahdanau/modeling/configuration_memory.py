@@ -10,7 +10,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
 from .axes import SENTENCE_ENCODINGS, WEIGHT_TYINGS
-from .configuration_bahdanau import _builtin_errors, _require_positive, _require_real, require_labels
+from .configuration_bahdanau import _builtin_errors, _require_labels, _require_positive, _require_real
 from .remote_code import SavesModelCode
 
 __all__ = ["MEMORY_AUTO_MAP", "MEMORY_PIPELINES", "MemoryNetworkConfig"]
@@ -103,7 +103,7 @@ class MemoryNetworkConfig(SavesModelCode, PreTrainedConfig):
         if self.random_noise and not self.temporal_encoding:
             raise ValueError(f"`random_noise={self.random_noise}` jitters the time indices of temporal encoding: set "
                              "`temporal_encoding=True`, or `random_noise=0`.")
-        require_labels(self)
+        _require_labels(self)
         if self.answer_token_ids is not None:
             if len(self.answer_token_ids) != self.num_labels:
                 raise ValueError(f"`answer_token_ids` needs one word id per answer ({self.num_labels} labels), got "
