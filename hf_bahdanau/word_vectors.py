@@ -19,15 +19,22 @@ __all__ = ["prepare_meta_embedding", "read_word_vectors"]
 logger = logging.getLogger(__name__)
 
 
-def read_word_vectors(path: str | Path, tokens: Sequence[str]) -> tuple[Tensor, int]:
+def read_word_vectors(path: str | Path, tokens: Sequence[str | None]) -> tuple[Tensor, int]:
     """The vectors of ``tokens`` in a text file of lines ``word v_1 … v_P`` (GloVe; word2vec's and fastText's .vec
     files, whose first line ``count P`` is skipped), as a float32 tensor [len(tokens), P] (row i: ``tokens[i]``'s
     vector, else its lower-cased form's, else 0) and how many tokens were found. A word may hold spaces: the last P
-    fields of a line are its vector. Only the vectors of ``tokens`` are kept, so the file may be large."""
+    fields of a line are its vector. A token None (``convert_ids_to_tokens`` of an id the tokenizer lacks) has no
+    vector. Only the vectors of ``tokens`` are kept, so the file may be large."""
+    if isinstance(tokens, str):
+        raise TypeError("`tokens` must be a sequence of strings (row i: tokens[i]'s vector), got one string.")
+    for index, token in enumerate(tokens):
+        if token is not None and not isinstance(token, str):
+            raise TypeError(f"`tokens[{index}]` must be a string (or None: no vector), got {token!r} "
+                            f"({type(token).__name__}).")
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"`path` must be a text file of word vectors, got {str(path)!r}, which is not a file.")
-    wanted = {*tokens, *(token.lower() for token in tokens)}
+    wanted = {text for token in tokens if token for text in (token, token.lower())}
     kept: dict[str, list[float]] = {}
     size = None
     with path.open(encoding="utf-8") as lines:
@@ -53,7 +60,7 @@ def read_word_vectors(path: str | Path, tokens: Sequence[str]) -> tuple[Tensor, 
         raise ValueError(f"`path` {str(path)!r} holds no vectors.")
     vectors, found = torch.zeros(len(tokens), size), 0
     for row, token in enumerate(tokens):
-        vector = kept.get(token, kept.get(token.lower()))
+        vector = kept.get(token, kept.get(token.lower())) if token else None
         if vector is not None:
             vectors[row], found = torch.tensor(vector), found + 1
     return vectors, found

@@ -443,3 +443,16 @@ def test_a_token_none_is_spelled_empty_and_a_token_of_another_type_is_named():
             model.set_token_spellings(bad)
         assert str(caught.value) == ("`tokens` must be a sequence of strings (token id i spelled tokens[i]) or a "
                                      f"tokenizer, got {kind}.")
+
+
+def test_read_word_vectors_gives_a_token_none_no_vector_and_names_a_token_of_another_type(tmp_path):
+    path = tmp_path / "vectors.txt"
+    path.write_text("the 1 2\ncat 3 4\n", encoding="utf-8")
+    vectors, found = read_word_vectors(path, ["the", None, "cat"])  # None: an id out of the tokenizer's vocabulary
+    assert found == 2 and vectors.tolist() == [[1, 2], [0, 0], [3, 4]]
+    with pytest.raises(TypeError) as caught:
+        read_word_vectors(path, ["the", 7])
+    assert str(caught.value) == "`tokens[1]` must be a string (or None: no vector), got 7 (int)."
+    with pytest.raises(TypeError) as caught:
+        read_word_vectors(path, "the")
+    assert str(caught.value) == "`tokens` must be a sequence of strings (row i: tokens[i]'s vector), got one string."
