@@ -249,13 +249,28 @@ def test_save_and_load_with_auto_image_processor(tmp_path):
     ({}, ["not an image"], r"`images\[0\]` must be a PIL image or a uint8 or uint16 array, got str"),
     (dict(size={"width": 5}), None, r"`size` must be \{'height': h\} or \{'height': h, 'width': w\}"),
     (dict(size={"height": 0}), None, r"positive ints, got \{'height': 0\}"),
-    (dict(image_mean=[0.5, 0.5]), None, r"one value per channel \(1\), std > 0; got \[0.5, 0.5\]"),
-    (dict(image_std=[0.0]), None, r"one value per channel \(1\), std > 0; got \[0.5\] and \[0.0\]"),
+    (dict(image_mean=[0.5, 0.5]), None, r"one finite number per channel \(1\), std > 0; got \[0.5, 0.5\]"),
+    (dict(image_std=[0.0]), None, r"one finite number per channel \(1\), std > 0; got \[0.5\] and \[0.0\]"),
     (dict(num_channels=2), None, "`num_channels` must be 1 .grey. or 3 .RGB., got 2"),
+    (dict(num_channels=True), None, "`num_channels` must be 1 .grey. or 3 .RGB., got True"),
+    (dict(size={"height": True}), None, r"positive ints, got \{'height': True\}"),
+    (dict(max_width=0), None, r"`max_width` must be a positive int \(the widest image, in pixels\) or None, got 0\.$"),
+    (dict(max_width=2.5), None, r"`max_width` must be a positive int .* or None, got 2.5\.$"),
+    (dict(rescale_factor=float("nan")), None, r"`rescale_factor` must be a finite number > 0 \(1/255 reads 8-bit "
+                                              r"pixels into \[0, 1\]\), got nan\.$"),
+    (dict(rescale_factor="1/255"), None, r"`rescale_factor` must be a finite number > 0 .*got '1/255'\.$"),
+    (dict(image_mean=[float("nan")]), None, r"one finite number per channel \(1\), std > 0; got \[nan\] and \[0.5\]"),
 ])
 def test_bad_processor_inputs_are_named(settings, inputs, message):
     with pytest.raises(ValueError, match=message):
         BahdanauImageProcessor(**settings)(inputs)
+
+
+@pytest.mark.parametrize("name", ["do_resize", "do_rescale", "do_normalize"])
+def test_a_processor_switch_that_is_not_a_bool_is_named(name):
+    with pytest.raises(TypeError) as caught:
+        BahdanauImageProcessor(**{name: "no"})
+    assert str(caught.value) == f"`{name}` must be True or False, got 'no' (str)."
 
 
 @pytest.mark.parametrize("num_channels", [1, 3])

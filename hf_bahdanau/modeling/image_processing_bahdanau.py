@@ -9,6 +9,8 @@ word stays as long as it is; ``size["width"]`` fixes the width too), rescaled to
 real pixels (1) as DETR's processor does; the model gives padded regions no attention.
 """
 
+import math
+import numbers
 from collections.abc import Sequence
 
 import numpy as np
@@ -20,6 +22,16 @@ __all__ = ["BahdanauImageProcessor"]
 
 # PIL modes of numbers with no fixed range, which the processor cannot scale to [0, 1]
 UNSCALED_MODES = {"I": "32-bit integers", "F": "32-bit floats"}
+
+
+def is_positive_int(value) -> bool:
+    """An int ≥ 1 (numpy's too; not a bool)."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)) and value > 0
+
+
+def is_real(value) -> bool:
+    """A finite int or float (numpy's too; not a bool)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, (bool, np.bool_)) and math.isfinite(value)
 
 
 def eight_bit(pixels: np.ndarray) -> np.ndarray:
@@ -47,11 +59,19 @@ class BahdanauImageProcessor(BaseImageProcessor):
                  do_normalize: bool = True, image_mean: Sequence[float] | None = None,
                  image_std: Sequence[float] | None = None, **kwargs):
         super().__init__(**kwargs)
-        if num_channels not in (1, 3):
+        if isinstance(num_channels, bool) or num_channels not in (1, 3):
             raise ValueError(f"`num_channels` must be 1 (grey) or 3 (RGB), got {num_channels!r}.")
+        for name, value in (("do_resize", do_resize), ("do_rescale", do_rescale), ("do_normalize", do_normalize)):
+            if not isinstance(value, bool):
+                raise TypeError(f"`{name}` must be True or False, got {value!r} ({type(value).__name__}).")
+        if max_width is not None and not is_positive_int(max_width):
+            raise ValueError(f"`max_width` must be a positive int (the widest image, in pixels) or None, got "
+                             f"{max_width!r}.")
+        if not is_real(rescale_factor) or rescale_factor <= 0:
+            raise ValueError(f"`rescale_factor` must be a finite number > 0 (1/255 reads 8-bit pixels into [0, 1]), "
+                             f"got {rescale_factor!r}.")
         size = {"height": 32} if size is None else dict(size)
-        if (not {"height"} <= set(size) <= {"height", "width"}
-                or not all(isinstance(value, int) and value > 0 for value in size.values())):
+        if not {"height"} <= set(size) <= {"height", "width"} or not all(map(is_positive_int, size.values())):
             raise ValueError(f"`size` must be {{'height': h}} or {{'height': h, 'width': w}} with positive ints, got "
                              f"{size!r}.")
         self.num_channels = num_channels
@@ -60,9 +80,10 @@ class BahdanauImageProcessor(BaseImageProcessor):
         self.do_normalize = do_normalize
         self.image_mean = [0.5] * num_channels if image_mean is None else list(image_mean)
         self.image_std = [0.5] * num_channels if image_std is None else list(image_std)
-        if len(self.image_mean) != num_channels or len(self.image_std) != num_channels or min(self.image_std) <= 0:
-            raise ValueError(f"`image_mean` and `image_std` need one value per channel ({num_channels}), std > 0; got "
-                             f"{self.image_mean} and {self.image_std}.")
+        if (len(self.image_mean) != num_channels or len(self.image_std) != num_channels
+                or not all(map(is_real, self.image_mean + self.image_std)) or min(self.image_std) <= 0):
+            raise ValueError(f"`image_mean` and `image_std` need one finite number per channel ({num_channels}), "
+                             f"std > 0; got {self.image_mean} and {self.image_std}.")
 
     def __call__(self, images, return_tensors: str | None = None) -> BatchFeature:
         return self.preprocess(images, return_tensors=return_tensors)
