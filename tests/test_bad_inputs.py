@@ -38,6 +38,16 @@ def refuses(action, argument: str) -> None:
     assert argument in str(caught.value), f"the message does not name {argument!r}: {caught.value}"
 
 
+def exits_as_argparse_does(action, argument: str, capsys) -> None:
+    """``action()`` (a training script's ``main``) ends as argparse ends on a bad flag: exit status 2 and one
+    ``PROG: error: MESSAGE`` line naming ``argument`` on stderr, no traceback."""
+    with pytest.raises(SystemExit) as caught:
+        action()
+    assert caught.value.code == 2
+    error = capsys.readouterr().err
+    assert ": error: " in error and argument in error and "Traceback" not in error, error
+
+
 # 1. configs --------------------------------------------------------------------------------------------------------
 
 BAD_CONFIGS = {
@@ -457,15 +467,15 @@ def test_the_seq2seq_script_refuses_unreadable_data_naming_the_file(tmp_path, wr
     refuses(lambda: run_seq2seq_main(seq2seq_script_arguments(tmp_path, tmp_path / name)), argument)
 
 
-def test_the_seq2seq_script_refuses_negative_max_steps(tmp_path):
+def test_the_seq2seq_script_refuses_negative_max_steps(tmp_path, capsys):
     train = good_rows(tmp_path / "train.jsonl")
     arguments = seq2seq_script_arguments(tmp_path, train)
     arguments[arguments.index("--max_steps") + 1] = "-3"
-    refuses(lambda: run_seq2seq_main(arguments), "max_steps")
+    exits_as_argparse_does(lambda: run_seq2seq_main(arguments), "max_steps", capsys)
 
 
 @pytest.mark.parametrize("path", ["./no/such/model", "outputs/missing-model", "/tmp/hf-bahdanau-missing"])
-def test_a_missing_local_model_path_is_refused_at_once(tmp_path, monkeypatch, path):
+def test_a_missing_local_model_path_is_refused_at_once(tmp_path, monkeypatch, capsys, path):
     """Without network a missing path that could be a Hub id costs a long wait; these three can only be local paths
     (``outputs/`` exists here)."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -474,10 +484,10 @@ def test_a_missing_local_model_path_is_refused_at_once(tmp_path, monkeypatch, pa
     train = good_rows(tmp_path / "train.jsonl")
     arguments = ["--model_name_or_path", path, "--train_file", str(train), "--do_train", "--output_dir",
                  str(tmp_path / "out"), "--report_to", "none"]
-    refuses(lambda: run_seq2seq_main(arguments), "model_name_or_path")
+    exits_as_argparse_does(lambda: run_seq2seq_main(arguments), "model_name_or_path", capsys)
 
 
-def test_the_head_scripts_refuse_empty_data_and_negative_max_steps(tmp_path):
+def test_the_head_scripts_refuse_empty_data_and_negative_max_steps(tmp_path, capsys):
     from training.run_classification import main as run_classification
     from training.run_ner import main as run_ner
 
@@ -490,7 +500,7 @@ def test_the_head_scripts_refuse_empty_data_and_negative_max_steps(tmp_path):
     rows.write_text("".join(json.dumps({"text": f"word {n} .", "label": n % 2}) + "\n" for n in range(6)))
     arguments = ["--train_file", str(rows), "--do_train", "--output_dir", str(tmp_path / "out"), "--report_to",
                  "none", "--max_steps", "-3"]
-    refuses(lambda: run_classification(arguments), "max_steps")
+    exits_as_argparse_does(lambda: run_classification(arguments), "max_steps", capsys)
 
 
 def test_the_vqa_image_encoder_refuses_an_image_smaller_than_its_first_pooling_window():
