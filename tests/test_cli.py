@@ -150,7 +150,8 @@ def test_a_model_of_another_library_is_refused_naming_its_type(tmp_path):
 
 
 BAD_ARGUMENTS = {  # command: (main, arguments after the folders, the error line)
-    "hf-bahdanau-translate": (translate_main, ["{attention_free}", "3/14/15", "--alignments_dir", "{tmp_path}/pictures"],
+    "hf-bahdanau-translate": (translate_main, ["{attention_free}", "3/14/15", "--alignments_dir",
+                                               "{tmp_path}/pictures"],
                               "`output_alignments=True` needs a model with attention; this one has "
                               "attention_type='none'."),
     "hf-bahdanau-export": (export_main, ["{model}", "{tmp_path}/onnx", "--opset", "99"],

@@ -78,7 +78,9 @@ class HardAttention(AttentionMode):
 
     @staticmethod
     def one_hot(positions: Tensor, weights: Tensor) -> Tensor:
-        return nn.functional.one_hot(positions, weights.shape[-1]).to(weights.dtype)
+        # = one_hot(positions, S), which torch.export would trace at the example's S only
+        columns = torch.arange(weights.shape[-1], device=positions.device)
+        return (columns == positions.unsqueeze(-1)).to(weights.dtype)
 
 
 @ATTENTION_MODES.register("hard_reinforce")

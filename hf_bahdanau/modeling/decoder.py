@@ -27,7 +27,7 @@ from .axes import CONTEXT_MODES, DECODER_STYLES
 from .bridge import BRIDGES
 from .coverage import CoverageFeature
 from .encoder import BahdanauEncoderOutput
-from .input_checks import check_embeddings, check_one_source, check_token_ids
+from .input_checks import check_embeddings, check_one_source, check_token_ids, exporting
 from .loop_linear import LoopLinear
 from .padding import check_attention_mask
 from .readout import DEEP_OUTPUTS
@@ -308,7 +308,7 @@ class RecurrentDecoder(nn.Module):
         the same positions as the full hard step, with the scores of the positions it passes only. Not while
         tracing (ONNX export): the scan's loop runs as long as the data says, which a traced graph cannot keep."""
         return (isinstance(self.scope, MonotonicScope) and not self.scope.training and not torch.is_grad_enabled()
-                and self.attention.position_free and not torch.jit.is_tracing())
+                and self.attention.position_free and not torch.jit.is_tracing() and not exporting())
 
     def _scan_stepwise(self, memory: EncoderMemory) -> Callable[[Tensor, AttentionState],
                                                                tuple[Tensor, Tensor, AttentionState]]:

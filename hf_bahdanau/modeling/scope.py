@@ -173,7 +173,8 @@ class MonotonicScope(AttentionScope):
         start = torch.where(previous.any(-1), previous.argmax(-1), length)  # [N]; S = no position left
         stops = (probabilities >= 0.5) & (positions >= start.unsqueeze(-1))
         first = stops.to(torch.uint8).argmax(-1)  # argmax returns the first of equal maxima
-        return nn.functional.one_hot(first, length).to(previous.dtype) * stops.any(-1, keepdim=True)
+        # one_hot(first, S) as a comparison, which torch.export traces for every S
+        return (positions == first.unsqueeze(-1)).to(previous.dtype) * stops.any(-1, keepdim=True)
 
     def scan(self, score_positions: Callable[[Tensor], Tensor], previous: Tensor, lengths: Tensor) -> Tensor:
         """``hard_step`` in linear time, for inference: the position [N] each row stops at (−1: none left), scoring

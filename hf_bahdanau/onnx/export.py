@@ -13,7 +13,9 @@ once per generated token, for ONNX Runtime (``runtime``) or any other ONNX runti
                        ``next_<name>``), attention [N, S] (α_t over the memory's positions)
     greedy.onnx        the step graph in an ONNX Loop: a whole greedy search in one call (``onnx_greedy``)
 
-The traced graphs are simplified with onnx-simplifier when it is installed. Batch and source length are dynamic
+The graphs are traced by torch's exporter (``torch.onnx.export(dynamo=True)`` over ``torch.export``, with
+onnxscript), where it can yet, else by its deprecated TorchScript-based one with a warning that says why
+(``_export_graph``), and simplified with onnx-simplifier when it is installed. Batch and source length are dynamic
 axes. ``onnx_config.json`` lists the memory and state tensors with their row
 axis, the special token ids and the generation defaults; the folder also carries the tokenizer, the runtime
 (``runtime.py``, ``beam_search.py``, ``source_warnings.py``) and a model card: the source folder's, with a section on the graphs.
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import inspect
 import json
 import logging
 import shutil
@@ -282,9 +285,11 @@ def _export_graph(module: nn.Module, args: tuple[Tensor, ...], path: Path, opset
         reason = _innermost(error)
     warnings.warn(f"torch.export cannot trace {path.name} of this model yet ({reason}); exported with torch's "
                   "TorchScript-based exporter instead, which torch deprecates.", UserWarning, stacklevel=3)
+    # dynamo=False where torch has the flag (2.5 on; before, this exporter was the only one)
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters else {}
     with torch.no_grad(), _quiet_exporter(LEGACY_EXPECTED_WARNINGS):
-        torch.onnx.export(module, args, str(path), dynamo=False, opset_version=opset,
-                          dynamic_axes=inputs | outputs, **names)
+        torch.onnx.export(module, args, str(path), opset_version=opset, dynamic_axes=inputs | outputs, **names,
+                          **legacy)
 
 
 def _innermost(error: BaseException) -> str:
@@ -313,11 +318,11 @@ def _quiet_exporter(expected: tuple[tuple[type[Warning], str], ...]) -> Iterator
 
 @contextlib.contextmanager
 def _recurrences_of_any_length() -> Iterator[None]:
-    """torch.onnx.export traces ``aten.gru`` / ``aten.lstm`` (the encoder's fused RNN calls) with torch's while-loop
-    versions, whose shapes follow a dynamic source length, but then decomposes the traced program with the default
-    versions, which unroll the example's 5 steps and fix the source length to 5 in every shape after them (torch
-    2.13). The while-loop versions stay registered for the whole export here; the graph still gets ONNX's GRU / LSTM
-    operators."""
+    """Shapes of ``aten.gru`` / ``aten.lstm`` (the encoder's fused RNN calls) that follow a dynamic source length:
+    torch's default versions unroll the example's 5 steps and fix the source length to 5 in every shape after them;
+    its while-loop versions do not, and torch.onnx.export registers them only while it captures a module, not while
+    it decomposes the program (torch 2.13). Here they are registered for the capture and the whole export; the graph
+    still gets ONNX's GRU / LSTM operators."""
     from torch.export._patches import register_gru_while_loop_decomposition, register_lstm_while_loop_decomposition
 
     with register_gru_while_loop_decomposition(), register_lstm_while_loop_decomposition():
