@@ -15,6 +15,17 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # pytest -n N: N processes share the 
     torch.set_num_threads(1)
 
 
+def exits_as_argparse_does(action, argument: str, capsys) -> str:
+    """``action()`` (a training script's ``main``) ends as argparse ends on a bad flag: exit status 2 and one
+    ``PROG: error: MESSAGE`` line naming ``argument`` on stderr, no traceback; returns that line."""
+    with pytest.raises(SystemExit) as caught:
+        action()
+    assert caught.value.code == 2
+    error = capsys.readouterr().err
+    assert ": error: " in error and argument in error and "Traceback" not in error, error
+    return error
+
+
 def product_tolerance(left: torch.Tensor, right: torch.Tensor) -> float:
     """The largest difference between two evaluations of ``left @ right`` that sum in different orders (other
     kernels, other blockings): each is within γ_n Σ_k |l_k r_k| of the exact product, γ_n ≈ n ε (Higham, *Accuracy

@@ -14,7 +14,7 @@ import pytest
 import torch
 from transformers import GenerationConfig
 
-from conftest import VOCAB, padded_batch, tiny_config, tiny_model
+from conftest import VOCAB, exits_as_argparse_does, padded_batch, tiny_config, tiny_model
 from hf_bahdanau import (
     BahdanauConfig,
     BahdanauForConditionalGeneration,
@@ -36,16 +36,6 @@ def refuses(action, argument: str) -> None:
     with pytest.raises((ValueError, TypeError)) as caught:
         action()
     assert argument in str(caught.value), f"the message does not name {argument!r}: {caught.value}"
-
-
-def exits_as_argparse_does(action, argument: str, capsys) -> None:
-    """``action()`` (a training script's ``main``) ends as argparse ends on a bad flag: exit status 2 and one
-    ``PROG: error: MESSAGE`` line naming ``argument`` on stderr, no traceback."""
-    with pytest.raises(SystemExit) as caught:
-        action()
-    assert caught.value.code == 2
-    error = capsys.readouterr().err
-    assert ": error: " in error and argument in error and "Traceback" not in error, error
 
 
 # 1. configs --------------------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ import pytest
 import torch
 from matplotlib import colormaps
 
-from conftest import padded_batch, tiny_config
+from conftest import exits_as_argparse_does, padded_batch, tiny_config
 from hf_bahdanau import BahdanauForSequenceClassification
 from hf_bahdanau.modeling.axes import POOLINGS
 from hf_bahdanau.modeling.padding import rotate_rows
@@ -246,7 +246,7 @@ def test_short_documents_are_the_first_that_every_tokenizer_keeps_short():
     assert classifier_pictures.short_documents(rows, [CountingTokenizer()], "text", 9, 3) == rows[1:]
 
 
-def test_the_script_draws_one_picture_per_model(tmp_path):
+def test_the_script_draws_one_picture_per_model(tmp_path, capsys):
     rows = [{"text": "the cat sat on the mat and looked at the dog for a while", "label": "long"},
             {"text": "the cat sat", "label": "cats"}, {"text": "a dog ran", "label": "dogs"}]
     test_file = tmp_path / "test.jsonl"
@@ -269,7 +269,10 @@ def test_the_script_draws_one_picture_per_model(tmp_path):
     with pytest.raises(ValueError, match=r"No document of `--test_file` .* has at most --max_tokens=2 tokens"):
         classifier_pictures.main(["--model_dirs", folders[0], "--test_file", str(test_file), "--max_tokens", "2",
                                   "--output_dir", str(tmp_path / "pictures")])
-    with pytest.raises(ValueError, match="`--model_dirs` must name at least one saved classifier folder"):
-        classifier_pictures.main(["--test_file", str(test_file)])
-    with pytest.raises(ValueError, match=r"`--num_texts` must be at least 1, got 0"):
-        classifier_pictures.main(["--model_dirs", folders[0], "--test_file", str(test_file), "--num_texts", "0"])
+    error = exits_as_argparse_does(lambda: classifier_pictures.main(["--test_file", str(test_file)]), "--model_dirs",
+                                   capsys)
+    assert "error: `--model_dirs` must name at least one saved classifier folder, got none." in error
+    error = exits_as_argparse_does(lambda: classifier_pictures.main(["--model_dirs", folders[0], "--test_file",
+                                                                     str(test_file), "--num_texts", "0"]),
+                                   "--num_texts", capsys)
+    assert "error: `--num_texts` must be at least 1, got 0." in error

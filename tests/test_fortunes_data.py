@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import exits_as_argparse_does
 from training.data.make_fortunes import main, read_texts, split_of
 
 SPLITS = ("train", "validation", "test")
@@ -107,11 +108,11 @@ def test_a_missing_or_empty_fortunes_dir_is_refused_by_name(tmp_path):
         main(["--fortunes_dir", str(tmp_path / "only-indexes"), "--output_dir", str(tmp_path / "out")])
 
 
-def test_the_bag_of_words_baseline_reads_any_data_dir(tmp_path):
+def test_the_bag_of_words_baseline_reads_any_data_dir(tmp_path, capsys):
     """The baseline on a folder of its own, in percent: a word that names the label gives accuracy and macro-F1
     100; a test document of the wrong class costs its share (accuracy 3/4; macro-F1 of the two classes' F1 2/3 and
     4/5)."""
-    from training.bag_of_words_baseline import bag_of_words_scores
+    from training.bag_of_words_baseline import bag_of_words_scores, main as baseline_main
 
     def write(split: str, rows: list[tuple[str, str]]) -> None:
         (tmp_path / f"{split}.jsonl").write_text("".join(json.dumps({"text": text, "label": label}) + "\n"
@@ -126,3 +127,5 @@ def test_the_bag_of_words_baseline_reads_any_data_dir(tmp_path):
     (tmp_path / "test.jsonl").unlink()
     with pytest.raises(ValueError, match=r"`data_dir` .* has no test.jsonl"):
         bag_of_words_scores(tmp_path)
+    error = exits_as_argparse_does(lambda: baseline_main(["--data_dir", str(tmp_path)]), "data_dir", capsys)
+    assert f"error: `data_dir` {str(tmp_path)!r} has no test.jsonl: give a folder with train.jsonl and " in error

@@ -3,12 +3,14 @@ by grid search on it), on a tiny G2P model trained for 10 steps: its outputs are
 cell of the grid."""
 
 import json
+import re
 import shutil
 
 import pytest
 import sacrebleu
 import torch
 
+from conftest import exits_as_argparse_does
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 from training.evaluate_seq2seq import main as evaluate_main
 from training.tokenization import train_tokenizer
@@ -62,7 +64,7 @@ def offline(monkeypatch):
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)  # the bundled metrics, without Hub tries
 
 
-def test_the_evaluation_scores_its_own_predictions_file_as_sacrebleu_does(files, tmp_path):
+def test_the_evaluation_scores_its_own_predictions_file_as_sacrebleu_does(files, tmp_path, capsys):
     metrics = evaluate_main(["--model_name_or_path", str(files["model"]), "--validation_file",
                              str(files["validation"]), "--num_beams", "3", "--length_penalty", "1",
                              "--length_penalty_style", "gnmt", "--coverage_penalty", "0.5", "--score_without_stress",
@@ -87,11 +89,22 @@ def test_the_evaluation_scores_its_own_predictions_file_as_sacrebleu_does(files,
                                      "length_penalty_style": "gnmt", "coverage_penalty": 0.5}
     assert metrics["num_samples"] == 5 and metrics["decode_seconds"] > 0
 
-    with pytest.raises(ValueError, match="exactly one of `--validation_file` and `--test_file`"):
-        evaluate_main(["--model_name_or_path", str(files["model"]), "--output_dir", str(tmp_path)])
-    with pytest.raises(ValueError, match=r"`--coverage_penalty` must be a number ≥ 0 .* got -0.1"):
-        evaluate_main(["--model_name_or_path", str(files["model"]), "--test_file", str(files["validation"]),
-                       "--coverage_penalty", "-0.1", "--output_dir", str(tmp_path)])
+    error = exits_as_argparse_does(lambda: evaluate_main(["--model_name_or_path", str(files["model"]), "--output_dir",
+                                                         str(tmp_path)]), "--validation_file", capsys)
+    assert "error: Give exactly one of `--validation_file` and `--test_file`" in error
+    error = exits_as_argparse_does(lambda: evaluate_main(["--model_name_or_path", str(files["model"]), "--test_file",
+                                                         str(files["validation"]), "--coverage_penalty", "-0.1",
+                                                         "--output_dir", str(tmp_path)]), "--coverage_penalty", capsys)
+    assert "error: `--coverage_penalty` must be a number ≥ 0 (GNMT's β; 0 turns it off), got -0.1" in error
+    error = exits_as_argparse_does(lambda: evaluate_main(["--model_name_or_path", str(files["model"]), "--test_file",
+                                                         str(files["validation"]), "--update_model_card", "true",
+                                                         "--max_samples", "2", "--output_dir", str(tmp_path)]),
+                                   "--max_samples", capsys)
+    assert "error: `--update_model_card` records scores on the whole split, and `--max_samples` 2 scores" in error
+    error = exits_as_argparse_does(lambda: evaluate_main(["--model_name_or_path", str(tmp_path / "absent"),
+                                                         "--test_file", str(files["validation"]), "--output_dir",
+                                                         str(tmp_path)]), "--model_name_or_path", capsys)
+    assert str(tmp_path / "absent") in error and "usage:" not in error
 
 
 def test_the_tuner_fills_the_grid_picks_the_best_cell_and_stores_it(files, tmp_path, capsys):
@@ -146,13 +159,20 @@ def test_the_tuner_tunes_wer_without_stress_on_the_references(files, tmp_path):
     (["--length_penalties", "nan"], r"`--length_penalties` must be finite numbers \(α\), got nan"),
     (["--length_penalties", "0", "0"], r"`--length_penalties` repeats a value: \[0.0, 0.0\]"),
     (["--metric", "accuracy"], r"`--metric` must be one of \['bleu', 'chrf', .*\], got 'accuracy'"),
-    (["--num_beams", "1"], r"give `--num_beams` ≥ 2"),
     (["--coverage_penalty", "0.2"], r"`--coverage_penalty` 0.2: the tuner tries the values of `--coverage_penalties`"),
 ])
-def test_bad_grids_and_options_are_refused(files, tmp_path, flags, message):
-    with pytest.raises(ValueError, match=message):
+def test_bad_grids_and_options_end_as_argparse_does(files, tmp_path, capsys, flags, message):
+    error = exits_as_argparse_does(lambda: tune_main(["--model_name_or_path", str(files["model"]), "--validation_file",
+                                                     str(files["validation"]), "--num_beams", "3", *flags,
+                                                     "--output_dir", str(tmp_path)]), flags[0], capsys)
+    assert re.search(f"error: {message}", error), error
+    assert not (tmp_path / "beam_penalties.json").exists()
+
+
+def test_a_beam_of_one_is_refused_once_the_model_is_read(files, tmp_path):
+    with pytest.raises(ValueError, match=r"give `--num_beams` ≥ 2"):
         tune_main(["--model_name_or_path", str(files["model"]), "--validation_file", str(files["validation"]),
-                   "--num_beams", "3", *flags, "--output_dir", str(tmp_path)])
+                   "--num_beams", "1", "--output_dir", str(tmp_path)])
     assert not (tmp_path / "beam_penalties.json").exists()
 
 
@@ -163,16 +183,18 @@ def test_a_grid_value_that_is_no_number_is_refused_by_the_parser(files, tmp_path
     assert "argument --coverage_penalties/--coverage-penalties: invalid float value: 'high'" in capsys.readouterr().err
 
 
-def test_models_that_cannot_score_the_coverage_penalty_are_refused(files, tmp_path):
+def test_models_that_cannot_score_the_coverage_penalty_are_refused(files, tmp_path, capsys):
     save_tiny_model(tmp_path / "no-attention", steps=0, preset="rnnencdec")
     with pytest.raises(ValueError, match=r"`--coverage_penalties` \[0.0, 0.2\]: the coverage penalty scores the "
                                          r"attention weights, and this model has none \(attention_type='none'\)"):
         tune_main(["--model_name_or_path", str(tmp_path / "no-attention"), "--validation_file",
                    str(files["validation"]), "--num_beams", "3", "--coverage_penalties", "0", "0.2",
                    "--output_dir", str(tmp_path)])
-    with pytest.raises(ValueError, match="an ensemble takes no coverage penalty"):
-        tune_main(["--model_name_or_path", str(files["model"]), "--ensemble", str(files["model"]), "--validation_file",
-                   str(files["validation"]), "--num_beams", "3", "--output_dir", str(tmp_path)])
+    error = exits_as_argparse_does(lambda: tune_main(["--model_name_or_path", str(files["model"]), "--ensemble",
+                                                     str(files["model"]), "--validation_file", str(files["validation"]),
+                                                     "--num_beams", "3", "--output_dir", str(tmp_path)]),
+                                   "--coverage_penalties", capsys)
+    assert "an ensemble takes no coverage penalty (each member has its own attention)" in error
     with pytest.raises(ValueError, match=r"Module decodes with transformers' beam search, which takes neither "
                                          r"length_penalty_style='gnmt' nor coverage_penalty"):
         check_penalties_supported(torch.nn.Module(), "gnmt", [0.0])

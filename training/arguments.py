@@ -8,8 +8,11 @@ arguments followed by flags that override it, checked before any data or model i
 import ast
 import json
 import os
+from argparse import ArgumentParser
+from collections.abc import Callable
 from dataclasses import fields
 from pathlib import Path
+from typing import TypeVar
 
 import torch
 from transformers import HfArgumentParser, TrainingArguments
@@ -18,7 +21,9 @@ from hf_bahdanau import BahdanauConfig
 from hf_bahdanau.cards import check_license
 from hf_bahdanau.locations import check_model_location
 
-__all__ = ["check_counts", "json_to_flags", "parse_arguments", "parse_config_overrides"]
+__all__ = ["check_counts", "exit_on_bad_argument", "json_to_flags", "parse_arguments", "parse_config_overrides"]
+
+Parsed = TypeVar("Parsed")
 
 JSON_ARGUMENTS = ("A .json file of arguments may come first (its keys are the flags' names, e.g. "
                   "training/configs/dates_rnnsearch.json); flags after it override its values.")
@@ -47,8 +52,14 @@ def parse_arguments(dataclass_types: tuple, argv: list[str], description: str | 
     process as argparse ends it for an unknown flag: ``PROG: error: MESSAGE`` on stderr, exit status 2, no traceback.
     """
     parser = HfArgumentParser(dataclass_types, description=description, epilog=JSON_ARGUMENTS)
+    return exit_on_bad_argument(parser, lambda: _parse(parser, argv))
+
+
+def exit_on_bad_argument(parser: ArgumentParser, parse: Callable[[], Parsed]) -> Parsed:
+    """What ``parse()`` returns (the arguments, parsed and checked); a ValueError from it, a bad argument, ends the
+    process as argparse ends it for an unknown flag: ``PROG: error: MESSAGE`` on stderr, exit status 2, no traceback."""
     try:
-        return _parse(parser, argv)
+        return parse()
     except ValueError as error:
         parser.exit(2, f"{parser.prog}: error: {error}\n")
 

@@ -22,6 +22,7 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.metrics import f1_score  # noqa: E402
 from transformers import HfArgumentParser  # noqa: E402
 
+from training.arguments import exit_on_bad_argument  # noqa: E402
 from training.metrics import in_percent  # noqa: E402
 
 HAN_DATA = Path(__file__).resolve().parent / "data" / "han"
@@ -32,17 +33,25 @@ class BaselineArguments:
     data_dir: Path = field(default=HAN_DATA, metadata={"help": "a folder with train.jsonl and test.jsonl "
                                                                "({'text': ..., 'label': ...} per line)"})
 
+    def __post_init__(self):
+        split_paths(self.data_dir)
+
+
+def split_paths(data_dir: Path) -> dict[str, Path]:
+    """The train.jsonl and test.jsonl of ``data_dir``; a ValueError naming the one it lacks."""
+    paths = {split: Path(data_dir) / f"{split}.jsonl" for split in ("train", "test")}
+    for path in paths.values():
+        if not path.is_file():
+            raise ValueError(f"`data_dir` {str(data_dir)!r} has no {path.name}: give a folder with train.jsonl and "
+                             "test.jsonl.")
+    return paths
+
 
 def bag_of_words_scores(data_dir: Path = HAN_DATA) -> dict[str, float]:
     """Test accuracy and macro-F1, in percent, of a logistic regression on the word counts of each training
     document."""
-    rows = {}
-    for split in ("train", "test"):
-        path = Path(data_dir) / f"{split}.jsonl"
-        if not path.is_file():
-            raise ValueError(f"`data_dir` {str(data_dir)!r} has no {path.name}: give a folder with train.jsonl and "
-                             "test.jsonl.")
-        rows[split] = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = {split: [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+            for split, path in split_paths(data_dir).items()}
     counts = CountVectorizer(token_pattern=r"\S+")
     train = counts.fit_transform(row["text"] for row in rows["train"])
     classifier = LogisticRegression(max_iter=2000).fit(train, [row["label"] for row in rows["train"]])
@@ -52,8 +61,15 @@ def bag_of_words_scores(data_dir: Path = HAN_DATA) -> dict[str, float]:
     return in_percent({"accuracy": accuracy, "macro_f1": f1_score(labels, predicted, average="macro")})
 
 
-if __name__ == "__main__":
-    (arguments,) = HfArgumentParser(BaselineArguments).parse_args_into_dataclasses()
+def main(argv: list[str] | None = None) -> dict[str, float]:
+    """Fit and score on ``--data_dir``; prints and returns the scores."""
+    parser = HfArgumentParser(BaselineArguments, description=__doc__.split("\n")[0])
+    (arguments,) = exit_on_bad_argument(parser, lambda: parser.parse_args_into_dataclasses(args=argv))
     scores = bag_of_words_scores(arguments.data_dir)
     print(f"bag of words, logistic regression: test accuracy {scores['accuracy']:.1f}%, "
           f"macro-F1 {scores['macro_f1']:.1f}%")
+    return scores
+
+
+if __name__ == "__main__":
+    main()

@@ -25,6 +25,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, HfAr
 import hf_bahdanau  # noqa: E402,F401  (registers the Auto classes)
 from hf_bahdanau.locations import check_model_location  # noqa: E402
 from hf_bahdanau.plotting import plot_classifier_texts  # noqa: E402
+from training.arguments import exit_on_bad_argument  # noqa: E402
 
 FORTUNES_TEST = REPO_ROOT / "training" / "data" / "fortunes" / "test.jsonl"
 
@@ -78,7 +79,8 @@ def picture_name(config) -> str:
 
 
 def main(argv: list[str] | None = None) -> list[Path]:
-    (args,) = HfArgumentParser(PictureArguments).parse_args_into_dataclasses(args=argv)
+    parser = HfArgumentParser(PictureArguments)
+    (args,) = exit_on_bad_argument(parser, lambda: parser.parse_args_into_dataclasses(args=argv))
     models = [AutoModelForSequenceClassification.from_pretrained(name) for name in args.model_dirs]
     tokenizers = [AutoTokenizer.from_pretrained(name) for name in args.model_dirs]
     paths = [args.output_dir / args.file_name.format(picture_name(model.config)) for model in models]

@@ -40,6 +40,7 @@ from hf_bahdanau.cards.folder import read_json  # noqa: E402
 from hf_bahdanau.locations import check_model_location  # noqa: E402
 from hf_bahdanau.modeling.copying import encode_with_copies  # noqa: E402
 from hf_bahdanau.modeling.search import LENGTH_PENALTY_STYLES  # noqa: E402
+from training.arguments import exit_on_bad_argument  # noqa: E402
 from training.data_files import SPLITS, TEXT, TEXTS, Column, read_file  # noqa: E402
 from training.run_seq2seq import REFERENCES, generated_texts, metrics_function  # noqa: E402
 
@@ -253,18 +254,24 @@ def record_in_model_card(model_dir: Path, split: str, metrics: dict) -> Path:
     return write_model_card(model_dir, results=results)
 
 
+def checked_arguments(parser: HfArgumentParser, argv: list[str]) -> tuple:
+    """The model, data and decoding arguments of ``argv``; a ValueError where they contradict each other."""
+    model_args, data_args, decoding_args = parser.parse_args_into_dataclasses(args=argv)
+    if model_args.update_model_card and data_args.max_samples is not None:
+        raise ValueError(f"`--update_model_card` records scores on the whole split, and `--max_samples` "
+                         f"{data_args.max_samples} scores its first rows only: leave one of them out.")
+    return model_args, data_args, decoding_args
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Decode and score the split; returns the metrics written to ``<output_dir>/<split>_results.json``."""
     parser = HfArgumentParser((EvaluationModelArguments, EvaluationDataArguments, DecodingArguments),
                               description=__doc__.split("\n")[0])
-    model_args, data_args, decoding_args = parser.parse_args_into_dataclasses(
-        args=sys.argv[1:] if argv is None else argv)
+    model_args, data_args, decoding_args = exit_on_bad_argument(
+        parser, lambda: checked_arguments(parser, sys.argv[1:] if argv is None else argv))
     logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
     if model_args.torch_num_threads is not None:
         torch.set_num_threads(model_args.torch_num_threads)
-    if model_args.update_model_card and data_args.max_samples is not None:
-        raise ValueError(f"`--update_model_card` records scores on the whole split, and `--max_samples` "
-                         f"{data_args.max_samples} scores its first rows only: leave one of them out.")
     rows = data_args.read()
     model, tokenizer = load_model_and_tokenizer(model_args)
     metrics, predictions = SplitEvaluation(model, tokenizer, rows, data_args, decoding_args)()

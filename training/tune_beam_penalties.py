@@ -39,6 +39,7 @@ from hf_bahdanau.modeling.search import FastSearchMixin  # noqa: E402
 from training.evaluate_seq2seq import (  # noqa: E402
     DecodingArguments, EvaluationDataArguments, EvaluationModelArguments, SplitEvaluation, load_model_and_tokenizer,
 )
+from training.arguments import exit_on_bad_argument  # noqa: E402
 from training.run_seq2seq import REFERENCES  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -162,12 +163,9 @@ def store_best_penalties(folder: str | Path, results: dict, ours: bool) -> Gener
     return config
 
 
-def main(argv: list[str] | None = None) -> dict:
-    """Tune on the validation file; returns what is written to ``<output_dir>/beam_penalties.json``."""
-    parser = HfArgumentParser((EvaluationModelArguments, EvaluationDataArguments, DecodingArguments, TuningArguments),
-                              description=__doc__.split("\n")[0])
-    model_args, data_args, decoding_args, tuning_args = parser.parse_args_into_dataclasses(
-        args=sys.argv[1:] if argv is None else argv)
+def checked_arguments(parser: HfArgumentParser, argv: list[str]) -> tuple:
+    """The model, data, decoding and tuning arguments of ``argv``; a ValueError where the tuner cannot use them."""
+    model_args, data_args, decoding_args, tuning_args = parser.parse_args_into_dataclasses(args=argv)
     if data_args.test_file is not None:
         raise ValueError(f"`--test_file` {data_args.test_file}: the penalties are tuned on the validation file "
                          "(`--validation_file`); score the test file with evaluate_seq2seq.py afterwards.")
@@ -178,6 +176,15 @@ def main(argv: list[str] | None = None) -> dict:
     if model_args.ensemble and max(tuning_args.coverage_penalties):
         raise ValueError(f"`--coverage_penalties` {tuning_args.coverage_penalties}: an ensemble takes no coverage "
                          "penalty (each member has its own attention); give --coverage_penalties 0.")
+    return model_args, data_args, decoding_args, tuning_args
+
+
+def main(argv: list[str] | None = None) -> dict:
+    """Tune on the validation file; returns what is written to ``<output_dir>/beam_penalties.json``."""
+    parser = HfArgumentParser((EvaluationModelArguments, EvaluationDataArguments, DecodingArguments, TuningArguments),
+                              description=__doc__.split("\n")[0])
+    model_args, data_args, decoding_args, tuning_args = exit_on_bad_argument(
+        parser, lambda: checked_arguments(parser, sys.argv[1:] if argv is None else argv))
     data_args.score_without_stress |= tuning_args.metric.endswith("_no_stress")
     logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
     if model_args.torch_num_threads is not None:
