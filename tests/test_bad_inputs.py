@@ -527,3 +527,23 @@ def test_labels_without_a_start_or_pad_id_in_the_config_are_refused_naming_the_f
                                  "target ids right ([decoder_start_token_id, y_1, …], -100 read as pad_token_id): set "
                                  "it, or pass `decoder_input_ids`.")
     assert model(**inputs, labels=torch.tensor([[4, 5, 6]]), decoder_input_ids=torch.tensor([[1, 4, 5]])).loss > 0
+
+
+@pytest.mark.parametrize("script, flags, config_class", [
+    ("run_seq2seq", ["--preset", "rnnsearch"], "BahdanauConfig"),
+    ("run_seq2seq", ["--architecture", "transformer"], "MarianConfig"),
+    ("run_pointer", [], "BahdanauConfig"),
+    ("run_classification", [], "BahdanauConfig"),
+    ("run_ner", [], "BahdanauConfig"),
+    ("run_image_to_text", [], "BahdanauImageToTextConfig"),
+    ("run_vqa", [], "VisualQuestionAnsweringConfig"),
+])
+def test_a_bad_config_override_ends_the_run_scripts_before_any_data_is_read(script, flags, config_class, tmp_path,
+                                                                             capsys):
+    import importlib
+
+    main = importlib.import_module(f"training.{script}").main
+    arguments = [*flags, "--config_overrides", "vocab_size=8,hiden_size=3", "--output_dir", str(tmp_path)]
+    error = exits_as_argparse_does(lambda: main(arguments), "--config_overrides", capsys)
+    assert f"`--config_overrides` takes 'field=value,...' with {config_class} fields [" in error
+    assert error.rstrip().endswith("got 'hiden_size=3'."), error

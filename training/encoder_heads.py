@@ -60,6 +60,7 @@ class HeadModelArguments:
             raise ValueError(f"`--preset` must be one of {sorted(PRESETS)}, got {self.preset!r}.")
         if self.config_overrides is not None and self.model_name_or_path is not None:
             raise ValueError("`--config_overrides` configures a new model: use it without `--model_name_or_path`.")
+        parse_config_overrides(self.config_overrides)  # a bad field ends here, exit 2
         if self.tokenizer_type not in TOKENIZER_KINDS:
             raise ValueError(f"`--tokenizer_type` must be one of {list(TOKENIZER_KINDS)}, got {self.tokenizer_type!r}.")
 

@@ -88,6 +88,7 @@ class ImageTextModelArguments:
     def __post_init__(self):
         if self.attention not in ATTENTIONS:
             raise ValueError(f"`--attention` must be one of {list(ATTENTIONS)}, got {self.attention!r}.")
+        parse_config_overrides(self.config_overrides, BahdanauImageToTextConfig)  # a bad field ends here, exit 2
 
 
 @dataclass

@@ -62,6 +62,9 @@ class PointerModelArguments:
     config_overrides: str | None = field(default=None, metadata={"help": "More config fields: 'field=value,...'."})
     torch_num_threads: int | None = field(default=None, metadata={"help": "torch.set_num_threads before training."})
 
+    def __post_init__(self):
+        parse_config_overrides(self.config_overrides)  # a bad field ends here, exit 2
+
 
 @dataclass
 class PointerDataArguments(DataFileArguments):

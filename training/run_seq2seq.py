@@ -158,6 +158,7 @@ class ModelArguments:
         if self.config_overrides is not None and self.model_name_or_path is not None:
             raise ValueError("`--config_overrides` configures a new model: use it with `--preset` or `--architecture "
                              "transformer`, not with `--model_name_or_path`.")
+        parse_config_overrides(self.config_overrides, MarianConfig if transformer else BahdanauConfig)
         if self.tokenizer_type not in TOKENIZER_KINDS:
             raise ValueError(f"`--tokenizer_type` must be one of {list(TOKENIZER_KINDS)}, got {self.tokenizer_type!r}.")
 

@@ -77,6 +77,9 @@ class VQAModelArguments:
                                                                             "(evaluations not counted)."})
     torch_num_threads: int | None = field(default=None, metadata={"help": "torch.set_num_threads."})
 
+    def __post_init__(self):
+        parse_config_overrides(self.config_overrides, VisualQuestionAnsweringConfig)  # a bad field ends here, exit 2
+
 
 @dataclass
 class VQADataArguments:
