@@ -24,7 +24,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from hf_bahdanau.modeling.axes import QUESTION_LEVELS
 
 from .architecture import Architecture, describe
-from .example_images import EXAMPLE_IMAGES, example_paths
+from .example_images import example_paths, folder_images
 from .folder import parameter_count, pictures, read_json, split_metrics, training_arguments
 from .transformer import (TRANSFORMER_MODEL_TYPES, TRANSFORMER_TAGS, describe_transformer, transformer_limitations,
                           transformer_summary, transformer_task_description, transformer_usage)
@@ -529,11 +529,7 @@ def example_images(model_dir: Path, examples: Sequence[str] | None) -> list[str]
     EXAMPLE_IMAGES; each a file in ``model_dir`` named relative to it (the usage code opens it there, or in the
     repository's download)."""
     if examples is None:
-        examples = sorted(path.name for path in model_dir.glob(EXAMPLE_IMAGES))
-        if not examples:
-            raise ValueError(f"`example_inputs`: an image-to-text card runs its usage code on images in `model_dir` "
-                             f"({model_dir}); none were given and it holds no {EXAMPLE_IMAGES} (`[]`: a card without "
-                             "examples).")
+        examples = folder_images(model_dir, "an image-to-text")
     for name in examples:
         path = Path(name)
         if path.is_absolute() or ".." in path.parts or not (model_dir / path).is_file():

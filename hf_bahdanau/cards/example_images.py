@@ -2,8 +2,9 @@
 that its usage code reads, or, for a folder saved without them, the user's own image."""
 
 import json
+from pathlib import Path
 
-__all__ = ["EXAMPLE_IMAGES", "OWN_IMAGE", "example_paths"]
+__all__ = ["EXAMPLE_IMAGES", "OWN_IMAGE", "example_paths", "folder_images"]
 
 EXAMPLE_IMAGES = "example_*.png"  # an image-to-text (or VQA) folder's example images when none are named
 OWN_IMAGE = "image.png"  # what the usage code reads when the folder has no example images
@@ -18,3 +19,13 @@ def example_paths(examples: list[str]) -> str:
                 "images\n")
     return (f"{download}  # with the example images\n"
             f"images = [os.path.join(folder, name) for name in {json.dumps(examples)}]\n")
+
+
+def folder_images(model_dir: Path, card: str) -> list[str]:
+    """The names of ``model_dir``'s EXAMPLE_IMAGES, sorted; ValueError naming ``example_inputs`` when it has none
+    (``card``: the kind of card, for the message)."""
+    images = sorted(path.name for path in model_dir.glob(EXAMPLE_IMAGES))
+    if not images:
+        raise ValueError(f"`example_inputs`: {card} card runs its usage code on images in `model_dir` ({model_dir}); "
+                         f"none were given and it holds no {EXAMPLE_IMAGES} (`[]`: a card without examples).")
+    return images

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .example_images import EXAMPLE_IMAGES, example_paths
+from .example_images import example_paths, folder_images
 
 __all__ = ["VQA_QUESTION", "VQA_TAGS", "vqa_examples", "vqa_limitations", "vqa_pipeline_usage", "vqa_task_description",
            "vqa_usage"]
@@ -26,11 +26,7 @@ def vqa_examples(model_dir: Path, examples: Sequence[str] | None) -> list[dict[s
     image a file in ``model_dir`` named relative to it; ``[]``: none), or when None each of the folder's
     EXAMPLE_IMAGES with VQA_QUESTION; ValueError naming ``example_inputs`` otherwise."""
     if examples is None:
-        images = sorted(path.name for path in model_dir.glob(EXAMPLE_IMAGES))
-        if not images:
-            raise ValueError(f"`example_inputs`: a visual question answering card runs its usage code on images in "
-                             f"`model_dir` ({model_dir}); none were given and it holds no {EXAMPLE_IMAGES} (`[]`: a "
-                             "card without examples).")
+        images = folder_images(model_dir, "a visual question answering")
         return [{"image": name, "question": VQA_QUESTION} for name in images]
     items = []
     for example in examples:
