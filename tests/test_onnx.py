@@ -539,29 +539,35 @@ def test_the_export_runs_on_torchs_current_exporter_and_hides_only_its_known_har
     assert {str(warning.message) for warning in caught} == {"a new warning"}
 
 
-@pytest.mark.parametrize("preset", ["rnnencdec", "rnnsearch-monotonic", "rnnsearch+coverage+hard", "luong-local-p"])
-def test_every_scope_and_mode_exports_through_torch_export(preset, tmp_path):
-    """No fallback for these options (the monotonic scope and hard attention pick positions with a comparison
-    against arange(S), not one_hot(·, S), which torch.export would fix to the example's S); an LSTM encoder
-    (the luong presets) falls back for encoder.onnx only."""
+@pytest.mark.parametrize("preset, overrides", [
+    ("rnnencdec", {}), ("rnnsearch-monotonic", {}), ("rnnsearch+coverage+hard", {}), ("luong-local-p", {}),
+    ("sutskever", {}), ("luong-general", {}), ("rnnsearch", {"rnn_type": "lstm"}), ("rnnsearch", {"rnn_type": "rnn"})],
+    ids=lambda item: str(item or ""))
+def test_every_scope_mode_and_cell_exports_through_torch_export(preset, overrides, tmp_path):
+    """No fallback for these options: the monotonic scope and hard attention pick positions with a comparison
+    against arange(S), not one_hot(·, S), which torch.export would fix to the example's S; an LSTM or tanh-RNN
+    encoder (uni- and bidirectional) runs its step loop as a torch.while_loop while torch.export traces, not packed
+    sequences or torch's tanh-RNN call, which it can trace for the example's length only (their tokens are checked
+    against generate() in test_every_value_of_every_axis_exports_and_decodes_like_generate)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        export_onnx(tiny_model(preset), tmp_path)
-    fallbacks = [re.match(r"torch.export cannot trace (\S+)", str(warning.message))[1] for warning in caught]
-    assert fallbacks == (["encoder.onnx"] if preset.startswith("luong") else [])
+        export_onnx(tiny_model(preset, **overrides), tmp_path)
+    assert [str(warning.message) for warning in caught] == []
 
 
 def test_what_torch_export_cannot_trace_yet_falls_back_by_name(tmp_path):
-    """An LSTM encoder packs its padded sources (nn.LSTM over a PackedSequence), which torch.export cannot trace:
-    that graph is traced by the TorchScript-based exporter, with one warning naming it and why (its tokens are
-    checked against generate() with the other presets); torch's own deprecation of that exporter is not repeated."""
-    model = decisive_model("sutskever", seed=3)
+    """Luong's location score keeps the first S of its max_source_positions scores, which torch.export cannot trace
+    for a source length without that bound: that graph is traced by the TorchScript-based exporter, with one warning
+    naming it and why (its tokens are checked against generate() with the other options); torch's own deprecation
+    of that exporter is not repeated."""
+    model = decisive_model("luong-location", seed=3)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         export_onnx(model, tmp_path)
     message, = [str(warning.message) for warning in caught]
-    assert re.fullmatch(r"torch.export cannot trace encoder.onnx of this model yet \(TypeError: .+\); exported with "
-                        r"torch's TorchScript-based exporter instead, which torch deprecates.", message), message
+    assert re.fullmatch(r"torch.export cannot trace decoder_step.onnx of this model yet \(UserError: Constraints "
+                        r"violated \(source_length\)! .+\); exported with torch's TorchScript-based exporter instead, "
+                        r"which torch deprecates.", message), message
 
 
 def test_on_a_torch_without_the_new_exporters_rnn_support_the_export_falls_back_and_says_why(tmp_path, monkeypatch):

@@ -13,6 +13,9 @@ torch's own calls are slower to backpropagate through: per direction, and for a 
 full-size [tokens, 4H] zero-fill and addition per step (``benchmarks/encoder_padding.py``). Without
 autograd a GRU/RNN layer runs each direction as one call of torch's RNN function, and an LSTM batch,
 whose fused call does not return the memory cell of each step, is packed: those forwards are faster.
+While ``torch.export`` traces (the ONNX export), which can neither pack nor run torch's tanh-RNN call for a source
+length other than its example's, an LSTM or tanh-RNN layer runs the same step loop as a ``torch.while_loop`` over
+the steps it is given; a GRU layer keeps torch's call, which the exporter loops itself.
 """
 
 from typing import NamedTuple
@@ -22,6 +25,7 @@ from torch import Tensor, nn
 from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 
 from .axes import RNN_TYPES  # name -> the cell: its torch module, its step, its fused one-direction run
+from .input_checks import exporting
 from .loop_linear import LoopLinear
 
 
@@ -61,6 +65,7 @@ class GRUCell:
     module = nn.GRU
     has_memory_cell = False
     fused_run = torch.gru  # one direction of one layer, batch first
+    fused_run_exports = True  # torch.export loops it for any length (onnx/export.py, _recurrences_of_any_length)
 
     @staticmethod
     def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: None) -> tuple[Tensor, None]:
@@ -81,6 +86,7 @@ class LSTMCell:
     module = nn.LSTM
     has_memory_cell = True  # c_t beside h_t
     fused_run = None  # torch's fused LSTM call does not return each step's memory cell
+    fused_run_exports = False
 
     @staticmethod
     def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: Tensor) -> tuple[Tensor, Tensor]:
@@ -97,6 +103,7 @@ class TanhCell:
     module = nn.RNN
     has_memory_cell = False
     fused_run = torch.rnn_tanh
+    fused_run_exports = False  # torch.export unrolls it over the example's steps
 
     @staticmethod
     def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: None) -> tuple[Tensor, None]:
@@ -141,7 +148,7 @@ class RecurrentStack(nn.Module):
         the final state is the one at each row's last real token), None when every row is real.
         Returns each layer's outputs [B, T, H * directions] and the final state [layers * directions, B, H].
         """
-        if lengths is not None and (torch.is_grad_enabled() or self.cell.fused_run is not None):
+        if lengths is not None and (torch.is_grad_enabled() or self.cell.fused_run is not None or exporting()):
             return self._run_padded(inputs, state, lengths)
         if state is not None and self.num_directions == 1 and inputs.shape[1] == 1:
             return self._one_step(inputs, state)  # a generate() step: the step mode has less overhead
@@ -179,7 +186,8 @@ class RecurrentStack(nn.Module):
         self, inputs: Tensor, state: RecurrentState | None, lengths: Tensor
     ) -> tuple[list[Tensor], RecurrentState]:
         """``forward`` for a right-padded batch without packing: each layer one step loop for its directions
-        with autograd on (``_run_step_loop``), else (GRU/RNN) one call of torch's RNN function per direction.
+        with autograd on or (LSTM/RNN) while torch.export traces (``_run_step_loop``), else (GRU/RNN) one call of
+        torch's RNN function per direction.
 
         An all-padding row (length 0) runs as length 1, as packing would.
         """
@@ -187,7 +195,9 @@ class RecurrentStack(nn.Module):
         steps = inputs.shape[1]
         padding = (torch.arange(steps, device=inputs.device) >= lengths.unsqueeze(1)).unsqueeze(-1)  # [B, T, 1]
         rows = torch.arange(inputs.shape[0], device=inputs.device)
-        run_directions = self._run_step_loop if torch.is_grad_enabled() else self._run_fused_directions
+        fused = not torch.is_grad_enabled() and self.cell.fused_run is not None and (
+            self.cell.fused_run_exports or not exporting())
+        run_directions = self._run_fused_directions if fused else self._run_step_loop
         outputs, finals, cells = [], [], []
         layer_input = inputs
         for index, layer in enumerate(self.layers):
@@ -224,7 +234,7 @@ class RecurrentStack(nn.Module):
         sentence alone): runs [B, T, I] per direction -> per direction outputs
         h_t [B, T, H], and for an LSTM its cells c_t [B, T, H]. W_ih x_t + b_ih is one product per direction
         before the loop; each step is one batched product W_hh h + b_hh for the D directions and one
-        ``cell.step`` on [D, B, gates * H]."""
+        ``cell.step`` on [D, B, gates * H]; a ``torch.while_loop`` while torch.export traces (``_while_steps``)."""
         weights = [self._direction_weights(layer, direction) for direction in range(len(runs))]
         input_gates = torch.stack([nn.functional.linear(run, w_ih, b_ih)
                                    for run, (w_ih, _, b_ih, _) in zip(runs, weights)])  # [D, B, T, gates * H]
@@ -236,14 +246,20 @@ class RecurrentStack(nn.Module):
             hidden = (runs[0].new_zeros(len(runs), runs[0].shape[0], self.hidden_size) if layer_state is None
                       else layer_state)
             cell = torch.zeros_like(hidden) if self.cell.has_memory_cell else None
-        hiddens, cells = [], []
-        for step_gates in input_gates.unbind(2):
-            hidden, cell = self.cell.step(step_gates, torch.baddbmm(hidden_biases, hidden, hidden_weights),
-                                          hidden, cell)
-            hiddens.append(hidden)
-            cells.append(cell)
-        outputs = list(torch.stack(hiddens, dim=2).unbind(0))
-        return outputs, None if cell is None else list(torch.stack(cells, dim=2).unbind(0))
+
+        def step(step_gates: Tensor, hidden: Tensor, cell: Tensor | None) -> tuple[Tensor, Tensor | None]:
+            return self.cell.step(step_gates, torch.baddbmm(hidden_biases, hidden, hidden_weights), hidden, cell)
+
+        if exporting():
+            hiddens, cells = _while_steps(step, input_gates, hidden, cell)
+        else:
+            hiddens, cells = [], []
+            for step_gates in input_gates.unbind(2):
+                hidden, cell = step(step_gates, hidden, cell)
+                hiddens.append(hidden)
+                cells.append(cell)
+            hiddens, cells = torch.stack(hiddens, dim=2), None if cell is None else torch.stack(cells, dim=2)
+        return list(hiddens.unbind(0)), None if cells is None else list(cells.unbind(0))
 
     @staticmethod
     def _direction_weights(layer: nn.RNNBase, direction: int) -> list[Tensor]:
@@ -303,3 +319,26 @@ class RecurrentStack(nn.Module):
         hidden = torch.stack([h for h, _ in per_layer])
         cell = torch.stack([c for _, c in per_layer]) if per_layer[0][1] is not None else None
         return RecurrentState(hidden, cell)
+
+
+def _while_steps(step, input_gates: Tensor, hidden: Tensor, cell: Tensor | None) -> tuple[Tensor, Tensor | None]:
+    """``RecurrentStack._run_step_loop``'s loop as a ``torch.while_loop``, which torch.export traces for any number
+    of steps (a Python loop would be unrolled over the example's): input_gates [D, B, T, gates * H]; hidden, cell
+    [D, B, H] (cell None without a memory cell) -> every step's h_t [D, B, T, H] and c_t (or None)."""
+    steps = input_gates.shape[2]
+    states = (hidden,) if cell is None else (hidden, cell)
+    count = len(states)
+
+    def before_the_end(index: Tensor, *carried: Tensor) -> Tensor:
+        return index < steps
+
+    def one_step(index: Tensor, *carried: Tensor) -> tuple[Tensor, ...]:
+        outputs, (hidden, *cell) = carried[:count], carried[count:]  # the while_loop carries no None
+        at = index.view(1)
+        new_states = step(input_gates.index_select(2, at).squeeze(2), hidden, *cell or [None])[:count]
+        outputs = [output.index_copy(2, at, state.unsqueeze(2)) for output, state in zip(outputs, new_states)]
+        return index + 1, *outputs, *new_states
+
+    outputs = [state.new_zeros(*state.shape[:2], steps, state.shape[2]) for state in states]
+    _, *carried = torch.while_loop(before_the_end, one_step, (torch.tensor(0), *outputs, *states))
+    return carried[0], carried[1] if cell is not None else None

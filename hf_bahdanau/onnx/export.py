@@ -64,8 +64,6 @@ EXPECTED_WARNINGS = (
     (FutureWarning, r"`isinstance\(treespec, LeafSpec\)` is deprecated"),
     # The inputs' "rows" and "source_length" axes name the outputs' axes of the same size.
     (UserWarning, r"# The axis name: \w+ will not be used, since it shares the same shape constraints"),
-    # torch's nn.LSTM sets its weight list during a trace that then fails (the fallback below takes over).
-    (UserWarning, r"The tensor attributes .* were assigned during export"),
 )
 # The same for the TorchScript-based exporter, the fallback (``_export_graph``).
 LEGACY_EXPECTED_WARNINGS = (
