@@ -541,33 +541,60 @@ def test_the_export_runs_on_torchs_current_exporter_and_hides_only_its_known_har
 
 @pytest.mark.parametrize("preset, overrides", [
     ("rnnencdec", {}), ("rnnsearch-monotonic", {}), ("rnnsearch+coverage+hard", {}), ("luong-local-p", {}),
-    ("sutskever", {}), ("luong-general", {}), ("rnnsearch", {"rnn_type": "lstm"}), ("rnnsearch", {"rnn_type": "rnn"})],
+    ("sutskever", {}), ("luong-general", {}), ("rnnsearch", {"rnn_type": "lstm"}), ("rnnsearch", {"rnn_type": "rnn"}),
+    ("luong-location", {})],
     ids=lambda item: str(item or ""))
 def test_every_scope_mode_and_cell_exports_through_torch_export(preset, overrides, tmp_path):
     """No fallback for these options: the monotonic scope and hard attention pick positions with a comparison
     against arange(S), not one_hot(·, S), which torch.export would fix to the example's S; an LSTM or tanh-RNN
     encoder (uni- and bidirectional) runs its step loop as a torch.while_loop while torch.export traces, not packed
-    sequences or torch's tanh-RNN call, which it can trace for the example's length only (their tokens are checked
-    against generate() in test_every_value_of_every_axis_exports_and_decodes_like_generate)."""
+    sequences or torch's tanh-RNN call, which it can trace for the example's length only; Luong's location score pads
+    its max_source_positions scores by S before keeping the first S, which torch.export then needs no bound on S for
+    (their tokens are checked against generate() in test_every_value_of_every_axis_exports_and_decodes_like_generate)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         export_onnx(tiny_model(preset, **overrides), tmp_path)
     assert [str(warning.message) for warning in caught] == []
 
 
+def test_an_exported_location_score_refuses_sources_longer_than_its_positions_as_generate_does(tmp_path):
+    model = decisive_model("luong-location", seed=3, max_source_positions=8)
+    runtime = OnnxSeq2Seq(export_onnx(model, tmp_path), threads=1)
+    input_ids, attention_mask = padded_batch((8, 3, 5), seed=5)  # 8 positions: all scored
+    for num_beams in (1, 3):
+        expected = generated(model, input_ids, attention_mask, num_beams=num_beams)
+        output = runtime.generate(input_ids.numpy(), attention_mask.numpy(), max_new_tokens=MAX_NEW,
+                                  num_beams=num_beams)
+        np.testing.assert_array_equal(output.sequences, expected.sequences.numpy())
+    input_ids, attention_mask = padded_batch((9, 3), seed=5)
+    with pytest.raises(ValueError, match=r"^location attention scores at most max_source_positions=8 source "
+                                         r"positions, got a source of length 9$"):
+        generated(model, input_ids, attention_mask)
+    with pytest.raises(ValueError, match=r"^`input_ids` has 9 source positions; this model's attention scores at most "
+                                         r"max_source_positions=8.$"):
+        runtime.generate(input_ids.numpy(), attention_mask.numpy(), max_new_tokens=MAX_NEW)
+    assert json.loads((tmp_path / "onnx_config.json").read_text())["max_source_length"] == 8
+    other = json.loads(Path(export_onnx(decisive_model("rnnsearch", seed=3), tmp_path / "other"), "onnx_config.json")
+                       .read_text())
+    assert other["max_source_length"] is None
+
+
 def test_what_torch_export_cannot_trace_yet_falls_back_by_name(tmp_path):
-    """Luong's location score keeps the first S of its max_source_positions scores, which torch.export cannot trace
-    for a source length without that bound: that graph is traced by the TorchScript-based exporter, with one warning
-    naming it and why (its tokens are checked against generate() with the other options); torch's own deprecation
-    of that exporter is not repeated."""
-    model = decisive_model("luong-location", seed=3)
+    """A meta-embedding encoder branches on its tokens' values (each distinct token spelled once; pretrained vectors
+    checked filled), which torch.export cannot trace: that graph is traced by the TorchScript-based exporter, with
+    one warning naming it and why, and decodes to generate()'s tokens; torch's own deprecation of that exporter is
+    not repeated."""
+    model = decisive_model("rnnsearch", seed=3, meta_embedding_sources=["word", "chars"], char_hidden_size=6,
+                           char_embedding_size=4)
+    model.set_token_spellings([f"t{index}" * (index % 3 + 1) for index in range(model.config.vocab_size)])
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        export_onnx(model, tmp_path)
+        export_onnx(model, tmp_path / "export")
     message, = [str(warning.message) for warning in caught]
-    assert re.fullmatch(r"torch.export cannot trace decoder_step.onnx of this model yet \(UserError: Constraints "
-                        r"violated \(source_length\)! .+\); exported with torch's TorchScript-based exporter instead, "
-                        r"which torch deprecates.", message), message
+    assert re.fullmatch(r"torch.export cannot trace encoder.onnx of this model yet \(GuardOnDataDependentSymNode: "
+                        r".+\); exported with torch's TorchScript-based exporter instead, which torch deprecates.",
+                        message), message
+    assert_onnx_decodes_like_generate(model, tmp_path / "decoded")
 
 
 def test_on_a_torch_without_the_new_exporters_rnn_support_the_export_falls_back_and_says_why(tmp_path, monkeypatch):

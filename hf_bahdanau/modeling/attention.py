@@ -408,6 +408,9 @@ class LocationAttention(AttentionMechanism):
 
     def _score(self, query: Tensor, projected_keys: Tensor) -> Tensor:
         source_length = projected_keys.shape[1]
+        if exporting():  # S has no bound in the trace: padded by S, the scores are at least S long for any S
+            # (the exported folder's runtime refuses sources longer than max_source_positions, as below)
+            return nn.functional.pad(self.position_proj(query), (0, source_length))[..., :source_length]
         if source_length > self.max_source_positions:
             raise ValueError(
                 f"location attention scores at most max_source_positions={self.max_source_positions} "

@@ -17,7 +17,7 @@ The graphs are traced by torch's exporter (``torch.onnx.export(dynamo=True)`` ov
 onnxscript), where it can yet, else by its deprecated TorchScript-based one with a warning that says why
 (``_export_graph``), and simplified with onnx-simplifier when it is installed. Batch and source length are dynamic
 axes. ``onnx_config.json`` lists the memory and state tensors with their row
-axis, the special token ids and the generation defaults; the folder also carries the tokenizer, the runtime
+axis, the special token ids, the longest source the graphs score (None: any) and the generation defaults; the folder also carries the tokenizer, the runtime
 (``runtime.py``, ``beam_search.py``, ``source_warnings.py``) and a model card: the source folder's, with a section on the graphs.
 Every preset, cell, score, scope, mode and output layer exports; ``unexportable_options`` names what does not yet
 (copy attention, pointer networks).
@@ -240,6 +240,8 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
         "row_axis": rows, "vocab_size": model.config.vocab_size,
         "decoder_start_token_id": model.config.decoder_start_token_id,
         "eos_token_id": eos, "pad_token_id": model.config.pad_token_id,
+        # the longest source the step graph scores (Luong's location score: its max_source_positions); None: any
+        "max_source_length": getattr(model.get_decoder().attention, "max_source_positions", None),
         "generation": {"num_beams": generation.num_beams or 1, "max_new_tokens": generation.max_new_tokens,
                        "max_length": generation.max_length, "length_penalty": generation.length_penalty,
                        "early_stopping": generation.early_stopping,

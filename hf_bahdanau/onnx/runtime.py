@@ -249,6 +249,10 @@ class OnnxSeq2Seq:
                              f"{input_ids.max()}.")
         if attention_mask.shape != input_ids.shape or not np.isin(attention_mask, (0, 1)).all():
             raise ValueError(f"`attention_mask` must be 0/1 of the shape of `input_ids` {list(input_ids.shape)}.")
+        longest = self.manifest.get("max_source_length")  # absent from folders exported before it was written
+        if longest is not None and input_ids.shape[1] > longest:
+            raise ValueError(f"`input_ids` has {input_ids.shape[1]} source positions; this model's attention scores at "
+                             f"most max_source_positions={longest}.")
         lengths = attention_mask.sum(-1)
         if (lengths == 0).any() or (attention_mask != (np.arange(input_ids.shape[1]) < lengths[:, None])).any():
             raise ValueError("`attention_mask` must be right padding, each row with at least one real token "
