@@ -34,9 +34,9 @@ pytest.importorskip("onnxruntime", reason="the onnx extra: pip install -e \".[on
 from hf_bahdanau.onnx.runtime import OnnxSeq2Seq  # noqa: E402
 
 EXPORTED = [*PRESETS, "luong-general+hard", "rnnsearch+coverage+hard", "rnnsearch-location"]
-# The fallback to the TorchScript-based exporter for what torch.export cannot trace yet warns once per graph;
-# test_what_torch_export_cannot_trace_yet_falls_back_by_name checks that warning, the other exports decode alike.
-pytestmark = pytest.mark.filterwarnings("ignore:torch.export cannot trace:UserWarning")
+# Every option exports through torch.export: a fallback to the TorchScript-based exporter (its warning, once per graph,
+# checked on a torch without torch.export._patches below) fails any test of this file.
+pytestmark = pytest.mark.filterwarnings("error:torch.export cannot trace:UserWarning")
 MAX_NEW = 8
 
 
@@ -550,7 +550,8 @@ def test_every_scope_mode_and_cell_exports_through_torch_export(preset, override
     encoder (uni- and bidirectional) runs its step loop as a torch.while_loop while torch.export traces, not packed
     sequences or torch's tanh-RNN call, which it can trace for the example's length only; Luong's location score pads
     its max_source_positions scores by S before keeping the first S, which torch.export then needs no bound on S for
-    (their tokens are checked against generate() in test_every_value_of_every_axis_exports_and_decodes_like_generate)."""
+    (their tokens are checked against generate() in
+    test_every_value_of_every_axis_exports_and_decodes_like_generate)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         export_onnx(tiny_model(preset, **overrides), tmp_path)
@@ -579,21 +580,26 @@ def test_an_exported_location_score_refuses_sources_longer_than_its_positions_as
     assert other["max_source_length"] is None
 
 
-def test_what_torch_export_cannot_trace_yet_falls_back_by_name(tmp_path):
-    """A meta-embedding encoder branches on its tokens' values (each distinct token spelled once; pretrained vectors
-    checked filled), which torch.export cannot trace: that graph is traced by the TorchScript-based exporter, with
-    one warning naming it and why, and decodes to generate()'s tokens; torch's own deprecation of that exporter is
-    not repeated."""
-    model = decisive_model("rnnsearch", seed=3, meta_embedding_sources=["word", "chars"], char_hidden_size=6,
-                           char_embedding_size=4)
-    model.set_token_spellings([f"t{index}" * (index % 3 + 1) for index in range(model.config.vocab_size)])
+@pytest.mark.parametrize("sources, rnn_type", [(["word", "chars"], "gru"), (["word", "chars"], "lstm"),
+                                              (["word", "pretrained"], "gru")], ids=str)
+def test_meta_embedding_encoders_export_through_torch_export(sources, rnn_type, tmp_path):
+    """While torch.export traces, the spelling BiRNN spells every position (it cannot find the distinct tokens, a
+    number that depends on their values) and the value checks step aside, so nothing falls back to the
+    TorchScript-based exporter any more (but on a torch without torch.export._patches, tested below); the graphs
+    decode to generate()'s tokens."""
+    chars = "chars" in sources
+    model = decisive_model("rnnsearch", seed=3, meta_embedding_sources=sources, rnn_type=rnn_type,
+                           **(dict(char_hidden_size=6, char_embedding_size=4) if chars
+                              else dict(pretrained_embedding_size=5)))
+    if chars:
+        model.set_token_spellings([f"t{index}" * (index % 3 + 1) for index in range(model.config.vocab_size)])
+    else:
+        vectors = torch.randn(model.config.vocab_size, 5, generator=torch.Generator().manual_seed(0))
+        model.set_pretrained_vectors(vectors)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         export_onnx(model, tmp_path / "export")
-    message, = [str(warning.message) for warning in caught]
-    assert re.fullmatch(r"torch.export cannot trace encoder.onnx of this model yet \(GuardOnDataDependentSymNode: "
-                        r".+\); exported with torch's TorchScript-based exporter instead, which torch deprecates.",
-                        message), message
+    assert [str(warning.message) for warning in caught] == []
     assert_onnx_decodes_like_generate(model, tmp_path / "decoded")
 
 

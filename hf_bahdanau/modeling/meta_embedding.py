@@ -20,6 +20,7 @@ import torch
 from torch import Tensor, nn
 
 from .axes import EMBEDDING_SOURCES
+from .input_checks import exporting
 from .recurrent import RecurrentStack
 
 __all__ = ["EMBEDDING_SOURCES", "MetaEmbedding", "spell_tokens"]
@@ -64,18 +65,22 @@ class CharacterSource(nn.Module):
     """w_i = [→h_last; ←h_first] [2 H_c]: a one-layer BiRNN (``rnn_type``, H_c = ``char_hidden_size``) over the
     embedded bytes of token x_i's spelling. The spellings are a buffer [vocab_size, token_spelling_length] saved with
     the model and filled from the tokenizer by ``BahdanauPreTrainedModel.set_token_spellings``; each distinct token
-    of a batch is spelled once."""
+    of a batch is spelled once (while torch.export traces, which cannot find them, a number that depends on the
+    tokens: every position, at the buffer's width, as the value checks step aside)."""
 
     def __init__(self, config) -> None:
         super().__init__()
         self.output_size = 2 * config.char_hidden_size
         self.byte_embeddings = nn.Embedding(SPELLING_VOCAB, config.char_embedding_size, padding_idx=SPELLING_PAD)
         self.rnn = RecurrentStack(config.rnn_type, config.char_embedding_size, config.char_hidden_size, 1,
-                                  bidirectional=True)
+                                  bidirectional=True, fused_while_exporting=False)  # the encoder's stack loops S
         self.register_buffer("spellings", torch.zeros(config.vocab_size, config.token_spelling_length,
                                                       dtype=torch.long))
 
     def forward(self, input_ids: Tensor, word_embeddings: Tensor) -> Tensor:
+        if exporting():
+            spellings = self.spellings[input_ids.reshape(-1)]  # [B S, L]
+            return self._spelled(spellings, (spellings != SPELLING_PAD).sum(1)).view(*input_ids.shape, -1)
         tokens, inverse = torch.unique(input_ids, return_inverse=True)
         if tokens[-1] >= len(self.spellings):
             raise ValueError(f"`input_ids` holds token {tokens[-1].item()}, but the character embedding spells "
@@ -88,9 +93,12 @@ class CharacterSource(nn.Module):
                              "`model.set_token_spellings(tokenizer)` once after building a model with "
                              "`meta_embedding_sources` holding 'chars' (the training scripts do).")
         spellings = spellings[:, :lengths.max()]  # the batch's longest spelling, not the vocabulary's
+        return self._spelled(spellings, lengths)[inverse.view(input_ids.shape)]
+
+    def _spelled(self, spellings: Tensor, lengths: Tensor) -> Tensor:
+        """spellings [N, L] of ``lengths`` [N] ids each -> [→h_last; ←h_first] [N, 2 H_c]."""
         _, final = self.rnn(self.byte_embeddings(spellings), lengths=lengths)
-        vectors = final.hidden.transpose(0, 1).reshape(-1, self.output_size)  # [U, 2 H_c]
-        return vectors[inverse.view(input_ids.shape)]
+        return final.hidden.transpose(0, 1).reshape(-1, self.output_size)
 
     def set_spellings(self, spellings: Tensor) -> None:
         """spellings [vocab_size, L] (``spell_tokens``) replace the buffer, whatever its width was."""
@@ -110,7 +118,7 @@ class PretrainedSource(nn.Module):
         self.filled = False  # whether some vector has been seen non-zero: checked until it has, not at every step
 
     def forward(self, input_ids: Tensor, word_embeddings: Tensor) -> Tensor:
-        if input_ids.max() >= len(self.vectors):
+        if not exporting() and input_ids.max() >= len(self.vectors):  # a value check: steps aside while it traces
             raise ValueError(f"`input_ids` holds token {input_ids.max().item()}, but the pretrained vectors cover "
                              f"{len(self.vectors)} tokens: call `model.set_pretrained_vectors(vectors)` after "
                              "resizing the embeddings.")

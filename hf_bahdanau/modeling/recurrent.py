@@ -115,18 +115,21 @@ class RecurrentStack(nn.Module):
     """``num_layers`` single-layer RNNs, dropout between layers, optionally bidirectional.
 
     Layer l is ``layers[l]`` (an ``nn.GRU``/``nn.LSTM``/``nn.RNN`` of one layer), so every layer's
-    output is available and the step mode can read its weights directly.
+    output is available and the step mode can read its weights directly. ``fused_while_exporting=False`` makes a GRU
+    stack run its step loop while torch.export traces too: torch's looped GRU serves one source length per graph
+    (a second stack over another length, e.g. a token's spelling, would be guarded apart from the source's).
     """
 
     def __init__(
         self, rnn_type: str, input_size: int, hidden_size: int, num_layers: int,
-        dropout: float = 0.0, bidirectional: bool = False,
+        dropout: float = 0.0, bidirectional: bool = False, *, fused_while_exporting: bool = True,
     ):
         super().__init__()
         self.rnn_type = rnn_type
         self.cell = RNN_TYPES[rnn_type]
         self.hidden_size = hidden_size
         self.num_directions = 2 if bidirectional else 1
+        self.fused_while_exporting = fused_while_exporting and self.cell.fused_run_exports
         module = self.cell.module
         layer_input_sizes = [input_size] + [hidden_size * self.num_directions] * (num_layers - 1)
         self.layers = nn.ModuleList(
@@ -196,7 +199,7 @@ class RecurrentStack(nn.Module):
         padding = (torch.arange(steps, device=inputs.device) >= lengths.unsqueeze(1)).unsqueeze(-1)  # [B, T, 1]
         rows = torch.arange(inputs.shape[0], device=inputs.device)
         fused = not torch.is_grad_enabled() and self.cell.fused_run is not None and (
-            self.cell.fused_run_exports or not exporting())
+            self.fused_while_exporting or not exporting())
         run_directions = self._run_fused_directions if fused else self._run_step_loop
         outputs, finals, cells = [], [], []
         layer_input = inputs

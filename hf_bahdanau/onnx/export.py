@@ -267,10 +267,10 @@ def _export_graph(module: nn.Module, args: tuple[Tensor, ...], path: Path, opset
     ``*tensors`` when there are more. The model's value checks step aside while it traces
     (``modeling/input_checks.exporting``).
 
-    Where the graph cannot be exported that way (an option whose code branches on tensor values or packs sequences;
-    a torch without ``torch.export._patches``, or no onnxscript), torch's TorchScript-based exporter traces it
-    instead, with a ``UserWarning`` that names the graph and the reason: that exporter is deprecated and will leave
-    torch."""
+    Where the graph cannot be exported that way (a torch without ``torch.export._patches``, no onnxscript, or code
+    that branches on tensor values, which no option of this library has left), torch's TorchScript-based exporter
+    traces it instead, with a ``UserWarning`` that names the graph and the reason: that exporter is deprecated and
+    will leave torch."""
     dims = {name: torch.export.Dim(name) for axes in inputs.values() for name in axes.values()}
     shapes = [{axis: dims[name] for axis, name in axes.items()} for axes in inputs.values()]
     dynamic_shapes = tuple(shapes) if len(shapes) == 2 else (*shapes[:2], tuple(shapes[2:]))
@@ -280,6 +280,7 @@ def _export_graph(module: nn.Module, args: tuple[Tensor, ...], path: Path, opset
             # torch.export itself, not torch.onnx.export's fallbacks, some of which fix a dynamic size silently
             program = torch.export.export(module, args, dynamic_shapes=dynamic_shapes, strict=False)
             torch.onnx.export(program, args, str(path), dynamo=True, opset_version=opset, verbose=False, **names)
+        _name_axes(path, inputs | outputs)
         return
     except Exception as error:  # torch.export's many kinds (TypeError, UserError, …); ImportError: an older torch
         reason = _innermost(error)
@@ -290,6 +291,18 @@ def _export_graph(module: nn.Module, args: tuple[Tensor, ...], path: Path, opset
     with torch.no_grad(), _quiet_exporter(LEGACY_EXPECTED_WARNINGS):
         torch.onnx.export(module, args, str(path), opset_version=opset, dynamic_axes=inputs | outputs, **names,
                           **legacy)
+
+
+def _name_axes(path: Path, axes: dict[str, dict[int, str]]) -> None:
+    """Give the graph's inputs and outputs the axis names of ``axes`` ({tensor: {axis: name}}), as the
+    TorchScript-based exporter did (torch.export calls them s0, s1, …)."""
+    import onnx
+
+    graph = onnx.load(str(path))
+    for value in [*graph.graph.input, *graph.graph.output]:
+        for axis, name in axes.get(value.name, {}).items():
+            value.type.tensor_type.shape.dim[axis].dim_param = name
+    onnx.save(graph, str(path))
 
 
 def _innermost(error: BaseException) -> str:
