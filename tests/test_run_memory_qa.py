@@ -10,8 +10,10 @@ import pytest
 from huggingface_hub import ModelCard
 from transformers import pipeline
 
+from conftest import exits_as_argparse_does
 from hf_bahdanau import MemoryNetworkConfig, MemoryNetworkForSequenceClassification
-from hf_bahdanau.memory_training import DataCollatorForMemoryNetwork, LinearStartCallback
+from hf_bahdanau.memory_training import LinearStartCallback
+from hf_bahdanau.modeling.collators import DataCollatorForMemoryNetwork
 from training import run_memory_qa
 from training.data.babi import generate_task, write_babi
 
@@ -197,16 +199,15 @@ TWO_QUESTIONS = STORY + "3 Where is Mary?\tbathroom\t1\n4 Where is John?\thallwa
     (TWO_QUESTIONS, TWO_QUESTIONS, ["--max_train_samples", "1"],
      "`--train_file` {train} holds 2 question(s) (1 after `--max_train_samples`): training needs at least 2"),
 ], ids=["a test file without a question", "one training question", "cut to one training question"])
-def test_too_few_questions_are_named_with_their_file_before_training(tmp_path, train, test, flags, message):
+def test_too_few_questions_are_named_with_their_file_before_training(tmp_path, train, test, flags, message, capsys):
     """A test file without a question used to fail in hop_statistics after training (IndexError); one training
     question left nothing after the validation split (torch's sampler: num_samples=0)."""
     files = {"train": tmp_path / "qa1_x_train.txt", "test": tmp_path / "qa1_x_test.txt"}
     files["train"].write_text(train, encoding="utf-8")
     files["test"].write_text(test, encoding="utf-8")
-    with pytest.raises(ValueError) as error:
-        run_memory_qa.main(["--train_file", str(files["train"]), "--test_file", str(files["test"]), "--do_train",
-                            "--output_dir", str(tmp_path / "run"), *flags])
-    assert str(error.value).startswith(message.format(**files))
-    assert str(error.value).endswith(", each a line 'ID question<TAB>answer<TAB>supporting IDs' after the statements "
+    error = exits_as_argparse_does(lambda: run_memory_qa.main([
+        "--train_file", str(files["train"]), "--test_file", str(files["test"]), "--do_train", "--output_dir",
+        str(tmp_path / "run"), *flags]), message.format(**files), capsys)
+    assert error.rstrip().endswith(", each a line 'ID question<TAB>answer<TAB>supporting IDs' after the statements "
                                      "of its story.")
     assert not (tmp_path / "run").exists()

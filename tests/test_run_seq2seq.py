@@ -10,6 +10,7 @@ import pytest
 from huggingface_hub import ModelCard
 from transformers import EvalPrediction
 
+from conftest import exits_as_argparse_does
 from hf_bahdanau.cli import main as translate_main
 
 from training.arguments import parse_arguments, parse_config_overrides
@@ -242,16 +243,17 @@ def test_metrics_without_stress_forgive_stress_digits_only(monkeypatch):
     assert metrics["per_no_stress"] == pytest.approx(100 * 1 / 12)  # only T -> B is left
 
 
-def test_scoring_without_stress_needs_a_references_column(tmp_path):
+def test_scoring_without_stress_needs_a_references_column(tmp_path, capsys):
     from training.run_seq2seq import main
 
     rows = "".join(json.dumps({"source": "abbe", "target": "AE1 B IY0"}) + "\n" for _ in range(4))
     (tmp_path / "train.jsonl").write_text(rows)
     (tmp_path / "test.jsonl").write_text(rows)
-    with pytest.raises(ValueError, match="`--score_without_stress` scores the `references` column"):
-        main(["--preset", "rnnsearch", "--train_file", str(tmp_path / "train.jsonl"), "--test_file",
-              str(tmp_path / "test.jsonl"), "--do_train", "--do_predict", "--score_without_stress",
-              "--output_dir", str(tmp_path / "out"), "--report_to", "none"])
+    exits_as_argparse_does(lambda: main([
+        "--preset", "rnnsearch", "--train_file", str(tmp_path / "train.jsonl"), "--test_file",
+        str(tmp_path / "test.jsonl"), "--do_train", "--do_predict", "--score_without_stress", "--output_dir",
+        str(tmp_path / "out"), "--report_to", "none"]), "`--score_without_stress` scores the `references` column",
+        capsys)
 
 
 def test_a_short_run_logs_no_repeated_warnings_and_says_where_the_model_is(tmp_path, capfd, recwarn):

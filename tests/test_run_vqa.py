@@ -4,14 +4,16 @@ exactly as written, and short runs of co-attention and of a baseline that write 
 import json
 import logging
 import math
+import re
 
 import numpy as np
 import pytest
 from huggingface_hub import ModelCard
 from PIL import Image
 
+from conftest import exits_as_argparse_does
 from hf_bahdanau import BahdanauImageProcessor
-from hf_bahdanau.vqa_training import DataCollatorForVisualQuestionAnswering
+from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering
 from training.run_vqa import accuracy_metrics, main
 from training.tokenization import train_tokenizer
 from training.vqa_table import markdown, table
@@ -189,13 +191,14 @@ def test_a_question_only_baseline_trains_and_answers_without_reading_the_image(t
         (answer["score"] for answer in first["answers"]), reverse=True)
 
 
-def test_missing_columns_are_named(tmp_path):
+def test_missing_columns_are_named(tmp_path, capsys):
     write_folder(tmp_path / "data")
-    with pytest.raises(ValueError, match=r"^`--question_column` 'query' is not a column of the train data; its "
-                                         r"columns are \['file_name', 'question', 'answer', 'question_type'\] "
-                                         r"\(`--dataset_name` .*train/metadata.jsonl \(train split\)\)\.$"):
-        main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(tmp_path / "run"),
-              "--question_column", "query", *TINY])
+    error = exits_as_argparse_does(lambda: main(["--dataset_name", str(tmp_path / "data"), "--output_dir",
+                                                 str(tmp_path / "run"), "--question_column", "query", *TINY]),
+                                   "--question_column", capsys)
+    assert re.search(r": error: `--question_column` 'query' is not a column of the train data; its columns are "
+                     r"\['file_name', 'question', 'answer', 'question_type'\] \(`--dataset_name` "
+                     r".*train/metadata.jsonl \(train split\)\)\.$", error.splitlines()[-1]), error
 
 
 NUMBER_ANSWERS = {  # a metadata file of count answers, and the answers as written
@@ -227,18 +230,18 @@ def test_answers_written_as_numbers_are_answers_by_their_text_as_written(tmp_pat
     assert set((output / "predictions.txt").read_text().split()) <= answers
 
 
-def test_an_answer_that_is_not_text_is_named_with_its_file_split_and_line(tmp_path):
+def test_an_answer_that_is_not_text_is_named_with_its_file_split_and_line(tmp_path, capsys):
     for split in ("train", "test"):
         folder = tmp_path / "data" / split
         folder.mkdir(parents=True)
         Image.new("RGB", (16, 16)).save(folder / "0.png")
         (folder / "metadata.jsonl").write_text('{"file_name": "0.png", "question": "how many?", "answer": "2"}\n'
                                                '{"file_name": "0.png", "question": "which?", "answer": ["a"]}\n')
-    with pytest.raises(ValueError) as error:
-        main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(tmp_path / "run"), *TINY])
-    assert str(error.value) == (f"`--dataset_name` {tmp_path / 'data' / 'train' / 'metadata.jsonl'} (train split) "
-                                "line 2, column 'answer' (`--answer_column`): the cell holds the list ['a']; it must "
-                                "be a non-empty string.")
+    error = exits_as_argparse_does(lambda: main(["--dataset_name", str(tmp_path / "data"), "--output_dir",
+                                                 str(tmp_path / "run"), *TINY]), "--answer_column", capsys)
+    assert error.splitlines()[-1].endswith(
+        f": error: `--dataset_name` {tmp_path / 'data' / 'train' / 'metadata.jsonl'} (train split) line 2, column "
+        "'answer' (`--answer_column`): the cell holds the list ['a']; it must be a non-empty string.")
 
 
 def test_the_model_config_holds_the_tokenizer_s_special_ids_so_trainer_aligns_nothing(tokenizer, caplog):

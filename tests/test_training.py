@@ -1,6 +1,7 @@
 """Learning: Seq2SeqTrainer trains small models on tasks they can only solve by attending, and the training script
 (training/run_seq2seq.py) runs the main job, under torchrun, and resumes from a checkpoint exactly."""
 
+import importlib
 import json
 import os
 import random
@@ -14,7 +15,9 @@ import torch
 from datasets import Dataset
 from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
 
+from conftest import exits_as_argparse_does
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
+from training.arguments import bad_arguments_exit
 
 PAD, EOS, FIRST_SYMBOL, SYMBOLS = 0, 2, 3, 20
 
@@ -153,3 +156,68 @@ def test_resuming_from_a_checkpoint_gives_the_uninterrupted_weights_and_losses(t
         assert torch.equal(got[name], expected[name]), name
     start = load_file(whole / "checkpoint-10" / "model.safetensors")
     assert any(not torch.equal(start[name], expected[name]) for name in expected), "steps 11-20 changed nothing"
+
+
+def bad_data_arguments(tmp_path: Path) -> dict[str, tuple[list[str], str]]:
+    """{script: (its arguments, one naming a column, file or split the data lacks; what the error must name)}."""
+    text_pairs = tmp_path / "pairs.jsonl"
+    text_pairs.write_text("".join(json.dumps({"source": s, "target": t}) + "\n" for s, t in [("ab", "ba")] * 4))
+    tagged = tmp_path / "tagged.jsonl"
+    tagged.write_text(json.dumps({"tokens": ["a", "b"], "ner_tags": ["O", "O"], "label": "x"}) + "\n")
+    story = tmp_path / "qa1_x_test.txt"
+    story.write_text("1 Mary moved to the bathroom.\n")
+    images = tmp_path / "images" / "train"
+    images.mkdir(parents=True)
+    (images / "metadata.csv").write_text("file_name,text\n")
+    output = ["--output_dir", str(tmp_path / "run")]
+    training = [*output, "--do_train", "--report_to", "none"]
+    model = tmp_path / "model"
+    model.mkdir()
+    return {
+        "run_seq2seq": ([*training, "--preset", "rnnsearch", "--train_file", str(text_pairs), "--source_column",
+                         "fr"], "`--source_column` 'fr' is not a column of the train data"),
+        "run_pointer": ([*training, "--train_file", str(text_pairs)], "'input_features' is not a column"),
+        "run_ner": ([*training, "--train_file", str(tagged), "--text_column_name", "words"],
+                    "`--text_column_name` 'words' is not a column"),
+        "run_classification": ([*training, "--train_file", str(tagged), "--text_column_name", "words"],
+                               "`--text_column_name` 'words' is not a column"),
+        "run_memory_qa": ([*training, "--train_file", str(story), "--test_file", str(story)],
+                          f"`--train_file` {story} holds 0 question(s)"),
+        "run_image_to_text": ([*training, "--dataset_name", str(images.parent)],
+                              f"`--dataset_name` '{images.parent}' cannot be read: Instruction \"train\" corresponds "
+                              "to no data!"),
+        "run_vqa": ([*training, "--dataset_name", str(tmp_path / "absent")],
+                    f"`--dataset_name` '{tmp_path / 'absent'}' is neither a local dataset folder nor a Hub dataset"),
+        "evaluate_seq2seq": ([*output, "--model_name_or_path", str(model), "--test_file", str(text_pairs),
+                              "--source_column", "fr"], "`--source_column` 'fr' is not a column"),
+        "tune_beam_penalties": ([*output, "--model_name_or_path", str(model), "--validation_file", str(text_pairs),
+                                 "--source_column", "fr"], "`--source_column` 'fr' is not a column"),
+    }
+
+
+@pytest.mark.parametrize("script", ["run_seq2seq", "run_pointer", "run_ner", "run_classification", "run_memory_qa",
+                                    "run_image_to_text", "run_vqa", "evaluate_seq2seq", "tune_beam_penalties"])
+def test_bad_data_arguments_end_as_argparse_does(script, tmp_path, capsys):
+    """A column, file or split the data lacks is found while reading it, after parsing: it used to print a traceback
+    before the ValueError; now every script ends as argparse ends on a bad flag (exit 2, the message, no traceback)
+    and trains nothing."""
+    arguments, named = bad_data_arguments(tmp_path)[script]
+    main = importlib.import_module(f"training.{script}").main
+    error = exits_as_argparse_does(lambda: main(arguments), named, capsys)
+    assert ": error: " + named in error.splitlines()[-1]  # the message, the last line (datasets' progress above it)
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_bug_in_a_scripts_setup_keeps_its_traceback():
+    """Only a ValueError is a bad argument; any other exception is a bug and propagates as it is."""
+    with pytest.raises(KeyError, match="bug"), bad_arguments_exit():
+        raise KeyError("bug")
+
+
+def test_a_bad_argument_found_in_setup_keeps_its_traceback_at_debug_level(caplog, capsys):
+    with caplog.at_level("DEBUG", logger="training.arguments"), pytest.raises(SystemExit) as caught, \
+            bad_arguments_exit("run_x.py"):
+        raise ValueError("`--source_column` 'fr' is not a column")
+    assert caught.value.code == 2
+    assert capsys.readouterr().err == "run_x.py: error: `--source_column` 'fr' is not a column\n"
+    assert caplog.records[-1].exc_info[0] is ValueError

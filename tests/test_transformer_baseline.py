@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, GenerationConfig, MarianMTModel
 
+from conftest import exits_as_argparse_does
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 from training.run_seq2seq import ModelArguments, load_model, main
 from training.tokenization import train_tokenizer
@@ -77,7 +78,7 @@ def test_the_arguments_refuse_a_preset_and_rnn_options_for_the_transformer():
         ModelArguments(architecture="transformer", pretrained_vectors="vectors.txt")
 
 
-def test_gnmt_penalties_are_refused_for_the_transformer(tmp_path):
+def test_gnmt_penalties_are_refused_for_the_transformer(tmp_path, capsys):
     check_generation_options(GenerationConfig(num_beams=5, length_penalty=0.6))
     with pytest.raises(ValueError, match="no GNMT penalties: remove coverage_penalty=0.2, "
                                          "length_penalty_style='gnmt'"):
@@ -85,10 +86,11 @@ def test_gnmt_penalties_are_refused_for_the_transformer(tmp_path):
     # the script reads them from --generation_config and refuses them before training
     GenerationConfig(num_beams=5, length_penalty_style="gnmt").save_pretrained(tmp_path / "gnmt")
     (tmp_path / "train.jsonl").write_text(json.dumps({"source": "3/14/15", "target": "2015-03-14"}) + "\n")
-    with pytest.raises(ValueError, match="remove length_penalty_style='gnmt' from the generation config"):
-        main(["--architecture", "transformer", "--config_overrides", "d_model=8,encoder_layers=1,decoder_layers=1",
-              "--generation_config", str(tmp_path / "gnmt"), "--train_file", str(tmp_path / "train.jsonl"),
-              "--do_train", "--report_to", "none", "--output_dir", str(tmp_path / "out")])
+    exits_as_argparse_does(lambda: main([
+        "--architecture", "transformer", "--config_overrides", "d_model=8,encoder_layers=1,decoder_layers=1",
+        "--generation_config", str(tmp_path / "gnmt"), "--train_file", str(tmp_path / "train.jsonl"), "--do_train",
+        "--report_to", "none", "--output_dir", str(tmp_path / "out")]),
+        "remove length_penalty_style='gnmt' from the generation config", capsys)
     assert not (tmp_path / "out" / "model.safetensors").exists()
 
 

@@ -169,10 +169,10 @@ def test_bad_grids_and_options_end_as_argparse_does(files, tmp_path, capsys, fla
     assert not (tmp_path / "beam_penalties.json").exists()
 
 
-def test_a_beam_of_one_is_refused_once_the_model_is_read(files, tmp_path):
-    with pytest.raises(ValueError, match=r"give `--num_beams` ≥ 2"):
-        tune_main(["--model_name_or_path", str(files["model"]), "--validation_file", str(files["validation"]),
-                   "--num_beams", "1", "--output_dir", str(tmp_path)])
+def test_a_beam_of_one_is_refused_once_the_model_is_read(files, tmp_path, capsys):
+    exits_as_argparse_does(lambda: tune_main(["--model_name_or_path", str(files["model"]), "--validation_file",
+                                              str(files["validation"]), "--num_beams", "1", "--output_dir",
+                                              str(tmp_path)]), "give `--num_beams` ≥ 2", capsys)
     assert not (tmp_path / "beam_penalties.json").exists()
 
 
@@ -185,11 +185,11 @@ def test_a_grid_value_that_is_no_number_is_refused_by_the_parser(files, tmp_path
 
 def test_models_that_cannot_score_the_coverage_penalty_are_refused(files, tmp_path, capsys):
     save_tiny_model(tmp_path / "no-attention", steps=0, preset="rnnencdec")
-    with pytest.raises(ValueError, match=r"`--coverage_penalties` \[0.0, 0.2\]: the coverage penalty scores the "
-                                         r"attention weights, and this model has none \(attention_type='none'\)"):
-        tune_main(["--model_name_or_path", str(tmp_path / "no-attention"), "--validation_file",
-                   str(files["validation"]), "--num_beams", "3", "--coverage_penalties", "0", "0.2",
-                   "--output_dir", str(tmp_path)])
+    exits_as_argparse_does(lambda: tune_main(["--model_name_or_path", str(tmp_path / "no-attention"),
+                                              "--validation_file", str(files["validation"]), "--num_beams", "3",
+                                              "--coverage_penalties", "0", "0.2", "--output_dir", str(tmp_path)]),
+                           "`--coverage_penalties` [0.0, 0.2]: the coverage penalty scores the attention weights, and "
+                           "this model has none (attention_type='none')", capsys)
     error = exits_as_argparse_does(lambda: tune_main(["--model_name_or_path", str(files["model"]), "--ensemble",
                                                      str(files["model"]), "--validation_file", str(files["validation"]),
                                                      "--num_beams", "3", "--output_dir", str(tmp_path)]),

@@ -7,9 +7,11 @@ arguments followed by flags that override it, checked before any data or model i
 
 import ast
 import json
+import logging
 import os
 from argparse import ArgumentParser
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import fields
 from pathlib import Path
 from typing import TypeVar
@@ -21,7 +23,10 @@ from hf_bahdanau import BahdanauConfig
 from hf_bahdanau.cards import check_license
 from hf_bahdanau.locations import check_model_location
 
-__all__ = ["check_counts", "exit_on_bad_argument", "json_to_flags", "parse_arguments", "parse_config_overrides"]
+__all__ = ["bad_arguments_exit", "check_counts", "exit_on_bad_argument", "json_to_flags", "parse_arguments",
+           "parse_config_overrides"]
+
+logger = logging.getLogger(__name__)
 
 Parsed = TypeVar("Parsed")
 
@@ -58,9 +63,27 @@ def parse_arguments(dataclass_types: tuple, argv: list[str], description: str | 
 def exit_on_bad_argument(parser: ArgumentParser, parse: Callable[[], Parsed]) -> Parsed:
     """What ``parse()`` returns (the arguments, parsed and checked); a ValueError from it, a bad argument, ends the
     process as argparse ends it for an unknown flag: ``PROG: error: MESSAGE`` on stderr, exit status 2, no traceback."""
-    try:
+    with bad_arguments_exit(parser.prog):
         return parse()
+
+
+@contextmanager
+def bad_arguments_exit(prog: str | None = None) -> Iterator[None]:
+    """A script's setup, run inside it, ends as argparse ends for an unknown flag on a ValueError (a column, file,
+    split, task or value of the user's arguments that the data or the model refuses): ``PROG: error: MESSAGE`` on
+    stderr, exit status 2, no traceback (logged at debug level, ``--log_level debug``). Any other exception, a bug,
+    keeps its traceback. ``prog``: argparse's default, the script's file name.
+
+        args = parse_arguments(...)
+        with bad_arguments_exit():  # reading the data, training the tokenizer, building the model and the Trainer
+            ...
+        trainer.train()
+    """
+    try:
+        yield
     except ValueError as error:
+        logger.debug("Where the bad argument was found:", exc_info=True)
+        parser = ArgumentParser(prog=prog)
         parser.exit(2, f"{parser.prog}: error: {error}\n")
 
 

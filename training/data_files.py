@@ -289,8 +289,8 @@ def load_raw_splits(data_args: DataFileArguments, cache_dir: str | None = None, 
     columns of ``data_args.used_columns()``, and the number of rows read per split is logged."""
     columns = data_args.used_columns()
     if data_args.dataset_name is not None:
-        raw = datasets.load_dataset(data_args.dataset_name, data_args.dataset_config_name, cache_dir=cache_dir,
-                                    token=token, trust_remote_code=trust_remote_code)
+        raw = _load_dataset(data_args.dataset_name, data_args.dataset_config_name, cache_dir=cache_dir, token=token,
+                            trust_remote_code=trust_remote_code)
         sources = {split: f"`--dataset_name` {data_args.dataset_name}" for split in raw}
         for split, dataset in raw.items():
             _check_present(dataset.column_names, columns, split, sources[split])
@@ -319,6 +319,19 @@ class _ImageFolderAsWritten(ImageFolder):
         yield _read_rows(Path(metadata_file), "dataset_name", source, split, self.columns).data.table
 
 
+def _load_dataset(name: str, config_name: str | None, **kwargs) -> datasets.DatasetDict:
+    """``datasets.load_dataset(name, config_name, **kwargs)``; a name found nowhere (neither a local folder or file
+    nor a Hub dataset) or a dataset datasets refuses (e.g. 'Instruction "train" corresponds to no data!', a split
+    without rows) is a ValueError naming ``--dataset_name``."""
+    try:
+        return datasets.load_dataset(name, config_name, **kwargs)
+    except FileNotFoundError as error:  # datasets' DatasetNotFoundError and DataFilesNotFoundError among them
+        raise ValueError(f"`--dataset_name` {name!r} is neither a local dataset folder nor a Hub dataset: {error}") \
+            from None
+    except ValueError as error:
+        raise ValueError(f"`--dataset_name` {name!r} cannot be read: {error}") from None
+
+
 def load_dataset_as_written(name: str, config_name: str | None, columns: Mapping[str, Column]) -> datasets.DatasetDict:
     """``--dataset_name``'s splits. A local image folder (datasets' imagefolder) has its metadata.csv / metadata.jsonl
     read as ``read_file`` reads files: every .csv cell is text as written (``007``, ``2.50``, ``NA`` stay so), a JSON
@@ -340,7 +353,7 @@ def load_dataset_as_written(name: str, config_name: str | None, columns: Mapping
                 raise
             raise error.__cause__ from None
         return builder.as_dataset()
-    loaded = datasets.load_dataset(name, config_name)
+    loaded = _load_dataset(name, config_name)
     for split, rows in loaded.items():
         source = f"`--dataset_name` {name} split {split!r}"
         _check_present(rows.column_names, columns, split, source)

@@ -40,7 +40,7 @@ from hf_bahdanau.cards.folder import read_json  # noqa: E402
 from hf_bahdanau.locations import check_model_location  # noqa: E402
 from hf_bahdanau.modeling.copying import encode_with_copies  # noqa: E402
 from hf_bahdanau.modeling.search import LENGTH_PENALTY_STYLES  # noqa: E402
-from training.arguments import exit_on_bad_argument  # noqa: E402
+from training.arguments import bad_arguments_exit, exit_on_bad_argument  # noqa: E402
 from training.data_files import SPLITS, TEXT, TEXTS, Column, read_file  # noqa: E402
 from training.run_seq2seq import REFERENCES, generated_texts, metrics_function  # noqa: E402
 
@@ -272,9 +272,10 @@ def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
     if model_args.torch_num_threads is not None:
         torch.set_num_threads(model_args.torch_num_threads)
-    rows = data_args.read()
-    model, tokenizer = load_model_and_tokenizer(model_args)
-    metrics, predictions = SplitEvaluation(model, tokenizer, rows, data_args, decoding_args)()
+    with bad_arguments_exit():  # a ValueError of the data or the model built from the arguments: exit 2
+        rows = data_args.read()
+        model, tokenizer = load_model_and_tokenizer(model_args)
+        metrics, predictions = SplitEvaluation(model, tokenizer, rows, data_args, decoding_args)()
     metrics = {"model": model_args.model_name_or_path, "ensemble": model_args.ensemble,
                "file": getattr(data_args, SPLITS[data_args.split]), **metrics}
     output_dir = Path(data_args.output_dir)

@@ -47,8 +47,8 @@ from transformers import (  # noqa: E402
 )
 
 from hf_bahdanau import BahdanauForSequenceClassification  # noqa: E402
-from hf_bahdanau.plotting import plot_classifier_texts  # noqa: E402
-from training.arguments import check_counts, parse_arguments  # noqa: E402
+from hf_bahdanau.pictures import plot_classifier_texts  # noqa: E402
+from training.arguments import bad_arguments_exit, check_counts, parse_arguments  # noqa: E402
 from training.data_files import LABEL, NUMBER, TEXT, Column, DataFileArguments  # noqa: E402
 from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
 from training.figures import save_encoder_pictures  # noqa: E402
@@ -172,7 +172,7 @@ def metrics_function(problem_type: str):
 
 def save_attention_pictures(model, tokenizer, texts: list[str], output_dir: Path) -> None:
     """One picture per text, ``output_dir/attention_<n>.png``: what the pooling attended to, as
-    ``hf_bahdanau.plotting.plot_classifier_texts`` draws it for the model's ``pooling_type`` (flat or HAN), titled
+    ``hf_bahdanau.pictures.plot_classifier_texts`` draws it for the model's ``pooling_type`` (flat or HAN), titled
     with the predicted label."""
     for number, text in enumerate(texts):
         plot_classifier_texts(model, tokenizer, [text], path=output_dir / ATTENTION_PICTURE.format(number))
@@ -194,38 +194,39 @@ def main(argv: list[str] | None = None) -> None:
     setup_logging(training_args)
     set_seed(training_args.seed)
 
-    splits = load_splits(data_args, model_args, training_args)
-    if data_args.do_regression:
-        labels, problem_type, to_name = None, "regression", None
-    else:
-        labels, problem_type, to_name = label_list(splits, data_args.label_column_name)
-        labels = order_labels(model_args, labels)
-    texts = splits["train"][data_args.text_column_name] if "train" in splits else None
-    tokenizer = load_tokenizer(model_args, texts)
-    head_fields = {"problem_type": problem_type, "hierarchical": data_args.hierarchical}
-    if data_args.hierarchical:
-        separators = tokenizer.convert_tokens_to_ids(data_args.sentence_separator)
-        unknown = [token for token, token_id in zip(data_args.sentence_separator, separators)
-                   if token_id is None or token_id == tokenizer.unk_token_id]
-        if unknown:
-            raise ValueError(f"`--sentence_separator` must be tokens of the tokenizer (e.g. '.'): {unknown} of "
-                             f"{data_args.sentence_separator} are not.")
-        head_fields["sentence_separator_token_id"] = separators[0] if len(separators) == 1 else separators
-    model = load_head(AutoModelForSequenceClassification, BahdanauForSequenceClassification, model_args, tokenizer,
-                      labels, **head_fields)
-    tokenized = {name: tokenize_split(split, name, tokenizer, labels, problem_type, to_name, data_args,
-                                      training_args.main_process_first) for name, split in splits.items()}
+    with bad_arguments_exit():  # a ValueError of the data or the model built from the arguments: exit 2
+        splits = load_splits(data_args, model_args, training_args)
+        if data_args.do_regression:
+            labels, problem_type, to_name = None, "regression", None
+        else:
+            labels, problem_type, to_name = label_list(splits, data_args.label_column_name)
+            labels = order_labels(model_args, labels)
+        texts = splits["train"][data_args.text_column_name] if "train" in splits else None
+        tokenizer = load_tokenizer(model_args, texts)
+        head_fields = {"problem_type": problem_type, "hierarchical": data_args.hierarchical}
+        if data_args.hierarchical:
+            separators = tokenizer.convert_tokens_to_ids(data_args.sentence_separator)
+            unknown = [token for token, token_id in zip(data_args.sentence_separator, separators)
+                       if token_id is None or token_id == tokenizer.unk_token_id]
+            if unknown:
+                raise ValueError(f"`--sentence_separator` must be tokens of the tokenizer (e.g. '.'): {unknown} of "
+                                 f"{data_args.sentence_separator} are not.")
+            head_fields["sentence_separator_token_id"] = separators[0] if len(separators) == 1 else separators
+        model = load_head(AutoModelForSequenceClassification, BahdanauForSequenceClassification, model_args, tokenizer,
+                          labels, **head_fields)
+        tokenized = {name: tokenize_split(split, name, tokenizer, labels, problem_type, to_name, data_args,
+                                          training_args.main_process_first) for name, split in splits.items()}
 
-    trainer = InOrderTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=tokenized.get("train"),
-        eval_dataset=tokenized.get("eval"),
-        processing_class=tokenizer,
-        data_collator=DataCollatorWithPadding(tokenizer),
-        compute_metrics=metrics_function(problem_type),
-        callbacks=[CodeFilesCallback()],
-    )
+        trainer = InOrderTrainer(
+            model=model,
+            args=training_args,
+            train_dataset=tokenized.get("train"),
+            eval_dataset=tokenized.get("eval"),
+            processing_class=tokenizer,
+            data_collator=DataCollatorWithPadding(tokenizer),
+            compute_metrics=metrics_function(problem_type),
+            callbacks=[CodeFilesCallback()],
+        )
     output_dir = Path(training_args.output_dir)
     train_and_evaluate(trainer, training_args, tokenized,
                        prediction_lines=lambda output: prediction_lines(output.predictions, problem_type, labels))

@@ -47,8 +47,8 @@ from transformers import (  # noqa: E402
 )
 
 from hf_bahdanau import BahdanauForImageToText, BahdanauImageProcessor, BahdanauImageToTextConfig  # noqa: E402
-from hf_bahdanau.image_training import DataCollatorForImageToText  # noqa: E402
-from training.arguments import check_counts, parse_config_overrides, parse_arguments  # noqa: E402
+from hf_bahdanau.modeling.collators import DataCollatorForImageToText  # noqa: E402
+from training.arguments import bad_arguments_exit, check_counts, parse_config_overrides, parse_arguments  # noqa: E402
 from training.data.make_babi import split_seed  # noqa: E402
 from training.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
 from training.data.make_image_text import COUNTS, GENERATORS, SPLITS  # noqa: E402
@@ -204,36 +204,37 @@ def main(argv: list[str] | None = None) -> None:
         torch.set_num_threads(model_args.torch_num_threads)
     set_seed(training_args.seed)
     training_args.remove_unused_columns = False  # the collator reads the image column
-    splits, description = load_splits(data_args)
-    data_args.dataset_description = data_args.dataset_description or description
-    if model_args.model_name_or_path:
-        tokenizer = PreTrainedTokenizerFast.from_pretrained(model_args.model_name_or_path)
-        processor = AutoImageProcessor.from_pretrained(model_args.model_name_or_path, trust_remote_code=True)
-    else:
-        tokenizer = train_tokenizer(splits["train"][data_args.text_column], kind="char")
-        height = data_args.image_height or IMAGE_HEIGHTS.get(data_args.image_text_task, 32)
-        processor = BahdanauImageProcessor(num_channels=1, size={"height": height})
-    model = build_model(model_args, tokenizer, processor)
-    longest = max(len(tokenizer(text)["input_ids"]) for text in
-                  [*splits["train"][data_args.text_column], *splits.get("test_long", splits["test"])[
-                      data_args.text_column]])
-    model.generation_config.max_length = longest + 5  # the start token, the longest text and </s>, 4 more
-    collator = DataCollatorForImageToText(processor, tokenizer, data_args.image_column, data_args.text_column)
-    references = {}
+    with bad_arguments_exit():  # a ValueError of the data or the model built from the arguments: exit 2
+        splits, description = load_splits(data_args)
+        data_args.dataset_description = data_args.dataset_description or description
+        if model_args.model_name_or_path:
+            tokenizer = PreTrainedTokenizerFast.from_pretrained(model_args.model_name_or_path)
+            processor = AutoImageProcessor.from_pretrained(model_args.model_name_or_path, trust_remote_code=True)
+        else:
+            tokenizer = train_tokenizer(splits["train"][data_args.text_column], kind="char")
+            height = data_args.image_height or IMAGE_HEIGHTS.get(data_args.image_text_task, 32)
+            processor = BahdanauImageProcessor(num_channels=1, size={"height": height})
+        model = build_model(model_args, tokenizer, processor)
+        longest = max(len(tokenizer(text)["input_ids"]) for text in
+                      [*splits["train"][data_args.text_column], *splits.get("test_long", splits["test"])[
+                          data_args.text_column]])
+        model.generation_config.max_length = longest + 5  # the start token, the longest text and </s>, 4 more
+        collator = DataCollatorForImageToText(processor, tokenizer, data_args.image_column, data_args.text_column)
+        references = {}
 
-    def compute_metrics(prediction) -> dict[str, float]:
-        predictions = tokenizer.batch_decode(np.where(prediction.predictions < 0, tokenizer.pad_token_id,
-                                                      prediction.predictions), skip_special_tokens=True)
-        labels = np.where(prediction.label_ids < 0, tokenizer.pad_token_id, prediction.label_ids)
-        references["last"] = predictions
-        return text_metrics(predictions, tokenizer.batch_decode(labels, skip_special_tokens=True))
+        def compute_metrics(prediction) -> dict[str, float]:
+            predictions = tokenizer.batch_decode(np.where(prediction.predictions < 0, tokenizer.pad_token_id,
+                                                          prediction.predictions), skip_special_tokens=True)
+            labels = np.where(prediction.label_ids < 0, tokenizer.pad_token_id, prediction.label_ids)
+            references["last"] = predictions
+            return text_metrics(predictions, tokenizer.batch_decode(labels, skip_special_tokens=True))
 
-    callbacks = [CodeFilesCallback(), TrainingClockCallback()]
-    if model_args.max_train_minutes:
-        callbacks.append(TrainingBudgetCallback(model_args.max_train_minutes))
-    trainer = type("ImageToTextTrainer", (LossPartsLogging, Seq2SeqTrainer), {})(
-        model=model, args=training_args, train_dataset=splits["train"], eval_dataset=splits["validation"],
-        processing_class=tokenizer, data_collator=collator, compute_metrics=compute_metrics, callbacks=callbacks)
+        callbacks = [CodeFilesCallback(), TrainingClockCallback()]
+        if model_args.max_train_minutes:
+            callbacks.append(TrainingBudgetCallback(model_args.max_train_minutes))
+        trainer = type("ImageToTextTrainer", (LossPartsLogging, Seq2SeqTrainer), {})(
+            model=model, args=training_args, train_dataset=splits["train"], eval_dataset=splits["validation"],
+            processing_class=tokenizer, data_collator=collator, compute_metrics=compute_metrics, callbacks=callbacks)
 
     def extra_metrics(split: str) -> dict[str, float]:
         if split != "predict" or "test_long" not in splits:
@@ -262,7 +263,7 @@ def save_attention_pictures(model, processor, tokenizer, test: datasets.Dataset,
     """``example_<n>.png`` and ``attention_<n>.png`` (each output character's attention over the image) for the first
     --num_pictures test images, ``image_explorer.html`` for the first --explorer_examples; returns the example files."""
     from hf_bahdanau.explorer import write_image_text_page
-    from hf_bahdanau.plotting import plot_image_attention
+    from hf_bahdanau.pictures import plot_image_attention
 
     model.eval()
     encoder = model.model.encoder

@@ -59,10 +59,9 @@ from hf_bahdanau import (  # noqa: E402
     BahdanauConfig, BahdanauForSequenceClassification, BahdanauForTextPairClassification, MemoryNetworkConfig,
     MemoryNetworkForSequenceClassification, TextCoAttentionConfig,
 )
-from hf_bahdanau.memory_training import (  # noqa: E402
-    DataCollatorForMemoryNetwork, DataCollatorForTextPairs, LinearStartCallback,
-)
-from training.arguments import _literal, check_counts, parse_arguments  # noqa: E402
+from hf_bahdanau.memory_training import LinearStartCallback  # noqa: E402
+from hf_bahdanau.modeling.collators import DataCollatorForMemoryNetwork, DataCollatorForTextPairs  # noqa: E402
+from training.arguments import bad_arguments_exit, _literal, check_counts, parse_arguments  # noqa: E402
 from training.data.babi import BabiExample, TASKS, generate_task, read_babi, task_file_name  # noqa: E402
 from training.data.make_babi import SIZES, split_seed  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
@@ -311,31 +310,34 @@ def main(argv: list[str] | None = None) -> None:
     linear_start_log.setLevel(logging.INFO if training_args.should_log else logging.WARNING)
     set_seed(training_args.seed)
 
-    train_examples, test_examples, description = load_examples(data_args)
-    data_args.dataset_description = data_args.dataset_description or description
-    held_out = max(1, len(train_examples) * data_args.validation_split_percentage // 100)
-    order = np.random.default_rng(data_args.babi_seed).permutation(len(train_examples))
-    validation_examples = [train_examples[index] for index in order[:held_out]]
-    train_examples = [train_examples[index] for index in order[held_out:]]
-    answers = sorted({example.answer for example in train_examples + validation_examples + test_examples})
-    unseen = sum(example.answer not in {seen.answer for seen in train_examples} for example in test_examples)
-    if unseen:
-        logger.warning("%d test answers never occur in training: the model can hardly give them.", unseen)
-    tokenizer = (build_tokenizer(train_examples, answers) if not model_args.model_name_or_path else
-                 PreTrainedTokenizerFast.from_pretrained(model_args.model_name_or_path))
-    model = build_model(model_args, tokenizer, answers, data_args.memory_size)
-    splits = {name: features(examples, tokenizer, answers, model_args.architecture, data_args.memory_size)
-              for name, examples in (("train", train_examples), ("eval", validation_examples),
-                                     ("predict", test_examples))}
-    memory, pair = model_args.architecture == "memn2n", model_args.architecture == "coattention"
-    collator = (DataCollatorForMemoryNetwork(tokenizer.pad_token_id, data_args.memory_size) if memory
-                else DataCollatorForTextPairs(tokenizer.pad_token_id) if pair else DataCollatorWithPadding(tokenizer))
-    callbacks = [CodeFilesCallback()]
-    if memory and model.config.linear_start:
-        callbacks.append(LinearStartCallback(model_args.linear_start_max_epochs or training_args.num_train_epochs / 2))
-    trainer = Trainer(model=model, args=training_args, train_dataset=splits["train"], eval_dataset=splits["eval"],
-                      processing_class=tokenizer, data_collator=collator, compute_metrics=compute_metrics,
-                      callbacks=callbacks)
+    with bad_arguments_exit():  # a ValueError of the data or the model built from the arguments: exit 2
+        train_examples, test_examples, description = load_examples(data_args)
+        data_args.dataset_description = data_args.dataset_description or description
+        held_out = max(1, len(train_examples) * data_args.validation_split_percentage // 100)
+        order = np.random.default_rng(data_args.babi_seed).permutation(len(train_examples))
+        validation_examples = [train_examples[index] for index in order[:held_out]]
+        train_examples = [train_examples[index] for index in order[held_out:]]
+        answers = sorted({example.answer for example in train_examples + validation_examples + test_examples})
+        unseen = sum(example.answer not in {seen.answer for seen in train_examples} for example in test_examples)
+        if unseen:
+            logger.warning("%d test answers never occur in training: the model can hardly give them.", unseen)
+        tokenizer = (build_tokenizer(train_examples, answers) if not model_args.model_name_or_path else
+                     PreTrainedTokenizerFast.from_pretrained(model_args.model_name_or_path))
+        model = build_model(model_args, tokenizer, answers, data_args.memory_size)
+        splits = {name: features(examples, tokenizer, answers, model_args.architecture, data_args.memory_size)
+                  for name, examples in (("train", train_examples), ("eval", validation_examples),
+                                         ("predict", test_examples))}
+        memory, pair = model_args.architecture == "memn2n", model_args.architecture == "coattention"
+        collator = (DataCollatorForMemoryNetwork(tokenizer.pad_token_id, data_args.memory_size) if memory
+                    else DataCollatorForTextPairs(tokenizer.pad_token_id) if pair
+                    else DataCollatorWithPadding(tokenizer))
+        callbacks = [CodeFilesCallback()]
+        if memory and model.config.linear_start:
+            epochs = model_args.linear_start_max_epochs or training_args.num_train_epochs / 2
+            callbacks.append(LinearStartCallback(epochs))
+        trainer = Trainer(model=model, args=training_args, train_dataset=splits["train"], eval_dataset=splits["eval"],
+                          processing_class=tokenizer, data_collator=collator, compute_metrics=compute_metrics,
+                          callbacks=callbacks)
     statistics = {}
 
     def extra_metrics(split: str) -> dict[str, float]:
@@ -402,7 +404,7 @@ def save_coattention_pictures(output_dir: Path, dataset: datasets.Dataset, weigh
     row per question level (``plot_alignment``: white = 1, black = 0), with the predicted and the expected answer."""
     from matplotlib.figure import Figure
 
-    from hf_bahdanau.plotting import plot_alignment
+    from hf_bahdanau.pictures import plot_alignment
 
     predictions = (output_dir / "predictions.txt").read_text().splitlines()
     for number, (row, level_weights) in enumerate(zip(dataset.select(range(min(count, len(dataset)))), weights)):
@@ -419,7 +421,7 @@ def save_hop_pictures(output_dir: Path, examples: list[BabiExample], hop_weights
                       data_args: MemoryDataArguments) -> None:
     """``hops_<n>.png`` for the first --num_pictures test questions, and ``memory_explorer.html`` for all of them."""
     from hf_bahdanau.explorer import write_memory_page
-    from hf_bahdanau.plotting import plot_memory_hops
+    from hf_bahdanau.pictures import plot_memory_hops
 
     predictions = (output_dir / "predictions.txt").read_text().splitlines()
     records = []

@@ -42,8 +42,8 @@ from transformers import (  # noqa: E402
 )
 
 from hf_bahdanau import BahdanauForTokenClassification  # noqa: E402
-from hf_bahdanau.plotting import plot_token_attention  # noqa: E402
-from training.arguments import check_counts, parse_arguments  # noqa: E402
+from hf_bahdanau.pictures import plot_token_attention  # noqa: E402
+from training.arguments import bad_arguments_exit, check_counts, parse_arguments  # noqa: E402
 from training.data_files import TAGS, TEXTS, Column, DataFileArguments  # noqa: E402
 from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
 from training.figures import save_encoder_pictures  # noqa: E402
@@ -186,24 +186,28 @@ def main(argv: list[str] | None = None) -> None:
     setup_logging(training_args)
     set_seed(training_args.seed)
 
-    splits = load_splits(data_args, model_args, training_args)
-    labels = order_labels(model_args, label_list(splits, data_args.label_column_name))
-    train_words = splits["train"][data_args.text_column_name] if "train" in splits else None
-    tokenizer = load_tokenizer(model_args, None if train_words is None else (" ".join(words) for words in train_words))
-    model = load_head(AutoModelForTokenClassification, BahdanauForTokenClassification, model_args, tokenizer, labels)
-    tokenized = {name: tokenize_and_align(split, name, tokenizer, labels, data_args, training_args.main_process_first)
-                 for name, split in splits.items()}
+    with bad_arguments_exit():  # a ValueError of the data or the model built from the arguments: exit 2
+        splits = load_splits(data_args, model_args, training_args)
+        labels = order_labels(model_args, label_list(splits, data_args.label_column_name))
+        train_words = splits["train"][data_args.text_column_name] if "train" in splits else None
+        tokenizer = load_tokenizer(model_args,
+                                   None if train_words is None else (" ".join(words) for words in train_words))
+        model = load_head(AutoModelForTokenClassification, BahdanauForTokenClassification, model_args, tokenizer,
+                          labels)
+        tokenized = {name: tokenize_and_align(split, name, tokenizer, labels, data_args,
+                                              training_args.main_process_first)
+                     for name, split in splits.items()}
 
-    trainer = InOrderTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=tokenized.get("train"),
-        eval_dataset=tokenized.get("eval"),
-        processing_class=tokenizer,
-        data_collator=DataCollatorForTokenClassification(tokenizer),
-        compute_metrics=metrics_function(labels, data_args.return_entity_level_metrics),
-        callbacks=[CodeFilesCallback()],
-    )
+        trainer = InOrderTrainer(
+            model=model,
+            args=training_args,
+            train_dataset=tokenized.get("train"),
+            eval_dataset=tokenized.get("eval"),
+            processing_class=tokenizer,
+            data_collator=DataCollatorForTokenClassification(tokenizer),
+            compute_metrics=metrics_function(labels, data_args.return_entity_level_metrics),
+            callbacks=[CodeFilesCallback()],
+        )
     output_dir = Path(training_args.output_dir)
     train_and_evaluate(trainer, training_args, tokenized, prediction_lines=lambda output: [
         " ".join(tags) for tags in tag_sequences(output.predictions.argmax(-1), output.label_ids, labels)[0]])

@@ -35,9 +35,10 @@ import torch  # noqa: E402
 from transformers import AutoModel, Trainer, TrainingArguments, set_seed  # noqa: E402
 
 from hf_bahdanau import BahdanauForPointerNetwork, BahdanauPointerConfig  # noqa: E402
-from hf_bahdanau.plotting import plot_alignment  # noqa: E402
-from hf_bahdanau.modeling.pointing import DataCollatorForPointing, positions  # noqa: E402
-from training.arguments import check_counts, parse_arguments, parse_config_overrides  # noqa: E402
+from hf_bahdanau.pictures import plot_alignment  # noqa: E402
+from hf_bahdanau.modeling.collators import DataCollatorForPointing  # noqa: E402
+from hf_bahdanau.modeling.pointing import positions  # noqa: E402
+from training.arguments import bad_arguments_exit, check_counts, parse_arguments, parse_config_overrides  # noqa: E402
 from training.data_files import POINTERS, POINTS, Column, DataFileArguments, load_raw_splits  # noqa: E402
 from training.metrics import in_percent  # noqa: E402
 from training.pointer_tasks import MIN_N, hull_metrics, make_dataset, pointer_ids, sequence_accuracy  # noqa: E402
@@ -182,10 +183,11 @@ def main(argv: list[str] | None = None) -> None:
     if model_args.torch_num_threads:
         torch.set_num_threads(model_args.torch_num_threads)
     set_seed(training_args.seed)
-    splits = load_splits(data_args)
-    model = load_model(model_args, data_args.task)
-    trainer = Trainer(model=model, args=training_args, train_dataset=splits.get("train"),
-                      data_collator=DataCollatorForPointing())
+    with bad_arguments_exit():  # a ValueError of the data or the model built from the arguments: exit 2
+        splits = load_splits(data_args)
+        model = load_model(model_args, data_args.task)
+        trainer = Trainer(model=model, args=training_args, train_dataset=splits.get("train"),
+                          data_collator=DataCollatorForPointing())
     output_dir = Path(training_args.output_dir)
     if training_args.do_train:
         result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)

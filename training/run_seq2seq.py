@@ -56,10 +56,11 @@ from transformers import (  # noqa: E402
 from hf_bahdanau import (  # noqa: E402
     PRESETS, BahdanauConfig, BahdanauForConditionalGeneration, DataCollatorWithRightPaddedLabels,
 )
-from hf_bahdanau.modeling.copying import DataCollatorForCopying, decode_with_copies, encode_with_copies  # noqa: E402
+from hf_bahdanau.modeling.collators import DataCollatorForCopying  # noqa: E402
+from hf_bahdanau.modeling.copying import decode_with_copies, encode_with_copies  # noqa: E402
 from hf_bahdanau.word_vectors import prepare_meta_embedding  # noqa: E402
 from training.alignment_error import alignment_error_rate  # noqa: E402
-from training.arguments import check_counts, parse_arguments, parse_config_overrides  # noqa: E402
+from training.arguments import bad_arguments_exit, check_counts, parse_arguments, parse_config_overrides  # noqa: E402
 from training.data_files import (  # noqa: E402
     SPANS, TEXT, TEXTS, Column, DataFileArguments, load_raw_splits, requested_splits,
 )
@@ -465,41 +466,44 @@ def main(argv: list[str] | None = None) -> None:
     if model_args.torch_num_threads is not None:
         torch.set_num_threads(model_args.torch_num_threads)
 
-    raw = load_raw_datasets(data_args, model_args)
-    raw_splits = requested_splits(raw, data_args, training_args)
+    with bad_arguments_exit():  # a ValueError of the data or the model built from the arguments: exit 2
+        raw = load_raw_datasets(data_args, model_args)
+        raw_splits = requested_splits(raw, data_args, training_args)
 
-    tokenizer = load_tokenizer(model_args, raw_splits.get("train", raw.get("train")), data_args)
-    model = load_model(model_args, tokenizer)
-    recurrent = is_recurrent(model)
-    copy_vocab_size = model.config.vocab_size if recurrent and model.config.copy_attention else None
-    tokenized = {name: tokenize_split(split, name, tokenizer, data_args, training_args.main_process_first,
-                                      copy_vocab_size)
-                 for name, split in raw_splits.items()}
-    if "train" in tokenized and recurrent:  # decoding warns about inputs longer than any the model was trained on
-        longest = max(len(ids) for ids in tokenized["train"]["input_ids"])
-        model.config.max_training_source_length = max(longest, model.config.max_training_source_length or 0)
-    if data_args.max_new_tokens is not None:
-        model.generation_config.max_new_tokens = data_args.max_new_tokens
-    elif "train" in tokenized:
-        model.generation_config.max_new_tokens = math.ceil(1.5 * max(len(ids) for ids in tokenized["train"]["labels"]))
-    if data_args.num_beams is not None:
-        model.generation_config.num_beams = data_args.num_beams
-    if not recurrent:
-        check_positions(model, tokenized)
+        tokenizer = load_tokenizer(model_args, raw_splits.get("train", raw.get("train")), data_args)
+        model = load_model(model_args, tokenizer)
+        recurrent = is_recurrent(model)
+        copy_vocab_size = model.config.vocab_size if recurrent and model.config.copy_attention else None
+        tokenized = {name: tokenize_split(split, name, tokenizer, data_args, training_args.main_process_first,
+                                          copy_vocab_size)
+                     for name, split in raw_splits.items()}
+        if "train" in tokenized and recurrent:  # decoding warns about inputs longer than any the model was trained on
+            longest = max(len(ids) for ids in tokenized["train"]["input_ids"])
+            model.config.max_training_source_length = max(longest, model.config.max_training_source_length or 0)
+        if data_args.max_new_tokens is not None:
+            model.generation_config.max_new_tokens = data_args.max_new_tokens
+        elif "train" in tokenized:
+            longest_target = max(len(ids) for ids in tokenized["train"]["labels"])
+            model.generation_config.max_new_tokens = math.ceil(1.5 * longest_target)
+        if data_args.num_beams is not None:
+            model.generation_config.num_beams = data_args.num_beams
+        if not recurrent:
+            check_positions(model, tokenized)
 
-    collator = DataCollatorForCopying if copy_vocab_size else DataCollatorWithRightPaddedLabels  # labels padded right
-    trainer = GenerationConfigKeepingTrainer(
-        model=model,
-        args=training_args,
-        train_dataset=tokenized.get("train"),
-        eval_dataset=tokenized.get("eval"),
-        processing_class=tokenizer,
-        data_collator=collator(tokenizer, model=model),
-        callbacks=[CodeFilesCallback(), TrainingClockCallback()]  # pushes carry the code; logs the training minutes
-        + [TrainingBudgetCallback(minutes) for minutes in [model_args.max_train_minutes] if minutes is not None],
-    )
-    if not recurrent:  # the generation config as --generation_config left it
-        check_generation_options(trainer.model.generation_config)
+        # labels padded right
+        collator = DataCollatorForCopying if copy_vocab_size else DataCollatorWithRightPaddedLabels
+        trainer = GenerationConfigKeepingTrainer(
+            model=model,
+            args=training_args,
+            train_dataset=tokenized.get("train"),
+            eval_dataset=tokenized.get("eval"),
+            processing_class=tokenizer,
+            data_collator=collator(tokenizer, model=model),
+            callbacks=[CodeFilesCallback(), TrainingClockCallback()]  # pushes carry the code; logs the training minutes
+            + [TrainingBudgetCallback(minutes) for minutes in [model_args.max_train_minutes] if minutes is not None],
+        )
+        if not recurrent:  # the generation config as --generation_config left it
+            check_generation_options(trainer.model.generation_config)
     if training_args.predict_with_generate:
         trainer.compute_metrics = metrics_function(tokenizer, lambda: trainer.source_oovs, copy_vocab_size,
                                                    lambda: trainer.references, data_args.score_without_stress)

@@ -48,8 +48,8 @@ from hf_bahdanau import (  # noqa: E402
 from hf_bahdanau.cards.vqa import VQA_QUESTION  # noqa: E402
 from hf_bahdanau.modeling.axes import CO_ATTENTIONS  # noqa: E402
 from hf_bahdanau.modeling.configuration_coattention import CO_ATTENTION_INPUTS  # noqa: E402
-from hf_bahdanau.vqa_training import DataCollatorForVisualQuestionAnswering  # noqa: E402
-from training.arguments import check_counts, parse_arguments, parse_config_overrides  # noqa: E402
+from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering  # noqa: E402
+from training.arguments import bad_arguments_exit, check_counts, parse_arguments, parse_config_overrides  # noqa: E402
 from training.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.metrics import in_percent  # noqa: E402
@@ -200,37 +200,38 @@ def main(argv: list[str] | None = None) -> None:
     if model_args.torch_num_threads is not None:
         torch.set_num_threads(model_args.torch_num_threads)
     set_seed(training_args.seed)
-    splits, description = load_splits(data_args)
-    data_args.dataset_description = data_args.dataset_description or description
-    types = question_types(splits, data_args)
-    training_args.remove_unused_columns = False  # the collator reads the image, question and answer columns
-    training_args.label_names = ["labels", "question_type_ids"] if types else ["labels"]
-    if model_args.model_name_or_path:
-        tokenizer = PreTrainedTokenizerFast.from_pretrained(model_args.model_name_or_path)
-        processor = AutoImageProcessor.from_pretrained(model_args.model_name_or_path, trust_remote_code=True)
-    else:
-        tokenizer = train_tokenizer(splits["train"][data_args.question_column], kind="word")
-        processor = BahdanauImageProcessor(num_channels=3, size={"height": data_args.image_height})
-    answers = sorted({answer for rows in splits.values() for answer in rows[data_args.answer_column]})
-    unseen = sorted(set(answers) - set(splits["train"][data_args.answer_column]))
-    if unseen:
-        logger.warning(f"{len(unseen)} answers of validation/test never occur in training (they count as wrong): "
-                       f"{unseen[:10]}")
-    model = build_model(model_args, tokenizer, answers)
-    collator = DataCollatorForVisualQuestionAnswering(
-        processor, tokenizer, model.config.label2id, data_args.image_column, data_args.question_column,
-        data_args.answer_column, data_args.question_type_column if types else None, types, model.config.inputs)
+    with bad_arguments_exit():  # a ValueError of the data or the model built from the arguments: exit 2
+        splits, description = load_splits(data_args)
+        data_args.dataset_description = data_args.dataset_description or description
+        types = question_types(splits, data_args)
+        training_args.remove_unused_columns = False  # the collator reads the image, question and answer columns
+        training_args.label_names = ["labels", "question_type_ids"] if types else ["labels"]
+        if model_args.model_name_or_path:
+            tokenizer = PreTrainedTokenizerFast.from_pretrained(model_args.model_name_or_path)
+            processor = AutoImageProcessor.from_pretrained(model_args.model_name_or_path, trust_remote_code=True)
+        else:
+            tokenizer = train_tokenizer(splits["train"][data_args.question_column], kind="word")
+            processor = BahdanauImageProcessor(num_channels=3, size={"height": data_args.image_height})
+        answers = sorted({answer for rows in splits.values() for answer in rows[data_args.answer_column]})
+        unseen = sorted(set(answers) - set(splits["train"][data_args.answer_column]))
+        if unseen:
+            logger.warning(f"{len(unseen)} answers of validation/test never occur in training (they count as wrong): "
+                           f"{unseen[:10]}")
+        model = build_model(model_args, tokenizer, answers)
+        collator = DataCollatorForVisualQuestionAnswering(
+            processor, tokenizer, model.config.label2id, data_args.image_column, data_args.question_column,
+            data_args.answer_column, data_args.question_type_column if types else None, types, model.config.inputs)
 
-    def compute_metrics(prediction) -> dict[str, float]:
-        labels, type_ids = (prediction.label_ids if types else (prediction.label_ids, None))
-        return accuracy_metrics(prediction.predictions.argmax(-1), labels, type_ids, types)
+        def compute_metrics(prediction) -> dict[str, float]:
+            labels, type_ids = (prediction.label_ids if types else (prediction.label_ids, None))
+            return accuracy_metrics(prediction.predictions.argmax(-1), labels, type_ids, types)
 
-    callbacks = [CodeFilesCallback(), TrainingClockCallback()]
-    if model_args.max_train_minutes:
-        callbacks.append(TrainingBudgetCallback(model_args.max_train_minutes))
-    trainer = Trainer(model=model, args=training_args, train_dataset=splits["train"],
-                      eval_dataset=splits["validation"], processing_class=tokenizer, data_collator=collator,
-                      compute_metrics=compute_metrics, callbacks=callbacks)
+        callbacks = [CodeFilesCallback(), TrainingClockCallback()]
+        if model_args.max_train_minutes:
+            callbacks.append(TrainingBudgetCallback(model_args.max_train_minutes))
+        trainer = Trainer(model=model, args=training_args, train_dataset=splits["train"],
+                          eval_dataset=splits["validation"], processing_class=tokenizer, data_collator=collator,
+                          compute_metrics=compute_metrics, callbacks=callbacks)
 
     def extra_metrics(split: str) -> dict[str, float]:
         if split != "predict" or data_args.dataset_name:
@@ -301,7 +302,7 @@ def save_attention_pictures(model, processor, tokenizer, test: datasets.Dataset,
     """``example_<n>.png`` (the image) and, for a model reading both inputs, ``coattention_<n>.png`` (each level's
     weights over the question's words and the image's regions) for the first --num_pictures test questions; returns
     the examples as the card's inputs, ``{"image": "example_<n>.png", "question": …}`` in JSON."""
-    from hf_bahdanau.plotting import plot_vqa_example
+    from hf_bahdanau.pictures import plot_vqa_example
 
     model.eval()
     examples = []

@@ -39,7 +39,7 @@ from hf_bahdanau.modeling.search import FastSearchMixin  # noqa: E402
 from training.evaluate_seq2seq import (  # noqa: E402
     DecodingArguments, EvaluationDataArguments, EvaluationModelArguments, SplitEvaluation, load_model_and_tokenizer,
 )
-from training.arguments import exit_on_bad_argument  # noqa: E402
+from training.arguments import bad_arguments_exit, exit_on_bad_argument  # noqa: E402
 from training.run_seq2seq import REFERENCES  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -189,11 +189,12 @@ def main(argv: list[str] | None = None) -> dict:
     logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
     if model_args.torch_num_threads is not None:
         torch.set_num_threads(model_args.torch_num_threads)
-    rows = data_args.read()
-    model, tokenizer = load_model_and_tokenizer(model_args)
-    results = {"model": model_args.model_name_or_path, "ensemble": model_args.ensemble,
-               "file": data_args.validation_file,
-               **tune(model, tokenizer, rows, data_args, decoding_args, tuning_args)}
+    with bad_arguments_exit():  # a ValueError of the data or the model built from the arguments: exit 2
+        rows = data_args.read()
+        model, tokenizer = load_model_and_tokenizer(model_args)
+        results = {"model": model_args.model_name_or_path, "ensemble": model_args.ensemble,
+                   "file": data_args.validation_file,
+                   **tune(model, tokenizer, rows, data_args, decoding_args, tuning_args)}
     output_dir = Path(data_args.output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     (output_dir / RESULTS_NAME).write_text(json.dumps(results, indent=2) + "\n")
