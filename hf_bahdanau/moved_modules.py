@@ -1,6 +1,7 @@
 """Import paths from before the package was split into subpackages (``hf_bahdanau.decoding``, ``hf_bahdanau.copying``,
-``hf_bahdanau.onnx_decoding``, …): they still import, as the module at its new path, with a ``FutureWarning`` naming
-that path."""
+``hf_bahdanau.onnx_decoding``, …) or before the collators came together in ``modeling/collators.py``
+(``hf_bahdanau.image_training``, ``hf_bahdanau.vqa_training``): they still import, as the module at its new path, with
+a ``FutureWarning`` naming that path."""
 
 import importlib
 import importlib.abc
@@ -24,6 +25,9 @@ MOVED = {
     "hf_bahdanau.onnx_greedy": "hf_bahdanau.onnx.graphs",
     "hf_bahdanau.onnx_pipeline": "hf_bahdanau.onnx.pipeline",
     "hf_bahdanau.explore": "hf_bahdanau.explorer.page",
+    "hf_bahdanau.plotting": "hf_bahdanau.pictures",
+    "hf_bahdanau.image_training": "hf_bahdanau.modeling.collators",
+    "hf_bahdanau.vqa_training": "hf_bahdanau.modeling.collators",
 }
 
 

@@ -7,8 +7,8 @@ import pytest
 import torch
 
 from conftest import PAD, tiny_model
-from hf_bahdanau.modeling.collators import DataCollatorWithRightPaddedLabels
-from hf_bahdanau.modeling.copying import DataCollatorForCopying, encode_with_copies
+from hf_bahdanau.modeling.collators import DataCollatorForCopying, DataCollatorWithRightPaddedLabels
+from hf_bahdanau.modeling.copying import encode_with_copies
 from training.tokenization import train_tokenizer
 
 SOURCES = ["meeting with Ann Lee on 3 March 2015", "lunch on 4 May", "Ann"]
@@ -138,3 +138,103 @@ def test_the_alignment_error_rate_is_the_same_with_a_left_padding_tokenizer(toke
     right, left = model.labels
     assert (right[1, 2:] == -100).all() and torch.equal(left, right)
     assert results[0] == results[1] and results[0][1] == 3  # Ann, Lee; lunch
+
+
+# every family's collator, in modeling/collators.py ----------------------------------------------------------------
+
+
+def every_collators_batch() -> dict[str, dict]:
+    """One small batch through each collator of ``modeling/collators.py``, as lists."""
+    from hf_bahdanau import BahdanauImageProcessor
+    from hf_bahdanau.modeling.collators import (
+        DataCollatorForImageToText, DataCollatorForMemoryNetwork, DataCollatorForPointing, DataCollatorForTextPairs,
+        DataCollatorForVisualQuestionAnswering,
+    )
+
+    tokenizer = train_tokenizer(["lunch with Ann", "Ann Lee", "what color"], kind="word")
+    tokenizer.padding_side = "left"
+    encoded = tokenizer(["lunch with Ann", "Ann"], text_target=["Ann Lee", "lunch with Ann Lee"])
+    copies = encode_with_copies(tokenizer, ["lunch with Ngozi", "Obi"], ["Ngozi", "Obi Obi Ann"])
+
+    def image(width, value):
+        return np.full((2, width), value, dtype=np.uint8)
+
+    processor = BahdanauImageProcessor(size={"height": 2})
+    batches = {
+        "seq2seq": DataCollatorWithRightPaddedLabels(tokenizer)([{key: encoded[key][row] for key in encoded}
+                                                                  for row in range(2)]),
+        "copying": DataCollatorForCopying(tokenizer)([{key: copies[key][row] for key in copies} for row in range(2)]),
+        "pointing": DataCollatorForPointing()([{"input_features": [[1.0, 2.0], [3.0, 4.0]], "labels": [2, 1, 0]},
+                                               {"input_features": [[5.0, 6.0]], "labels": [1, 0]}]),
+        "image": DataCollatorForImageToText(processor, tokenizer)([{"image": image(2, 255), "text": "Ann"},
+                                                                   {"image": image(4, 0), "text": "lunch with Ann"}]),
+        "memory": DataCollatorForMemoryNetwork(0, 2)([
+            {"input_ids": [5, 6], "memory_ids": [[1], [2, 3], [4, 4, 4]], "labels": 1},
+            {"input_ids": [7], "memory_ids": [[8]], "labels": 0}]),
+        "pairs": DataCollatorForTextPairs(0)([{"input_ids": [5, 6], "context_ids": [1], "labels": 1},
+                                              {"input_ids": [7], "context_ids": [2, 3, 4], "labels": 0}]),
+        "vqa": DataCollatorForVisualQuestionAnswering(processor, tokenizer, {"Ann": 0, "Lee": 1},
+                                                      question_type_column="t", question_types=["a", "b"])([
+            {"image": image(2, 255), "question": "what color", "answer": "Lee", "t": "b"},
+            {"image": image(4, 0), "question": "Ann", "answer": "Ann", "t": "a"}]),
+    }
+    return {name: {key: value.tolist() for key, value in batch.items()} for name, batch in batches.items()}
+
+
+PIXELS = {"pixel_values": [[[[1.0, 1.0, 0.0, 0.0], [1.0, 1.0, 0.0, 0.0]]], [[[-1.0] * 4, [-1.0] * 4]]],
+          "pixel_mask": [[[1, 1, 0, 0], [1, 1, 0, 0]], [[1, 1, 1, 1], [1, 1, 1, 1]]]}
+# what each collator gave in its module before they came together in modeling/collators.py (image_training.py,
+# memory_training.py, vqa_training.py, copying.py, pointing.py)
+BEFORE = {
+    "seq2seq": {"input_ids": [[7, 9, 4, 2], [0, 0, 4, 2]], "attention_mask": [[1, 1, 1, 1], [0, 0, 1, 1]],
+                "labels": [[4, 5, 2, -100, -100], [7, 9, 4, 5, 2]]},
+    "copying": {"input_ids": [[7, 9, 3, 2], [0, 0, 3, 2]], "attention_mask": [[1, 1, 1, 1], [0, 0, 1, 1]],
+                "labels": [[10, 2, -100, -100], [10, 10, 4, 2]], "copy_input_ids": [[7, 9, 10, 2], [0, 0, 10, 2]]},
+    "pointing": {"input_features": [[[1.0, 2.0], [3.0, 4.0]], [[5.0, 6.0], [0.0, 0.0]]],
+                 "attention_mask": [[1, 1], [1, 0]], "labels": [[2, 1, 0], [1, 0, -100]]},
+    "image": {**PIXELS, "labels": [[4, 2, -100, -100], [7, 9, 4, 2]]},
+    "memory": {"input_ids": [[5, 6], [7, 0]], "attention_mask": [[1, 1], [1, 0]],
+               "memory_ids": [[[2, 3, 0], [4, 4, 4]], [[8, 0, 0], [0, 0, 0]]],
+               "memory_attention_mask": [[[1, 1, 0], [1, 1, 1]], [[1, 0, 0], [0, 0, 0]]], "labels": [1, 0]},
+    "pairs": {"input_ids": [[5, 6], [7, 0]], "attention_mask": [[1, 1], [1, 0]], "context_ids": [[1, 0, 0], [2, 3, 4]],
+              "context_attention_mask": [[1, 0, 0], [1, 1, 1]], "labels": [1, 0]},
+    "vqa": {**PIXELS, "input_ids": [[8, 6], [4, 0]], "attention_mask": [[1, 1], [1, 0]], "labels": [1, 0],
+            "question_type_ids": [1, 0]},
+}
+
+
+def test_every_collator_gives_the_batch_it_gave_in_its_old_module():
+    assert every_collators_batch() == BEFORE
+
+
+@pytest.mark.parametrize("module, name", [
+    ("hf_bahdanau.modeling.copying", "DataCollatorForCopying"),
+    ("hf_bahdanau.modeling.pointing", "DataCollatorForPointing"),
+    ("hf_bahdanau.memory_training", "DataCollatorForMemoryNetwork"),
+    ("hf_bahdanau.memory_training", "DataCollatorForTextPairs"),
+])
+def test_a_collator_s_old_import_path_names_its_new_one(module, name):
+    import importlib
+
+    from hf_bahdanau.modeling import collators
+
+    old_module = importlib.import_module(module)
+    with pytest.warns(FutureWarning, match=rf"^`{module}.{name}` is now `hf_bahdanau.modeling.collators.{name}`; "
+                                           "import it by that name.$"):
+        old = getattr(old_module, name)
+    assert old is getattr(collators, name)
+    with pytest.raises(AttributeError, match=rf"module '{module}' has no attribute 'DataCollatorForNothing'"):
+        old_module.DataCollatorForNothing  # noqa: B018
+
+
+@pytest.mark.parametrize("module", ["hf_bahdanau.image_training", "hf_bahdanau.vqa_training"])
+def test_the_image_collators_old_modules_are_the_collators_module(module):
+    import importlib
+    import sys
+
+    from hf_bahdanau.modeling import collators
+
+    sys.modules.pop(module, None)
+    with pytest.warns(FutureWarning, match=rf"`{module}` moved to `hf_bahdanau.modeling.collators`"):
+        assert importlib.import_module(module) is collators
+    sys.modules.pop(module, None)

@@ -11,7 +11,8 @@ from transformers import AutoModel
 from hf_bahdanau import BahdanauForPointerNetwork, BahdanauPointerConfig, reference
 from hf_bahdanau.modeling.attention import ATTENTION_SCORES
 from hf_bahdanau.modeling.recurrent import RNN_TYPES
-from hf_bahdanau.modeling.pointing import END, DataCollatorForPointing, ForbidRepeatedPointers, positions
+from hf_bahdanau.modeling.collators import DataCollatorForPointing
+from hf_bahdanau.modeling.pointing import END, ForbidRepeatedPointers, positions
 
 from child_process import run_child
 from conftest import assert_float64_close, softmax_sum_tolerance

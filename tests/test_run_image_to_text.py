@@ -14,7 +14,7 @@ from huggingface_hub import ModelCard
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
 from hf_bahdanau import BahdanauImageProcessor
-from hf_bahdanau.image_training import DataCollatorForImageToText
+from hf_bahdanau.modeling.collators import DataCollatorForImageToText
 from training import image_text_table
 from training.run_image_to_text import main, text_metrics
 from training.tokenization import train_tokenizer

@@ -16,7 +16,7 @@ from child_process import run_child
 from hf_bahdanau import (
     BahdanauForTextPairClassification, TextCoAttentionConfig, TextCoAttentionModel, reference,
 )
-from hf_bahdanau.memory_training import DataCollatorForTextPairs
+from hf_bahdanau.modeling.collators import DataCollatorForTextPairs
 from hf_bahdanau.modeling.pipeline_text_pair import PassageQuestionAnsweringPipeline
 
 pytestmark = pytest.mark.usefixtures("one_thread")

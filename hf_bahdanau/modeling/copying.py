@@ -10,18 +10,19 @@ emitted as the unknown token, and ``decode_with_copies`` turns it back into the 
     decode_with_copies(tokenizer, generated, encoded.source_oovs)   # ["Ngozi Adeyemi | 2015-03-03"]
 
 Training: map ``encode_with_copies`` over the dataset (``targets`` gives ``labels``) and batch with
-``DataCollatorForCopying``. A word is found from the tokenizer's character offsets, so a fast tokenizer is needed.
+``collators.DataCollatorForCopying``. A word is found from the tokenizer's character offsets, so a fast tokenizer is
+needed.
 """
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import torch
 from transformers import BatchEncoding
 
-from .collators import DataCollatorWithRightPaddedLabels
+from .collators import DataCollatorForCopying as _DataCollatorForCopying  # public in collators.py
+from .old_names import old_names
 
-__all__ = ["CopyEncoding", "DataCollatorForCopying", "decode_with_copies", "encode_with_copies", "tokens_with_copies"]
+__all__ = ["CopyEncoding", "decode_with_copies", "encode_with_copies", "tokens_with_copies"]
 
 
 class CopyEncoding(BatchEncoding):
@@ -84,7 +85,7 @@ def encode_with_copies(tokenizer, sources: Sequence[str], targets: Sequence[str]
     if return_tensors is None:
         return CopyEncoding(features)
     rows = [{key: features[key][row] for key in features} for row in range(len(sources))]
-    return CopyEncoding({**DataCollatorForCopying(tokenizer)(rows), "source_oovs": features["source_oovs"]})
+    return CopyEncoding({**_DataCollatorForCopying(tokenizer)(rows), "source_oovs": features["source_oovs"]})
 
 
 def decode_with_copies(tokenizer, sequences: torch.Tensor | Sequence[Sequence[int]],
@@ -118,26 +119,4 @@ def tokens_with_copies(tokenizer, ids: Sequence[int], source_oovs: Sequence[str]
     return tokens
 
 
-@dataclass
-class DataCollatorForCopying(DataCollatorWithRightPaddedLabels):
-    """``DataCollatorWithRightPaddedLabels`` for ``encode_with_copies``' features: ``copy_input_ids`` are padded like
-    ``input_ids`` (the padding columns are never attended), the labels on the right, and ``source_oovs`` are dropped
-    (the Trainer removes them first: they are no argument of the model)."""
-
-    def __call__(self, features: list[dict], return_tensors: str | None = None) -> dict:
-        copy_ids = [feature["copy_input_ids"] for feature in features]
-        rest = [{key: value for key, value in feature.items() if key not in ("copy_input_ids", "source_oovs")}
-                for feature in features]
-        batch = super().__call__(rest, return_tensors)
-        if batch.get("labels", ()) is None:  # features without labels
-            del batch["labels"]
-        width = batch["input_ids"].shape[1]
-        padded = torch.full((len(copy_ids), width), self.tokenizer.pad_token_id, dtype=torch.long)
-        for row, ids in enumerate(copy_ids):
-            ids = torch.as_tensor(ids, dtype=torch.long)
-            if self.tokenizer.padding_side == "left":
-                padded[row, width - len(ids):] = ids
-            else:
-                padded[row, :len(ids)] = ids
-        batch["copy_input_ids"] = padded
-        return batch
+__getattr__ = old_names(__name__, {"DataCollatorForCopying": _DataCollatorForCopying})

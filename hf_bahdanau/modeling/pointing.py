@@ -5,8 +5,9 @@ A pointer network's outputs are input positions. Its vocabulary of output ids is
     0 = END      ends the output (it is also the decoder's start input and the padding of its inputs)
     j + 1        points at input position j (0-based)
 
-so a model over n inputs scores n + 1 ids. ``DataCollatorForPointing`` batches rows {"input_features" [n][F] or
-"input_ids" [n], "labels": pointer ids}; ``ForbidRepeatedPointers`` is the ``generate(forbid_repeats=True)`` option.
+so a model over n inputs scores n + 1 ids. ``collators.DataCollatorForPointing`` batches rows {"input_features"
+[n][F] or "input_ids" [n], "labels": pointer ids}; ``ForbidRepeatedPointers`` is the ``generate(forbid_repeats=True)``
+option.
 """
 
 from collections.abc import Sequence
@@ -15,9 +16,12 @@ import torch
 from torch import Tensor
 from transformers import LogitsProcessor
 
+from .collators import DataCollatorForPointing as _DataCollatorForPointing  # public in collators.py
+from .old_names import old_names
+
 END = 0
 
-__all__ = ["END", "DataCollatorForPointing", "ForbidRepeatedPointers", "positions"]
+__all__ = ["END", "ForbidRepeatedPointers", "positions"]
 
 
 def positions(pointer_ids: Sequence[int] | Tensor) -> list[int]:
@@ -41,34 +45,4 @@ class ForbidRepeatedPointers(LogitsProcessor):
         return scores.masked_fill(pointed, float("-inf"))
 
 
-class DataCollatorForPointing:
-    """Rows {"input_features": [n][F] floats or "input_ids": [n] ints, "labels": pointer ids} -> a batch of
-    ``input_features`` [B, S, F] (or ``input_ids`` [B, S], padded with ``pad_token_id``), ``attention_mask`` [B, S]
-    and ``labels`` [B, T] padded with -100; right padding (pointer id j + 1 is column j)."""
-
-    def __init__(self, pad_token_id: int = 0, return_tensors: str = "pt"):
-        if return_tensors != "pt":
-            raise ValueError(f"return_tensors must be 'pt', got {return_tensors!r}.")
-        self.pad_token_id = pad_token_id
-
-    def __call__(self, rows: Sequence[dict]) -> dict[str, Tensor]:
-        if not rows:
-            raise ValueError("DataCollatorForPointing got no rows.")
-        key = "input_features" if "input_features" in rows[0] else "input_ids"
-        inputs = [torch.as_tensor(row[key], dtype=torch.float32 if key == "input_features" else torch.long)
-                  for row in rows]
-        for index, row in enumerate(inputs):
-            if len(row) == 0:
-                raise ValueError(f"row {index} has no {key}: a pointer network needs at least one input.")
-            if row.shape[1:] != inputs[0].shape[1:]:
-                raise ValueError(f"row {index}'s {key} have {list(row.shape[1:])} features per input and row 0's "
-                                 f"{list(inputs[0].shape[1:])}: every input of a batch needs the same number.")
-        padding = 0.0 if key == "input_features" else self.pad_token_id
-        batch = {key: torch.nn.utils.rnn.pad_sequence(inputs, batch_first=True, padding_value=padding),
-                 "attention_mask": torch.nn.utils.rnn.pad_sequence(
-                     [torch.ones(len(row), dtype=torch.long) for row in inputs], batch_first=True)}
-        if "labels" in rows[0]:
-            batch["labels"] = torch.nn.utils.rnn.pad_sequence(
-                [torch.as_tensor(row["labels"], dtype=torch.long) for row in rows], batch_first=True,
-                padding_value=-100)
-        return batch
+__getattr__ = old_names(__name__, {"DataCollatorForPointing": _DataCollatorForPointing})
