@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> None:
         for result in results:
             print(result.translation)
         return
-    from .plotting import plot_alignment
+    from .pictures import plot_alignment
 
     args.alignments_dir.mkdir(parents=True, exist_ok=True)
     for number, result in enumerate(results):

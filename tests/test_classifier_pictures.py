@@ -1,4 +1,4 @@
-"""hf_bahdanau.plotting.plot_classifier_attention / plot_classifier_texts: each pooling's picture holds the model's
+"""hf_bahdanau.pictures.plot_classifier_attention / plot_classifier_texts: each pooling's picture holds the model's
 own weights (one row α; A's r rows and their mean; the D features ordered by peak token and their mean; HAN's words
 and sentences), padding is not drawn, bad input is refused by name; training/classifier_pictures.py picks the same
 short documents for every model and writes one picture per model."""
@@ -15,7 +15,8 @@ from conftest import exits_as_argparse_does, padded_batch, tiny_config
 from hf_bahdanau import BahdanauForSequenceClassification
 from hf_bahdanau.modeling.axes import POOLINGS
 from hf_bahdanau.modeling.padding import rotate_rows
-from hf_bahdanau.plotting import _POOLING_ROWS, plot_classifier_attention, plot_classifier_texts
+from hf_bahdanau.pictures import plot_classifier_attention, plot_classifier_texts
+from hf_bahdanau.pictures.classifier import _POOLING_ROWS
 from test_sequence_classification import SEP, documents
 from training import classifier_pictures
 from training.tokenization import train_tokenizer

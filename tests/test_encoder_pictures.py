@@ -1,4 +1,4 @@
-"""Pictures of the encoder's own weights (hf_bahdanau.plotting): the self-attention α [S, S] of
+"""Pictures of the encoder's own weights (hf_bahdanau.pictures.encoder): the self-attention α [S, S] of
 ``encoder_self_attention`` and the mixing weights α [S, K] of ``meta_embedding_sources``. The drawn arrays are the
 weights the models return for the real tokens (padding not drawn, left padding = right padding), the K x S map names
 the sources from the config and writes each weight, ``plot_encoder_text`` draws what the heads return (HAN: the
@@ -12,7 +12,7 @@ import torch
 from conftest import padded_batch, tiny_config
 from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauForSequenceClassification
 from hf_bahdanau.modeling.padding import rotate_rows
-from hf_bahdanau.plotting import plot_embedding_mixture, plot_encoder_self_attention, plot_encoder_text
+from hf_bahdanau.pictures import plot_embedding_mixture, plot_encoder_self_attention, plot_encoder_text
 from test_head_scripts import REPO, SMALL_RUN
 from test_meta_embedding import TOKENS
 from training import run_classification, run_ner

@@ -22,7 +22,7 @@ from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, Seq2SeqTraining
 from child_process import run_child
 from conftest import tiny_config
 from hf_bahdanau import BahdanauForConditionalGeneration
-from hf_bahdanau.plotting import plot_alignment
+from hf_bahdanau.pictures import plot_alignment
 from hf_bahdanau.cards import write_model_card
 from training.hub_utils import CodeFilesCallback, push_output_dir
 from training.tokenization import train_tokenizer

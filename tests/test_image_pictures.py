@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from hf_bahdanau.explorer.image_page import image_text_page, write_image_text_page
-from hf_bahdanau.plotting import OVERLAY_OPACITY, attention_maps, check_image, plot_image_attention
+from hf_bahdanau.pictures import OVERLAY_OPACITY, attention_maps, check_image, plot_image_attention
 from test_explore import ROUNDING, StartTags, browser, open_page, page_data, sentences_shown  # noqa: F401  (fixture)
 
 # α [T = 2, L = 6] over a grid of 2 x 3 regions, row-major: region i is row i // 3, column i % 3

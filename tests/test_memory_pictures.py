@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from hf_bahdanau.explorer.memory_page import memory_page, write_memory_page
-from hf_bahdanau.plotting import plot_memory_hops
+from hf_bahdanau.pictures import plot_memory_hops
 from test_explore import ROUNDING, StartTags, browser, open_page, page_data, sentences_shown  # noqa: F401  (fixture)
 
 STORY = ["Mary moved to the bathroom.", "John went to the hallway.", "Mary travelled to the office.",

@@ -17,7 +17,7 @@ from transformers import Seq2SeqTrainingArguments
 from child_process import child_env, run_script
 from conftest import tiny_config
 from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauForTokenClassification
-from hf_bahdanau.plotting import plot_alignment
+from hf_bahdanau.pictures import plot_alignment
 from hf_bahdanau.cards import set_model_id, write_model_card
 from hf_bahdanau.cards.architecture import describe
 from training.tokenization import train_tokenizer

@@ -35,3 +35,26 @@ def test_the_old_model_cards_package_names_its_new_place():
     sys.modules.pop("model_cards", None)
     with pytest.raises(ImportError, match=r"`model_cards` moved to `hf_bahdanau.cards`"):
         importlib.import_module("model_cards")
+
+
+PLOTTING = {  # hf_bahdanau.plotting's public names before it split into hf_bahdanau.pictures, by their new module
+    "alignment": ["plot_alignment", "plot_token_attention"],
+    "classifier": ["plot_classifier_attention", "plot_classifier_texts", "plot_document_attention"],
+    "common": ["BLANK"],
+    "encoder": ["VALUES_UP_TO", "plot_embedding_mixture", "plot_encoder_self_attention", "plot_encoder_text"],
+    "image": ["OVERLAY_OPACITY", "attention_maps", "check_image", "check_image_attention", "plot_image_attention",
+              "region_stride"],
+    "memory": ["SUPPORTING", "check_hop_attentions", "check_supporting_facts", "plot_memory_hops"],
+    "vqa": ["plot_coattention", "plot_vqa_example"],
+}
+
+
+def test_every_name_of_the_old_plotting_module_still_imports_from_it():
+    sys.modules.pop("hf_bahdanau.plotting", None)
+    with pytest.warns(FutureWarning, match=r"`hf_bahdanau.plotting` moved to `hf_bahdanau.pictures`"):
+        plotting = importlib.import_module("hf_bahdanau.plotting")
+    for module, names in PLOTTING.items():
+        new = importlib.import_module(f"hf_bahdanau.pictures.{module}")
+        assert [getattr(plotting, name) is getattr(new, name) for name in names] == [True] * len(names), module
+    assert sorted(plotting.__all__) == sorted(name for names in PLOTTING.values() for name in names)
+    sys.modules.pop("hf_bahdanau.plotting", None)

@@ -290,7 +290,7 @@ def test_loads_the_encoder_of_a_seq2seq_checkpoint(hierarchical, tmp_path):
 def test_plot_document_attention_shades_words_and_sentences(tmp_path):
     from matplotlib import colormaps
 
-    from hf_bahdanau.plotting import plot_document_attention
+    from hf_bahdanau.pictures import plot_document_attention
 
     sentences = [["the", "coach", "smiled"], ["rain", "today"]]
     word_weights = torch.tensor([[0.2, 0.7, 0.1], [0.4, 0.6, 0.0]])

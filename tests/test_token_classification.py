@@ -267,7 +267,7 @@ def test_resize_token_embeddings_resizes_only_the_source_embedding():
 
 
 def test_plot_token_attention_draws_the_weights(tmp_path):
-    from hf_bahdanau.plotting import plot_token_attention
+    from hf_bahdanau.pictures import plot_token_attention
 
     tokens, tags = ["Maria", "flew", "to", "Jordan"], ["B-PER", "O", "O", "B-LOC"]
     alpha = torch.tensor([0.1, 0.2, 0.3, 0.4])

@@ -8,7 +8,7 @@ import torch
 from PIL import Image
 
 from hf_bahdanau import BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, VisualQuestionAnsweringConfig
-from hf_bahdanau.plotting import OVERLAY_OPACITY, attention_maps, plot_coattention, plot_vqa_example
+from hf_bahdanau.pictures import OVERLAY_OPACITY, attention_maps, plot_coattention, plot_vqa_example
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

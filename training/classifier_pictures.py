@@ -8,7 +8,7 @@ one PNG per model, a panel per document titled with the predicted and the true l
 The documents: the first ``--num_texts`` of ``--test_file`` (in file order) that every model's tokenizer makes at most
 ``--max_tokens`` tokens, so that every picture shows the same readable texts. Each model's picture is
 ``--output_dir/--file_name`` with {} = "flat_<pooling_type>" or "han_<pooling_type>" (e.g.
-docs/fortunes_attention_flat_self_attentive.png), drawn by ``hf_bahdanau.plotting.plot_classifier_texts``.
+docs/fortunes_attention_flat_self_attentive.png), drawn by ``hf_bahdanau.pictures.plot_classifier_texts``.
 """
 
 import json
@@ -24,7 +24,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, HfAr
 
 import hf_bahdanau  # noqa: E402,F401  (registers the Auto classes)
 from hf_bahdanau.locations import check_model_location  # noqa: E402
-from hf_bahdanau.plotting import plot_classifier_texts  # noqa: E402
+from hf_bahdanau.pictures import plot_classifier_texts  # noqa: E402
 from training.arguments import exit_on_bad_argument  # noqa: E402
 
 FORTUNES_TEST = REPO_ROOT / "training" / "data" / "fortunes" / "test.jsonl"

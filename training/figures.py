@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from hf_bahdanau.modeling.decoding import translate
-from hf_bahdanau.plotting import plot_alignment, plot_encoder_text
+from hf_bahdanau.pictures import plot_alignment, plot_encoder_text
 
 TRAINING_CURVE = "training_curve.png"
 ALIGNMENT_PICTURE = "alignment_{}.png"

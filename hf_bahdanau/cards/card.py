@@ -435,7 +435,7 @@ def usage(task: str, auto_class: str, model_id: str, examples: list[str], genera
     return code + "\n\n" + textwrap.dedent(f"""\
         # the soft alignment of the first example as a heat map (needs matplotlib)
         from hf_bahdanau.modeling.alignments import alignments_from_generate
-        from hf_bahdanau.plotting import plot_alignment
+        from hf_bahdanau.pictures import plot_alignment
 
         out = model.generate(**inputs, {generate_kwargs(generation)}, output_attentions=True,
                              return_dict_in_generate=True)
@@ -493,7 +493,7 @@ def memory_usage(model_id: str, example: str, remote: bool) -> str:
         answered = answerer(memory=memory, question=question)
         print(answered["answer"], answered["score"])  # and answered["hop_attentions"]: [hops][sentences]"""
     usage = answerer_usage(model_id, "pipeline_memory", "MemoryQuestionAnsweringPipeline", question, remote,
-                           plugin_import="from hf_bahdanau.plotting import plot_memory_hops\n")
+                           plugin_import="from hf_bahdanau.pictures import plot_memory_hops\n")
     if remote:
         return usage
     return usage + textwrap.dedent("""
@@ -562,7 +562,7 @@ def image_usage(model_id: str, examples: list[str], generation: dict[str, Any], 
         # each output token's attention over the first image, drawn over it (needs matplotlib)
         from PIL import Image
 
-        from hf_bahdanau.plotting import plot_image_attention
+        from hf_bahdanau.pictures import plot_image_attention
 
         image = reader.image_processor.to_image(Image.open(images[0]))  # resized, as the model reads it
         attention = reader(image, return_attentions=True, {generate_kwargs(generation)})[0]["attention"]

@@ -89,7 +89,7 @@ def vqa_usage(model_id: str, examples: list[dict[str, str]], config: dict[str, A
     return code + "\n\n" + textwrap.dedent("""\
         # the first example's attention over the question's words and the image's regions, level by level
         # (needs matplotlib)
-        from hf_bahdanau.plotting import plot_vqa_example
+        from hf_bahdanau.pictures import plot_vqa_example
 
         plot_vqa_example(model, processor, tokenizer, images[0], questions[0], path="coattention.png")""")
 

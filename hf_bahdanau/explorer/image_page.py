@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..plotting import OVERLAY_OPACITY, check_image, check_image_attention, region_stride
+from ..pictures import OVERLAY_OPACITY, check_image, check_image_attention, region_stride
 from .page import WEIGHT_DECIMALS, _format_value, _metrics_table, html_page, is_exact_match, judged_first
 
 __all__ = ["image_text_page", "png_data_uri", "write_image_text_page"]

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 
-from ..plotting import check_hop_attentions, check_supporting_facts
+from ..pictures import check_hop_attentions, check_supporting_facts
 from .page import WEIGHT_DECIMALS, _format_value, _metrics_table, html_page, is_exact_match, judged_first
 
 __all__ = ["MEMORY_SUMMARY_FIELDS", "memory_page", "write_memory_page"]

@@ -15,7 +15,7 @@ An image is a PIL image, a uint8 array or a path (or URL) that PIL opens; a blan
 refused, and one far from the training images' height is read with a warning (``pipeline_inputs.read_image``).
 ``generate()`` options are passed through.
 ``return_attentions=True`` adds, per generated token (EOS included), its attention over the image's own H' × W'
-regions, row-major (``plotting.plot_image_attention`` draws it over the image).
+regions, row-major (``hf_bahdanau.pictures.plot_image_attention`` draws it over the image).
 """
 
 import numpy as np

@@ -14,7 +14,7 @@ An image is a PIL image, a uint8 array or a path (or URL) that PIL opens; one fa
 a question with unknown words, is read with a warning.
 ``return_attentions=True`` adds the question's tokens, each level's weights over them (``question_attentions``, one
 list per level of ``levels``) and over the image's own grid of regions (``image_attentions``: one list per level,
-``grid_size`` = [rows, columns] nested lists); ``plotting.plot_coattention`` draws them.
+``grid_size`` = [rows, columns] nested lists); ``hf_bahdanau.pictures.plot_coattention`` draws them.
 """
 
 import numpy as np
