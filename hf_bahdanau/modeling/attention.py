@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 from torch import Tensor, nn
+from transformers import initialization as init
 
 from .axes import ATTENTION_SCORES
 from .input_checks import exporting
@@ -501,6 +502,7 @@ class GaussianKernelAttention(AttentionMechanism):
         if width <= 0:
             raise ValueError(f"width (gaussian_kernel_width) must be > 0, got {width}")
         width_tensor = torch.tensor(float(width))
+        self.initial_width = float(width)
         if learnable:
             self.width = nn.Parameter(width_tensor)
         else:
@@ -514,6 +516,10 @@ class GaussianKernelAttention(AttentionMechanism):
             + projected_keys.square().sum(-1).unsqueeze(1)  # [B, 1, S]
         ).clamp_min(0)  # rounding can make it slightly negative
         return -0.5 * self.width.square() * squared_distance
+
+    def init_parameters(self) -> None:
+        """w = ``gaussian_kernel_width`` (the model's ``_init_weights`` calls it)."""
+        init.constant_(self.width, self.initial_width)
 
     @classmethod
     def from_config(cls, config: Any, query_size: int, key_size: int) -> "GaussianKernelAttention":

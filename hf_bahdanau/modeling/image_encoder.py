@@ -23,15 +23,17 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 from transformers import AutoConfig, AutoModel
+from transformers import initialization as init
 
 from .encoder import BahdanauEncoderOutput
 from .input_checks import require_tensor
+from .old_names import old_names
 
-__all__ = ["ImageEncoder", "ImageEncoderOutput", "region_positions"]
+__all__ = ["ImageEncoder", "BahdanauImageEncoderOutput", "region_positions"]
 
 
 @dataclass
-class ImageEncoderOutput(BahdanauEncoderOutput):
+class BahdanauImageEncoderOutput(BahdanauEncoderOutput):
     """``BahdanauEncoderOutput`` of an image, batch-first so ``generate`` can expand it for beams.
 
     last_hidden_state [B, L, D]: the region annotations a_i of each image's own grid of H'_b × W'_b regions first,
@@ -48,6 +50,15 @@ class ImageEncoderOutput(BahdanauEncoderOutput):
     grid_size: Tensor | None = None
 
 
+class ReluConvolution(nn.Conv2d):
+    """A convolution that a ReLU follows, initialised for it: W Kaiming-normal (He et al.), fan-out; b = 0."""
+
+    def init_parameters(self) -> None:
+        """The model's ``_init_weights`` calls it."""
+        init.kaiming_normal_(self.weight, mode="fan_out", nonlinearity="relu")
+        init.zeros_(self.bias)
+
+
 class ConvolutionalRegions(nn.Module):
     """Our small CNN: block l computes a^l = maxpool_{p_l}(ReLU(W_l ∗ a^{l−1} + b_l)) with 3×3 convolutions and
     ``cnn_pool_sizes`` p_l, keeping padded positions at 0."""
@@ -55,7 +66,7 @@ class ConvolutionalRegions(nn.Module):
     def __init__(self, config):
         super().__init__()
         sizes = [config.num_channels, *config.cnn_channels]
-        self.convolutions = nn.ModuleList(nn.Conv2d(inputs, outputs, kernel_size=3, padding=1)
+        self.convolutions = nn.ModuleList(ReluConvolution(inputs, outputs, kernel_size=3, padding=1)
                                           for inputs, outputs in zip(sizes, sizes[1:]))
         self.pool_sizes = [tuple(size) for size in config.cnn_pool_sizes]
         # (height, width): an image smaller than the first block's pooling window has no region to pool
@@ -112,7 +123,7 @@ def region_positions(rows: int, columns: int, size: int, device: torch.device | 
 
 
 class ImageEncoder(nn.Module):
-    """pixel_values [B, C, H, W] (and pixel_mask [B, H, W]) -> ``ImageEncoderOutput``: the annotations a_i [B, L, D]
+    """pixel_values [B, C, H, W] (and pixel_mask [B, H, W]) -> ``BahdanauImageEncoderOutput``: the annotations a_i [B, L, D]
     (with ``region_position_encoding``, a_i + the 2-D sinusoidal encoding of region i), their mask and ā."""
 
     def __init__(self, config):
@@ -128,7 +139,7 @@ class ImageEncoder(nn.Module):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
-    ) -> ImageEncoderOutput | tuple:
+    ) -> BahdanauImageEncoderOutput | tuple:
         """pixel_values [B, C, H, W] (C = ``num_channels``), finite; pixel_mask [B, H, W]: 1 = a real pixel, 0 = padding
         (None: every pixel is real). ``output_attentions`` is accepted for ``generate()``: an image encoder has none."""
         mask = self.check_pixels(pixel_values, pixel_mask)
@@ -146,7 +157,7 @@ class ImageEncoder(nn.Module):
         packed_mask = torch.arange(annotations.shape[1], device=features.device) < count.unsqueeze(1)
         weights = packed_mask.unsqueeze(-1).to(annotations.dtype)
         mean = (annotations * weights).sum(1) / weights.sum(1).clamp(min=1)
-        output = ImageEncoderOutput(
+        output = BahdanauImageEncoderOutput(
             last_hidden_state=annotations * weights,
             final_hidden_state=mean.unsqueeze(1),
             hidden_states=(pixel_values, *blocks) if output_hidden_states else None,
@@ -210,3 +221,6 @@ class ImageEncoder(nn.Module):
             pixels = parameter.new_zeros(1, self.num_channels, height, width)
             features, _, _ = self.regions(pixels, pixels.new_ones(1, height, width))
         return tuple(features.shape[-2:])
+
+
+__getattr__ = old_names(__name__, {"ImageEncoderOutput": BahdanauImageEncoderOutput})

@@ -14,10 +14,9 @@ from transformers import initialization as init
 from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 from transformers.utils import can_return_tuple
 
-from .attention import GaussianKernelAttention
 from .configuration_bahdanau import CUSTOM_PIPELINES, BahdanauConfig, name_head_pipelines
 from .coverage import coverage_loss, doubly_stochastic_loss
-from .decoder import ContextGate, DecoderOutput, StepPlan, build_decoder
+from .decoder import DecoderOutput, StepPlan, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .input_checks import check_embeddings, check_token_ids
 from .loss import linear_cross_entropy, per_target, token_cross_entropy
@@ -25,7 +24,6 @@ from .meta_embedding import CharacterSource, PretrainedSource, spell_tokens
 from .pointer_generator import CopySource, copy_loss_terms, mixture_log_probs
 from .recurrent import RNN_TYPES
 from .reinforce import MovingAverageBaseline, reinforce_loss, token_log_likelihoods
-from .scope import MonotonicScope
 from .search import BEAM_PENALTY_OPTIONS, FastSearchMixin
 from .state import RecurrentDecoderCache, resolve_rows_per_source
 from .transformers_private import (CACHE_NAME, EMBEDDING_RESIZE, SHARED_BEAM_MEMORY, cache_argument, cache_of,
@@ -121,10 +119,18 @@ class BahdanauPreTrainedModel(PreTrainedModel):
         return False  # the decoder state is recurrent: RecurrentDecoderCache, not key/value tensors
 
     def _init_weights(self, module: nn.Module) -> None:
-        """Embeddings N(0, init_std²); linear maps Xavier-uniform; RNN input weights Xavier-uniform,
-        recurrent weights orthogonal (Bahdanau et al., appendix B); convolutions (the image encoder's) Kaiming-normal
-        for ReLU; all biases 0 but the context gate's, 3 (``decoder.ContextGate``)."""
-        if isinstance(module, nn.Embedding):
+        """A module of ours with an ``init_parameters()`` method initialises its own parameters and buffers (with
+        ``transformers.initialization``'s functions, which leave loaded ones alone): the context gate, the Gaussian
+        kernel's width, the monotonic scope's energy, REINFORCE's baseline, the image encoder's convolutions, the
+        pointer network's start and end vectors. torch's layers here: embeddings N(0, init_std²); linear maps
+        Xavier-uniform; RNN input weights Xavier-uniform, recurrent weights orthogonal (Bahdanau et al., appendix B);
+        their biases 0. Modules are visited children first (transformers' ``initialize_weights``); for custom code
+        transformers skips a module with no parameters or buffers of its own, so the hook goes on the module that holds
+        them."""
+        init_parameters = getattr(module, "init_parameters", None)
+        if init_parameters is not None:
+            init_parameters()
+        elif isinstance(module, nn.Embedding):
             init.normal_(module.weight, mean=0.0, std=self.config.init_std)
         elif isinstance(module, nn.Linear):
             init.xavier_uniform_(module.weight)
@@ -138,21 +144,6 @@ class BahdanauPreTrainedModel(PreTrainedModel):
                     init.xavier_uniform_(param)
                 else:
                     init.zeros_(param)
-        elif isinstance(module, GaussianKernelAttention):
-            init.constant_(module.width, self.config.gaussian_kernel_width)
-        elif isinstance(module, ContextGate):  # open at the start: β ≈ 0.95
-            init.xavier_uniform_(module.weight)
-            init.constant_(module.bias, 3.0)
-        elif isinstance(module, nn.Conv2d):  # the image encoder's CNN (ReLU after each): He et al.'s initialisation
-            init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
-            if module.bias is not None:
-                init.zeros_(module.bias)
-        elif isinstance(module, MovingAverageBaseline):
-            init.zeros_(module.total)
-            init.zeros_(module.updates)
-        elif isinstance(module, MonotonicScope):
-            init.constant_(module.energy_gain, 1.0)
-            init.constant_(module.energy_bias, self.config.monotonic_bias_init)
 
     def _upload_modified_files(self, working_dir, repo_id, files_timestamps, **kwargs):
         """``push_to_hub``'s upload step. A model loaded from a folder with a model card (``README.md``, e.g. from

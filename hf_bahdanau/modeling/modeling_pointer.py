@@ -31,12 +31,13 @@ from .pointing import END, ForbidRepeatedPointers
 from .search import check_search_arguments
 from .state import RecurrentDecoderCache, resolve_rows_per_source
 from .transformers_private import CACHE_NAME, cache_argument, cache_of
+from .old_names import old_names
 
-__all__ = ["BahdanauForPointerNetwork", "BahdanauPointerOutput", "PointerNetworkEncoderOutput"]
+__all__ = ["BahdanauForPointerNetwork", "BahdanauPointerOutput", "BahdanauPointerNetworkEncoderOutput"]
 
 
 @dataclass
-class PointerNetworkEncoderOutput(BahdanauEncoderOutput):
+class BahdanauPointerNetworkEncoderOutput(BahdanauEncoderOutput):
     """``BahdanauEncoderOutput`` of the inputs, plus what the decoder reads back when it points:
     inputs_embeds [B, S, E], the embedded inputs x_j; attention_mask [B, S] (1 = real input)."""
 
@@ -81,12 +82,11 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         self.generation_config.update(decoder_start_token_id=END, eos_token_id=END, pad_token_id=END,
                                       bos_token_id=None)
 
-    def _init_weights(self, module: nn.Module) -> None:
-        """``BahdanauPreTrainedModel._init_weights``; the start input and the end annotation N(0, init_std²)."""
-        super()._init_weights(module)
-        if isinstance(module, BahdanauForPointerNetwork):
-            init.normal_(module.start_input, std=self.config.init_std)
-            init.normal_(module.end_annotation, std=self.config.init_std)
+    def init_parameters(self) -> None:
+        """The start input and the end annotation N(0, init_std²) (``BahdanauPreTrainedModel._init_weights`` calls
+        it; the submodules are initialised before)."""
+        init.normal_(self.start_input, std=self.config.init_std)
+        init.normal_(self.end_annotation, std=self.config.init_std)
 
     def get_input_embeddings(self) -> nn.Module:
         return self.model.encoder.embed_tokens if self.feature_projection is None else self.feature_projection
@@ -96,9 +96,9 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
 
     def encode(self, input_features: Tensor | None = None, input_ids: Tensor | None = None,
                attention_mask: Tensor | None = None, output_hidden_states: bool = False,
-               output_attentions: bool = False) -> PointerNetworkEncoderOutput:
+               output_attentions: bool = False) -> BahdanauPointerNetworkEncoderOutput:
         """input_features [B, S, F] (``config.input_feature_size``) or input_ids [B, S]; attention_mask [B, S] right
-        padding -> the annotations, the embedded inputs and the mask (``PointerNetworkEncoderOutput``); its
+        padding -> the annotations, the embedded inputs and the mask (``BahdanauPointerNetworkEncoderOutput``); its
         ``attentions``: the encoder's self-attention (``output_attentions`` with ``encoder_self_attention``)."""
         if self.feature_projection is None:
             if input_features is not None:
@@ -125,9 +125,9 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
             raise ValueError("Every row of `attention_mask` needs at least one real input to point at.")
         encoded = self.model.encoder(inputs_embeds=embedded, attention_mask=attention_mask,
                                      output_hidden_states=output_hidden_states, output_attentions=output_attentions)
-        return PointerNetworkEncoderOutput(**encoded, inputs_embeds=embedded, attention_mask=layout.right_mask)
+        return BahdanauPointerNetworkEncoderOutput(**encoded, inputs_embeds=embedded, attention_mask=layout.right_mask)
 
-    def pointer_memory(self, encoder_outputs: PointerNetworkEncoderOutput) -> tuple[BahdanauEncoderOutput, Tensor]:
+    def pointer_memory(self, encoder_outputs: BahdanauPointerNetworkEncoderOutput) -> tuple[BahdanauEncoderOutput, Tensor]:
         """The decoder's memory [e_0; h_1 … h_S] [B, S + 1, D] as encoder outputs, and its mask [B, S + 1]."""
         annotations, mask = encoder_outputs.last_hidden_state, encoder_outputs.attention_mask
         end = self.end_annotation.to(annotations.dtype).expand(annotations.shape[0], 1, -1)
@@ -135,7 +135,7 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
                                        encoder_outputs.final_cell_state)
         return memory, torch.cat([mask.new_ones(mask.shape[0], 1), mask], dim=1)
 
-    def pointer_inputs(self, encoder_outputs: PointerNetworkEncoderOutput) -> Tensor:
+    def pointer_inputs(self, encoder_outputs: BahdanauPointerNetworkEncoderOutput) -> Tensor:
         """What the decoder reads for each pointer id: [x_start; x_1 … x_S] [B, S + 1, E]."""
         embedded = encoder_outputs.inputs_embeds
         start = self.start_input.to(embedded.dtype).expand(embedded.shape[0], 1, -1)
@@ -202,7 +202,7 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         input_ids: Tensor | None = None,
         attention_mask: Tensor | None = None,
         decoder_input_ids: Tensor | None = None,
-        encoder_outputs: PointerNetworkEncoderOutput | None = None,
+        encoder_outputs: BahdanauPointerNetworkEncoderOutput | None = None,
         past_key_values: RecurrentDecoderCache | None = None,
         cache: RecurrentDecoderCache | None = None,
         labels: Tensor | None = None,
@@ -230,8 +230,8 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
             if cache is None:
                 encoder_outputs = self.encode(input_features, input_ids, attention_mask, output_hidden_states,
                                               output_attentions)
-        elif not isinstance(encoder_outputs, PointerNetworkEncoderOutput):
-            raise TypeError("`encoder_outputs` of a pointer network must be a PointerNetworkEncoderOutput (from "
+        elif not isinstance(encoder_outputs, BahdanauPointerNetworkEncoderOutput):
+            raise TypeError("`encoder_outputs` of a pointer network must be a BahdanauPointerNetworkEncoderOutput (from "
                             f"`model.encode(...)`), got {type(encoder_outputs).__name__}.")
         if cache is not None:
             inputs, mask = cache.head_memory, cache.memory.mask
@@ -299,3 +299,6 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         return super().generate(generation_config=generation_config, encoder_outputs=encoder_outputs,
                                 attention_mask=encoder_outputs.attention_mask.long(),
                                 logits_processor=logits_processor, **kwargs)
+
+
+__getattr__ = old_names(__name__, {"PointerNetworkEncoderOutput": BahdanauPointerNetworkEncoderOutput})

@@ -17,6 +17,7 @@ contexts reach.
 
 import torch
 from torch import Tensor, nn
+from transformers import initialization as init
 
 __all__ = ["MovingAverageBaseline", "reinforce_loss", "token_log_likelihoods"]
 
@@ -46,6 +47,11 @@ class MovingAverageBaseline(nn.Module):
         self.decay = decay
         self.register_buffer("total", torch.zeros(()))
         self.register_buffer("updates", torch.zeros((), dtype=torch.long))
+
+    def init_parameters(self) -> None:
+        """No history: b's total and update count 0 (the model's ``_init_weights`` calls it)."""
+        init.zeros_(self.total)
+        init.zeros_(self.updates)
 
     def value(self, rewards: Tensor) -> Tensor:
         """b for this batch of rewards R [N] (before they update it)."""

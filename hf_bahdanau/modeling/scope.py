@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 from torch import Tensor, nn
+from transformers import initialization as init
 
 from .attention import broadcast_like, masked_softmax
 from .axes import ATTENTION_SCOPES
@@ -137,6 +138,11 @@ class MonotonicScope(AttentionScope):
         self.noise_std = noise_std
         self.energy_gain = nn.Parameter(torch.tensor(1.0))
         self.energy_bias = nn.Parameter(torch.tensor(float(bias_init)))
+
+    def init_parameters(self) -> None:
+        """g = 1, r = ``bias_init`` (the model's ``_init_weights`` calls it)."""
+        init.constant_(self.energy_gain, 1.0)
+        init.constant_(self.energy_bias, self.bias_init)
 
     def initial_previous(self, mask: Tensor, dtype: torch.dtype) -> Tensor:
         previous = torch.zeros(mask.shape, dtype=dtype, device=mask.device)
