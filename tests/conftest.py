@@ -8,6 +8,8 @@ import torch
 import hf_bahdanau  # noqa: F401  (registers the Auto classes)
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 
+pytest.register_assert_rewrite("contract")  # the contract suite's checks (tests/contract/) live outside test modules
+
 VOCAB = 40
 PAD, BOS, EOS = 0, 1, 2
 

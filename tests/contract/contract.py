@@ -1,0 +1,223 @@
+"""The contract every head keeps, written once (transformers' ``ModelTesterMixin``): a test class subclasses
+``ContractTests`` and gives a ``tester`` fixture (a ``testers.Tester``); ``test_contract.py`` does so for every
+registered family, and a family added at run time does so for its own head.
+
+Equalities run in float64, where two code paths differ only by rounding (``conftest.FLOAT64_PATHS_RTOL`` of the size of
+the values; weights, at most 1, against 1); padding is checked to be exactly 0, never nearly.
+"""
+
+import json
+
+import pytest
+import torch
+from torch.nn import functional as F
+
+from child_process import run_child
+from conftest import assert_float64_close, assert_float64_gradients_close
+from contract.testers import Over, Tester, padded_positions, with_float64
+from hf_bahdanau.families import FAMILIES
+
+BAD_HIDDEN_SIZES = (0, -4, 2.5, "8")  # each refused by the config, naming `hidden_size`
+
+
+def run(model, batch: dict, **kwargs):
+    with torch.no_grad():
+        return model(**batch, output_attentions=True, **kwargs)
+
+
+def compared(tester: Tester, model, output, batch: dict) -> dict[str, tuple[Over, float | None]]:
+    """Every output the contract compares, by name, with the scale of its tolerance (None: the values' own size;
+    attention weights: 1)."""
+    return {**{name: (over, None) for name, over in tester.outputs(model, output, batch).items()},
+            **{name: (over, 1.0) for name, over in tester.weights(model, output, batch).items()}}
+
+
+def config_class(tester: Tester) -> type:
+    """The config class of the tester's family: its descriptor's, or the tester's own for an unregistered family."""
+    return tester.config_class or FAMILIES[tester.family].config_class
+
+
+def assert_log_probs_close(actual: torch.Tensor, expected: torch.Tensor, scale: float | None = None) -> None:
+    """Float64-close, with −∞ (a pointer network's padded inputs) at the same places on both sides."""
+    finite = torch.isfinite(expected)
+    assert torch.equal(torch.isfinite(actual), finite)
+    assert torch.equal(actual[~finite], expected[~finite])
+    assert_float64_close(actual[finite], expected[finite], scale=scale)
+
+
+class ContractTests:
+    """What every head must do; ``tester`` is a fixture giving the head's ``Tester``."""
+
+    @pytest.fixture(autouse=True)
+    def _known_failure(self, request, tester: Tester):
+        """A contract the head does not keep yet (``Tester.known_failures``) runs as a strict xfail."""
+        reason = tester.known_failures.get(request.function.__name__)
+        if reason is not None:
+            request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+
+    def test_the_model_equals_the_reference(self, tester: Tester):
+        """The batched model on a padded batch gives the logits of ``reference``'s equations, one example at a time,
+        and every parameter the gradient of the reference's logits (against a fixed random probe)."""
+        if tester.reference is None:
+            pytest.skip(f"hf_bahdanau.reference has no equations for {tester.name}")
+        model, batch = tester.model(), with_float64(tester.batch(False))
+        with torch.no_grad():
+            expected = tester.reference(model, batch)
+            assert_log_probs_close(model(**batch).logits, expected)
+        probe = torch.randn(expected.shape, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+        probe[~torch.isfinite(expected)] = 0
+
+        def gradients(logits: torch.Tensor) -> dict[str, torch.Tensor]:
+            model.zero_grad(set_to_none=True)
+            (logits.masked_fill(probe == 0, 0) * probe).sum().backward()
+            return {name: p.grad for name, p in model.named_parameters() if p.grad is not None}
+
+        fast = gradients(model(**batch).logits)
+        assert_float64_gradients_close(fast, gradients(tester.reference(model, batch)))
+
+    def test_padding_gets_exactly_zero_weight(self, tester: Tester):
+        model = tester.model()
+        for left in (False, True) if tester.left_padding else (False,):
+            batch = with_float64(tester.batch(left))
+            weights = tester.weights(model, run(model, batch), batch)
+            if not weights:
+                pytest.skip(f"{tester.name} returns no attention weights")
+            for name, over in weights.items():
+                padding = over.padding()
+                assert padding.any(), f"{name}: the test batch has no padding"
+                assert torch.equal(over.values[padding], torch.zeros_like(over.values[padding])), name
+
+    def test_left_padding_equals_right_padding(self, tester: Tester):
+        """The same inputs padded on the left give every output and weight of right padding, moved with them."""
+        if not tester.left_padding:
+            pytest.skip(f"{tester.name} reads positions: its inputs are right-padded only")
+        model = tester.model()
+        right_batch, left_batch = with_float64(tester.batch(False)), with_float64(tester.batch(True))
+        right = compared(tester, model, run(model, right_batch), right_batch)
+        left = compared(tester, model, run(model, left_batch), left_batch)
+        assert left.keys() == right.keys()
+        for name, (over, scale) in right.items():
+            for row in range(over.values.shape[0]):
+                assert_float64_close(left[name][0].real(row), over.real(row), scale=scale, msg=f"{name} row {row}")
+
+    def test_a_padded_batch_equals_each_example_alone(self, tester: Tester):
+        model = tester.model()
+        batch = with_float64(tester.batch(False))
+        together = compared(tester, model, run(model, batch), batch)
+        rows = next(iter(together.values()))[0].values.shape[0]
+        for row in range(rows):
+            single = tester.alone(batch, row)
+            alone = compared(tester, model, run(model, single), single)
+            assert alone.keys() == together.keys()
+            for name, (over, scale) in together.items():
+                assert_float64_close(over.real(row), alone[name][0].real(0), scale=scale, msg=f"{name} row {row}")
+
+    def test_gradients_reach_every_parameter_and_never_padding(self, tester: Tester):
+        """The loss's gradient reaches every parameter (but those the head leaves unused by design) and no padding:
+        not the padding id's embedding rows, not the padded positions of a float input (features, pixels)."""
+        model = tester.model().train()  # as trained: hard attention samples, dropout drops
+        batch = with_float64(tester.batch(False))
+        inputs = {key: batch[key].clone().requires_grad_() for key in tester.float_inputs}
+        model(**{**batch, **inputs}, labels=tester.labels(batch)).loss.backward()
+        missing = [name for name, parameter in model.named_parameters()
+                   if parameter.grad is None or not parameter.grad.any()]
+        assert sorted(missing) == sorted(tester.no_gradient), missing
+        for weight, row in tester.padding_rows(model):
+            assert torch.equal(weight.grad[row], torch.zeros_like(weight.grad[row]))
+        for key, mask_key in tester.float_inputs.items():
+            grad = inputs[key].grad
+            padding = padded_positions(grad, batch[mask_key]).expand_as(grad)
+            assert padding.any() and torch.equal(grad[padding], torch.zeros_like(grad[padding])), key
+            assert grad[~padding].any(), key
+
+    def test_the_loss_ignores_minus_100_and_divides_by_num_items_in_batch(self, tester: Tester):
+        """loss = Σ cross-entropy over the labels ≠ −100 / their count, or / ``num_items_in_batch`` when Trainer
+        gives it (its count across gradient accumulation)."""
+        model = tester.model()
+        batch = with_float64(tester.batch(False))
+        labels = tester.labels(batch)
+        output = run(model, batch, labels=labels)
+        by_seven = run(model, batch, labels=labels, num_items_in_batch=7)
+        kept = labels != -100
+        assert 0 < int(kept.sum()) < kept.numel()  # the labels ignore something and keep something
+        total = F.cross_entropy(output.logits[kept], labels[kept], reduction="sum")
+        assert_float64_close(output.loss, total / int(kept.sum()))
+        assert_float64_close(by_seven.loss, total / 7)
+        assert type(model).accepts_loss_kwargs is True  # so Trainer passes num_items_in_batch
+
+    def test_a_bad_input_is_refused_naming_it(self, tester: Tester):
+        """An id out of range, a mask value other than 0 and 1, a label out of range: a ValueError naming it."""
+        model = tester.model()
+        batch = tester.batch(False)
+        labels = tester.labels(batch)
+        bad = {}
+        for key, mask_key in tester.padded.items():
+            if key == mask_key or not batch[key].is_floating_point():
+                value = batch[key].clone()
+                value.view(-1)[0] = 2 if key == mask_key else 10 ** 6
+                bad[key] = {**batch, key: value}
+        wrong_labels = labels.clone()
+        wrong_labels[labels != -100] = 10 ** 6
+        bad["labels"] = {**batch, "labels": wrong_labels}
+        for argument, inputs in bad.items():
+            with pytest.raises(ValueError, match=f"`{argument}`"):
+                model(**inputs)
+                pytest.fail(f"{argument}: refused nothing")
+
+    @pytest.mark.parametrize("hidden_size", BAD_HIDDEN_SIZES)
+    def test_a_bad_config_is_refused_naming_the_field(self, tester: Tester, hidden_size):
+        with pytest.raises((ValueError, TypeError), match="hidden_size"):
+            config_class(tester)(**tester.config_fields, hidden_size=hidden_size)
+
+    def test_save_and_load_through_the_auto_classes(self, tester: Tester, tmp_path):
+        """The family's descriptor lists the head with the Auto class that loads it; that class loads a saved folder
+        as the same head, with the same outputs."""
+        from transformers import AutoConfig
+
+        model = tester.model()
+        if tester.family in FAMILIES:
+            heads = {(head.auto_class, head.model_class) for head in FAMILIES[tester.family].heads}
+            assert (tester.auto_class, type(model)) in heads
+        model.save_pretrained(tmp_path)
+        assert type(AutoConfig.from_pretrained(tmp_path)) is config_class(tester)
+        loaded = tester.auto_class.from_pretrained(tmp_path, dtype=torch.float64).eval()
+        assert type(loaded) is type(model)
+        batch = with_float64(tester.batch(False))
+        expected, got = run(model, batch), run(loaded, batch)
+        loaded_outputs = compared(tester, loaded, got, batch)
+        for name, (over, scale) in compared(tester, model, expected, batch).items():
+            # the same weights at other memory alignments: kernels may round apart
+            assert_log_probs_close(loaded_outputs[name][0].values, over.values, scale)
+
+    @pytest.mark.slow
+    def test_remote_code_in_a_process_without_the_package(self, tester: Tester, tmp_path):
+        """A saved folder loads with ``trust_remote_code=True`` in a fresh ``python -I`` process where hf_bahdanau
+        cannot be imported, as the code it carries, and gives the logits of the model here."""
+        model = tester.model()
+        model.save_pretrained(tmp_path / "model")
+        batch = with_float64(tester.batch(False))
+        torch.save(batch, tmp_path / "batch.pt")
+        child = run_child(REMOTE_CHILD, tmp_path, str(tmp_path / "model"), tester.auto_class.__name__, isolated=True,
+                          hide_package=True)
+        assert child["hf_bahdanau_modules"] == []
+        assert child["module"].startswith("transformers_modules.") and child["name"] == type(model).__name__
+        assert_log_probs_close(torch.load(tmp_path / "logits.pt"), run(model, batch).logits)
+
+
+REMOTE_CHILD = """
+    import json
+    import sys
+    from pathlib import Path
+
+    import torch
+    import transformers
+
+    torch.set_num_threads(1)
+    folder, auto_class = sys.argv[1:]
+    model = getattr(transformers, auto_class).from_pretrained(folder, trust_remote_code=True, dtype=torch.float64)
+    batch = torch.load(Path(folder).parent / "batch.pt")
+    with torch.no_grad():
+        torch.save(model.eval()(**batch).logits, Path(folder).parent / "logits.pt")
+    print(json.dumps(dict(module=type(model).__module__, name=type(model).__name__,
+                          hf_bahdanau_modules=sorted(name for name in sys.modules if name.startswith("hf_bahdanau")))))
+"""
