@@ -59,14 +59,19 @@ def packed_reference(stack: RecurrentStack, inputs: torch.Tensor, lengths: torch
     return outputs, torch.cat(finals), None if cells[0] is None else torch.cat(cells)
 
 
-@pytest.mark.parametrize("autograd", [True, False])
+@pytest.mark.parametrize("mode", ["autograd", "no_grad", "exporting"])
 @pytest.mark.parametrize("bidirectional", [True, False])
 @pytest.mark.parametrize("rnn_type", RNN_TYPES)
-def test_padded_run_equals_the_packed_one(rnn_type, bidirectional, autograd):
+def test_padded_run_equals_the_packed_one(rnn_type, bidirectional, mode, monkeypatch):
     """Outputs, final states (LSTM cells included) and every gradient equal packing's in float64, for
     rows of every length (an all-padding row runs one step, as packing would), with a given initial state.
     With autograd on every stack runs its step loop (both directions at once); without it GRU and RNN stacks
-    make one call of torch's RNN function per direction and LSTM stacks pack."""
+    make one call of torch's RNN function per direction and LSTM stacks pack; while torch.export traces, every
+    stack makes one call of its cell's ``exported_run`` per direction (an LSTM's padded steps hold its cell, a
+    tanh-RNN runs as a saturated GRU)."""
+    autograd = mode == "autograd"
+    if mode == "exporting":
+        monkeypatch.setattr(torch.compiler, "is_exporting", lambda: True)
     torch.manual_seed(0)
     stack = RecurrentStack(rnn_type, 6, 5, num_layers=2, bidirectional=bidirectional).double()
     lengths = torch.tensor([4, 7, 1, 0, 7, 3])

@@ -546,16 +546,47 @@ def test_the_export_runs_on_torchs_current_exporter_and_hides_only_its_known_har
     ids=lambda item: str(item or ""))
 def test_every_scope_mode_and_cell_exports_through_torch_export(preset, overrides, tmp_path):
     """No fallback for these options: the monotonic scope and hard attention pick positions with a comparison
-    against arange(S), not one_hot(·, S), which torch.export would fix to the example's S; an LSTM or tanh-RNN
-    encoder (uni- and bidirectional) runs its step loop as a torch.while_loop while torch.export traces, not packed
-    sequences or torch's tanh-RNN call, which it can trace for the example's length only; Luong's location score pads
-    its max_source_positions scores by S before keeping the first S, which torch.export then needs no bound on S for
-    (their tokens are checked against generate() in
+    against arange(S), not one_hot(·, S), which torch.export would fix to the example's S; each direction of each
+    encoder layer is one ONNX GRU or LSTM operator (a tanh-RNN as a GRU with saturated gates), not packed sequences,
+    torch's tanh-RNN call (which torch.export traces for the example's length only) or an ONNX Loop of single steps;
+    Luong's location score pads its max_source_positions scores by S before keeping the first S, which torch.export
+    then needs no bound on S for (their tokens are checked against generate() in
     test_every_value_of_every_axis_exports_and_decodes_like_generate)."""
+    model = tiny_model(preset, **overrides)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        export_onnx(tiny_model(preset, **overrides), tmp_path)
+        export_onnx(model, tmp_path)
     assert [str(warning.message) for warning in caught] == []
+    operators = [node.op_type for node in onnx.load(str(tmp_path / "encoder.onnx")).graph.node]
+    recurrent = {"gru": "GRU", "lstm": "LSTM", "rnn": "GRU"}[model.config.rnn_type]
+    directions = 2 if model.config.bidirectional else 1
+    assert "Loop" not in operators
+    assert operators.count(recurrent) == model.config.encoder_layers * directions
+    assert {"GRU", "LSTM"} & set(operators) == {recurrent}
+
+
+@pytest.mark.parametrize("preset, overrides", [("sutskever", {}), ("luong-general", {}), ("rnnsearch", {}),
+                                               ("rnnsearch", {"rnn_type": "lstm"}), ("rnnsearch", {"rnn_type": "rnn"})],
+                         ids=lambda item: str(item or ""))
+def test_the_encoder_graph_returns_pytorchs_memory_and_state_for_a_padded_batch(preset, overrides, tmp_path):
+    """The encoder graph's annotations and initial decoder state (an LSTM's memory cell included, which its ONNX
+    operator reads after the padded steps it holds) equal PyTorch's for rows of several lengths, longer than the
+    traced example: float32 through two runtimes' kernels, values of size ≤ 1 over ≤ 4 layers of 16-wide sums."""
+    import onnxruntime
+
+    from hf_bahdanau.onnx.export import EncoderGraph, memory_and_state_names
+
+    model = tiny_model(preset, **overrides)
+    export_onnx(model, tmp_path)
+    input_ids, attention_mask = padded_batch((9, 4, 1, 7), seed=5)
+    with torch.no_grad():
+        expected = EncoderGraph(model)(input_ids, attention_mask)
+    session = onnxruntime.InferenceSession(str(tmp_path / "encoder.onnx"), providers=["CPUExecutionProvider"])
+    names = [output.name for output in session.get_outputs()]
+    assert names == sum(memory_and_state_names(model.config), [])
+    outputs = session.run(None, {"input_ids": input_ids.numpy(), "attention_mask": attention_mask.numpy()})
+    for name, output, value in zip(names, outputs, expected):
+        np.testing.assert_allclose(output, value.numpy(), rtol=0, atol=1e-5, err_msg=name)
 
 
 def test_an_exported_location_score_refuses_sources_longer_than_its_positions_as_generate_does(tmp_path):

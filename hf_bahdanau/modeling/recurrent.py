@@ -14,8 +14,10 @@ full-size [tokens, 4H] zero-fill and addition per step (``benchmarks/encoder_pad
 autograd a GRU/RNN layer runs each direction as one call of torch's RNN function, and an LSTM batch,
 whose fused call does not return the memory cell of each step, is packed: those forwards are faster.
 While ``torch.export`` traces (the ONNX export), which can neither pack nor run torch's tanh-RNN call for a source
-length other than its example's, an LSTM or tanh-RNN layer runs the same step loop as a ``torch.while_loop`` over
-the steps it is given; a GRU layer keeps torch's call, which the exporter loops itself.
+length other than its example's, each direction of a layer is one call of the cell's ``exported_run``: torch's GRU or
+LSTM call, which the exporter writes as one ONNX ``GRU`` / ``LSTM`` operator for any source length (no ONNX ``Loop``
+of single steps). An LSTM's padded steps hold its memory cell there (saturated gates), so its last cell is each row's
+cell at its last real token; a tanh-RNN runs as a GRU whose gates are saturated to make it the Elman step.
 """
 
 from typing import NamedTuple
@@ -27,6 +29,10 @@ from torch.nn.utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_
 from .axes import RNN_TYPES  # name -> the cell: its torch module, its step, its fused one-direction run
 from .input_checks import exporting
 from .loop_linear import LoopLinear
+
+# A gate pre-activation added where a gate must be exactly open or shut: σ(SATURATED) = 1 and σ(−SATURATED) = 0 in
+# float32, whatever the rest of the pre-activation (|W x + b + U h| ≪ 10⁴).
+SATURATED = 1e4
 
 
 def reverse_within_lengths(sequences: Tensor, lengths: Tensor) -> Tensor:
@@ -65,7 +71,15 @@ class GRUCell:
     module = nn.GRU
     has_memory_cell = False
     fused_run = torch.gru  # one direction of one layer, batch first
-    fused_run_exports = True  # torch.export loops it for any length (onnx/export.py, _recurrences_of_any_length)
+
+    @staticmethod
+    def exported_run(inputs: Tensor, padding: Tensor, hidden: Tensor, cell: None,
+                     weights: list[Tensor]) -> tuple[Tensor, None]:
+        """One direction of one layer while torch.export traces: torch's GRU call, one ONNX ``GRU`` operator
+        (``onnx/export.py``'s ``_recurrences_of_any_length`` keeps it any length). inputs [B, T, I], padding
+        [B, T, 1] (unread: each row's final h is read at its last real step), hidden [1, B, H],
+        weights [W_ih, W_hh, b_ih, b_hh] -> (h_t [B, T, H], None)."""
+        return torch.gru(inputs, hidden, weights, True, 1, 0.0, False, False, True)[0], None
 
     @staticmethod
     def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: None) -> tuple[Tensor, None]:
@@ -86,7 +100,23 @@ class LSTMCell:
     module = nn.LSTM
     has_memory_cell = True  # c_t beside h_t
     fused_run = None  # torch's fused LSTM call does not return each step's memory cell
-    fused_run_exports = False
+
+    @staticmethod
+    def exported_run(inputs: Tensor, padding: Tensor, hidden: Tensor, cell: Tensor,
+                     weights: list[Tensor]) -> tuple[Tensor, Tensor]:
+        """One direction of one layer while torch.export traces: torch's LSTM call, one ONNX ``LSTM`` operator.
+        It returns the last step's memory cell only, so padded steps hold it: the padding indicator p_t is one more
+        input column, weighted +SATURATED into f and −SATURATED into i, so there σ(f) = 1, σ(i) = 0 and
+        c_t = c_{t−1}; real steps (p_t = 0) are unchanged. inputs [B, T, I], padding [B, T, 1] (right padding),
+        hidden and cell [1, B, H], weights [W_ih, W_hh, b_ih, b_hh] -> (h_t [B, T, H], each row's c at its last
+        real step [1, B, H])."""
+        w_ih, w_hh, b_ih, b_hh = weights
+        size = hidden.shape[-1]
+        hold = w_ih.new_tensor([-SATURATED, SATURATED, 0.0, 0.0]).repeat_interleave(size).unsqueeze(1)  # [i, f, g, o]
+        outputs, _, last_cell = torch.lstm(torch.cat([inputs, padding.to(inputs.dtype)], -1), (hidden, cell),
+                                           [torch.cat([w_ih, hold], 1), w_hh, b_ih, b_hh], True, 1, 0.0, False,
+                                           False, True)
+        return outputs, last_cell
 
     @staticmethod
     def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: Tensor) -> tuple[Tensor, Tensor]:
@@ -103,7 +133,22 @@ class TanhCell:
     module = nn.RNN
     has_memory_cell = False
     fused_run = torch.rnn_tanh
-    fused_run_exports = False  # torch.export unrolls it over the example's steps
+
+    @staticmethod
+    def exported_run(inputs: Tensor, padding: Tensor, hidden: Tensor, cell: None,
+                     weights: list[Tensor]) -> tuple[Tensor, None]:
+        """One direction of one layer while torch.export traces, which unrolls torch's tanh-RNN call over the
+        example's steps (and torch's exporter has no ONNX ``RNN`` for it): a GRU call, one ONNX ``GRU`` operator,
+        whose reset and update gates are saturated open and shut (r = σ(+SATURATED) = 1, z = σ(−SATURATED) = 0, no
+        weights), so h' = n = tanh(W_ih x + b_ih + W_hh h + b_hh), this cell's step. Arguments as
+        ``GRUCell.exported_run``'s."""
+        w_ih, w_hh, b_ih, b_hh = weights
+        size = hidden.shape[-1]
+        gates = b_ih.new_tensor([SATURATED, -SATURATED]).repeat_interleave(size)  # [r, z]
+        gru_weights = [torch.cat([w_ih.new_zeros(2 * size, w_ih.shape[1]), w_ih]),
+                       torch.cat([w_hh.new_zeros(2 * size, size), w_hh]),
+                       torch.cat([gates, b_ih]), torch.cat([torch.zeros_like(gates), b_hh])]
+        return GRUCell.exported_run(inputs, padding, hidden, None, gru_weights)
 
     @staticmethod
     def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: None) -> tuple[Tensor, None]:
@@ -115,9 +160,10 @@ class RecurrentStack(nn.Module):
     """``num_layers`` single-layer RNNs, dropout between layers, optionally bidirectional.
 
     Layer l is ``layers[l]`` (an ``nn.GRU``/``nn.LSTM``/``nn.RNN`` of one layer), so every layer's
-    output is available and the step mode can read its weights directly. ``fused_while_exporting=False`` makes a GRU
-    stack run its step loop while torch.export traces too: torch's looped GRU serves one source length per graph
-    (a second stack over another length, e.g. a token's spelling, would be guarded apart from the source's).
+    output is available and the step mode can read its weights directly. ``fused_while_exporting=False`` makes a
+    stack run its step loop (a ``torch.while_loop``) while torch.export traces, not ``cell.exported_run``: torch's
+    looped GRU serves one source length per graph (a second stack over another length, e.g. a token's spelling,
+    would be guarded apart from the source's).
     """
 
     def __init__(
@@ -129,7 +175,7 @@ class RecurrentStack(nn.Module):
         self.cell = RNN_TYPES[rnn_type]
         self.hidden_size = hidden_size
         self.num_directions = 2 if bidirectional else 1
-        self.fused_while_exporting = fused_while_exporting and self.cell.fused_run_exports
+        self.fused_while_exporting = fused_while_exporting
         module = self.cell.module
         layer_input_sizes = [input_size] + [hidden_size * self.num_directions] * (num_layers - 1)
         self.layers = nn.ModuleList(
@@ -189,17 +235,16 @@ class RecurrentStack(nn.Module):
         self, inputs: Tensor, state: RecurrentState | None, lengths: Tensor
     ) -> tuple[list[Tensor], RecurrentState]:
         """``forward`` for a right-padded batch without packing: each layer one step loop for its directions
-        with autograd on or (LSTM/RNN) while torch.export traces (``_run_step_loop``), else (GRU/RNN) one call of
-        torch's RNN function per direction.
+        with autograd on (``_run_step_loop``), else one call of torch's RNN function per direction
+        (``_run_fused_directions``: GRU/RNN, and every cell while torch.export traces).
 
         An all-padding row (length 0) runs as length 1, as packing would.
         """
         lengths = lengths.clamp(min=1)
         steps = inputs.shape[1]
         padding = (torch.arange(steps, device=inputs.device) >= lengths.unsqueeze(1)).unsqueeze(-1)  # [B, T, 1]
-        rows = torch.arange(inputs.shape[0], device=inputs.device)
-        fused = not torch.is_grad_enabled() and self.cell.fused_run is not None and (
-            self.fused_while_exporting or not exporting())
+        fused = not torch.is_grad_enabled() and (
+            self.fused_while_exporting if exporting() else self.cell.fused_run is not None)
         run_directions = self._run_fused_directions if fused else self._run_step_loop
         outputs, finals, cells = [], [], []
         layer_input = inputs
@@ -207,35 +252,54 @@ class RecurrentStack(nn.Module):
             if index > 0:
                 layer_input = self.dropout(layer_input)
             runs = [layer_input] + ([reverse_within_lengths(layer_input, lengths)] if self.num_directions == 2 else [])
-            run_outputs, run_cells = run_directions(layer, runs, self._layer_state(state, index))
-            finals.extend(run_output[rows, lengths - 1].unsqueeze(0) for run_output in run_outputs)
+            run_outputs, run_cells = run_directions(layer, runs, self._layer_state(state, index), lengths, padding)
+            finals.extend(at_last_steps(run_output, lengths) for run_output in run_outputs)
             if run_cells is not None:
-                cells.extend(run_cell[rows, lengths - 1].unsqueeze(0) for run_cell in run_cells)
+                cells.extend(run_cells)
             direction_outputs = [run_outputs[0], *(reverse_within_lengths(out, lengths) for out in run_outputs[1:])]
             layer_input = torch.cat(direction_outputs, dim=-1).masked_fill(padding, 0.0)
             outputs.append(layer_input)
         return outputs, RecurrentState(torch.cat(finals), torch.cat(cells) if cells else None)
 
     def _run_fused_directions(
-        self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | None
-    ) -> tuple[list[Tensor], None]:
-        """Each direction of a GRU/RNN layer as one call of torch's RNN function: runs [B, T, I] per direction
-        -> outputs [B, T, H]."""
-        run_outputs = []
+        self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | tuple[Tensor, Tensor] | None,
+        lengths: Tensor, padding: Tensor,
+    ) -> tuple[list[Tensor], list[Tensor] | None]:
+        """Each direction of a layer as one call of torch's RNN function: ``cell.fused_run`` (GRU/RNN), or
+        ``cell.exported_run`` while torch.export traces. runs [B, T, I] per direction, padding [B, T, 1] -> per
+        direction outputs h_t [B, T, H], and for an LSTM its cell at each row's last real step [1, B, H]."""
+        run_outputs, run_cells = [], []
         for direction, run_input in enumerate(runs):
-            initial = (run_input.new_zeros(1, run_input.shape[0], self.hidden_size) if layer_state is None
-                       else layer_state[direction:direction + 1].contiguous())
+            hidden, cell = self._direction_state(layer_state, direction, run_input)
             weights = self._direction_weights(layer, direction)
-            run_outputs.append(self.cell.fused_run(run_input, initial, weights, True, 1, 0.0, self.training,
-                                                   False, True)[0])
-        return run_outputs, None
+            if exporting():
+                output, cell = self.cell.exported_run(run_input, padding, hidden, cell, weights)
+                run_cells.append(cell)
+            else:
+                output = self.cell.fused_run(run_input, hidden, weights, True, 1, 0.0, self.training, False, True)[0]
+            run_outputs.append(output)
+        return run_outputs, run_cells if self.cell.has_memory_cell else None
+
+    def _direction_state(
+        self, layer_state: Tensor | tuple[Tensor, Tensor] | None, direction: int, like: Tensor
+    ) -> tuple[Tensor, Tensor | None]:
+        """One direction's initial (h [1, B, H], c [1, B, H] or None) of a layer's state (zeros for None)."""
+        rows = slice(direction, direction + 1)
+        if layer_state is None:
+            hidden = like.new_zeros(1, like.shape[0], self.hidden_size)
+            return hidden, torch.zeros_like(hidden) if self.cell.has_memory_cell else None
+        if isinstance(layer_state, tuple):
+            return layer_state[0][rows].contiguous(), layer_state[1][rows].contiguous()
+        return layer_state[rows].contiguous(), None
 
     def _run_step_loop(
-        self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | tuple[Tensor, Tensor] | None
+        self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | tuple[Tensor, Tensor] | None,
+        lengths: Tensor, padding: Tensor,
     ) -> tuple[list[Tensor], list[Tensor] | None]:
         """The directions of a layer in one step loop (the encoder of ``reference.encode``, each direction over each
-        sentence alone): runs [B, T, I] per direction -> per direction outputs
-        h_t [B, T, H], and for an LSTM its cells c_t [B, T, H]. W_ih x_t + b_ih is one product per direction
+        sentence alone): runs [B, T, I] per direction, lengths [B] (padding: unread) -> per direction outputs
+        h_t [B, T, H], and for an LSTM its cell at each row's last real step [1, B, H]. W_ih x_t + b_ih is one
+        product per direction
         before the loop; each step is one batched product W_hh h + b_hh for the D directions and one
         ``cell.step`` on [D, B, gates * H]; a ``torch.while_loop`` while torch.export traces (``_while_steps``)."""
         weights = [self._direction_weights(layer, direction) for direction in range(len(runs))]
@@ -262,7 +326,7 @@ class RecurrentStack(nn.Module):
                 hiddens.append(hidden)
                 cells.append(cell)
             hiddens, cells = torch.stack(hiddens, dim=2), None if cell is None else torch.stack(cells, dim=2)
-        return list(hiddens.unbind(0)), None if cells is None else list(cells.unbind(0))
+        return list(hiddens.unbind(0)), None if cells is None else [at_last_steps(c, lengths) for c in cells.unbind(0)]
 
     @staticmethod
     def _direction_weights(layer: nn.RNNBase, direction: int) -> list[Tensor]:
@@ -322,6 +386,11 @@ class RecurrentStack(nn.Module):
         hidden = torch.stack([h for h, _ in per_layer])
         cell = torch.stack([c for _, c in per_layer]) if per_layer[0][1] is not None else None
         return RecurrentState(hidden, cell)
+
+
+def at_last_steps(sequences: Tensor, lengths: Tensor) -> Tensor:
+    """Each row's vector at its last real step: sequences [B, T, H], lengths [B] (≥ 1) -> [1, B, H]."""
+    return sequences[torch.arange(sequences.shape[0], device=sequences.device), lengths - 1].unsqueeze(0)
 
 
 def _while_steps(step, input_gates: Tensor, hidden: Tensor, cell: Tensor | None) -> tuple[Tensor, Tensor | None]:
