@@ -28,34 +28,35 @@ from transformers import (
 
 from .modeling import attention
 from .modeling.collators import DataCollatorWithRightPaddedLabels
-from .modeling.configuration_coattention import VisualQuestionAnsweringConfig
+from .modeling.configuration_coattention import BahdanauVisualQuestionAnsweringConfig
 from .modeling.configuration_bahdanau import PRESETS, BahdanauConfig, BahdanauPointerConfig
 from .modeling.configuration_image_to_text import BahdanauImageToTextConfig
-from .modeling.configuration_memory import MemoryNetworkConfig
-from .modeling.configuration_text_coattention import TextCoAttentionConfig
+from .modeling.configuration_memory import BahdanauMemoryNetworkConfig
+from .modeling.configuration_text_coattention import BahdanauTextCoAttentionConfig
 from .modeling.image_processing_bahdanau import BahdanauImageProcessor
 from .modeling.modeling_bahdanau import (
     BahdanauForConditionalGeneration, BahdanauModel, BahdanauPreTrainedModel, BahdanauSeq2SeqLMOutput,
     BahdanauSeq2SeqModelOutput,
 )
 from .modeling.modeling_coattention import (
-    BahdanauForVisualQuestionAnswering, VisualQuestionAnsweringModel, VisualQuestionAnsweringOutput,
+    BahdanauForVisualQuestionAnswering, BahdanauVisualQuestionAnsweringModel, BahdanauVisualQuestionAnsweringOutput,
 )
 from .modeling.modeling_encoder_only import BahdanauEncoderModel
 from .modeling.modeling_image_to_text import BahdanauForImageToText, BahdanauImageToTextModel
 from .modeling.modeling_memory_network import (
-    MemoryNetworkForSequenceClassification, MemoryNetworkModel, MemoryNetworkOutput,
+    BahdanauMemoryNetworkForSequenceClassification, BahdanauMemoryNetworkModel, BahdanauMemoryNetworkOutput,
 )
 from .modeling.modeling_pointer import BahdanauForPointerNetwork, BahdanauPointerOutput
 from .modeling.modeling_text_coattention import (
-    BahdanauForTextPairClassification, TextCoAttentionModel, TextPairClassifierOutput,
+    BahdanauForTextPairClassification, BahdanauTextCoAttentionModel, BahdanauTextPairClassifierOutput,
 )
 from .modeling.modeling_sequence_classification import (
     BahdanauForSequenceClassification, BahdanauSequenceClassifierOutput,
 )
 from .modeling.modeling_token_classification import BahdanauForTokenClassification, BahdanauTokenClassifierOutput
-from .ensemble import EnsembleForConditionalGeneration
+from .ensemble import BahdanauEnsembleForConditionalGeneration
 from .moved_modules import install as install_moved_modules
+from .modeling.old_names import old_names
 
 __version__ = "0.1.0"
 
@@ -77,16 +78,31 @@ _register(BahdanauConfig, ((AutoModel, BahdanauModel), (AutoModelForSeq2SeqLM, B
                            (AutoModelForTokenClassification, BahdanauForTokenClassification),
                            (AutoModelForSequenceClassification, BahdanauForSequenceClassification)))
 _register(BahdanauPointerConfig, ((AutoModel, BahdanauForPointerNetwork),))
-_register(MemoryNetworkConfig, ((AutoModel, MemoryNetworkModel),
-                                (AutoModelForSequenceClassification, MemoryNetworkForSequenceClassification)))
+_register(BahdanauMemoryNetworkConfig, ((AutoModel, BahdanauMemoryNetworkModel),
+                                (AutoModelForSequenceClassification, BahdanauMemoryNetworkForSequenceClassification)))
 _register(BahdanauImageToTextConfig, ((AutoModel, BahdanauImageToTextModel),
                                       (AutoModelForImageTextToText, BahdanauForImageToText)), image_processor=True)
-_register(VisualQuestionAnsweringConfig, ((AutoModel, VisualQuestionAnsweringModel),
+_register(BahdanauVisualQuestionAnsweringConfig, ((AutoModel, BahdanauVisualQuestionAnsweringModel),
                                           (AutoModelForVisualQuestionAnswering, BahdanauForVisualQuestionAnswering)),
           image_processor=True)
-_register(TextCoAttentionConfig, ((AutoModel, TextCoAttentionModel),
+_register(BahdanauTextCoAttentionConfig, ((AutoModel, BahdanauTextCoAttentionModel),
                                   (AutoModelForSequenceClassification, BahdanauForTextPairClassification)))
 BahdanauImageProcessor.register_for_auto_class()
+
+_old_names = old_names(__name__, {  # the names before the Bahdanau prefix
+    "EnsembleForConditionalGeneration": BahdanauEnsembleForConditionalGeneration,
+    "MemoryNetworkConfig": BahdanauMemoryNetworkConfig,
+    "MemoryNetworkForSequenceClassification": BahdanauMemoryNetworkForSequenceClassification,
+    "MemoryNetworkModel": BahdanauMemoryNetworkModel,
+    "MemoryNetworkOutput": BahdanauMemoryNetworkOutput,
+    "TextCoAttentionConfig": BahdanauTextCoAttentionConfig,
+    "TextCoAttentionModel": BahdanauTextCoAttentionModel,
+    "TextPairClassifierOutput": BahdanauTextPairClassifierOutput,
+    "VisualQuestionAnsweringConfig": BahdanauVisualQuestionAnsweringConfig,
+    "VisualQuestionAnsweringModel": BahdanauVisualQuestionAnsweringModel,
+    "VisualQuestionAnsweringOutput": BahdanauVisualQuestionAnsweringOutput,
+})
+
 
 def __getattr__(name: str):
     if name == "BahdanauTranslationPipeline":
@@ -97,7 +113,7 @@ def __getattr__(name: str):
         from .onnx.pipeline import onnx_translation_pipeline
 
         return onnx_translation_pipeline
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _old_names(name)
 
 
 __all__ = [
@@ -122,19 +138,19 @@ __all__ = [
     "BahdanauSeq2SeqModelOutput",
     "BahdanauSequenceClassifierOutput",
     "BahdanauTokenClassifierOutput",
-    "MemoryNetworkConfig",
-    "MemoryNetworkForSequenceClassification",
-    "MemoryNetworkModel",
-    "MemoryNetworkOutput",
-    "TextCoAttentionConfig",
-    "TextCoAttentionModel",
-    "TextPairClassifierOutput",
-    "VisualQuestionAnsweringConfig",
-    "VisualQuestionAnsweringModel",
-    "VisualQuestionAnsweringOutput",
+    "BahdanauMemoryNetworkConfig",
+    "BahdanauMemoryNetworkForSequenceClassification",
+    "BahdanauMemoryNetworkModel",
+    "BahdanauMemoryNetworkOutput",
+    "BahdanauTextCoAttentionConfig",
+    "BahdanauTextCoAttentionModel",
+    "BahdanauTextPairClassifierOutput",
+    "BahdanauVisualQuestionAnsweringConfig",
+    "BahdanauVisualQuestionAnsweringModel",
+    "BahdanauVisualQuestionAnsweringOutput",
     "BahdanauTranslationPipeline",
     "DataCollatorWithRightPaddedLabels",
-    "EnsembleForConditionalGeneration",
+    "BahdanauEnsembleForConditionalGeneration",
     "onnx_translation_pipeline",
     "attention",
 ]

@@ -8,8 +8,8 @@ Prints one line per input: the translation, and with ``--alignments_dir`` a tab 
 empty or blank input (an argument, or a line before the last non-blank one) is an error that names it; inputs with tokens unknown to the tokenizer, or
 longer than every training source, are decoded with a warning on stderr. Loading goes through the Auto classes,
 which the package registered when this module was imported. With ``--ensemble`` the model and the folders after it
-decode together as one ``EnsembleForConditionalGeneration`` (the mean of their probabilities at each step), with the
-model's tokenizer and generation config.
+decode together as one ``BahdanauEnsembleForConditionalGeneration`` (the mean of their probabilities at each step),
+with the model's tokenizer and generation config.
 
 ``hf-bahdanau-export`` (``export_main``) writes the ONNX folder that ``--backend onnxruntime`` reads.
 """
@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .ensemble import EnsembleForConditionalGeneration
+from .ensemble import BahdanauEnsembleForConditionalGeneration
 from .locations import check_model_location
 from .modeling.configuration_bahdanau import BahdanauConfig
 from .modeling.decoding import translate
@@ -257,14 +257,14 @@ def usage_errors(prog: str) -> Iterator[None]:
         raise SystemExit(2) from None
 
 
-def load_ensemble(model: PreTrainedModel, args: argparse.Namespace) -> EnsembleForConditionalGeneration:
+def load_ensemble(model: PreTrainedModel, args: argparse.Namespace) -> BahdanauEnsembleForConditionalGeneration:
     """``model`` and the ``--ensemble`` folders' models as one ensemble; members that do not share the vocabulary or
     special tokens exit with one error line naming the folder."""
     members = [model] + [load_text_model(folder, "hf-bahdanau-translate", revision=args.revision,
                                          trust_remote_code=args.trust_remote_code, with_tokenizer=False,
                                          argument="--ensemble")[0] for folder in args.ensemble]
     try:
-        return EnsembleForConditionalGeneration(members)
+        return BahdanauEnsembleForConditionalGeneration(members)
     except ValueError as error:
         names = ", ".join(f"member {index} is {name!r}" for index, name in enumerate([args.model, *args.ensemble]))
         raise SystemExit(f"hf-bahdanau-translate: error: {error} ({names})") from None

@@ -1,6 +1,6 @@
 """Ensembles of seq2seq models at decoding: several independently trained models decode as one.
 
-    ensemble = EnsembleForConditionalGeneration.from_pretrained(["g2p-seed0", "g2p-seed1", "g2p-lstm"])
+    ensemble = BahdanauEnsembleForConditionalGeneration.from_pretrained(["g2p-seed0", "g2p-seed1", "g2p-lstm"])
     out = ensemble.generate(**tokenizer(words, padding=True, return_tensors="pt"), num_beams=5)
 
 Each step scores the next token with the mean of the M members' probabilities,
@@ -42,8 +42,10 @@ from .modeling.configuration_bahdanau import BahdanauConfig
 from .modeling.modeling_bahdanau import BahdanauForConditionalGeneration, RecurrentGenerationMixin
 from .modeling.search import FastSearchMixin
 from .modeling.transformers_private import CACHE_NAME, cache_argument, cache_of
+from .modeling.old_names import old_names
 
-__all__ = ["EnsembleCache", "EnsembleEncoderOutput", "EnsembleForConditionalGeneration", "mean_log_probs"]
+__all__ = ["EnsembleCache", "BahdanauEnsembleEncoderOutput", "BahdanauEnsembleForConditionalGeneration",
+           "mean_log_probs"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +81,7 @@ class EnsembleCache(Cache):
 
 
 @dataclass
-class EnsembleEncoderOutput(ModelOutput):
+class BahdanauEnsembleEncoderOutput(ModelOutput):
     """``members``: each member's encoder output (``BahdanauEncoderOutput``), in member order."""
 
     members: tuple | None = None
@@ -93,15 +95,15 @@ class EnsembleEncoder(nn.Module):
         self.encoders = tuple(member.get_encoder() for member in members)  # a tuple: not submodules of this one
 
     def forward(self, input_ids: Tensor, attention_mask: Tensor | None = None, output_attentions: bool | None = None,
-                output_hidden_states: bool | None = None, return_dict: bool = True) -> EnsembleEncoderOutput:
+                output_hidden_states: bool | None = None, return_dict: bool = True) -> BahdanauEnsembleEncoderOutput:
         """input_ids [B, S], attention_mask [B, S] -> each member's encoder output."""
-        return EnsembleEncoderOutput(members=tuple(
+        return BahdanauEnsembleEncoderOutput(members=tuple(
             encoder(input_ids=input_ids, attention_mask=attention_mask, output_attentions=output_attentions,
                     output_hidden_states=output_hidden_states, return_dict=True)
             for encoder in self.encoders))
 
 
-class EnsembleForConditionalGeneration(PreTrainedModel, FastSearchMixin, RecurrentGenerationMixin):
+class BahdanauEnsembleForConditionalGeneration(PreTrainedModel, FastSearchMixin, RecurrentGenerationMixin):
     """M seq2seq models decoding together: p(y_t | y_<t, x) = (1/M) Σ_m p_m(y_t | y_<t, x) (module docstring).
 
     ``members``: the loaded models (``BahdanauForConditionalGeneration``, one vocabulary and set of special token
@@ -128,7 +130,7 @@ class EnsembleForConditionalGeneration(PreTrainedModel, FastSearchMixin, Recurre
             self.generation_config.coverage_penalty = None
 
     @classmethod
-    def from_pretrained(cls, names: Sequence[str], **kwargs) -> "EnsembleForConditionalGeneration":
+    def from_pretrained(cls, names: Sequence[str], **kwargs) -> "BahdanauEnsembleForConditionalGeneration":
         """The ensemble of the models saved in ``names`` (folders or Hub ids), each loaded with
         ``AutoModelForSeq2SeqLM.from_pretrained(name, **kwargs)``."""
         if isinstance(names, (str, bytes)) or not isinstance(names, Sequence) or not names:
@@ -138,7 +140,7 @@ class EnsembleForConditionalGeneration(PreTrainedModel, FastSearchMixin, Recurre
 
     def save_pretrained(self, *args, **kwargs):
         raise NotImplementedError("An ensemble is not saved as one folder: save each of its `members` (and load them "
-                                  "again with EnsembleForConditionalGeneration.from_pretrained([...])).")
+                                  "again with BahdanauEnsembleForConditionalGeneration.from_pretrained([...])).")
 
     @classmethod
     def _supports_default_dynamic_cache(cls) -> bool:
@@ -168,7 +170,7 @@ class EnsembleForConditionalGeneration(PreTrainedModel, FastSearchMixin, Recurre
         input_ids: Tensor | None = None,
         attention_mask: Tensor | None = None,
         decoder_input_ids: Tensor | None = None,
-        encoder_outputs: EnsembleEncoderOutput | None = None,
+        encoder_outputs: BahdanauEnsembleEncoderOutput | None = None,
         past_key_values: EnsembleCache | None = None,
         use_cache: bool | None = None,
         return_dict: bool | None = None,
@@ -222,3 +224,9 @@ def check_members(models: Sequence) -> None:
                     raise ValueError(f"Ensemble member {index} has {field}={value!r} in its {where}, member 0 has "
                                      f"{expected!r}: the members of an ensemble must share one vocabulary and its "
                                      "special token ids.")
+
+
+__getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix
+    "EnsembleEncoderOutput": BahdanauEnsembleEncoderOutput,
+    "EnsembleForConditionalGeneration": BahdanauEnsembleForConditionalGeneration,
+})

@@ -549,8 +549,8 @@ def meta_embedding(meta, token_ids: list[int], word_vectors: Tensor) -> tuple[Te
 
 
 def memory_network(model, story: list[list[int]], question: list[int]) -> tuple[Tensor, list[Tensor]]:
-    """A ``MemoryNetworkForSequenceClassification``'s answer scores W u^{K+1} [num_labels] and its attention over the
-    story's sentences per hop ([n] each), for one story (word ids per sentence, oldest first) and one question, with
+    """A ``BahdanauMemoryNetworkForSequenceClassification``'s answer scores W u^{K+1} [num_labels] and its attention
+    over the story's sentences per hop ([n] each), for one story (word ids per sentence, oldest first) and one question, with
     the paper's tables named: adjacent A^k = E_{k-1}, C^k = E_k, B = E_0, W^T = E_K; layer-wise A, C, B, H."""
     config, tables = model.config, model.memory_network.tying.word_tables
     times = model.memory_network.tying.time_tables

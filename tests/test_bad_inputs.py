@@ -367,10 +367,10 @@ def image_to_text_generate(**arguments):
 
 
 def ensemble_generate(**arguments):
-    from hf_bahdanau.ensemble import EnsembleForConditionalGeneration
+    from hf_bahdanau.ensemble import BahdanauEnsembleForConditionalGeneration
 
     input_ids, mask = source()
-    return EnsembleForConditionalGeneration([tiny_model("rnnsearch")] * 2).generate(
+    return BahdanauEnsembleForConditionalGeneration([tiny_model("rnnsearch")] * 2).generate(
         input_ids, attention_mask=mask, max_new_tokens=3, **arguments)
 
 
@@ -494,10 +494,10 @@ def test_the_head_scripts_refuse_empty_data_and_negative_max_steps(tmp_path, cap
 
 
 def test_the_vqa_image_encoder_refuses_an_image_smaller_than_its_first_pooling_window():
-    from hf_bahdanau.modeling.configuration_coattention import VisualQuestionAnsweringConfig
+    from hf_bahdanau.modeling.configuration_coattention import BahdanauVisualQuestionAnsweringConfig
     from hf_bahdanau.modeling.modeling_coattention import BahdanauForVisualQuestionAnswering
 
-    config = VisualQuestionAnsweringConfig(vocab_size=VOCAB, hidden_size=16, attention_size=8, answer_hidden_size=8,
+    config = BahdanauVisualQuestionAnsweringConfig(vocab_size=VOCAB, hidden_size=16, attention_size=8, answer_hidden_size=8,
                                            num_labels=NUM_LABELS, cnn_channels=[4, 8], cnn_pool_sizes=[[3, 2], [2, 2]])
     model = BahdanauForVisualQuestionAnswering(config).eval()
     question = torch.tensor([[4, 5, 6]])
@@ -536,7 +536,7 @@ def test_labels_without_a_start_or_pad_id_in_the_config_are_refused_naming_the_f
     ("run_classification", [], "BahdanauConfig"),
     ("run_ner", [], "BahdanauConfig"),
     ("run_image_to_text", [], "BahdanauImageToTextConfig"),
-    ("run_vqa", [], "VisualQuestionAnsweringConfig"),
+    ("run_vqa", [], "BahdanauVisualQuestionAnsweringConfig"),
 ])
 def test_a_bad_config_override_ends_the_run_scripts_before_any_data_is_read(script, flags, config_class, tmp_path,
                                                                              capsys):

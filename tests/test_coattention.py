@@ -28,8 +28,8 @@ from transformers import AutoModel, AutoModelForVisualQuestionAnswering
 
 from child_process import run_child
 from conftest import assert_float64_close, assert_float64_gradients_close, softmax_sum_tolerance
-from hf_bahdanau import (BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, VisualQuestionAnsweringConfig,
-                         VisualQuestionAnsweringModel, reference)
+from hf_bahdanau import (BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, BahdanauVisualQuestionAnsweringConfig,
+                         BahdanauVisualQuestionAnsweringModel, reference)
 from hf_bahdanau.modeling.co_attention import build_coattention
 
 VOCAB, LABELS, PAD = 15, 5, 0
@@ -49,12 +49,12 @@ FLOAT32_PATHS_RTOL = 64 * 1e-6
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
-def vqa_config(form: str = "parallel", levels: str = "all", **overrides) -> VisualQuestionAnsweringConfig:
+def vqa_config(form: str = "parallel", levels: str = "all", **overrides) -> BahdanauVisualQuestionAnsweringConfig:
     coattention, inputs = FORMS[form]
     fields = dict(vocab_size=VOCAB, hidden_size=6, attention_size=5, answer_hidden_size=7, num_labels=LABELS,
                   coattention=coattention, inputs=inputs, question_levels=LEVELS[levels], phrase_windows=[1, 2, 3],
                   cnn_channels=[4, 8], cnn_pool_sizes=POOLS)
-    return VisualQuestionAnsweringConfig(**{**fields, **overrides})
+    return BahdanauVisualQuestionAnsweringConfig(**{**fields, **overrides})
 
 
 def vqa_model(form: str = "parallel", levels: str = "all", seed: int = 0, **overrides
@@ -442,7 +442,7 @@ def test_save_and_load_with_the_auto_classes(tmp_path):
     batch = vqa_batch("alternating")
     loaded = AutoModelForVisualQuestionAnswering.from_pretrained(tmp_path, dtype=torch.float64).eval()
     base = AutoModel.from_pretrained(tmp_path, dtype=torch.float64).eval()
-    assert type(loaded) is BahdanauForVisualQuestionAnswering and type(base) is VisualQuestionAnsweringModel
+    assert type(loaded) is BahdanauForVisualQuestionAnswering and type(base) is BahdanauVisualQuestionAnsweringModel
     expected = copy.deepcopy(model).double()
     with torch.no_grad():
         assert torch.equal(loaded(**batch).logits, expected(**batch).logits)
@@ -656,7 +656,7 @@ def test_a_short_run_learns_yes_no_shape_questions_about_unseen_images():
     assert (majority, blind) == (0.5, 0.57)  # the data's facts, whatever the model
 
     torch.manual_seed(0)
-    config = VisualQuestionAnsweringConfig(
+    config = BahdanauVisualQuestionAnsweringConfig(
         vocab_size=len(vocabulary) + 1, hidden_size=32, attention_size=32, answer_hidden_size=32, num_labels=2,
         coattention="parallel", cnn_channels=[8, 16, 32], cnn_pool_sizes=[[2, 2]] * 3, dropout=0.0,
         init_std=0.5)

@@ -99,13 +99,13 @@ def test_every_field_is_documented_with_its_type_and_default():
 
 def _every_config_class():
     from hf_bahdanau.modeling.configuration_bahdanau import BahdanauPointerConfig
-    from hf_bahdanau.modeling.configuration_coattention import VisualQuestionAnsweringConfig
+    from hf_bahdanau.modeling.configuration_coattention import BahdanauVisualQuestionAnsweringConfig
     from hf_bahdanau.modeling.configuration_image_to_text import BahdanauImageToTextConfig
-    from hf_bahdanau.modeling.configuration_memory import MemoryNetworkConfig
-    from hf_bahdanau.modeling.configuration_text_coattention import TextCoAttentionConfig
+    from hf_bahdanau.modeling.configuration_memory import BahdanauMemoryNetworkConfig
+    from hf_bahdanau.modeling.configuration_text_coattention import BahdanauTextCoAttentionConfig
 
-    return [BahdanauConfig, BahdanauPointerConfig, BahdanauImageToTextConfig, MemoryNetworkConfig,
-            VisualQuestionAnsweringConfig, TextCoAttentionConfig]
+    return [BahdanauConfig, BahdanauPointerConfig, BahdanauImageToTextConfig, BahdanauMemoryNetworkConfig,
+            BahdanauVisualQuestionAnsweringConfig, BahdanauTextCoAttentionConfig]
 
 
 @pytest.mark.parametrize("field, value, message", [
@@ -160,11 +160,11 @@ def test_every_family_s_config_words_a_wrong_type_and_refuses_no_labels(config_c
 
 
 def test_memory_network_refuses_zero_answers_that_gave_empty_logits():
-    from hf_bahdanau.modeling.configuration_memory import MemoryNetworkConfig
+    from hf_bahdanau.modeling.configuration_memory import BahdanauMemoryNetworkConfig
 
     with pytest.raises(ValueError, match=r"^`num_labels` must be a positive integer \(the labels of the classifier "
                                          r"head\), got 0\.$"):
-        MemoryNetworkConfig(num_labels=0)
+        BahdanauMemoryNetworkConfig(num_labels=0)
 
 
 @pytest.mark.parametrize("config_class", [config_class for config_class in _every_config_class()
@@ -189,9 +189,9 @@ def test_image_encoder_lists_name_their_bad_entry(config_class):
 
 
 def test_phrase_windows_name_their_bad_entry():
-    from hf_bahdanau.modeling.configuration_coattention import VisualQuestionAnsweringConfig
+    from hf_bahdanau.modeling.configuration_coattention import BahdanauVisualQuestionAnsweringConfig
 
     with pytest.raises(ValueError) as caught:
-        VisualQuestionAnsweringConfig(phrase_windows=[1, 0, 3])
+        BahdanauVisualQuestionAnsweringConfig(phrase_windows=[1, 0, 3])
     assert str(caught.value) == ("`phrase_windows` must be one or more positive n-gram sizes, got [1, 0, 3]: entry 1 "
                                  "is 0.")

@@ -1,4 +1,4 @@
-"""EnsembleForConditionalGeneration: generate() over p = (1/M) Σ_m p_m, checked against each member's own forward and
+"""BahdanauEnsembleForConditionalGeneration: generate() over p = (1/M) Σ_m p_m, checked against each member's own forward and
 generate(), by hand; mismatched members refused by field; hf-bahdanau-translate --ensemble prints what the Python
 API decodes."""
 
@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from conftest import EOS, PAD, padded_batch, tiny_model
-from hf_bahdanau import EnsembleForConditionalGeneration
+from hf_bahdanau import BahdanauEnsembleForConditionalGeneration
 from hf_bahdanau.cli import main as translate_main, parse_args
 from hf_bahdanau.modeling.decoding import translate
 from hf_bahdanau.onnx.runtime import MANIFEST
@@ -50,7 +50,7 @@ def test_one_model_or_copies_of_it_decode_as_the_model(members, options, copies)
     kwargs = dict(attention_mask=mask, max_new_tokens=STEPS, output_scores=True, return_dict_in_generate=True,
                   **options)
     own = model.generate(input_ids, **kwargs)
-    ensemble = EnsembleForConditionalGeneration([model] * copies).generate(input_ids, **kwargs)
+    ensemble = BahdanauEnsembleForConditionalGeneration([model] * copies).generate(input_ids, **kwargs)
     assert torch.equal(ensemble.sequences, own.sequences)
     if options["num_beams"] == 1:
         expected = torch.stack([torch.log_softmax(step, -1) for step in own.scores])
@@ -69,7 +69,7 @@ def test_scores_are_the_log_of_the_members_mean_probability(members):
     doubles = [model.double() for model in members]
     try:
         expected = mean_log_probs_by_hand(doubles, input_ids, mask, start)[:, 0]
-        ensemble = EnsembleForConditionalGeneration(doubles)
+        ensemble = BahdanauEnsembleForConditionalGeneration(doubles)
         with torch.no_grad():
             logits = ensemble(input_ids=input_ids, attention_mask=mask, decoder_input_ids=start).logits[:, 0]
         assert logits.dtype == torch.float64
@@ -77,7 +77,7 @@ def test_scores_are_the_log_of_the_members_mean_probability(members):
     finally:
         for model in members:
             model.float()
-    ensemble = EnsembleForConditionalGeneration(members)
+    ensemble = BahdanauEnsembleForConditionalGeneration(members)
     first = ensemble.generate(input_ids, attention_mask=mask, max_new_tokens=1, output_scores=True,
                               return_dict_in_generate=True).scores[0]
     torch.testing.assert_close(first.double(), expected, rtol=0, atol=8 * EPS * float(expected.abs().max()))
@@ -96,7 +96,7 @@ def test_greedy_decoding_equals_a_greedy_loop_over_the_members_forwards(members)
         finished |= token == EOS
         if finished.all():
             break
-    generated = EnsembleForConditionalGeneration(members).generate(input_ids, attention_mask=mask,
+    generated = BahdanauEnsembleForConditionalGeneration(members).generate(input_ids, attention_mask=mask,
                                                                    max_new_tokens=STEPS)
     assert torch.equal(generated, sequences)
 
@@ -106,7 +106,7 @@ def test_beam_scores_are_the_ensembles_teacher_forced_log_probability(members):
     with p̄ from the members' own teacher-forced forwards."""
     input_ids, mask = padded_batch()
     alpha = 0.6
-    out = EnsembleForConditionalGeneration(members).generate(
+    out = BahdanauEnsembleForConditionalGeneration(members).generate(
         input_ids, attention_mask=mask, max_new_tokens=STEPS, num_beams=4, num_return_sequences=2,
         length_penalty=alpha, output_scores=True, return_dict_in_generate=True)
     rows = torch.arange(3).repeat_interleave(2)
@@ -120,7 +120,7 @@ def test_beam_scores_are_the_ensembles_teacher_forced_log_probability(members):
 
 def test_a_padded_batch_decodes_as_each_row_alone(members):
     input_ids, mask = padded_batch()
-    ensemble = EnsembleForConditionalGeneration(members)
+    ensemble = BahdanauEnsembleForConditionalGeneration(members)
     kwargs = dict(max_new_tokens=STEPS, num_beams=3, output_scores=True, return_dict_in_generate=True)
     batch = ensemble.generate(input_ids, attention_mask=mask, **kwargs)
     for row in range(3):
@@ -139,20 +139,20 @@ def test_members_of_another_vocabulary_or_special_tokens_are_refused_by_field(me
     other = tiny_model("rnnsearch", seed=2, **overrides)
     with pytest.raises(ValueError, match=f"Ensemble member 1 has {field}={overrides[field]} in its config, member 0 "
                                          f"has {getattr(members[0].config, field)}"):
-        EnsembleForConditionalGeneration([members[0], other])
+        BahdanauEnsembleForConditionalGeneration([members[0], other])
 
 
 def test_what_an_ensemble_cannot_decode_is_refused(members):
     input_ids, mask = padded_batch()
-    ensemble = EnsembleForConditionalGeneration(members)
+    ensemble = BahdanauEnsembleForConditionalGeneration(members)
     with pytest.raises(ValueError, match="`coverage_penalty=0.2`: GNMT's coverage penalty scores one model's"):
         ensemble.generate(input_ids, attention_mask=mask, num_beams=2, coverage_penalty=0.2)
     with pytest.raises(ValueError, match="`output_attentions=True`: each member of an ensemble has its own"):
         ensemble.generate(input_ids, attention_mask=mask, output_attentions=True, return_dict_in_generate=True)
     with pytest.raises(ValueError, match="Ensemble member 1 has copy_attention=True"):
-        EnsembleForConditionalGeneration([members[0], tiny_model("rnnsearch+copy")])
+        BahdanauEnsembleForConditionalGeneration([members[0], tiny_model("rnnsearch+copy")])
     with pytest.raises(ValueError, match="wrap a single name in a list"):
-        EnsembleForConditionalGeneration.from_pretrained("outputs/model")
+        BahdanauEnsembleForConditionalGeneration.from_pretrained("outputs/model")
 
 
 SENTENCES = ["le 3 mars 2015", "3/14/15"]
@@ -167,7 +167,7 @@ def test_the_command_line_ensemble_prints_the_python_apis_translations(members, 
         folders.append(tmp_path / preset)
         model.save_pretrained(folders[-1])
     tokenizer.save_pretrained(folders[0])  # the main model's; the member's folder has none
-    ensemble = EnsembleForConditionalGeneration.from_pretrained(folders)
+    ensemble = BahdanauEnsembleForConditionalGeneration.from_pretrained(folders)
     expected = [result.translation for result in translate(ensemble, tokenizer, SENTENCES, num_beams=3)]
     alone = [result.translation for result in translate(ensemble.members[0], tokenizer, SENTENCES, num_beams=3)]
     assert expected != alone  # the second member changes the output

@@ -17,8 +17,8 @@ from hf_bahdanau import (
     BahdanauConfig, BahdanauEncoderModel, BahdanauForConditionalGeneration, BahdanauForImageToText,
     BahdanauForPointerNetwork, BahdanauForSequenceClassification, BahdanauForTextPairClassification,
     BahdanauForTokenClassification, BahdanauForVisualQuestionAnswering, BahdanauImageProcessor,
-    BahdanauImageToTextConfig, BahdanauPointerConfig, MemoryNetworkConfig, MemoryNetworkForSequenceClassification,
-    TextCoAttentionConfig, VisualQuestionAnsweringConfig,
+    BahdanauImageToTextConfig, BahdanauPointerConfig, BahdanauMemoryNetworkConfig, BahdanauMemoryNetworkForSequenceClassification,
+    BahdanauTextCoAttentionConfig, BahdanauVisualQuestionAnsweringConfig,
 )
 from hf_bahdanau.modeling.configuration_bahdanau import CLASSIFIER_PIPELINES, CUSTOM_PIPELINES, TAGGER_PIPELINES
 from hf_bahdanau.modeling.pipeline_inputs import SCALE_WARNING
@@ -71,9 +71,9 @@ def families(vocab: int, separator: int) -> dict:
         "han": (BahdanauForSequenceClassification(BahdanauConfig(
             **text, **labelled(hierarchical=True, sentence_separator_token_id=separator))), None,
                 ("it is red . it is round .",), dict(top_k=2)),
-        "memory": (MemoryNetworkForSequenceClassification(MemoryNetworkConfig(
+        "memory": (BahdanauMemoryNetworkForSequenceClassification(BahdanauMemoryNetworkConfig(
             vocab_size=vocab, hidden_size=6, memory_size=8, **labelled())), None, (question,), {}),
-        "passage": (BahdanauForTextPairClassification(TextCoAttentionConfig(
+        "passage": (BahdanauForTextPairClassification(BahdanauTextCoAttentionConfig(
             vocab_size=vocab, hidden_size=6, attention_size=5, answer_hidden_size=7, context_hidden_size=4,
             **labelled())), None,
                     ({"context": " ".join(question["memory"]), "question": question["question"]},), dict(top_k=2)),
@@ -81,7 +81,7 @@ def families(vocab: int, separator: int) -> dict:
             **image_fields, embedding_size=8, hidden_size=16, attention_size=8, output_size=8)),
                           BahdanauImageProcessor(size={"height": IMAGE_HEIGHT}), (["strip.png"],),
                           dict(max_new_tokens=4)),
-        "vqa": (BahdanauForVisualQuestionAnswering(VisualQuestionAnsweringConfig(
+        "vqa": (BahdanauForVisualQuestionAnswering(BahdanauVisualQuestionAnsweringConfig(
             **image_fields, hidden_size=6, attention_size=5, answer_hidden_size=7, phrase_windows=[1, 2, 3],
             **labelled())), BahdanauImageProcessor(num_channels=3, size={"height": IMAGE_HEIGHT}),
                 ({"image": "shape.png", "question": "it is red ?"},), {}),

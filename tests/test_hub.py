@@ -122,15 +122,15 @@ def test_saved_folders_carry_exactly_the_modeling_subpackage(tmp_path):
     hf_bahdanau.BahdanauForTokenClassification(tiny_config()).save_pretrained(tagger)
     BahdanauForPointerNetwork(BahdanauPointerConfig(input_feature_size=2, hidden_size=8, embedding_size=8,
                                                     attention_size=8)).save_pretrained(pointer)
-    hf_bahdanau.MemoryNetworkForSequenceClassification(hf_bahdanau.MemoryNetworkConfig(vocab_size=5)).save_pretrained(
+    hf_bahdanau.BahdanauMemoryNetworkForSequenceClassification(hf_bahdanau.BahdanauMemoryNetworkConfig(vocab_size=5)).save_pretrained(
         memory)
     hf_bahdanau.BahdanauForImageToText(hf_bahdanau.BahdanauImageToTextConfig(
         vocab_size=8, embedding_size=8, hidden_size=8, cnn_channels=[4], cnn_pool_sizes=[[2, 2]])).save_pretrained(image)
     hf_bahdanau.BahdanauImageProcessor().save_pretrained(image)
-    hf_bahdanau.BahdanauForVisualQuestionAnswering(hf_bahdanau.VisualQuestionAnsweringConfig(
+    hf_bahdanau.BahdanauForVisualQuestionAnswering(hf_bahdanau.BahdanauVisualQuestionAnsweringConfig(
         vocab_size=8, hidden_size=8, attention_size=8, answer_hidden_size=8, cnn_channels=[4],
         cnn_pool_sizes=[[2, 2]])).save_pretrained(vqa)
-    hf_bahdanau.BahdanauForTextPairClassification(hf_bahdanau.TextCoAttentionConfig(
+    hf_bahdanau.BahdanauForTextPairClassification(hf_bahdanau.BahdanauTextCoAttentionConfig(
         vocab_size=8, hidden_size=8, attention_size=8, answer_hidden_size=8)).save_pretrained(text_pair)
     folders = (seq2seq, tagger, pointer, memory, image, vqa, text_pair)
     saved = {path.name for folder in folders for path in folder.glob("*.py")}

@@ -12,12 +12,12 @@ import torch
 from huggingface_hub import ModelCard
 
 from child_process import run_script
-from hf_bahdanau import MemoryNetworkConfig, MemoryNetworkForSequenceClassification
+from hf_bahdanau import BahdanauMemoryNetworkConfig, BahdanauMemoryNetworkForSequenceClassification
 from hf_bahdanau.cards import write_model_card
 from hf_bahdanau.cards.__main__ import main as cards_main
 from hf_bahdanau.cards.architecture import describe
 from hf_bahdanau.modeling.axes import SENTENCE_ENCODINGS, WEIGHT_TYINGS
-from hf_bahdanau.modeling.pipeline_memory import MemoryQuestionAnsweringPipeline
+from hf_bahdanau.modeling.pipeline_memory import BahdanauMemoryQuestionAnsweringPipeline
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -34,8 +34,8 @@ def python_blocks(text: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
 
 
-def memory_config(**options) -> MemoryNetworkConfig:
-    return MemoryNetworkConfig(**dict(vocab_size=len(WORDS), hidden_size=6, num_hops=2, memory_size=8,
+def memory_config(**options) -> BahdanauMemoryNetworkConfig:
+    return BahdanauMemoryNetworkConfig(**dict(vocab_size=len(WORDS), hidden_size=6, num_hops=2, memory_size=8,
                                       id2label=dict(enumerate(ANSWERS)),
                                       label2id={answer: index for index, answer in enumerate(ANSWERS)}) | options)
 
@@ -49,7 +49,7 @@ def model_dir(tmp_path_factory):
     folder = tmp_path_factory.mktemp("memory-card") / "babi-memn2n"
     torch.manual_seed(0)
     config = memory_config(random_noise=0.1, answer_token_ids=[WORDS.index(answer) for answer in ANSWERS])
-    MemoryNetworkForSequenceClassification(config).save_pretrained(folder)
+    BahdanauMemoryNetworkForSequenceClassification(config).save_pretrained(folder)
     tokenizer = Tokenizer(models.WordLevel({word: index for index, word in enumerate(WORDS)}, unk_token="[UNK]"))
     tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
     PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token="[PAD]", unk_token="[UNK]").save_pretrained(folder)
@@ -70,7 +70,7 @@ def expected_answer(model_dir):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     model = AutoModelForSequenceClassification.from_pretrained(model_dir)
-    answerer = MemoryQuestionAnsweringPipeline(model=model, tokenizer=AutoTokenizer.from_pretrained(model_dir))
+    answerer = BahdanauMemoryQuestionAnsweringPipeline(model=model, tokenizer=AutoTokenizer.from_pretrained(model_dir))
     return answerer(**EXAMPLE)
 
 
@@ -90,7 +90,7 @@ def test_metadata_and_model_index(card):
 
 def test_architecture_task_and_limitations_follow_the_config(card, model_dir):
     text = card.text
-    parameters = MemoryNetworkForSequenceClassification.from_pretrained(model_dir).num_parameters()
+    parameters = BahdanauMemoryNetworkForSequenceClassification.from_pretrained(model_dir).num_parameters()
     assert text.count("an end-to-end memory network, MemN2N (Sukhbaatar et al., 2015)") == 1
     assert "An end-to-end memory network, MemN2N (Sukhbaatar et al., 2015), for memory question answering trained " \
            "on babi-task1" in text

@@ -12,9 +12,9 @@ from torch.testing import assert_close
 from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
 
 from child_process import run_child
-from hf_bahdanau import MemoryNetworkConfig, MemoryNetworkForSequenceClassification, MemoryNetworkModel, reference
+from hf_bahdanau import BahdanauMemoryNetworkConfig, BahdanauMemoryNetworkForSequenceClassification, BahdanauMemoryNetworkModel, reference
 from hf_bahdanau.modeling.memory import BagOfWords, PositionEncoding, memory_times
-from hf_bahdanau.modeling.pipeline_memory import MemoryQuestionAnsweringPipeline
+from hf_bahdanau.modeling.pipeline_memory import BahdanauMemoryQuestionAnsweringPipeline
 
 VOCAB, D = 23, 6
 STORIES = [  # word ids per sentence, oldest first; different lengths, one empty story
@@ -25,10 +25,10 @@ STORIES = [  # word ids per sentence, oldest first; different lengths, one empty
 QUESTIONS = [[18, 19, 2], [20, 21], [22]]
 
 
-def model_for(**options) -> MemoryNetworkForSequenceClassification:
+def model_for(**options) -> BahdanauMemoryNetworkForSequenceClassification:
     torch.manual_seed(0)
-    config = MemoryNetworkConfig(vocab_size=VOCAB, hidden_size=D, num_labels=4, memory_size=8, **options)
-    return MemoryNetworkForSequenceClassification(config).double().eval()
+    config = BahdanauMemoryNetworkConfig(vocab_size=VOCAB, hidden_size=D, num_labels=4, memory_size=8, **options)
+    return BahdanauMemoryNetworkForSequenceClassification(config).double().eval()
 
 
 def batch_of(stories, questions, left: bool = False, gap: bool = True) -> dict[str, torch.Tensor]:
@@ -201,18 +201,18 @@ def test_a_non_binary_memory_mask_is_named():
 ])
 def test_bad_config_fields_are_named(fields, message):
     with pytest.raises(ValueError, match=message):
-        MemoryNetworkConfig(**fields)
+        BahdanauMemoryNetworkConfig(**fields)
 
 
 def test_save_and_load_with_the_auto_classes(tmp_path):
     model = model_for(answer_token_ids=[3, 5, 7, 9], weight_tying="adjacent").float()
     model.save_pretrained(tmp_path)
-    assert isinstance(AutoConfig.from_pretrained(tmp_path), MemoryNetworkConfig)
+    assert isinstance(AutoConfig.from_pretrained(tmp_path), BahdanauMemoryNetworkConfig)
     loaded = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()
     batch = batch_of(STORIES, QUESTIONS)
     with torch.no_grad():
         assert torch.equal(loaded(**batch).logits, model(**batch).logits)
-        assert isinstance(AutoModel.from_pretrained(tmp_path), MemoryNetworkModel)
+        assert isinstance(AutoModel.from_pretrained(tmp_path), BahdanauMemoryNetworkModel)
 
 
 REMOTE_MEMORY_CHILD = """
@@ -254,8 +254,8 @@ def test_remote_code_and_pipeline_in_a_process_without_the_package(tmp_path):
     child = run_child(REMOTE_MEMORY_CHILD, tmp_path, str(tmp_path / "model"), str(tmp_path / "inputs.json"),
                       isolated=True, hide_package=True)
     assert child["hf_bahdanau_modules"] == []
-    assert child["name"] == "MemoryNetworkForSequenceClassification"
-    assert child["pipeline"] == "MemoryQuestionAnsweringPipeline"
+    assert child["name"] == "BahdanauMemoryNetworkForSequenceClassification"
+    assert child["pipeline"] == "BahdanauMemoryQuestionAnsweringPipeline"
     with torch.no_grad():
         output = model(**batch, output_attentions=True)
         alone = model(**batch_of([[[2, 3, 4], [5, 6]]], [[7, 8, 3]], gap=False), output_attentions=True)
@@ -272,7 +272,7 @@ def test_remote_code_and_pipeline_in_a_process_without_the_package(tmp_path):
 # the pipeline: what has no meaning is refused, what lies outside training is warned about --------------------------
 
 
-def answerer(normalizer=None) -> MemoryQuestionAnsweringPipeline:
+def answerer(normalizer=None) -> BahdanauMemoryQuestionAnsweringPipeline:
     """The pipeline over ``model_for`` and a word-level tokenizer of "[PAD] [UNK] a b c … g" (``normalizer``: one of
     the tokenizers library's, applied before the words are split)."""
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -284,7 +284,7 @@ def answerer(normalizer=None) -> MemoryQuestionAnsweringPipeline:
     tokenizer.normalizer = normalizer
     model = model_for().float()
     model.config.id2label = dict(enumerate("abcd"))
-    return MemoryQuestionAnsweringPipeline(model=model, tokenizer=PreTrainedTokenizerFast(
+    return BahdanauMemoryQuestionAnsweringPipeline(model=model, tokenizer=PreTrainedTokenizerFast(
         tokenizer_object=tokenizer, pad_token="[PAD]", unk_token="[UNK]"))
 
 

@@ -315,7 +315,7 @@ def test_bad_inputs_are_refused_by_name():
             model(**kwargs)
     with pytest.raises(ValueError, match="forbid_repeats"):
         model.generate(points, forbid_repeats="yes")
-    with pytest.raises(TypeError, match="PointerNetworkEncoderOutput"):
+    with pytest.raises(TypeError, match="BahdanauPointerNetworkEncoderOutput"):
         model(encoder_outputs=model.model.encoder(inputs_embeds=torch.rand(2, 3, 8)),
               decoder_input_ids=torch.zeros(2, 1, dtype=torch.long))
 

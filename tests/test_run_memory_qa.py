@@ -11,7 +11,7 @@ from huggingface_hub import ModelCard
 from transformers import pipeline
 
 from conftest import exits_as_argparse_does
-from hf_bahdanau import MemoryNetworkConfig, MemoryNetworkForSequenceClassification
+from hf_bahdanau import BahdanauMemoryNetworkConfig, BahdanauMemoryNetworkForSequenceClassification
 from hf_bahdanau.memory_training import LinearStartCallback
 from hf_bahdanau.modeling.collators import DataCollatorForMemoryNetwork
 from training import run_memory_qa
@@ -125,8 +125,8 @@ def test_a_short_run_learns_task_1_and_saves_a_usable_model(tmp_path, monkeypatc
     assert 0 < ended <= 7.5  # at the latest half the 15 epochs; the card says so
     assert (f"- **Linear start**: in training: the hops' softmax was left out (p_i = u^kᵀ m_i) for the first "
             f"{ended:g} epochs, then put back") in (tmp_path / "README.md").read_text()
-    model = MemoryNetworkForSequenceClassification.from_pretrained(tmp_path)
-    assert isinstance(model.config, MemoryNetworkConfig) and model.config.answer_token_ids is not None
+    model = BahdanauMemoryNetworkForSequenceClassification.from_pretrained(tmp_path)
+    assert isinstance(model.config, BahdanauMemoryNetworkConfig) and model.config.answer_token_ids is not None
     answerer = pipeline(model=str(tmp_path), trust_remote_code=True)
     story = ["Mary moved to the bathroom.", "John went to the hallway.", "Daniel went back to the garden.",
              "Sandra travelled to the kitchen."]

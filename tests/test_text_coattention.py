@@ -14,10 +14,10 @@ from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassificati
 
 from child_process import run_child
 from hf_bahdanau import (
-    BahdanauForTextPairClassification, TextCoAttentionConfig, TextCoAttentionModel, reference,
+    BahdanauForTextPairClassification, BahdanauTextCoAttentionConfig, BahdanauTextCoAttentionModel, reference,
 )
 from hf_bahdanau.modeling.collators import DataCollatorForTextPairs
-from hf_bahdanau.modeling.pipeline_text_pair import PassageQuestionAnsweringPipeline
+from hf_bahdanau.modeling.pipeline_text_pair import BahdanauPassageQuestionAnsweringPipeline
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -29,7 +29,7 @@ FORMS, ENCODERS = ("parallel", "alternating", "context", "none"), ("bilstm", "em
 
 def model_for(**options) -> BahdanauForTextPairClassification:
     torch.manual_seed(0)
-    config = TextCoAttentionConfig(vocab_size=VOCAB, hidden_size=D, attention_size=5, answer_hidden_size=7,
+    config = BahdanauTextCoAttentionConfig(vocab_size=VOCAB, hidden_size=D, attention_size=5, answer_hidden_size=7,
                                    context_hidden_size=4, num_labels=4, **options)
     return BahdanauForTextPairClassification(config).double().eval()
 
@@ -197,22 +197,22 @@ def test_bad_inputs_are_named(change, message):
 ])
 def test_bad_config_fields_are_named(fields, message):
     with pytest.raises(ValueError, match=message):
-        TextCoAttentionConfig(**fields)
+        BahdanauTextCoAttentionConfig(**fields)
 
 
 def test_save_and_load_with_the_auto_classes(tmp_path):
     model = model_for(coattention="alternating").float()
     model.save_pretrained(tmp_path)
     config = AutoConfig.from_pretrained(tmp_path)
-    assert isinstance(config, TextCoAttentionConfig) and config.model_type == "bahdanau-text-coattention"
+    assert isinstance(config, BahdanauTextCoAttentionConfig) and config.model_type == "bahdanau-text-coattention"
     assert config.custom_pipelines["passage-question-answering"]["impl"] == (
-        "pipeline_text_pair.PassageQuestionAnsweringPipeline")
+        "pipeline_text_pair.BahdanauPassageQuestionAnsweringPipeline")
     loaded = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()
     assert isinstance(loaded, BahdanauForTextPairClassification)
     batch = batch_of(QUESTIONS, PASSAGES, question_left=True, passage_left=True)
     with torch.no_grad():
         assert torch.equal(loaded(**batch).logits, model(**batch).logits)
-    assert isinstance(AutoModel.from_pretrained(tmp_path), TextCoAttentionModel)
+    assert isinstance(AutoModel.from_pretrained(tmp_path), BahdanauTextCoAttentionModel)
     assert (tmp_path / "pipeline_text_pair.py").is_file() and (tmp_path / "modeling_text_coattention.py").is_file()
 
 
@@ -235,7 +235,7 @@ def test_pipeline_answers_with_the_models_numbers(tmp_path):
 
     model = model_for().float()
     save_with_tokenizer(model, tmp_path)
-    answerer = PassageQuestionAnsweringPipeline(model=model, tokenizer=AutoTokenizer.from_pretrained(tmp_path))
+    answerer = BahdanauPassageQuestionAnsweringPipeline(model=model, tokenizer=AutoTokenizer.from_pretrained(tmp_path))
     # "a b c" = ids 2 3 4, "f g h i" = 7 8 9 10
     with torch.no_grad():
         alone = model(input_ids=torch.tensor([[2, 3, 4]]), context_ids=torch.tensor([[7, 8, 9, 10]]),
@@ -294,7 +294,7 @@ def test_remote_code_and_pipeline_in_a_process_without_the_package(tmp_path):
                       hide_package=True)
     assert child["hf_bahdanau_modules"] == []
     assert child["name"] == "BahdanauForTextPairClassification"
-    assert child["pipeline"] == "PassageQuestionAnsweringPipeline"
+    assert child["pipeline"] == "BahdanauPassageQuestionAnsweringPipeline"
     with torch.no_grad():
         output = model(**batch, output_attentions=True)
         alone = model(input_ids=torch.tensor([[2, 3, 4]]), context_ids=torch.tensor([[7, 8, 9, 10]]),
@@ -326,7 +326,7 @@ def test_a_short_run_learns_babi_task_1_far_above_chance():
     train_rows, test_rows = ([{key: row[key] for key in keep} for row in run_memory_qa.features(
         examples, tokenizer, answers, "coattention", memory_size=3)] for examples in (train, test))
     collator = DataCollatorForTextPairs(tokenizer.pad_token_id)
-    config = TextCoAttentionConfig(vocab_size=len(tokenizer), hidden_size=32, attention_size=32, answer_hidden_size=64,
+    config = BahdanauTextCoAttentionConfig(vocab_size=len(tokenizer), hidden_size=32, attention_size=32, answer_hidden_size=64,
                                    context_hidden_size=32, num_labels=len(answers), dropout=0.0,
                                    coattention="alternating", question_levels=["word"])
     model = BahdanauForTextPairClassification(config)

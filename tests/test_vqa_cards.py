@@ -18,7 +18,7 @@ from huggingface_hub import ModelCard
 from PIL import Image
 
 from child_process import run_script
-from hf_bahdanau import BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, VisualQuestionAnsweringConfig
+from hf_bahdanau import BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, BahdanauVisualQuestionAnsweringConfig
 from hf_bahdanau.cards import write_model_card
 from hf_bahdanau.cards.architecture import describe
 from hf_bahdanau.modeling.axes import CO_ATTENTIONS
@@ -42,10 +42,10 @@ def python_blocks(text: str) -> list[str]:
     return re.findall(r"```python\n(.*?)```", text, flags=re.DOTALL)
 
 
-def vqa_config(**options) -> VisualQuestionAnsweringConfig:
+def vqa_config(**options) -> BahdanauVisualQuestionAnsweringConfig:
     sizes = dict(vocab_size=len(WORDS), hidden_size=8, attention_size=8, answer_hidden_size=8, cnn_channels=[4, 8],
                  cnn_pool_sizes=[[2, 2], [2, 2]], id2label=ANSWERS)
-    return VisualQuestionAnsweringConfig(**sizes | options)
+    return BahdanauVisualQuestionAnsweringConfig(**sizes | options)
 
 
 def save_tokenizer(folder) -> None:

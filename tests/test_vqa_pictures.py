@@ -7,7 +7,7 @@ import pytest
 import torch
 from PIL import Image
 
-from hf_bahdanau import BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, VisualQuestionAnsweringConfig
+from hf_bahdanau import BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, BahdanauVisualQuestionAnsweringConfig
 from hf_bahdanau.pictures import OVERLAY_OPACITY, attention_maps, plot_coattention, plot_vqa_example
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -80,7 +80,7 @@ def tiny_vqa():
     from transformers import PreTrainedTokenizerFast
 
     torch.manual_seed(0)
-    config = VisualQuestionAnsweringConfig(vocab_size=len(WORDS), hidden_size=8, attention_size=8,
+    config = BahdanauVisualQuestionAnsweringConfig(vocab_size=len(WORDS), hidden_size=8, attention_size=8,
                                            answer_hidden_size=8, cnn_channels=[4, 8], cnn_pool_sizes=[[2, 2], [2, 2]],
                                            id2label=ANSWERS)
     words = Tokenizer(models.WordLevel({word: index for index, word in enumerate(WORDS)}, unk_token="<unk>"))

@@ -156,14 +156,14 @@ class DecodingArguments:
 
 
 def load_model_and_tokenizer(model_args: EvaluationModelArguments):
-    """(model in eval mode, tokenizer): one model, or with ``--ensemble`` an ``EnsembleForConditionalGeneration`` of
-    ``--model_name_or_path`` and the ``--ensemble`` folders."""
+    """(model in eval mode, tokenizer): one model, or with ``--ensemble`` a ``BahdanauEnsembleForConditionalGeneration``
+    of ``--model_name_or_path`` and the ``--ensemble`` folders."""
     kwargs = {"trust_remote_code": model_args.trust_remote_code}
     tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path, **kwargs)
     if model_args.ensemble:
-        from hf_bahdanau.ensemble import EnsembleForConditionalGeneration
+        from hf_bahdanau.ensemble import BahdanauEnsembleForConditionalGeneration
 
-        model = EnsembleForConditionalGeneration.from_pretrained([model_args.model_name_or_path,
+        model = BahdanauEnsembleForConditionalGeneration.from_pretrained([model_args.model_name_or_path,
                                                                   *model_args.ensemble], **kwargs)
     else:
         model = AutoModelForSeq2SeqLM.from_pretrained(model_args.model_name_or_path, **kwargs)

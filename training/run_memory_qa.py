@@ -18,9 +18,9 @@ generator (training/data/babi.py, seed --babi_seed), --babi_size 1k or 10k train
 questions. As in the paper, 10% of the training questions are held out for validation and a memory holds the 50 most
 recent sentences.
 
-The model (--architecture memn2n, the default) is ``MemoryNetworkForSequenceClassification`` with the paper's
-PE LS RN options by default (``--config_overrides`` changes any ``MemoryNetworkConfig`` field); ``--linear_start``
-trains with linear start until the validation loss stops falling. --architecture lstm trains the baseline without
+The model (--architecture memn2n, the default) is ``BahdanauMemoryNetworkForSequenceClassification`` with the paper's
+PE LS RN options by default (``--config_overrides`` changes any ``BahdanauMemoryNetworkConfig`` field);
+``--linear_start`` trains with linear start until the validation loss stops falling. --architecture lstm trains the baseline without
 memory at the same budget: an LSTM reads the story's sentences and then the question as one text, and its final
 state is classified (``BahdanauForSequenceClassification``, ``pooling_type="final_state"``). --architecture
 coattention reads the question and the story as two texts (the story's kept sentences one after the other, as one
@@ -56,8 +56,8 @@ from transformers import (  # noqa: E402
 )
 
 from hf_bahdanau import (  # noqa: E402
-    BahdanauConfig, BahdanauForSequenceClassification, BahdanauForTextPairClassification, MemoryNetworkConfig,
-    MemoryNetworkForSequenceClassification, TextCoAttentionConfig,
+    BahdanauConfig, BahdanauForSequenceClassification, BahdanauForTextPairClassification, BahdanauMemoryNetworkConfig,
+    BahdanauMemoryNetworkForSequenceClassification, BahdanauTextCoAttentionConfig,
 )
 from hf_bahdanau.memory_training import LinearStartCallback  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForMemoryNetwork, DataCollatorForTextPairs  # noqa: E402
@@ -257,18 +257,18 @@ def build_model(model_args: MemoryModelArguments, tokenizer, answers: list[str],
             "problem_type": "single_label_classification", **labels, **overrides})
         return BahdanauForSequenceClassification(config)
     if model_args.architecture == "coattention":
-        config = TextCoAttentionConfig(**{
+        config = BahdanauTextCoAttentionConfig(**{
             "vocab_size": len(tokenizer), "hidden_size": 64, "attention_size": 64, "answer_hidden_size": 128,
             "context_encoder": "bilstm", "context_hidden_size": 64, "coattention": "parallel",
             "pad_token_id": tokenizer.pad_token_id, **labels, **overrides})
         return BahdanauForTextPairClassification(config)
     answer_ids = tokenizer.convert_tokens_to_ids([answer.lower() for answer in answers])
-    config = MemoryNetworkConfig(**{
+    config = BahdanauMemoryNetworkConfig(**{
         "vocab_size": len(tokenizer), "hidden_size": 20, "num_hops": 3, "sentence_encoding": "position_encoding",
         "temporal_encoding": True, "random_noise": 0.1, "weight_tying": "adjacent", "memory_size": memory_size,
         "linear_start": model_args.linear_start, "answer_token_ids": answer_ids,
         "pad_token_id": tokenizer.pad_token_id, **labels, **overrides})
-    return MemoryNetworkForSequenceClassification(config)
+    return BahdanauMemoryNetworkForSequenceClassification(config)
 
 
 def compute_metrics(prediction) -> dict[str, float]:

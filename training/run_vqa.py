@@ -14,7 +14,7 @@ easy-VQA (64×64 images of one coloured shape, 13 answers; MIT licence) read fro
 
 --coattention picks the co-attention form (``parallel``, ``alternating``, ``context``: image attention guided by the
 question's mean, ``none``: means of both, a CNN with bag of words) and --inputs the baselines that read one input
-(``question``, ``context`` = the image alone). Every other ``VisualQuestionAnsweringConfig`` field is a
+(``question``, ``context`` = the image alone). Every other ``BahdanauVisualQuestionAnsweringConfig`` field is a
 --config_overrides entry. --max_train_minutes stops training at a budget.
 
 The output folder gets the model (code included: loadable with trust_remote_code=True, with the
@@ -43,7 +43,7 @@ from transformers import (  # noqa: E402
 )
 
 from hf_bahdanau import (  # noqa: E402
-    BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, VisualQuestionAnsweringConfig,
+    BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, BahdanauVisualQuestionAnsweringConfig,
 )
 from hf_bahdanau.cards.vqa import VQA_QUESTION  # noqa: E402
 from hf_bahdanau.modeling.axes import CO_ATTENTIONS  # noqa: E402
@@ -71,14 +71,15 @@ class VQAModelArguments:
                                                           "the question or the image (context) alone."})
     model_name_or_path: str | None = field(default=None, metadata={"help": "Fine-tune this saved model instead."})
     config_overrides: str | None = field(
-        default=None, metadata={"help": "'field=value,...' of VisualQuestionAnsweringConfig, e.g. 'hidden_size=256,"
-                                        "question_levels=[\"word\"]'."})
+        default=None, metadata={"help": "'field=value,...' of BahdanauVisualQuestionAnsweringConfig, e.g. "
+                                        "'hidden_size=256,question_levels=[\"word\"]'."})
     max_train_minutes: float | None = field(default=None, metadata={"help": "Stop training after this many minutes "
                                                                             "(evaluations not counted)."})
     torch_num_threads: int | None = field(default=None, metadata={"help": "torch.set_num_threads."})
 
     def __post_init__(self):
-        parse_config_overrides(self.config_overrides, VisualQuestionAnsweringConfig)  # a bad field ends here, exit 2
+        # a bad field ends here, exit 2
+        parse_config_overrides(self.config_overrides, BahdanauVisualQuestionAnsweringConfig)
 
 
 @dataclass
@@ -184,11 +185,11 @@ def build_model(model_args: VQAModelArguments, tokenizer, answers: list[str]) ->
     labels = dict(id2label=dict(enumerate(answers)), label2id={answer: index for index, answer in enumerate(answers)})
     if model_args.model_name_or_path:
         return AutoModelForVisualQuestionAnswering.from_pretrained(model_args.model_name_or_path, **labels)
-    config = VisualQuestionAnsweringConfig(**{
+    config = BahdanauVisualQuestionAnsweringConfig(**{
         "vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
         "eos_token_id": tokenizer.eos_token_id, "coattention": model_args.coattention,
         "inputs": model_args.inputs, **labels,
-        **parse_config_overrides(model_args.config_overrides, VisualQuestionAnsweringConfig)})
+        **parse_config_overrides(model_args.config_overrides, BahdanauVisualQuestionAnsweringConfig)})
     return BahdanauForVisualQuestionAnswering(config)
 
 

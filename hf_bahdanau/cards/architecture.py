@@ -158,7 +158,7 @@ def describe(config: dict[str, Any], task: str = "translation", trainer_state: d
              ) -> Architecture:
     """Bullet lines naming every architectural choice of a ``BahdanauConfig`` dict: the encoder, then the decoder's
     (translation), the tagger's token attention (token-classification) or the pooling (text-classification); for a
-    ``MemoryNetworkConfig`` (memory-question-answering), ``describe_memory_network``'s (with ``trainer_state``,
+    ``BahdanauMemoryNetworkConfig`` (memory-question-answering), ``describe_memory_network``'s (with ``trainer_state``,
     trainer_state.json, when linear start ended in training); for a ``BahdanauImageToTextConfig`` (image-to-text),
     ``describe_image_to_text``'s."""
     if task == "memory-question-answering":
@@ -209,7 +209,7 @@ def describe(config: dict[str, Any], task: str = "translation", trainer_state: d
 
 
 def describe_memory_network(config: dict[str, Any], trainer_state: dict[str, Any] | None = None) -> Architecture:
-    """Bullet lines naming every choice of a ``MemoryNetworkConfig`` dict (Sukhbaatar et al., 2015): hops, sentence
+    """Bullet lines naming every choice of a ``BahdanauMemoryNetworkConfig`` dict (Sukhbaatar et al., 2015): hops, sentence
     encoding, weight tying, temporal encoding with random noise, linear start (the config's, or when trainer_state.json
     ``trainer_state`` records that ``LinearStartCallback`` ended it, that training's) and the answers."""
     hops = config["num_hops"]
@@ -266,7 +266,7 @@ def _coattention_lines(config: dict[str, Any], context: str) -> list[str]:
 
 
 def describe_text_coattention(config: dict[str, Any]) -> Architecture:
-    """Bullet lines naming every choice of a ``TextCoAttentionConfig`` dict (Lu et al., 2016, over two texts): the
+    """Bullet lines naming every choice of a ``BahdanauTextCoAttentionConfig`` dict (Lu et al., 2016, over two texts): the
     passage encoder (words embedded by the question's table E), then ``_coattention_lines``."""
     if config["inputs"] == "question":
         passage = "none: this baseline reads the question alone (v̂ = 0)"
@@ -324,7 +324,7 @@ def image_encoder_words(config: dict[str, Any], annotation_size: int, summary: s
 
 
 def describe_visual_question_answering(config: dict[str, Any]) -> Architecture:
-    """Bullet lines naming every choice of a ``VisualQuestionAnsweringConfig`` dict (Lu et al., 2016): the image
+    """Bullet lines naming every choice of a ``BahdanauVisualQuestionAnsweringConfig`` dict (Lu et al., 2016): the image
     encoder (as Show, Attend and Tell's, ``image_encoder_words``), then ``_coattention_lines``."""
     if config["inputs"] == "question":
         image = "none: this baseline reads the question alone (v̂ = 0)"

@@ -49,7 +49,7 @@ TAGGER_PIPELINES = {"bahdanau-token-classification": {
 CLASSIFIER_PIPELINES = {"bahdanau-text-classification": {
     "impl": "pipeline_classification.BahdanauTextClassificationPipeline",
     "pt": ["AutoModelForSequenceClassification"], "type": "text"}}
-POINTER_PIPELINES = {"pointing": {"impl": "pipeline_pointer.PointingPipeline", "pt": ["AutoModel"]}}
+POINTER_PIPELINES = {"pointing": {"impl": "pipeline_pointer.BahdanauPointingPipeline", "pt": ["AutoModel"]}}
 HEAD_PIPELINES = (CUSTOM_PIPELINES, TAGGER_PIPELINES, CLASSIFIER_PIPELINES, POINTER_PIPELINES)
 
 

@@ -13,23 +13,25 @@ from .axes import CO_ATTENTIONS, QUESTION_LEVELS
 from .configuration_bahdanau import _builtin_errors, _require_labels, _require_positive, _require_real
 from .configuration_image_to_text import resolve_image_encoder, validate_image_encoder
 from .remote_code import SavesModelCode
+from .old_names import old_names
 
-__all__ = ["CO_ATTENTION_INPUTS", "VQA_AUTO_MAP", "VQA_PIPELINES", "CoAttentionConfig", "VisualQuestionAnsweringConfig"]
+__all__ = ["CO_ATTENTION_INPUTS", "VQA_AUTO_MAP", "VQA_PIPELINES", "BahdanauCoAttentionConfig",
+           "BahdanauVisualQuestionAnsweringConfig"]
 
 VQA_AUTO_MAP = {
-    "AutoConfig": "configuration_coattention.VisualQuestionAnsweringConfig",
-    "AutoModel": "modeling_coattention.VisualQuestionAnsweringModel",
+    "AutoConfig": "configuration_coattention.BahdanauVisualQuestionAnsweringConfig",
+    "AutoModel": "modeling_coattention.BahdanauVisualQuestionAnsweringModel",
     "AutoModelForVisualQuestionAnswering": "modeling_coattention.BahdanauForVisualQuestionAnswering",
 }
 # config.json's ``custom_pipelines``: transformers 5 removed its visual-question-answering pipeline; ours is saved
-VQA_PIPELINES = {"visual-question-answering": {"impl": "pipeline_vqa.VisualQuestionAnsweringPipeline",
+VQA_PIPELINES = {"visual-question-answering": {"impl": "pipeline_vqa.BahdanauVisualQuestionAnsweringPipeline",
                                                "pt": ["AutoModelForVisualQuestionAnswering"], "type": "multimodal"}}
 # What the answer reads: both inputs, or one of them alone (the baselines of the paper's tables)
 CO_ATTENTION_INPUTS = ("both", "question", "context")
 
 
 @strict
-class CoAttentionConfig(SavesModelCode, PreTrainedConfig):
+class BahdanauCoAttentionConfig(SavesModelCode, PreTrainedConfig):
     r"""The fields every co-attention model shares: the question's words, the levels, the form of co-attention and the
     answer. A subclass adds its context encoder.
 
@@ -112,12 +114,12 @@ class CoAttentionConfig(SavesModelCode, PreTrainedConfig):
 
 
 @strict
-class VisualQuestionAnsweringConfig(CoAttentionConfig):
+class BahdanauVisualQuestionAnsweringConfig(BahdanauCoAttentionConfig):
     r"""Configuration of ``BahdanauForVisualQuestionAnswering``: a question [B, T] and an image [B, C, H, W] -> an
     answer of ``num_labels`` (``id2label``). The image is a grid of N region annotations a_n of size D (Show, Attend and
     Tell's encoder, ``image_encoder.py``), made question-sized, v_n = tanh(W_i a_n + b_i) [B, N, d].
 
-    Args (besides ``CoAttentionConfig``'s):
+    Args (besides ``BahdanauCoAttentionConfig``'s):
         num_channels (`int`, *optional*, defaults to 3):
             C, the channels of ``pixel_values`` (1 grey, 3 RGB).
         cnn_channels (`list[int]`, *optional*, defaults to `[32, 64, 128]`):
@@ -162,5 +164,11 @@ class VisualQuestionAnsweringConfig(CoAttentionConfig):
         validate_image_encoder(self, self.annotation_size)
 
 
-CoAttentionConfig.__setattr__ = _builtin_errors(CoAttentionConfig.__setattr__)
-VisualQuestionAnsweringConfig.__setattr__ = _builtin_errors(VisualQuestionAnsweringConfig.__setattr__)
+BahdanauCoAttentionConfig.__setattr__ = _builtin_errors(BahdanauCoAttentionConfig.__setattr__)
+BahdanauVisualQuestionAnsweringConfig.__setattr__ = _builtin_errors(BahdanauVisualQuestionAnsweringConfig.__setattr__)
+
+
+__getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix
+    "CoAttentionConfig": BahdanauCoAttentionConfig,
+    "VisualQuestionAnsweringConfig": BahdanauVisualQuestionAnsweringConfig,
+})

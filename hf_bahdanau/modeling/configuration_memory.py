@@ -12,21 +12,22 @@ from transformers import PreTrainedConfig
 from .axes import SENTENCE_ENCODINGS, WEIGHT_TYINGS
 from .configuration_bahdanau import _builtin_errors, _require_labels, _require_positive, _require_real
 from .remote_code import SavesModelCode
+from .old_names import old_names
 
-__all__ = ["MEMORY_AUTO_MAP", "MEMORY_PIPELINES", "MemoryNetworkConfig"]
+__all__ = ["MEMORY_AUTO_MAP", "MEMORY_PIPELINES", "BahdanauMemoryNetworkConfig"]
 
 MEMORY_AUTO_MAP = {
-    "AutoConfig": "configuration_memory.MemoryNetworkConfig",
-    "AutoModel": "modeling_memory_network.MemoryNetworkModel",
-    "AutoModelForSequenceClassification": "modeling_memory_network.MemoryNetworkForSequenceClassification",
+    "AutoConfig": "configuration_memory.BahdanauMemoryNetworkConfig",
+    "AutoModel": "modeling_memory_network.BahdanauMemoryNetworkModel",
+    "AutoModelForSequenceClassification": "modeling_memory_network.BahdanauMemoryNetworkForSequenceClassification",
 }
 # config.json's ``custom_pipelines``: pipeline(model=..., trust_remote_code=True) answers questions about a memory
-MEMORY_PIPELINES = {"memory-question-answering": {"impl": "pipeline_memory.MemoryQuestionAnsweringPipeline",
+MEMORY_PIPELINES = {"memory-question-answering": {"impl": "pipeline_memory.BahdanauMemoryQuestionAnsweringPipeline",
                                                   "pt": ["AutoModelForSequenceClassification"], "type": "text"}}
 
 
 @strict
-class MemoryNetworkConfig(SavesModelCode, PreTrainedConfig):
+class BahdanauMemoryNetworkConfig(SavesModelCode, PreTrainedConfig):
     r"""Configuration of an end-to-end memory network: a question u and a memory of sentences x_1 … x_n, read over K
     hops of attention, p_i = softmax_i(uᵀ m_i), o = Σ_i p_i c_i, and an answer â = softmax(W u^{K+1}) from an answer
     vocabulary of ``num_labels`` answers (``id2label``).
@@ -113,4 +114,9 @@ class MemoryNetworkConfig(SavesModelCode, PreTrainedConfig):
                 raise ValueError(f"`answer_token_ids` must be word ids in [0, {self.vocab_size}), got {bad}.")
 
 
-MemoryNetworkConfig.__setattr__ = _builtin_errors(MemoryNetworkConfig.__setattr__)
+BahdanauMemoryNetworkConfig.__setattr__ = _builtin_errors(BahdanauMemoryNetworkConfig.__setattr__)
+
+
+__getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix
+    "MemoryNetworkConfig": BahdanauMemoryNetworkConfig,
+})

@@ -6,18 +6,20 @@ code.
 from huggingface_hub.dataclasses import strict
 
 from .configuration_bahdanau import _builtin_errors, _require_positive
-from .configuration_coattention import CoAttentionConfig
+from .configuration_coattention import BahdanauCoAttentionConfig
+from .old_names import old_names
 
-__all__ = ["CONTEXT_ENCODERS", "TEXT_COATTENTION_AUTO_MAP", "TEXT_COATTENTION_PIPELINES", "TextCoAttentionConfig"]
+__all__ = ["CONTEXT_ENCODERS", "TEXT_COATTENTION_AUTO_MAP", "TEXT_COATTENTION_PIPELINES",
+           "BahdanauTextCoAttentionConfig"]
 
 TEXT_COATTENTION_AUTO_MAP = {
-    "AutoConfig": "configuration_text_coattention.TextCoAttentionConfig",
-    "AutoModel": "modeling_text_coattention.TextCoAttentionModel",
+    "AutoConfig": "configuration_text_coattention.BahdanauTextCoAttentionConfig",
+    "AutoModel": "modeling_text_coattention.BahdanauTextCoAttentionModel",
     "AutoModelForSequenceClassification": "modeling_text_coattention.BahdanauForTextPairClassification",
 }
 # config.json's ``custom_pipelines``: pipeline(model=..., trust_remote_code=True) answers a question about a passage
 TEXT_COATTENTION_PIPELINES = {"passage-question-answering": {
-    "impl": "pipeline_text_pair.PassageQuestionAnsweringPipeline", "pt": ["AutoModelForSequenceClassification"],
+    "impl": "pipeline_text_pair.BahdanauPassageQuestionAnsweringPipeline", "pt": ["AutoModelForSequenceClassification"],
     "type": "text"}}
 # How the passage's words become its features V [B, N, d] (both over the word embeddings the question shares)
 CONTEXT_ENCODERS = {
@@ -28,16 +30,16 @@ CONTEXT_ENCODERS = {
 
 
 @strict
-class TextCoAttentionConfig(CoAttentionConfig):
+class BahdanauTextCoAttentionConfig(BahdanauCoAttentionConfig):
     r"""Configuration of ``BahdanauForTextPairClassification``: a question [B, T] and a passage [B, N] (both word ids
     of one vocabulary, one embedding table E) -> an answer of ``num_labels`` (``id2label``). The passage's words are
-    the context the question co-attends with (``CoAttentionConfig``), read by ``context_encoder``:
+    the context the question co-attends with (``BahdanauCoAttentionConfig``), read by ``context_encoder``:
 
         bilstm      v_n = tanh(W_c [→h_n; ←h_n] + b_c),  →h, ←h: an LSTM each way over E c_1 … E c_N (the passage's
                     real words only, so padding on either side gives the same v_n)
         embeddings  v_n = E c_n
 
-    Args (besides ``CoAttentionConfig``'s):
+    Args (besides ``BahdanauCoAttentionConfig``'s):
         context_encoder (`str`, *optional*, defaults to `"bilstm"`):
             One of ``CONTEXT_ENCODERS``: ``"bilstm"`` (the words in their passage) or ``"embeddings"`` (a bag of
             words).
@@ -64,4 +66,9 @@ class TextCoAttentionConfig(CoAttentionConfig):
         _require_positive("context_hidden_size", self.context_hidden_size)
 
 
-TextCoAttentionConfig.__setattr__ = _builtin_errors(TextCoAttentionConfig.__setattr__)
+BahdanauTextCoAttentionConfig.__setattr__ = _builtin_errors(BahdanauTextCoAttentionConfig.__setattr__)
+
+
+__getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix
+    "TextCoAttentionConfig": BahdanauTextCoAttentionConfig,
+})

@@ -123,8 +123,8 @@ def region_positions(rows: int, columns: int, size: int, device: torch.device | 
 
 
 class ImageEncoder(nn.Module):
-    """pixel_values [B, C, H, W] (and pixel_mask [B, H, W]) -> ``BahdanauImageEncoderOutput``: the annotations a_i [B, L, D]
-    (with ``region_position_encoding``, a_i + the 2-D sinusoidal encoding of region i), their mask and ā."""
+    """pixel_values [B, C, H, W] (and pixel_mask [B, H, W]) -> ``BahdanauImageEncoderOutput``: the annotations a_i
+    [B, L, D] (with ``region_position_encoding``, a_i + the 2-D sinusoidal encoding of region i), their mask and ā."""
 
     def __init__(self, config):
         super().__init__()
@@ -223,4 +223,6 @@ class ImageEncoder(nn.Module):
         return tuple(features.shape[-2:])
 
 
-__getattr__ = old_names(__name__, {"ImageEncoderOutput": BahdanauImageEncoderOutput})
+__getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix
+    "ImageEncoderOutput": BahdanauImageEncoderOutput,
+})

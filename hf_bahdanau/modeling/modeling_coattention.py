@@ -8,8 +8,8 @@ answer vocabulary.
     q̂^l, v̂^l, a^{q,l}, a^{v,l} = CoAttention_l(Q^l, V)                       (``co_attention.py``, one per level)
     h^1 = tanh(W_1 (q̂^1 + v̂^1)),   h^l = tanh(W_l [q̂^l + v̂^l; h^{l−1}]),   logits = W_h h^L
 
-``CoAttentionModel`` holds everything but the context encoder; ``VisualQuestionAnsweringModel`` reads images, and
-``BahdanauForVisualQuestionAnswering`` adds the answer layer and the loss. The question may be padded on either side;
+``BahdanauCoAttentionModel`` holds everything but the context encoder; ``BahdanauVisualQuestionAnsweringModel`` reads
+images, and ``BahdanauForVisualQuestionAnswering`` adds the answer layer and the loss. The question may be padded on either side;
 its weights come back in the caller's layout, 0 on padding, as do the padded regions' weights.
 """
 
@@ -22,19 +22,21 @@ from transformers import initialization as init
 from transformers.utils import ModelOutput, can_return_tuple
 
 from .co_attention import CoAttentionOutput, build_coattention, masked_mean, summarise
-from .configuration_coattention import CoAttentionConfig, VisualQuestionAnsweringConfig
+from .configuration_coattention import BahdanauCoAttentionConfig, BahdanauVisualQuestionAnsweringConfig
 from .image_encoder import ImageEncoder
 from .input_checks import check_class_labels, check_embeddings, check_one_source, check_token_ids
 from .loss import token_cross_entropy
 from .padding import PaddingLayout, check_attention_mask
 from .question_levels import QuestionLevels
+from .old_names import old_names
 
-__all__ = ["BahdanauForVisualQuestionAnswering", "CoAttentionAnswerOutput", "CoAttentionForAnswering",
-           "CoAttentionModel", "CoAttentionModelOutput", "CoAttentionPreTrainedModel", "VisualQuestionAnsweringModel", "VisualQuestionAnsweringOutput"]
+__all__ = ["BahdanauForVisualQuestionAnswering", "BahdanauCoAttentionAnswerOutput", "BahdanauCoAttentionForAnswering",
+           "BahdanauCoAttentionModel", "BahdanauCoAttentionModelOutput", "BahdanauCoAttentionPreTrainedModel",
+           "BahdanauVisualQuestionAnsweringModel", "BahdanauVisualQuestionAnsweringOutput"]
 
 
 @dataclass
-class CoAttentionModelOutput(ModelOutput):
+class BahdanauCoAttentionModelOutput(ModelOutput):
     """last_hidden_state: h^L [B, answer_hidden_size], what the answer is read from.
     hidden_states (``output_hidden_states``): each level's question features Q^l [B, T, d], then the context's V
     [B, N, d].
@@ -54,9 +56,9 @@ class CoAttentionModelOutput(ModelOutput):
 
 
 @dataclass
-class CoAttentionAnswerOutput(ModelOutput):
+class BahdanauCoAttentionAnswerOutput(ModelOutput):
     """An answering head's output: loss (with labels: cross-entropy over the labels != -100, ``loss.per_target``),
-    logits [B, num_labels]; the other fields as ``CoAttentionModelOutput``'s."""
+    logits [B, num_labels]; the other fields as ``BahdanauCoAttentionModelOutput``'s."""
 
     loss: Tensor | None = None
     logits: Tensor | None = None
@@ -68,16 +70,17 @@ class CoAttentionAnswerOutput(ModelOutput):
 
 
 @dataclass
-class VisualQuestionAnsweringOutput(CoAttentionAnswerOutput):
-    """``CoAttentionAnswerOutput`` of an image: ``context_attentions`` over its regions, ``grid_size`` its grid."""
+class BahdanauVisualQuestionAnsweringOutput(BahdanauCoAttentionAnswerOutput):
+    """``BahdanauCoAttentionAnswerOutput`` of an image: ``context_attentions`` over its regions, ``grid_size`` its
+    grid."""
 
 
-class CoAttentionPreTrainedModel(PreTrainedModel):
-    config_class = CoAttentionConfig
+class BahdanauCoAttentionPreTrainedModel(PreTrainedModel):
+    config_class = BahdanauCoAttentionConfig
     base_model_prefix = "coattention"
     main_input_name = "input_ids"
 
-    def __init__(self, config: CoAttentionConfig, *inputs, **kwargs):
+    def __init__(self, config: BahdanauCoAttentionConfig, *inputs, **kwargs):
         config.validate_architecture()  # a field may have been changed since the config was built
         super().__init__(config, *inputs, **kwargs)
 
@@ -104,22 +107,22 @@ class CoAttentionPreTrainedModel(PreTrainedModel):
                 init.zeros_(module.bias)
 
 
-class CoAttentionForAnswering(CoAttentionPreTrainedModel):
+class BahdanauCoAttentionForAnswering(BahdanauCoAttentionPreTrainedModel):
     """A co-attention model (``body_class``, at ``self.coattention``) and the answer layer: logits [B, num_labels] =
     W_h h^L; labels [B] answer ids (``id2label``), -100 ignored."""
 
-    body_class: type = None  # the CoAttentionModel subclass that reads this head's context
-    output_class: type = CoAttentionAnswerOutput
+    body_class: type = None  # the BahdanauCoAttentionModel subclass that reads this head's context
+    output_class: type = BahdanauCoAttentionAnswerOutput
     accepts_loss_kwargs = True
 
-    def __init__(self, config: CoAttentionConfig):
+    def __init__(self, config: BahdanauCoAttentionConfig):
         super().__init__(config)
         self.coattention = self.body_class(config)
         self.answer = nn.Linear(config.answer_hidden_size, config.num_labels)
         self.post_init()
 
-    def answer_from(self, read: CoAttentionModelOutput, labels: Tensor | None,
-                    num_items_in_batch: int | Tensor | None) -> CoAttentionAnswerOutput:
+    def answer_from(self, read: BahdanauCoAttentionModelOutput, labels: Tensor | None,
+                    num_items_in_batch: int | Tensor | None) -> BahdanauCoAttentionAnswerOutput:
         """The logits of the body's h^L, the loss with labels, and the body's attentions."""
         logits = self.answer(read.last_hidden_state)
         loss = None
@@ -131,11 +134,11 @@ class CoAttentionForAnswering(CoAttentionPreTrainedModel):
             context_attentions=read.context_attentions, affinities=read.affinities, grid_size=read.grid_size)
 
 
-class CoAttentionModel(CoAttentionPreTrainedModel):
+class BahdanauCoAttentionModel(BahdanauCoAttentionPreTrainedModel):
     """The question's levels, the co-attention at each and the answer MLP, over a context a subclass encodes
     (``encode_context``)."""
 
-    def __init__(self, config: CoAttentionConfig):
+    def __init__(self, config: BahdanauCoAttentionConfig):
         super().__init__(config)
         size = config.hidden_size
         self.embeddings = nn.Embedding(config.vocab_size, size)
@@ -155,9 +158,10 @@ class CoAttentionModel(CoAttentionPreTrainedModel):
 
     def co_attend(self, question: Tensor | None, layout: PaddingLayout | None, context: Tensor | None,
                   context_mask: Tensor | None, output_attentions: bool, output_hidden_states: bool,
-                  grid_size: Tensor | None = None) -> CoAttentionModelOutput:
+                  grid_size: Tensor | None = None) -> BahdanauCoAttentionModelOutput:
         """question: word embeddings [B, T, d] in the caller's layout ``layout`` (None for ``inputs="context"``);
-        context V [B, N, d] with mask [B, N] bool (None for ``inputs="question"``) -> ``CoAttentionModelOutput``."""
+        context V [B, N, d] with mask [B, N] bool (None for ``inputs="question"``) ->
+        ``BahdanauCoAttentionModelOutput``."""
         if question is not None:
             words = layout.to_right(question) * layout.right_mask.unsqueeze(-1)
             question_levels = self.levels(self.dropout(words), layout.lengths)
@@ -184,7 +188,7 @@ class CoAttentionModel(CoAttentionPreTrainedModel):
         if output_hidden_states:
             hidden_states = tuple(layout.to_caller(features) for features in question_levels if features is not None)
             hidden_states += (context,) if context is not None else ()
-        return CoAttentionModelOutput(
+        return BahdanauCoAttentionModelOutput(
             last_hidden_state=answer,
             hidden_states=hidden_states,
             question_attentions=gathered("question_weights", to_caller=True),
@@ -228,14 +232,14 @@ class CoAttentionModel(CoAttentionPreTrainedModel):
         return (self.embeddings(input_ids) if input_ids is not None else inputs_embeds), layout
 
 
-class VisualQuestionAnsweringModel(CoAttentionModel):
-    """A question [B, T] and an image [B, C, H, W] -> h^L and both attentions (``CoAttentionModelOutput``). The image
-    is Show, Attend and Tell's encoder's grid of regions a_n [B, N, D], made question-sized, v_n = tanh(W_i a_n +
+class BahdanauVisualQuestionAnsweringModel(BahdanauCoAttentionModel):
+    """A question [B, T] and an image [B, C, H, W] -> h^L and both attentions (``BahdanauCoAttentionModelOutput``).
+    The image is Show, Attend and Tell's encoder's grid of regions a_n [B, N, D], made question-sized, v_n = tanh(W_i a_n +
     b_i)."""
 
-    config_class = VisualQuestionAnsweringConfig
+    config_class = BahdanauVisualQuestionAnsweringConfig
 
-    def __init__(self, config: VisualQuestionAnsweringConfig):
+    def __init__(self, config: BahdanauVisualQuestionAnsweringConfig):
         super().__init__(config)
         reads_image = config.inputs != "question"
         self.image_encoder = ImageEncoder(config) if reads_image else None
@@ -254,7 +258,7 @@ class VisualQuestionAnsweringModel(CoAttentionModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         **kwargs,
-    ) -> CoAttentionModelOutput:
+    ) -> BahdanauCoAttentionModelOutput:
         """input_ids [B, T] the question's word ids (or inputs_embeds [B, T, d]), attention_mask [B, T] (padding on
         either side); pixel_values [B, C, H, W] and pixel_mask [B, H, W] (the image processor's output)."""
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
@@ -279,14 +283,14 @@ class VisualQuestionAnsweringModel(CoAttentionModel):
                               grid_size)
 
 
-class BahdanauForVisualQuestionAnswering(CoAttentionForAnswering):
-    """``VisualQuestionAnsweringModel`` and the answer layer (``CoAttentionForAnswering``)."""
+class BahdanauForVisualQuestionAnswering(BahdanauCoAttentionForAnswering):
+    """``BahdanauVisualQuestionAnsweringModel`` and the answer layer (``BahdanauCoAttentionForAnswering``)."""
 
-    config_class = VisualQuestionAnsweringConfig
-    body_class = VisualQuestionAnsweringModel
-    output_class = VisualQuestionAnsweringOutput
+    config_class = BahdanauVisualQuestionAnsweringConfig
+    body_class = BahdanauVisualQuestionAnsweringModel
+    output_class = BahdanauVisualQuestionAnsweringOutput
 
-    def __init__(self, config: VisualQuestionAnsweringConfig):
+    def __init__(self, config: BahdanauVisualQuestionAnsweringConfig):
         super().__init__(config)
         if config.backbone is not None and config.use_pretrained_backbone:
             self.load_backbone_weights(config.backbone)
@@ -315,9 +319,20 @@ class BahdanauForVisualQuestionAnswering(CoAttentionForAnswering):
         return_dict: bool | None = None,
         num_items_in_batch: int | Tensor | None = None,
         **kwargs,
-    ) -> VisualQuestionAnsweringOutput:
-        """``VisualQuestionAnsweringModel``'s inputs, and labels [B] answer ids in [0, num_labels) or -100 -> logits
-        [B, num_labels], the loss with labels, both attentions with ``output_attentions``."""
+    ) -> BahdanauVisualQuestionAnsweringOutput:
+        """``BahdanauVisualQuestionAnsweringModel``'s inputs, and labels [B] answer ids in [0, num_labels) or -100 ->
+        logits [B, num_labels], the loss with labels, both attentions with ``output_attentions``."""
         read = self.coattention(input_ids, attention_mask, pixel_values, pixel_mask, inputs_embeds,
                                 output_attentions=output_attentions, output_hidden_states=output_hidden_states)
         return self.answer_from(read, labels, num_items_in_batch)
+
+
+__getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix
+    "CoAttentionAnswerOutput": BahdanauCoAttentionAnswerOutput,
+    "CoAttentionForAnswering": BahdanauCoAttentionForAnswering,
+    "CoAttentionModel": BahdanauCoAttentionModel,
+    "CoAttentionModelOutput": BahdanauCoAttentionModelOutput,
+    "CoAttentionPreTrainedModel": BahdanauCoAttentionPreTrainedModel,
+    "VisualQuestionAnsweringModel": BahdanauVisualQuestionAnsweringModel,
+    "VisualQuestionAnsweringOutput": BahdanauVisualQuestionAnsweringOutput,
+})

@@ -19,7 +19,7 @@ from transformers import AutoModel
 from transformers.utils import can_return_tuple
 
 from .configuration_image_to_text import BahdanauImageToTextConfig
-from .image_encoder import ImageEncoder, ImageEncoderOutput
+from .image_encoder import ImageEncoder, BahdanauImageEncoderOutput
 from .modeling_bahdanau import (BahdanauForConditionalGeneration, BahdanauModel, BahdanauSeq2SeqLMOutput,
                                 BahdanauSeq2SeqModelOutput)
 from .state import RecurrentDecoderCache, resolve_rows_per_source
@@ -53,7 +53,7 @@ class BahdanauImageToTextModel(BahdanauModel):
         pixel_mask: Tensor | None = None,
         decoder_input_ids: Tensor | None = None,
         decoder_attention_mask: Tensor | None = None,
-        encoder_outputs: ImageEncoderOutput | None = None,
+        encoder_outputs: BahdanauImageEncoderOutput | None = None,
         past_key_values: RecurrentDecoderCache | None = None,
         decoder_inputs_embeds: Tensor | None = None,
         use_cache: bool | None = None,
@@ -65,8 +65,8 @@ class BahdanauImageToTextModel(BahdanauModel):
         head_memory: None = None,
     ) -> BahdanauSeq2SeqModelOutput:
         """pixel_values [B, C, H, W] and pixel_mask [B, H, W] (1 = real pixel; the image processor's outputs), or
-        ``encoder_outputs`` (an ``ImageEncoderOutput``); decoder_input_ids [B, T] (or decoder_inputs_embeds), right-
-        padded. ``cache``/``rows_per_source`` as ``BahdanauModel.forward``."""
+        ``encoder_outputs`` (a ``BahdanauImageEncoderOutput``); decoder_input_ids [B, T] (or decoder_inputs_embeds),
+        right-padded. ``cache``/``rows_per_source`` as ``BahdanauModel.forward``."""
         cache = cache_argument(cache, past_key_values)
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
         output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
@@ -76,7 +76,7 @@ class BahdanauImageToTextModel(BahdanauModel):
             raise ValueError("Pass `decoder_input_ids` or `decoder_inputs_embeds` (or `labels` to the image-to-text "
                              "head, which shifts them right).")
 
-        def encode() -> tuple[ImageEncoderOutput, Tensor]:
+        def encode() -> tuple[BahdanauImageEncoderOutput, Tensor]:
             outputs = (self.encoder(pixel_values, pixel_mask, output_hidden_states=output_hidden_states)
                        if encoder_outputs is None else self.check_image_outputs(encoder_outputs))
             return outputs, outputs.attention_mask
@@ -84,15 +84,15 @@ class BahdanauImageToTextModel(BahdanauModel):
         return self.decode(encode, decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask, cache, use_cache,
                            output_attentions, output_hidden_states, rows_per_source, head_memory)
 
-    def check_image_outputs(self, encoder_outputs: ImageEncoderOutput) -> ImageEncoderOutput:
-        """``encoder_outputs`` given by the caller (generate() passes the encoder's own): an ``ImageEncoderOutput``
-        whose annotations [B, L, D] match its region mask [B, L]."""
+    def check_image_outputs(self, encoder_outputs: BahdanauImageEncoderOutput) -> BahdanauImageEncoderOutput:
+        """``encoder_outputs`` given by the caller (generate() passes the encoder's own): a
+        ``BahdanauImageEncoderOutput`` whose annotations [B, L, D] match its region mask [B, L]."""
         annotations = getattr(encoder_outputs, "last_hidden_state", None)
         mask = getattr(encoder_outputs, "attention_mask", None)
         size = self.config.encoder_output_size
         if not isinstance(annotations, Tensor) or not isinstance(mask, Tensor):
-            raise TypeError(f"`encoder_outputs` must be an ImageEncoderOutput (the model's encoder's output) with the "
-                            f"annotations [batch, regions, {size}] and their `attention_mask` [batch, regions].")
+            raise TypeError(f"`encoder_outputs` must be a BahdanauImageEncoderOutput (the model's encoder's output) "
+                            f"with the annotations [batch, regions, {size}] and their `attention_mask` [batch, regions].")
         if annotations.dim() != 3 or annotations.shape[-1] != size or tuple(mask.shape) != tuple(annotations.shape[:2]):
             raise ValueError(f"`encoder_outputs` must hold annotations [batch, regions, {size}] and an `attention_mask` "
                              f"[batch, regions], got {list(annotations.shape)} and {list(mask.shape)}.")
@@ -136,7 +136,7 @@ class BahdanauForImageToText(BahdanauForConditionalGeneration):
         pixel_mask: Tensor | None = None,
         decoder_input_ids: Tensor | None = None,
         decoder_attention_mask: Tensor | None = None,
-        encoder_outputs: ImageEncoderOutput | None = None,
+        encoder_outputs: BahdanauImageEncoderOutput | None = None,
         past_key_values: RecurrentDecoderCache | None = None,
         decoder_inputs_embeds: Tensor | None = None,
         labels: Tensor | None = None,

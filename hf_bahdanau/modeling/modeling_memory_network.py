@@ -7,8 +7,8 @@
     â = softmax(W u^{K+1})                                     over the answers (``num_labels``)
 
 ``memory.py`` holds the sentence encodings enc (bag of words, position encoding), the weight tyings and the hop.
-``MemoryNetworkForSequenceClassification`` is registered with ``AutoModelForSequenceClassification``: the answer is
-one class of a fixed answer vocabulary (``id2label``), read from a (memory, question) pair, as a text classifier reads
+``BahdanauMemoryNetworkForSequenceClassification`` is registered with ``AutoModelForSequenceClassification``: the
+answer is one class of a fixed answer vocabulary (``id2label``), read from a (memory, question) pair, as a text classifier reads
 its text. Neither extractive question answering (``AutoModelForQuestionAnswering`` predicts a span of the context;
 a bAbI answer such as "two" or "apple,milk" is often not a span) nor generation fits; transformers 5 has no
 ``question-answering`` pipeline, so ``pipeline_memory.py`` ships one with the model.
@@ -24,18 +24,19 @@ from transformers.modeling_outputs import ModelOutput, SequenceClassifierOutput
 from transformers.utils import can_return_tuple
 
 from .axes import SENTENCE_ENCODINGS, WEIGHT_TYINGS
-from .configuration_memory import MemoryNetworkConfig
+from .configuration_memory import BahdanauMemoryNetworkConfig
 from .input_checks import check_class_labels, check_token_ids
 from .loss import token_cross_entropy
 from .memory import attend_memory, memory_times
 from .padding import check_attention_mask
+from .old_names import old_names
 
-__all__ = ["MemoryNetworkForSequenceClassification", "MemoryNetworkModel", "MemoryNetworkModelOutput",
-           "MemoryNetworkOutput", "MemoryNetworkPreTrainedModel"]
+__all__ = ["BahdanauMemoryNetworkForSequenceClassification", "BahdanauMemoryNetworkModel",
+           "BahdanauMemoryNetworkModelOutput", "BahdanauMemoryNetworkOutput", "BahdanauMemoryNetworkPreTrainedModel"]
 
 
 @dataclass
-class MemoryNetworkModelOutput(ModelOutput):
+class BahdanauMemoryNetworkModelOutput(ModelOutput):
     """last_hidden_state: u^{K+1} [B, d], what the answer is read from.
     hidden_states (``output_hidden_states``): (u^1, …, u^{K+1}), each [B, d].
     attentions (``output_attentions``): (p^1, …, p^K), each [B, M]: hop k's attention over the memory sentences,
@@ -47,18 +48,18 @@ class MemoryNetworkModelOutput(ModelOutput):
 
 
 @dataclass
-class MemoryNetworkOutput(SequenceClassifierOutput):
+class BahdanauMemoryNetworkOutput(SequenceClassifierOutput):
     """``SequenceClassifierOutput``: loss (with labels, cross-entropy over the labels != -100, ``loss.per_target``),
-    logits [B, num_labels] = W u^{K+1}; hidden_states and attentions as ``MemoryNetworkModelOutput``'s (one [B, M]
-    distribution over the memory sentences per hop)."""
+    logits [B, num_labels] = W u^{K+1}; hidden_states and attentions as ``BahdanauMemoryNetworkModelOutput``'s (one
+    [B, M] distribution over the memory sentences per hop)."""
 
 
-class MemoryNetworkPreTrainedModel(PreTrainedModel):
-    config_class = MemoryNetworkConfig
+class BahdanauMemoryNetworkPreTrainedModel(PreTrainedModel):
+    config_class = BahdanauMemoryNetworkConfig
     base_model_prefix = "memory_network"
     main_input_name = "input_ids"
 
-    def __init__(self, config: MemoryNetworkConfig, *inputs, **kwargs):
+    def __init__(self, config: BahdanauMemoryNetworkConfig, *inputs, **kwargs):
         config.validate_architecture()  # a field may have been changed since the config was built
         super().__init__(config, *inputs, **kwargs)
 
@@ -68,10 +69,10 @@ class MemoryNetworkPreTrainedModel(PreTrainedModel):
             init.normal_(module.weight, mean=0.0, std=self.config.init_std)
 
 
-class MemoryNetworkModel(MemoryNetworkPreTrainedModel):
-    """The question and the memory -> u^{K+1} [B, d] and each hop's attention (``MemoryNetworkModelOutput``)."""
+class BahdanauMemoryNetworkModel(BahdanauMemoryNetworkPreTrainedModel):
+    """The question and the memory -> u^{K+1} [B, d] and each hop's attention (``BahdanauMemoryNetworkModelOutput``)."""
 
-    def __init__(self, config: MemoryNetworkConfig):
+    def __init__(self, config: BahdanauMemoryNetworkConfig):
         super().__init__(config)
         self.sentence_encoding = SENTENCE_ENCODINGS[config.sentence_encoding]()
         self.tying = WEIGHT_TYINGS[config.weight_tying](config)
@@ -98,7 +99,7 @@ class MemoryNetworkModel(MemoryNetworkPreTrainedModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         **kwargs,
-    ) -> MemoryNetworkModelOutput:
+    ) -> BahdanauMemoryNetworkModelOutput:
         """input_ids [B, Q] the question's word ids, attention_mask [B, Q]; memory_ids [B, M, W] the memory's
         sentences (oldest first), memory_attention_mask [B, M, W] (1 = a real word; a slot without words is no
         memory). Padding may be on either side of each sentence and between memories. A row without a memory reads
@@ -133,7 +134,7 @@ class MemoryNetworkModel(MemoryNetworkPreTrainedModel):
             query = tying.next_query(query, read)
             queries.append(query)
             weights.append(hop_weights)
-        return MemoryNetworkModelOutput(
+        return BahdanauMemoryNetworkModelOutput(
             last_hidden_state=query,
             hidden_states=tuple(queries) if output_hidden_states else None,
             attentions=tuple(weights) if output_attentions else None,
@@ -171,16 +172,16 @@ class MemoryNetworkModel(MemoryNetworkPreTrainedModel):
         return question_mask, memory_mask
 
 
-class MemoryNetworkForSequenceClassification(MemoryNetworkPreTrainedModel):
+class BahdanauMemoryNetworkForSequenceClassification(BahdanauMemoryNetworkPreTrainedModel):
     """A memory network answering from a fixed answer vocabulary: ``logits`` [B, num_labels] = W u^{K+1}, ``labels``
     [B] answer ids (-100 ignored). W is its own [num_labels, d] matrix, or, with adjacent tying and
     ``answer_token_ids``, the rows of those words in the last output embedding (W^T = C^K)."""
 
     accepts_loss_kwargs = True
 
-    def __init__(self, config: MemoryNetworkConfig):
+    def __init__(self, config: BahdanauMemoryNetworkConfig):
         super().__init__(config)
-        self.memory_network = MemoryNetworkModel(config)
+        self.memory_network = BahdanauMemoryNetworkModel(config)
         tied = config.answer_token_ids is not None and self.memory_network.tying.answer_table() is not None
         self.answer = None if tied else nn.Linear(config.hidden_size, config.num_labels, bias=False)
         self.post_init()
@@ -205,8 +206,8 @@ class MemoryNetworkForSequenceClassification(MemoryNetworkPreTrainedModel):
         return_dict: bool | None = None,
         num_items_in_batch: int | Tensor | None = None,
         **kwargs,
-    ) -> MemoryNetworkOutput:
-        """``MemoryNetworkModel``'s inputs, and labels [B] answer ids in [0, num_labels) or -100 -> logits
+    ) -> BahdanauMemoryNetworkOutput:
+        """``BahdanauMemoryNetworkModel``'s inputs, and labels [B] answer ids in [0, num_labels) or -100 -> logits
         [B, num_labels], the loss with labels, each hop's attention with ``output_attentions``."""
         read = self.memory_network(input_ids, attention_mask, memory_ids, memory_attention_mask,
                                    output_attentions=output_attentions, output_hidden_states=output_hidden_states)
@@ -215,5 +216,14 @@ class MemoryNetworkForSequenceClassification(MemoryNetworkPreTrainedModel):
         if labels is not None:
             check_class_labels("labels", labels, self.config.num_labels, (logits.shape[0],))
             loss = token_cross_entropy(logits, labels, num_items_in_batch)
-        return MemoryNetworkOutput(loss=loss, logits=logits, hidden_states=read.hidden_states,
+        return BahdanauMemoryNetworkOutput(loss=loss, logits=logits, hidden_states=read.hidden_states,
                                    attentions=read.attentions)
+
+
+__getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix
+    "MemoryNetworkForSequenceClassification": BahdanauMemoryNetworkForSequenceClassification,
+    "MemoryNetworkModel": BahdanauMemoryNetworkModel,
+    "MemoryNetworkModelOutput": BahdanauMemoryNetworkModelOutput,
+    "MemoryNetworkOutput": BahdanauMemoryNetworkOutput,
+    "MemoryNetworkPreTrainedModel": BahdanauMemoryNetworkPreTrainedModel,
+})

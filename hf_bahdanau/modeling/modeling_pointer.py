@@ -127,7 +127,8 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
                                      output_hidden_states=output_hidden_states, output_attentions=output_attentions)
         return BahdanauPointerNetworkEncoderOutput(**encoded, inputs_embeds=embedded, attention_mask=layout.right_mask)
 
-    def pointer_memory(self, encoder_outputs: BahdanauPointerNetworkEncoderOutput) -> tuple[BahdanauEncoderOutput, Tensor]:
+    def pointer_memory(self, encoder_outputs: BahdanauPointerNetworkEncoderOutput
+                       ) -> tuple[BahdanauEncoderOutput, Tensor]:
         """The decoder's memory [e_0; h_1 … h_S] [B, S + 1, D] as encoder outputs, and its mask [B, S + 1]."""
         annotations, mask = encoder_outputs.last_hidden_state, encoder_outputs.attention_mask
         end = self.end_annotation.to(annotations.dtype).expand(annotations.shape[0], 1, -1)
@@ -231,8 +232,8 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
                 encoder_outputs = self.encode(input_features, input_ids, attention_mask, output_hidden_states,
                                               output_attentions)
         elif not isinstance(encoder_outputs, BahdanauPointerNetworkEncoderOutput):
-            raise TypeError("`encoder_outputs` of a pointer network must be a BahdanauPointerNetworkEncoderOutput (from "
-                            f"`model.encode(...)`), got {type(encoder_outputs).__name__}.")
+            raise TypeError("`encoder_outputs` of a pointer network must be a BahdanauPointerNetworkEncoderOutput "
+                            f"(from `model.encode(...)`), got {type(encoder_outputs).__name__}.")
         if cache is not None:
             inputs, mask = cache.head_memory, cache.memory.mask
         else:
@@ -301,4 +302,6 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
                                 logits_processor=logits_processor, **kwargs)
 
 
-__getattr__ = old_names(__name__, {"PointerNetworkEncoderOutput": BahdanauPointerNetworkEncoderOutput})
+__getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix
+    "PointerNetworkEncoderOutput": BahdanauPointerNetworkEncoderOutput,
+})

@@ -17,20 +17,21 @@ import torch
 from torch import Tensor, nn
 from transformers.utils import can_return_tuple
 
-from .configuration_text_coattention import TextCoAttentionConfig
+from .configuration_text_coattention import BahdanauTextCoAttentionConfig
 from .input_checks import check_token_ids
-from .modeling_coattention import (CoAttentionAnswerOutput, CoAttentionForAnswering, CoAttentionModel,
-                                   CoAttentionModelOutput)
+from .modeling_coattention import (BahdanauCoAttentionAnswerOutput, BahdanauCoAttentionForAnswering,
+                                   BahdanauCoAttentionModel, BahdanauCoAttentionModelOutput)
 from .padding import check_attention_mask
 from .recurrent import RecurrentStack
+from .old_names import old_names
 
-__all__ = ["BahdanauForTextPairClassification", "BiLSTMContextEncoder", "TextCoAttentionModel",
-           "TextPairClassifierOutput"]
+__all__ = ["BahdanauForTextPairClassification", "BiLSTMContextEncoder", "BahdanauTextCoAttentionModel",
+           "BahdanauTextPairClassifierOutput"]
 
 
 @dataclass
-class TextPairClassifierOutput(CoAttentionAnswerOutput):
-    """``CoAttentionAnswerOutput`` of a passage: context_attentions (a^{v,l} [B, N] per level) over its words,
+class BahdanauTextPairClassifierOutput(BahdanauCoAttentionAnswerOutput):
+    """``BahdanauCoAttentionAnswerOutput`` of a passage: context_attentions (a^{v,l} [B, N] per level) over its words,
     ``grid_size`` None."""
 
 
@@ -48,13 +49,13 @@ class BiLSTMContextEncoder(nn.Module):
         return torch.tanh(self.projection(outputs[-1])) * mask.unsqueeze(-1)
 
 
-class TextCoAttentionModel(CoAttentionModel):
+class BahdanauTextCoAttentionModel(BahdanauCoAttentionModel):
     """A question [B, T] and a passage [B, N] of the same vocabulary -> h^L and both attentions
-    (``CoAttentionModelOutput``, ``grid_size`` None)."""
+    (``BahdanauCoAttentionModelOutput``, ``grid_size`` None)."""
 
-    config_class = TextCoAttentionConfig
+    config_class = BahdanauTextCoAttentionConfig
 
-    def __init__(self, config: TextCoAttentionConfig):
+    def __init__(self, config: BahdanauTextCoAttentionConfig):
         super().__init__(config)
         reads_passage_in_order = config.inputs != "question" and config.context_encoder == "bilstm"
         self.context_encoder = (BiLSTMContextEncoder(config.hidden_size, config.context_hidden_size)
@@ -101,7 +102,7 @@ class TextCoAttentionModel(CoAttentionModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         **kwargs,
-    ) -> CoAttentionModelOutput:
+    ) -> BahdanauCoAttentionModelOutput:
         """input_ids [B, T] the question's word ids (or inputs_embeds [B, T, d]), attention_mask [B, T]; context_ids
         [B, N] the passage's, context_attention_mask [B, N]; either text padded on either side."""
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
@@ -113,12 +114,12 @@ class TextCoAttentionModel(CoAttentionModel):
         return self.co_attend(question, layout, context, context_mask, output_attentions, output_hidden_states)
 
 
-class BahdanauForTextPairClassification(CoAttentionForAnswering):
-    """``TextCoAttentionModel`` and the answer layer (``CoAttentionForAnswering``)."""
+class BahdanauForTextPairClassification(BahdanauCoAttentionForAnswering):
+    """``BahdanauTextCoAttentionModel`` and the answer layer (``BahdanauCoAttentionForAnswering``)."""
 
-    config_class = TextCoAttentionConfig
-    body_class = TextCoAttentionModel
-    output_class = TextPairClassifierOutput
+    config_class = BahdanauTextCoAttentionConfig
+    body_class = BahdanauTextCoAttentionModel
+    output_class = BahdanauTextPairClassifierOutput
 
     @can_return_tuple
     def forward(
@@ -134,9 +135,15 @@ class BahdanauForTextPairClassification(CoAttentionForAnswering):
         return_dict: bool | None = None,
         num_items_in_batch: int | Tensor | None = None,
         **kwargs,
-    ) -> TextPairClassifierOutput:
-        """``TextCoAttentionModel``'s inputs, and labels [B] answer ids in [0, num_labels) or -100 -> logits
+    ) -> BahdanauTextPairClassifierOutput:
+        """``BahdanauTextCoAttentionModel``'s inputs, and labels [B] answer ids in [0, num_labels) or -100 -> logits
         [B, num_labels], the loss with labels, both texts' attentions with ``output_attentions``."""
         read = self.coattention(input_ids, attention_mask, context_ids, context_attention_mask, inputs_embeds,
                                 output_attentions=output_attentions, output_hidden_states=output_hidden_states)
         return self.answer_from(read, labels, num_items_in_batch)
+
+
+__getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix
+    "TextCoAttentionModel": BahdanauTextCoAttentionModel,
+    "TextPairClassifierOutput": BahdanauTextPairClassifierOutput,
+})

@@ -20,11 +20,12 @@ from transformers import Pipeline
 
 from .pipeline_inputs import check_batch
 from .source_warnings import warn_about_source
+from .old_names import old_names
 
-__all__ = ["MemoryQuestionAnsweringPipeline"]
+__all__ = ["BahdanauMemoryQuestionAnsweringPipeline"]
 
 
-class MemoryQuestionAnsweringPipeline(Pipeline):
+class BahdanauMemoryQuestionAnsweringPipeline(Pipeline):
     """``{"memory": [sentences], "question": text}`` (or ``memory=``, ``question=``) -> ``{"answer", "score",
     "hop_attentions"}``; ``top_k`` > 1: ``{"answers": [{"answer", "score"}, …], "hop_attentions"}``, likeliest
     first."""
@@ -107,3 +108,8 @@ def _check_item(item) -> None:
                              "or give a sentence.")
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"`question` must be a non-blank string, got {question!r:.200}.")
+
+
+__getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix
+    "MemoryQuestionAnsweringPipeline": BahdanauMemoryQuestionAnsweringPipeline,
+})

@@ -17,11 +17,12 @@ from transformers import Pipeline
 
 from .pipeline_inputs import check_batch
 from .pointing import positions
+from .old_names import old_names
 
-__all__ = ["PointingPipeline"]
+__all__ = ["BahdanauPointingPipeline"]
 
 
-class PointingPipeline(Pipeline):
+class BahdanauPointingPipeline(Pipeline):
     """One input (a list of positions) -> ``{"positions": [...]}``; a list of inputs -> one record each."""
 
     _load_processor = False
@@ -76,3 +77,8 @@ def _check_item(item, name: str, config) -> list:
         if not good:
             raise ValueError(f"`{name}[{position}]` must be {one}, got {value!r:.200}.")
     return list(item)
+
+
+__getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix
+    "PointingPipeline": BahdanauPointingPipeline,
+})

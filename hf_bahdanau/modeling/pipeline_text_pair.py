@@ -19,11 +19,12 @@ from transformers import Pipeline
 
 from .pipeline_inputs import check_batch
 from .source_warnings import warn_about_source
+from .old_names import old_names
 
-__all__ = ["PassageQuestionAnsweringPipeline"]
+__all__ = ["BahdanauPassageQuestionAnsweringPipeline"]
 
 
-class PassageQuestionAnsweringPipeline(Pipeline):
+class BahdanauPassageQuestionAnsweringPipeline(Pipeline):
     """``{"context": text, "question": text}`` (or ``context=``, ``question=``) -> ``{"answer", "score"}``; ``top_k``
     > 1: ``{"answers": [{"answer", "score"}, …]}``; ``return_attentions=True`` adds the words and weights."""
 
@@ -96,3 +97,8 @@ def _check_item(item) -> None:
     for name in ("context", "question"):
         if not isinstance(item[name], str) or not item[name].strip():
             raise ValueError(f"`{name}` must be a non-blank string, got {item[name]!r:.200}.")
+
+
+__getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix
+    "PassageQuestionAnsweringPipeline": BahdanauPassageQuestionAnsweringPipeline,
+})

@@ -24,11 +24,12 @@ from transformers import Pipeline
 
 from .pipeline_inputs import check_batch, read_image
 from .source_warnings import warn_about_source
+from .old_names import old_names
 
-__all__ = ["VisualQuestionAnsweringPipeline"]
+__all__ = ["BahdanauVisualQuestionAnsweringPipeline"]
 
 
-class VisualQuestionAnsweringPipeline(Pipeline):
+class BahdanauVisualQuestionAnsweringPipeline(Pipeline):
     """``{"image": …, "question": text}`` (or ``image=``, ``question=``) -> ``{"answer", "score"}``; ``top_k`` > 1:
     ``{"answers": [{"answer", "score"}, …]}``, likeliest first; a list of inputs -> one record each."""
 
@@ -102,3 +103,8 @@ def _check_item(item) -> None:
         raise ValueError(f"`image` must be a PIL image, a uint8 array or a path, got {type(image).__name__}.")
     if not isinstance(question, str) or not question.strip():
         raise ValueError(f"`question` must be a non-blank string, got {question!r:.200}.")
+
+
+__getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix
+    "VisualQuestionAnsweringPipeline": BahdanauVisualQuestionAnsweringPipeline,
+})
