@@ -10,9 +10,9 @@ register one class per name (``@ATTENTION_SCORES.register("additive")``; ``regis
 from .registry import Registry
 
 __all__ = ["ATTENTION_MODES", "ATTENTION_SCOPES", "ATTENTION_SCORES", "AXES", "BRIDGES", "CONTEXT_MODES",
-           "CO_ATTENTIONS", "DECODER_STYLES", "DEEP_OUTPUTS", "EMBEDDING_SOURCES", "MEMORY_AXES", "POOLINGS",
-           "QUESTION_LEVELS", "RNN_TYPES", "SENTENCE_ENCODINGS", "TOKEN_ATTENTIONS", "TOKEN_ATTENTION_LEGACY_NAMES",
-           "WEIGHT_TYINGS",
+           "CO_ATTENTIONS", "DECODER_STYLES", "DEEP_OUTPUTS", "EMBEDDING_SOURCES", "LOSS_TERMS", "MEMORY_AXES",
+           "OUTPUT_LAYERS", "POOLINGS", "QUESTION_LEVELS", "RNN_TYPES", "SENTENCE_ENCODINGS", "TOKEN_ATTENTIONS",
+           "TOKEN_ATTENTION_LEGACY_NAMES", "WEIGHT_TYINGS",
            "all_at_once_scores", "axes_table", "describe_token_attention", "token_attention_types"]
 
 RNN_TYPES = Registry("rnn_type", {  # recurrent.py
@@ -178,3 +178,25 @@ def describe_token_attention(name: str) -> str:
     if name in TOKEN_ATTENTIONS.declared:
         return TOKEN_ATTENTIONS.describe(name)
     return f"each token attends over its sentence with the {ATTENTION_SCORES.describe(name)}; f_t = [h_t; c_t]"
+
+# The output layer of a decoder head (output_layers.py): how p(y_t) is made from the decoder's features and its attention
+# α_t. No config field names it: a seq2seq head's is "pointer_generator" with `copy_attention`, else "softmax"; the
+# pointer network's is "pointing".
+OUTPUT_LAYERS = Registry("output_layer", {
+    "softmax": "softmax over the vocabulary, p(y_t) = softmax(W_o t_t + b_o)",
+    "pointer_generator": "See et al. (2017)'s pointer-generator: P(w) = (p_gen P_vocab(w) + (1 − p_gen) Σ_{j: x_j = w} "
+                         "α_tj) / Z_t over the vocabulary extended by the source's own words",
+    "pointing": "pointing over the input (Vinyals et al. 2015): p(C_t = j) = softmax_j(u_tj) over [end; x_1 … x_S]",
+})
+
+# The terms a head adds to its negative log-likelihood (loss_terms.py), each logged under its name: loss = NLL + Σ_k λ_k
+# term_k, each term per target token (per text for the classifier's penalty) like the NLL.
+LOSS_TERMS = Registry("loss_term", {
+    "coverage_loss": "See et al. (2017)'s coverage loss Σ_t Σ_j min(α_tj, c_tj), λ = `coverage_loss_weight`",
+    "doubly_stochastic_loss": "Xu et al. (2015)'s doubly stochastic regulariser Σ_j (1 − Σ_t α_tj)² over the real "
+                              "source positions, λ = `doubly_stochastic_weight`",
+    "reinforce_loss": "REINFORCE for hard attention (Xu et al. 2015): −(R − b) Σ_t log α_{t,j_t} − λ_e Σ_t H(α_t), "
+                      "R = log p(y | j, x), in training with `attention_mode=\"hard_reinforce\"` (λ = 1)",
+    "self_attention_penalty": "Lin et al. (2017)'s penalty ‖A Aᵀ − I‖²_F on self-attentive pooling, λ = "
+                              "`self_attention_penalty_weight`",
+})

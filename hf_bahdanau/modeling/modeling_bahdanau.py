@@ -19,9 +19,9 @@ from .coverage import coverage_loss, doubly_stochastic_loss
 from .decoder import DecoderOutput, StepPlan, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .input_checks import check_embeddings, check_token_ids
-from .loss import linear_cross_entropy, per_target, token_cross_entropy
+from .loss import per_target, token_cross_entropy
 from .meta_embedding import CharacterSource, PretrainedSource, spell_tokens
-from .pointer_generator import CopySource, copy_loss_terms, mixture_log_probs
+from .output_layers import seq2seq_output_layer
 from .recurrent import RNN_TYPES
 from .reinforce import MovingAverageBaseline, reinforce_loss, token_log_likelihoods
 from .search import BEAM_PENALTY_OPTIONS, FastSearchMixin
@@ -433,7 +433,8 @@ class RecurrentGenerationMixin(GenerationMixin):
                                       input_ids: Tensor | None = None, **model_kwargs) -> tuple[Tensor, dict]:
         """Beam search (and several returned sequences) run k decoder rows per source. transformers copies the
         encoder outputs and the source mask k times; here the k rows share one copy, and ``rows_per_source=k`` tells
-        ``forward`` so (``BahdanauModel.forward``).
+        ``forward`` so (``BahdanauModel.forward``); so do the output layer's per-source inputs (``per_source_inputs``,
+        e.g. the pointer-generator's ``copy_input_ids``).
         No returned field changes: generate() returns the encoder's per-layer states, which it never copied."""
         expand = super()._expand_inputs_for_generation
         if expand_size == 1:
@@ -442,7 +443,8 @@ class RecurrentGenerationMixin(GenerationMixin):
         if not SHARED_BEAM_MEMORY:
             return fall_back_once("one encoder memory per source in beam search", expand, expand_size=expand_size,
                                   is_encoder_decoder=is_encoder_decoder, input_ids=input_ids, **model_kwargs)
-        shared = {key: model_kwargs.pop(key) for key in ("encoder_outputs", "attention_mask", "copy_input_ids")
+        shared = {key: model_kwargs.pop(key)
+                  for key in ("encoder_outputs", "attention_mask", *self.output_layer.per_source_inputs)
                   if key in model_kwargs}
         input_ids, model_kwargs = expand(expand_size=expand_size, is_encoder_decoder=False, input_ids=input_ids,
                                          **model_kwargs)
@@ -463,6 +465,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         self.model = self.seq2seq_model_class(config)
         self.output_dropout = nn.Dropout(config.dropout)
         self.lm_head = nn.Linear(config.output_size, config.vocab_size)
+        self.output_layer = seq2seq_output_layer(config)  # softmax, or the pointer-generator (``output_layers``)
         # b of REINFORCE's score-function term, with attention_mode="hard_reinforce" (``reinforce``)
         self.reinforce_baseline = (MovingAverageBaseline(config.reinforce_baseline_decay)
                                    if config.attention_mode == "hard_reinforce" else None)
@@ -487,79 +490,29 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 
     def generate(self, inputs: Tensor | None = None, generation_config: GenerationConfig | None = None, **kwargs):
-        """``GenerationMixin.generate``. With ``copy_attention`` the model copies from the source ids (``inputs`` or
-        ``input_ids``) unless ``copy_input_ids`` gives them in the extended vocabulary (``copying``)."""
-        if self.config.copy_attention and kwargs.get("encoder_outputs") is None:
-            source = inputs if inputs is not None else kwargs.get("input_ids")
-            if kwargs.get("copy_input_ids") is None:
-                kwargs["copy_input_ids"] = source
-            elif source is not None:  # checked here, as forward checks them: the decoding steps see only the copy ids
-                self._copy_source(kwargs["copy_input_ids"], source, kwargs.get("attention_mask"), None)
+        """``GenerationMixin.generate``, with what the output layer's steps read (``generate_inputs``): with
+        ``copy_attention`` the model copies from the source ids (``inputs`` or ``input_ids``) unless
+        ``copy_input_ids`` gives them in the extended vocabulary (``copying``)."""
+        self.output_layer.generate_inputs(inputs, kwargs)
         return super().generate(inputs, generation_config, **kwargs)
 
     def _next_token_logits(self, tokens: Tensor, cache: RecurrentDecoderCache) -> Tensor:
         """tokens [N, 1] -> logits [N, V] of the token after them; advances ``cache``. The logits of
         ``forward(decoder_input_ids=tokens, cache=cache)``, without its output objects (greedy and
         beam search call this at every step; at batch size 1 the objects cost a third of a step)."""
-        copying = cache.head_memory
-        if copying is not None:
-            tokens = self._read_back(tokens)
-        decoded = self.model.search_step(tokens, cache)
-        weights = None if copying is None else cache.memory.to_caller_layout(decoded.attention_weights)
+        decoded = self.model.search_step(self.output_layer.read_back(tokens), cache)
+        weights = (cache.memory.to_caller_layout(decoded.attention_weights) if self.output_layer.reads_attention
+                   else None)
         return self.output_head(self.output_dropout(decoded.pre_output), weights, decoded.generation_gate,
-                                copying, cache.rows_per_source)[:, -1]
+                                cache.head_memory, cache.rows_per_source)[:, -1]
 
-    def output_head(self, pre_output: Tensor, weights: Tensor | None, gate_logits: Tensor | None,
-                    copying: CopySource | None, rows_per_source: int) -> Tensor:
+    def output_head(self, pre_output: Tensor, weights: Tensor | None, gate_logits: Tensor | None, source: Any,
+                    rows_per_source: int) -> Tensor:
         """The output layer, for ``forward`` and for each search step: pre-outputs t [N, T, output_size] ->
-        logits W_o t + b [N, T, V]; with copy attention, log P(w) of the pointer-generator's mixture over the
-        extended vocabulary [N, T, V + n], from the attention weights α [N, T, S] (over the caller's source columns)
-        and the gate logits g [N, T] (``pointer_generator.mixture_log_probs``). N = B · rows_per_source."""
-        logits = self.lm_head(pre_output)
-        if copying is None:
-            return logits
-        copy_ids = copying.per_row(rows_per_source).to(weights.device)
-        return mixture_log_probs(logits, gate_logits, weights, copy_ids, copying.width)
-
-    def _read_back(self, ids: Tensor) -> Tensor:
-        """Decoder inputs in the extended vocabulary -> in the model's: a copied word the vocabulary lacks
-        (id ≥ vocab_size) is read as ``unk_token_id`` (See et al.)."""
-        return ids.masked_fill(ids >= self.config.vocab_size, self.config.unk_token_id)
-
-    def _copy_source(self, copy_input_ids: Tensor | None, input_ids: Tensor | None, attention_mask: Tensor | None,
-                     cache: RecurrentDecoderCache | None) -> CopySource | None:
-        """What a ``copy_attention`` model copies from: the cache's, else ``copy_input_ids``, else ``input_ids``
-        (checked: non-negative ids of the source's shape); None without copy attention."""
-        if not self.config.copy_attention:
-            if copy_input_ids is not None:
-                raise ValueError("`copy_input_ids` are the ids a pointer-generator copies from, and this model has "
-                                 "`copy_attention=False`; leave them out.")
-            return None
-        if cache is not None and cache.head_memory is not None:
-            return cache.head_memory
-        ids = input_ids if copy_input_ids is None else copy_input_ids
-        if ids is None:
-            raise ValueError("A `copy_attention=True` model copies source tokens: pass `input_ids` or "
-                             "`copy_input_ids` [batch, source] with `inputs_embeds` or `encoder_outputs`.")
-        check_token_ids("copy_input_ids", ids, torch.iinfo(torch.int64).max, what="[batch, source tokens]")
-        for name, other in (("input_ids", input_ids), ("attention_mask", attention_mask)):
-            if other is not None and other is not ids and tuple(other.shape) != tuple(ids.shape):
-                raise ValueError(f"`copy_input_ids` must have the shape of `{name}` {list(other.shape)}, got "
-                                 f"{list(ids.shape)}.")
-        return CopySource.of(ids, self.config.vocab_size, input_ids, self.config.unk_token_id, attention_mask)
-
-    def _check_copied_labels(self, labels: Tensor, copying: CopySource, rows_per_source: int) -> None:
-        """A label beyond the vocabulary is a copied word: it must be among its own row's ``copy_input_ids``."""
-        beyond = labels >= self.config.vocab_size
-        if labels.shape[0] != copying.ids.shape[0] * rows_per_source or not beyond.any():
-            return  # a row count that is not k per source is refused by the model
-        found = (labels.unsqueeze(-1) == copying.per_row(rows_per_source).to(labels.device).unsqueeze(1)).any(-1)
-        missing = (beyond & ~found).nonzero()
-        if len(missing):
-            row, column = missing[0].tolist()
-            raise ValueError(f"`labels[{row}, {column}]` = {int(labels[row, column])} is beyond the vocabulary "
-                             f"({self.config.vocab_size}) and not among row {row}'s `copy_input_ids`: a copied word "
-                             "must occur in its own source.")
+        ``self.output_layer``'s logits from W_o t + b [N, T, V], the attention weights α [N, T, S] (over the caller's
+        source columns), the gate logits g [N, T] and its ``source`` (the cache's ``head_memory``): W_o t + b itself
+        (softmax), or log P(w) over the extended vocabulary [N, T, V + n] (pointer-generator). N = B · rows_per_source."""
+        return self.output_layer.logits(self.lm_head(pre_output), weights, gate_logits, source, rows_per_source)
 
     @can_return_tuple
     def forward(
@@ -599,29 +552,27 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         source [B·k, T] (generate()'s beams share each source's encoder memory)."""
         cache = cache_argument(cache, past_key_values)
         rows_per_source = resolve_rows_per_source(rows_per_source, cache)
-        copying = self._copy_source(copy_input_ids, input_ids, attention_mask, cache)
-        vocabulary = self.config.vocab_size if copying is None else copying.width
+        source = self.output_layer.source(copy_input_ids, input_ids, attention_mask, cache)
+        vocabulary = self.output_layer.vocabulary(source)
         if labels is not None:
             use_cache = False
             decoder_input_ids = self._decoder_inputs_from_labels(labels, decoder_input_ids, decoder_inputs_embeds,
                                                                  vocabulary)
             self._check_label_rows(labels, rows_per_source, cache, input_ids=input_ids, inputs_embeds=inputs_embeds,
                                    encoder_outputs=encoder_outputs)
-            if copying is not None:
-                self._check_copied_labels(labels, copying, rows_per_source)
-        if copying is not None and decoder_input_ids is not None:
-            check_token_ids("decoder_input_ids", decoder_input_ids, vocabulary)
-            decoder_input_ids = self._read_back(decoder_input_ids)
+            self.output_layer.check_labels(labels, source, rows_per_source)
+        if decoder_input_ids is not None:
+            decoder_input_ids = self.output_layer.decoder_inputs(decoder_input_ids, vocabulary)
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
         outputs = self.model(
             input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask, encoder_outputs=encoder_outputs,
             cache=cache, inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds,
-            use_cache=use_cache, output_attentions=output_attentions or self._reads_attention(labels, copying),
+            use_cache=use_cache, output_attentions=output_attentions or self._reads_attention(labels),
             output_hidden_states=output_hidden_states, return_dict=True, rows_per_source=rows_per_source,
-            head_memory=copying,
+            head_memory=source,
         )
-        return self._lm_output(outputs, labels, attention_mask, copying, rows_per_source, num_items_in_batch,
+        return self._lm_output(outputs, labels, attention_mask, source, rows_per_source, num_items_in_batch,
                                logits_to_keep, output_attentions)
 
     def _decoder_inputs_from_labels(self, labels: Tensor, decoder_input_ids: Tensor | None,
@@ -648,14 +599,14 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             batch = source if isinstance(source, Tensor) else source[0]
             check_decoder_rows("labels", labels, batch.shape[0], rows_per_source, f"of `{name}` {list(batch.shape)}")
 
-    def _reads_attention(self, labels: Tensor | None, copying: CopySource | None) -> bool:
-        """Whether the head reads the attention weights besides returning them: the pointer-generator's mixture, and
-        with labels the losses on the weights (coverage, doubly stochastic)."""
+    def _reads_attention(self, labels: Tensor | None) -> bool:
+        """Whether the head reads the attention weights besides returning them: the output layer's probabilities
+        (the pointer-generator's mixture), and with labels the losses on the weights (coverage, doubly stochastic)."""
         weighted = self.config.coverage_loss_weight > 0 or self.config.doubly_stochastic_weight > 0
-        return copying is not None or (labels is not None and weighted)
+        return self.output_layer.reads_attention or (labels is not None and weighted)
 
     def _lm_output(self, outputs: BahdanauSeq2SeqModelOutput, labels: Tensor | None, source_mask: Tensor | None,
-                   copying: CopySource | None, rows_per_source: int, num_items_in_batch: int | Tensor | None,
+                   source: Any, rows_per_source: int, num_items_in_batch: int | Tensor | None,
                    logits_to_keep: int | Tensor, output_attentions: bool) -> "BahdanauSeq2SeqLMOutput":
         """The output layer and the loss on the decoder's outputs: logits, the cross-entropy, and the terms that
         ``coverage_loss_weight``, ``doubly_stochastic_weight`` and ``attention_mode="hard_reinforce"`` add (each per
@@ -667,17 +618,13 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         training = labels is not None and self.training and torch.is_grad_enabled()
         if training and policy is None:
             # Training needs only the loss: fused with the projection, no [B, T, V] logits (logits is None).
-            targets = labels.to(pre_output.device)
-            copy_ids = None if copying is None else copying.per_row(rows_per_source).to(weights.device)
-            total = linear_cross_entropy(
-                pre_output, self.lm_head.weight, self.lm_head.bias, targets,
-                mixture=None if copying is None else copy_loss_terms(gate, weights, copy_ids, targets),
-            )
+            total = self.output_layer.fused_loss(pre_output, self.lm_head, labels.to(pre_output.device), weights, gate,
+                                                 source, rows_per_source)
             logits, loss = None, per_target(total, labels, num_items_in_batch)
         else:
             kept = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
-            logits = self.output_head(pre_output[:, kept], None if copying is None else weights[:, kept],
-                                      None if copying is None else gate[:, kept], copying, rows_per_source)
+            logits = self.output_head(pre_output[:, kept], None if weights is None else weights[:, kept],
+                                      None if gate is None else gate[:, kept], source, rows_per_source)
             loss = None if labels is None else token_cross_entropy(logits, labels[:, kept], num_items_in_batch)
         terms = {}
         if labels is not None:
@@ -702,7 +649,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         return BahdanauSeq2SeqLMOutput(
             loss=loss,
             **parts,
-            p_gen=torch.sigmoid(gate) if copying is not None and output_attentions else None,
+            **self.output_layer.outputs(gate, output_attentions),
             logits=logits,
             decoder_hidden_states=outputs.decoder_hidden_states,
             cross_attentions=outputs.cross_attentions if output_attentions else None,

@@ -167,7 +167,7 @@ class BahdanauForImageToText(BahdanauForConditionalGeneration):
         outputs = self.model(
             decoder_input_ids=decoder_input_ids, decoder_attention_mask=decoder_attention_mask,
             encoder_outputs=encoder_outputs, cache=cache, decoder_inputs_embeds=decoder_inputs_embeds,
-            use_cache=use_cache, output_attentions=output_attentions or self._reads_attention(labels, None),
+            use_cache=use_cache, output_attentions=output_attentions or self._reads_attention(labels),
             output_hidden_states=output_hidden_states, return_dict=True, rows_per_source=rows_per_source,
         )
         region_mask = None if encoder_outputs is None else encoder_outputs.attention_mask

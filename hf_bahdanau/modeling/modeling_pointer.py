@@ -11,7 +11,6 @@ decoder (Luong style) and its attention are the seq2seq model's (``BahdanauModel
 annotation in front before the decoder reads them. Inputs must be right-padded, so pointer id j + 1 is column j.
 """
 
-import math
 from dataclasses import dataclass
 
 import torch
@@ -26,6 +25,7 @@ from .encoder import BahdanauEncoderOutput
 from .input_checks import check_embeddings, check_one_source, check_token_ids
 from .loss import token_cross_entropy
 from .modeling_bahdanau import BahdanauModel, BahdanauPreTrainedModel, RecurrentGenerationMixin
+from .output_layers import OUTPUT_LAYERS
 from .padding import check_attention_mask
 from .pointing import END, ForbidRepeatedPointers
 from .search import check_search_arguments
@@ -77,6 +77,7 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
             self.model.encoder.embed_tokens = None
         self.start_input = nn.Parameter(torch.empty(config.embedding_size))
         self.end_annotation = nn.Parameter(torch.empty(config.encoder_output_size))
+        self.output_layer = OUTPUT_LAYERS["pointing"](config)  # log p over [end; inputs] (``output_layers``)
         name_head_pipelines(config, POINTER_PIPELINES)  # pipeline(model=folder, trust_remote_code=True)
         self.post_init()
         self.generation_config.update(decoder_start_token_id=END, eos_token_id=END, pad_token_id=END,
@@ -143,50 +144,8 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         return torch.cat([start, embedded], dim=1)
 
     def pointer_log_probs(self, states: Tensor, keys: Tensor, mask: Tensor) -> Tensor:
-        """log p(C_i = j) = log softmax_j(u_ij) over the real memory positions (−∞ elsewhere): decoder states d_i
-        [N, T, H], N = B · k rows (k per source, consecutive), keys = the score's ``project_keys`` of the memory
-        [B, S + 1, …], mask [B, S + 1] -> [N, T, S + 1]. A multi-head score's distribution is the mean of its heads'
-        (the attention's weights): log (1/h Σ_h p_h)."""
-        (rows, steps, size), sources = states.shape, mask.shape[0]
-        scores = self.model.decoder.attention.score(states.reshape(sources, -1, size), keys)
-        scores = scores.to(torch.promote_types(scores.dtype, torch.float32))
-        padding = ~mask.view(sources, *([1] * (scores.dim() - 2)), -1)
-        # the finite minimum, not −∞, until the heads are combined: logsumexp over −∞ only has NaN gradients
-        log_probs = scores.masked_fill(padding, torch.finfo(scores.dtype).min).log_softmax(-1)
-        if log_probs.dim() == 4:  # [B, heads, k·T, S + 1]
-            log_probs = log_probs.logsumexp(1) - math.log(log_probs.shape[1])
-        log_probs = log_probs.masked_fill(~mask.unsqueeze(1), float("-inf"))
-        return log_probs.reshape(rows, steps, -1).to(states.dtype)
-
-    def _check_labels(self, labels: Tensor, mask: Tensor) -> None:
-        """labels [B, T]: pointer ids of real inputs (0 … length), or -100."""
-        check_token_ids("labels", labels, mask.shape[1], ignore_index=-100,
-                        what=f"[batch, steps] pointer ids in [0, {mask.shape[1] - 1}] (-100 = ignored)")
-        if labels.shape[0] != mask.shape[0]:
-            raise ValueError(f"`labels` must have one row per input row ({mask.shape[0]}), got {labels.shape[0]}.")
-        pointed = labels.clamp(min=0)
-        padding = ~mask.gather(1, pointed) & (labels != -100)
-        if padding.any():
-            row, column = padding.nonzero()[0].tolist()
-            raise ValueError(f"`labels[{row}, {column}]` = {int(labels[row, column])} points at input position "
-                             f"{int(labels[row, column]) - 1}, which is padding in row {row} (it has "
-                             f"{int(mask[row].sum()) - 1} inputs).")
-
-    def _decoder_inputs(self, pointer_ids: Tensor, inputs: Tensor, mask: Tensor, rows_per_source: int) -> Tensor:
-        """Pointer ids [B·k, T] (k = ``rows_per_source`` consecutive rows per source) of real inputs (mask
-        [B, S + 1]) -> the inputs the decoder reads [B·k, T, E]."""
-        check_token_ids("decoder_input_ids", pointer_ids, inputs.shape[1], what="[batch, steps] pointer ids")
-        if pointer_ids.shape[0] != inputs.shape[0] * rows_per_source:
-            raise ValueError(f"`decoder_input_ids` must have `rows_per_source` = {rows_per_source} rows for each of "
-                             f"the {inputs.shape[0]} input rows, got {pointer_ids.shape[0]}.")
-        source_of_row = torch.arange(inputs.shape[0], device=inputs.device).repeat_interleave(rows_per_source)
-        padding = ~mask[source_of_row.unsqueeze(1), pointer_ids]
-        if padding.any():
-            row, column = padding.nonzero()[0].tolist()
-            raise ValueError(f"`decoder_input_ids[{row}, {column}]` = {int(pointer_ids[row, column])} points at "
-                             f"input position {int(pointer_ids[row, column]) - 1}, which is padding in that row (it "
-                             f"has {int(mask[source_of_row[row]].sum()) - 1} inputs).")
-        return inputs[source_of_row.unsqueeze(1), pointer_ids]
+        """log p(C_i = j) over [end; inputs] from the decoder states [N, T, H] (``output_layers.PointingOutput``)."""
+        return self.output_layer.logits(self.model.decoder.attention, states, keys, mask)
 
     def resize_token_embeddings(self, new_num_tokens: int | None = None, pad_to_multiple_of: int | None = None,
                                 mean_resizing: bool = True) -> nn.Module:
@@ -241,7 +200,7 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
             memory_outputs, mask = self.pointer_memory(encoder_outputs)
         if labels is not None:
             use_cache = False
-            self._check_labels(labels, mask)
+            self.output_layer.check_labels(labels, mask)
             if decoder_input_ids is None:
                 decoder_input_ids = labels.new_full(labels.shape, END)
                 decoder_input_ids[:, 1:] = labels[:, :-1].clamp(min=END)
@@ -253,7 +212,7 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         outputs = self.model(
             encoder_outputs=None if cache is not None else memory_outputs,
             attention_mask=None if cache is not None else mask,
-            decoder_inputs_embeds=self._decoder_inputs(decoder_input_ids, inputs, mask, rows_per_source),
+            decoder_inputs_embeds=self.output_layer.decoder_inputs(decoder_input_ids, inputs, mask, rows_per_source),
             cache=cache, use_cache=use_cache, output_attentions=output_attentions,
             output_hidden_states=True, return_dict=True, rows_per_source=rows_per_source, head_memory=inputs,
         )
