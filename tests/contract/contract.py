@@ -170,18 +170,20 @@ class ContractTests:
             config_class(tester)(**tester.config_fields, hidden_size=hidden_size)
 
     def test_save_and_load_through_the_auto_classes(self, tester: Tester, tmp_path):
-        """The family's descriptor lists the head with the Auto class that loads it; that class loads a saved folder
-        as the same head, with the same outputs."""
+        """The family's descriptor lists the head with the Auto class that loads it; a saved folder loads through that
+        class as the same head, with the same outputs, and through every Auto class of the family as its head."""
         from transformers import AutoConfig
 
         model = tester.model()
+        heads = {(tester.auto_class, type(model))}
         if tester.family in FAMILIES:
             heads = {(head.auto_class, head.model_class) for head in FAMILIES[tester.family].heads}
             assert (tester.auto_class, type(model)) in heads
         model.save_pretrained(tmp_path)
         assert type(AutoConfig.from_pretrained(tmp_path)) is config_class(tester)
+        for auto_class, model_class in heads:
+            assert type(auto_class.from_pretrained(tmp_path)) is model_class, auto_class
         loaded = tester.auto_class.from_pretrained(tmp_path, dtype=torch.float64).eval()
-        assert type(loaded) is type(model)
         batch = with_float64(tester.batch(False))
         expected, got = run(model, batch), run(loaded, batch)
         loaded_outputs = compared(tester, loaded, got, batch)
@@ -191,17 +193,29 @@ class ContractTests:
 
     @pytest.mark.slow
     def test_remote_code_in_a_process_without_the_package(self, tester: Tester, tmp_path):
-        """A saved folder loads with ``trust_remote_code=True`` in a fresh ``python -I`` process where hf_bahdanau
-        cannot be imported, as the code it carries, and gives the logits of the model here."""
+        """A saved folder (with the family's image processor, if it has one) loads with ``trust_remote_code=True`` in a
+        fresh ``python -I`` process where hf_bahdanau cannot be imported, as the code it carries, and gives the logits
+        and the generated ids of the model here."""
         model = tester.model()
-        model.save_pretrained(tmp_path / "model")
+        folder = tmp_path / "model"
+        model.save_pretrained(folder)
+        family = FAMILIES.get(tester.family)
+        if family is not None and family.image_processor is not None:
+            family.image_processor().save_pretrained(folder)
         batch = with_float64(tester.batch(False))
-        torch.save(batch, tmp_path / "batch.pt")
-        child = run_child(REMOTE_CHILD, tmp_path, str(tmp_path / "model"), tester.auto_class.__name__, isolated=True,
+        source = {key: value for key, value in batch.items() if not key.startswith("decoder_")}
+        torch.save(dict(batch=batch, source=source, generate=tester.generate), tmp_path / "inputs.pt")
+        child = run_child(REMOTE_CHILD, tmp_path, str(folder), tester.auto_class.__name__, isolated=True,
                           hide_package=True)
         assert child["hf_bahdanau_modules"] == []
         assert child["module"].startswith("transformers_modules.") and child["name"] == type(model).__name__
-        assert_log_probs_close(torch.load(tmp_path / "logits.pt"), run(model, batch).logits)
+        if family is not None and family.image_processor is not None:
+            assert child["processor"] == f"transformers_modules.{family.image_processor.__name__}"
+        answers = torch.load(tmp_path / "answers.pt")
+        assert_log_probs_close(answers["logits"], run(model, batch).logits)
+        if tester.generate is not None:
+            with torch.no_grad():
+                assert torch.equal(answers["generated"], model.generate(**source, **tester.generate))
 
 
 REMOTE_CHILD = """
@@ -214,10 +228,19 @@ REMOTE_CHILD = """
 
     torch.set_num_threads(1)
     folder, auto_class = sys.argv[1:]
+    inputs = torch.load(Path(folder).parent / "inputs.pt")
     model = getattr(transformers, auto_class).from_pretrained(folder, trust_remote_code=True, dtype=torch.float64)
-    batch = torch.load(Path(folder).parent / "batch.pt")
+    answers = {}
     with torch.no_grad():
-        torch.save(model.eval()(**batch).logits, Path(folder).parent / "logits.pt")
+        answers["logits"] = model.eval()(**inputs["batch"]).logits
+        if inputs["generate"] is not None:
+            answers["generated"] = model.generate(**inputs["source"], **inputs["generate"])
+    torch.save(answers, Path(folder).parent / "answers.pt")
+    processor = None
+    if (Path(folder) / "preprocessor_config.json").is_file():
+        processor = type(transformers.AutoImageProcessor.from_pretrained(folder, trust_remote_code=True))
     print(json.dumps(dict(module=type(model).__module__, name=type(model).__name__,
+                          processor=None if processor is None else f"{processor.__module__.split('.')[0]}."
+                                                                   f"{processor.__name__}",
                           hf_bahdanau_modules=sorted(name for name in sys.modules if name.startswith("hf_bahdanau")))))
 """

@@ -97,6 +97,7 @@ class Tester:
     config_fields: dict = field(default_factory=dict)  # a valid config's fields, for the bad-config checks
     known_failures: dict[str, str] = field(default_factory=dict)
     config_class: type | None = None  # None: the registered family's (``FAMILIES[family].config_class``)
+    generate: dict | None = None  # generate()'s arguments for a head that generates
 
     def alone(self, batch: Batch, row: int) -> Batch:
         """Row ``row`` of a right-padded batch as a batch of one, each padded input cut to the extent of its mask
@@ -207,6 +208,7 @@ def seq2seq(preset: str, known_failures: dict[str, str] | None = None, **overrid
                                                         batch["decoder_input_ids"]),
         padding_rows=lambda model: [(model.model.encoder.embed_tokens.weight, PAD)],
         config_fields=dict(vocab_size=VOCAB), known_failures=known_failures or {},
+        generate=dict(max_new_tokens=4, num_beams=2),
     )
 
 
@@ -254,7 +256,7 @@ POINTER = Tester(
                                                              batch["decoder_input_ids"],
                                                              input_features=batch["input_features"]),
     float_inputs={"input_features": "attention_mask"},
-    config_fields=dict(input_feature_size=2),
+    config_fields=dict(input_feature_size=2), generate=dict(num_beams=2, forbid_repeats=True),
     known_failures={"test_gradients_reach_every_parameter_and_never_padding": (
         "model.decoder.readout.proj (weight and bias) gets no gradient: without input_feeding the pointer network "
         "builds a readout that nothing reads")},
@@ -500,6 +502,7 @@ IMAGE_TO_TEXT = Tester(
     reference=lambda model, batch: reference.image_to_text_logits(model, crops(batch), batch["decoder_input_ids"]),
     float_inputs={"pixel_values": "pixel_mask"},
     config_fields=dict(vocab_size=IMAGE_VOCAB, cnn_channels=[4, 8], cnn_pool_sizes=POOLS),
+    generate=dict(max_new_tokens=4, num_beams=2),
 )
 
 VQA_VOCAB = 15
