@@ -20,6 +20,8 @@ from hf_bahdanau import (
     BahdanauImageToTextConfig, BahdanauPointerConfig, BahdanauMemoryNetworkConfig, BahdanauMemoryNetworkForSequenceClassification,
     BahdanauTextCoAttentionConfig, BahdanauVisualQuestionAnsweringConfig,
 )
+from hf_bahdanau.families import FAMILIES as REGISTERED
+from hf_bahdanau.families import family_of
 from hf_bahdanau.modeling.configuration_bahdanau import CLASSIFIER_PIPELINES, CUSTOM_PIPELINES, TAGGER_PIPELINES
 from hf_bahdanau.modeling.pipeline_inputs import SCALE_WARNING
 from hf_bahdanau.modeling.pointing import positions
@@ -121,9 +123,9 @@ FAMILIES_CHILD = """
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    """Every family's tiny model saved with its tokenizer (and image processor), the answers of its pipeline made
-    here from the model in memory, and those of ``pipeline(model=folder, trust_remote_code=True)`` in a fresh process
-    without hf_bahdanau."""
+    """Every family's tiny model saved with its tokenizer (and image processor), its pipeline made here from the model
+    in memory with the answer it gives, and the calls that ask the folder for the same answer (written to
+    calls.json in the folders' root)."""
     root = tmp_path_factory.mktemp("families")
     tokenizer = train_tokenizer(CORPUS, kind="word")
     built = families(len(tokenizer), tokenizer.convert_tokens_to_ids("."))
@@ -146,8 +148,14 @@ def saved(tmp_path_factory):
         calls[name] = dict(folder=str(folder), args=args, kwargs=kwargs)
         here[name] = (answer, answer(*args, **kwargs))
     (root / "calls.json").write_text(json.dumps(calls))
-    child = run_child(FAMILIES_CHILD, root, str(root / "calls.json"), isolated=True, hide_package=True)
-    return here, child
+    return here, root
+
+
+@pytest.fixture(scope="module")
+def answered_without_the_package(saved):
+    """The answers of ``pipeline(model=folder, trust_remote_code=True)`` in a fresh process without hf_bahdanau."""
+    _, root = saved
+    return run_child(FAMILIES_CHILD, root, str(root / "calls.json"), isolated=True, hide_package=True)
 
 
 def plain(value):
@@ -174,9 +182,19 @@ def assert_same_answer(got, expected, path: str = "answer") -> None:
 FAMILIES = ["seq2seq", "pointer", "tagger", "classifier", "han", "memory", "passage", "image_to_text", "vqa"]
 
 
+def test_every_registered_family_has_a_case_here():
+    cases = families(vocab=12, separator=5)
+    config = {name: {**model.config.to_dict(), "architectures": [type(model).__name__]}
+              for name, (model, *_) in cases.items()}
+    assert {family_of(fields).name for fields in config.values()} == set(REGISTERED)
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("family", FAMILIES)
-def test_a_saved_folder_of_every_family_answers_in_a_process_without_the_package(saved, family):
-    here, child = saved
+def test_a_saved_folder_of_every_family_answers_in_a_process_without_the_package(saved, answered_without_the_package,
+                                                                                   family):
+    here, _ = saved
+    child = answered_without_the_package
     assert child["hf_bahdanau_modules"] == []
     assert child[family]["pipeline"].startswith("transformers_modules.")
     assert child[family]["model"].startswith("transformers_modules.")
