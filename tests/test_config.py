@@ -2,7 +2,7 @@
 
 import pytest
 
-from hf_bahdanau import PRESETS, BahdanauConfig
+from hf_bahdanau import PRESETS, BahdanauConfig, BahdanauEncoderConfig
 
 
 def test_presets_reproduce_the_papers():
@@ -85,16 +85,19 @@ def test_generation_parameters_do_not_live_in_the_config():
     assert getattr(config, "num_beams", None) is None
 
 
-def test_every_field_is_documented_with_its_type_and_default():
+@pytest.mark.parametrize("config_class", [BahdanauConfig, BahdanauEncoderConfig], ids=lambda cls: cls.__name__)
+def test_every_field_is_documented_with_its_type_and_default(config_class):
+    """Each field has an entry in the Args of the one class that declares it (the config, or the part it shares:
+    ``EncoderFields``, ``ClassifierFields``)."""
     from dataclasses import fields
 
     from transformers import PreTrainedConfig
 
     inherited = {field.name for field in fields(PreTrainedConfig)}
-    documented = BahdanauConfig.__doc__
-    for field in fields(BahdanauConfig):
+    for field in fields(config_class):
         if field.name not in inherited or field.name in ("is_encoder_decoder",):
-            assert f"        {field.name} (`" in documented, f"{field.name} has no entry in the config's Args"
+            declared = next(cls for cls in config_class.__mro__ if field.name in cls.__dict__.get("__annotations__", {}))
+            assert f"        {field.name} (`" in declared.__doc__, f"{field.name} has no entry in {declared.__name__}"
 
 
 def _every_config_class():

@@ -276,22 +276,28 @@ def test_question_answering_pipelines_warn_about_unknown_words(saved, family, it
 
 
 def test_each_head_of_a_config_names_its_own_pipeline_and_keeps_a_users():
-    """A config passed from head to head (as a checkpoint of one head is loaded as another) names the pipeline of the
-    head built last; the encoder alone names none; pipelines the user set are kept."""
-    config = BahdanauConfig(vocab_size=12, embedding_size=8, hidden_size=8, num_labels=2)
-    for head, pipelines in ((BahdanauForTokenClassification, TAGGER_PIPELINES),
-                            (BahdanauForConditionalGeneration, CUSTOM_PIPELINES),
-                            (BahdanauForSequenceClassification, CLASSIFIER_PIPELINES),
+    """A model's config names the pipeline of its head: a config passed from head to head (as a checkpoint of one
+    head is loaded as another) names the pipeline of the head built last; a BahdanauConfig given to the tagger or a
+    classifier is left as it was (the model reads its upgrade, a BahdanauEncoderConfig, which does not inherit the
+    translation pipeline); the encoder alone names none; pipelines the user set are kept."""
+    seq2seq = BahdanauConfig(vocab_size=12, embedding_size=8, hidden_size=8, num_labels=2)
+    BahdanauForConditionalGeneration(seq2seq)
+    assert seq2seq.custom_pipelines == CUSTOM_PIPELINES
+    config = BahdanauForTokenClassification(seq2seq).config
+    assert config.custom_pipelines == TAGGER_PIPELINES and seq2seq.custom_pipelines == CUSTOM_PIPELINES
+    for head, pipelines in ((BahdanauForSequenceClassification, CLASSIFIER_PIPELINES),
                             (BahdanauForTokenClassification, TAGGER_PIPELINES)):
         head(config)
         assert config.custom_pipelines == pipelines
     BahdanauEncoderModel(config)
     assert not hasattr(config, "custom_pipelines")
     own = {"my-task": {"impl": "my_pipeline.MyPipeline", "pt": ["AutoModelForTokenClassification"]}}
-    config.custom_pipelines = own
-    for head in (BahdanauForSequenceClassification, BahdanauForConditionalGeneration, BahdanauEncoderModel):
+    config.custom_pipelines = seq2seq.custom_pipelines = own
+    for head in (BahdanauForSequenceClassification, BahdanauEncoderModel):
         head(config)
         assert config.custom_pipelines == own
+    BahdanauForConditionalGeneration(seq2seq)
+    assert seq2seq.custom_pipelines == own and BahdanauForTokenClassification(seq2seq).config.custom_pipelines == own
 
 
 def test_the_pointing_pipeline_answers_generates_positions(saved):

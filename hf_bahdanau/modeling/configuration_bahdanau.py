@@ -5,6 +5,9 @@ values each accepts are the names its axis declares in ``axes.py`` (``RNN_TYPES`
 ``DECODER_STYLES``, ``CONTEXT_MODES``, ``BRIDGES``, ``DEEP_OUTPUTS``, ``TOKEN_ATTENTIONS``), and each is validated in
 ``validate_architecture``. The declarations are plain data, so loading a config imports no model code. The classic
 systems of the papers are named presets: plain data, never subclasses.
+
+The encoder's fields (``EncoderFields``) and the tagger's and classifiers' (``ClassifierFields``) are declared once
+here, for ``BahdanauConfig`` and for the encoder-only ``BahdanauEncoderConfig`` (``configuration_encoder_only``).
 """
 
 import dataclasses
@@ -19,7 +22,7 @@ from huggingface_hub.dataclasses import strict
 from huggingface_hub.errors import StrictDataclassFieldValidationError
 from transformers import PreTrainedConfig
 
-from .axes import (ATTENTION_SCORES, AXES, POOLINGS, TOKEN_ATTENTION_LEGACY_NAMES, all_at_once_scores, axes_table,
+from .axes import (ATTENTION_SCORES, AXES, POOLINGS, RNN_TYPES, TOKEN_ATTENTION_LEGACY_NAMES, all_at_once_scores, axes_table,
                    token_attention_types, EMBEDDING_SOURCES)
 from .remote_code import SavesModelCode
 
@@ -149,14 +152,21 @@ def _require_real(field: str, value: float | None) -> None:
         raise ValueError(f"`{field}` must be {allowed}, got {value}.")
 
 
-@strict
-class BahdanauConfig(SavesModelCode, PreTrainedConfig):
-    r"""Configuration of an RNN encoder–attention–decoder model: the seq2seq model, the tagger and the classifiers.
+def _require_token_ids(config: Any, fields: tuple[str, ...]) -> None:
+    """Each token id field (None, one id or a list) holds ids in [0, vocab_size)."""
+    for field in fields:
+        value = getattr(config, field)
+        for token_id in value if isinstance(value, list) else [value]:
+            if token_id is not None and not 0 <= token_id < config.vocab_size:
+                raise ValueError(f"`{field}` must be a token id in [0, vocab_size={config.vocab_size}) (or None), "
+                                 f"got {value}.")
 
-    Use ``BahdanauConfig.from_preset(name, **overrides)`` for the classic systems (``PRESETS``). Every field below is
-    checked by ``validate_architecture`` (a ``ValueError`` naming it; a float must be finite), at construction and
-    again when a model is built. Fields that pick one of several implementations accept the names their axis declares;
-    ``axes_table()`` lists them with their meaning.
+
+@dataclasses.dataclass(kw_only=True, repr=False, eq=False)
+class EncoderFields:
+    r"""The fields of the encoder (embeddings -> (Bi)RNN annotations h_j [-> self-attention]) and of the scores an
+    encoder-side attention reads, declared once for every config whose model has this encoder: ``BahdanauConfig``
+    (the seq2seq model) and ``BahdanauEncoderConfig`` (the tagger and the classifiers).
 
     Args:
         vocab_size (`int`, *optional*, defaults to 1000):
@@ -170,8 +180,6 @@ class BahdanauConfig(SavesModelCode, PreTrainedConfig):
             ``encoder_hidden_size`` × directions. Default: ``hidden_size // 2`` if bidirectional, else ``hidden_size``.
         encoder_layers (`int`, *optional*, defaults to 1):
             Stacked encoder RNN layers (dropout between them).
-        decoder_layers (`int`, *optional*, defaults to 1):
-            Stacked decoder RNN layers; may differ from ``encoder_layers`` except with ``bridge="last"``.
         rnn_type (`str`, *optional*, defaults to `"gru"`):
             The recurrent cell of encoder and decoder: a name in ``axes.RNN_TYPES`` (gru, lstm, rnn).
         bidirectional (`bool`, *optional*, defaults to `True`):
@@ -200,10 +208,6 @@ class BahdanauConfig(SavesModelCode, PreTrainedConfig):
             P, the size of the vectors of the ``"pretrained"`` source (``set_pretrained_vectors``); needed with it.
         dropout (`float`, *optional*, defaults to 0.0):
             Dropout on embeddings, between RNN layers and before the output projection, in [0, 1).
-        attention_type (`str`, *optional*, defaults to `"additive"`):
-            The score function: a name in ``axes.ATTENTION_SCORES`` (additive, concat, dot, general, scaled_dot,
-            location, multihead, gaussian_kernel, location_aware, …), or ``"none"`` for a decoder without attention
-            (``context_mode``).
         attention_size (`int`, *optional*):
             Size A of the additive score's hidden layer and of the multi-head projections. Default: ``hidden_size``.
         num_attention_heads (`int`, *optional*, defaults to 1):
@@ -214,6 +218,193 @@ class BahdanauConfig(SavesModelCode, PreTrainedConfig):
             Width w > 0 of ``attention_type="gaussian_kernel"``, e_ij = -½ (w ‖q_i - h_j‖)².
         gaussian_kernel_learnable (`bool`, *optional*, defaults to `True`):
             Whether w is learned (parametric Nadaraya–Watson pooling) or fixed.
+        init_std (`float`, *optional*, defaults to 0.1):
+            Standard deviation (≥ 0) of the normal initialisation of the embeddings.
+        pad_token_id (`int`, *optional*, defaults to 0):
+            Padding token, in [0, vocab_size) or None.
+        eos_token_id (`int` or `list[int]`, *optional*, defaults to 2):
+            End-of-sequence token(s), each in [0, vocab_size).
+        max_training_source_length (`int`, *optional*):
+            The longest source seen in training, in tokens (set by the training scripts); decoding warns about
+            longer inputs.
+    """
+
+    vocab_size: int = 1000
+    embedding_size: int = 256
+    hidden_size: int = 256
+    encoder_hidden_size: int | None = None
+    encoder_layers: int = 1
+    rnn_type: str = "gru"
+    bidirectional: bool = True
+    reverse_source: bool = False
+    encoder_self_attention: str | None = None
+    meta_embedding_sources: list[str] | None = None
+    char_embedding_size: int = 16
+    char_hidden_size: int = 32
+    token_spelling_length: int = 16
+    pretrained_embedding_size: int | None = None
+    dropout: float | int = 0.0
+    attention_size: int | None = None
+    num_attention_heads: int = 1
+    max_source_positions: int = 256
+    gaussian_kernel_width: float | int = 1.0
+    gaussian_kernel_learnable: bool = True
+    init_std: float | int = 0.1
+    pad_token_id: int | None = 0
+    eos_token_id: int | list[int] | None = 2
+    max_training_source_length: int | None = None
+
+    @property
+    def encoder_output_size(self) -> int:
+        """Size of an annotation h_j = [->h_j; <-h_j]."""
+        return self.encoder_hidden_size * (2 if self.bidirectional else 1)
+
+    def _fill_encoder_defaults(self) -> None:
+        """The sizes left None take their documented defaults."""
+        if self.encoder_hidden_size is None:
+            self.encoder_hidden_size = self.hidden_size // 2 if self.bidirectional else self.hidden_size
+        if self.attention_size is None:
+            self.attention_size = self.hidden_size
+
+    def _validate_encoder(self, score_fields: tuple[str, ...]) -> None:
+        """The encoder's fields; ``score_fields``: the fields naming the attention scores the model builds (their
+        multi-head score splits ``attention_size``). Raises ValueError naming the field."""
+        for field in ("vocab_size", "embedding_size", "hidden_size", "encoder_hidden_size", "encoder_layers",
+                      "attention_size", "num_attention_heads", "max_source_positions"):
+            _require_positive(field, getattr(self, field))
+        for field in float_fields(type(self)):
+            _require_real(field, getattr(self, field))
+        RNN_TYPES.check(self.rnn_type)
+        _require_choice("encoder_self_attention", self.encoder_self_attention, (None, *all_at_once_scores()))
+        if self.max_training_source_length is not None:
+            _require_positive("max_training_source_length", self.max_training_source_length)
+        if "multihead" in [getattr(self, field) for field in score_fields] and \
+                self.attention_size % self.num_attention_heads:
+            raise ValueError(
+                f"`attention_size` ({self.attention_size}) must be divisible by `num_attention_heads` "
+                f"({self.num_attention_heads})."
+            )
+        self._validate_meta_embedding()
+
+    def _validate_meta_embedding(self) -> None:
+        """The meta-embedding's sources and the fields each reads."""
+        sources = self.meta_embedding_sources
+        if sources is not None:
+            if not sources or len(set(sources)) != len(sources):
+                raise ValueError(f"`meta_embedding_sources` must be distinct names of {EMBEDDING_SOURCES.allowed} (at "
+                                 f"least one), or None for the word table alone, got {sources!r}.")
+            for name in sources:
+                if name not in EMBEDDING_SOURCES.allowed:
+                    raise ValueError(f"`meta_embedding_sources` must hold names of {EMBEDDING_SOURCES.allowed}, got "
+                                     f"{name!r} in {sources!r}.")
+        for field in ("char_embedding_size", "char_hidden_size", "token_spelling_length"):
+            _require_positive(field, getattr(self, field))
+        if self.token_spelling_length < 2:
+            raise ValueError(f"`token_spelling_length` must be at least 2 (a spelling has a begin and an end mark), "
+                             f"got {self.token_spelling_length}.")
+        reads_pretrained = sources is not None and "pretrained" in sources
+        if reads_pretrained and self.pretrained_embedding_size is None:
+            raise ValueError("`meta_embedding_sources` holds 'pretrained': set `pretrained_embedding_size` to the "
+                             "size of your vectors.")
+        if self.pretrained_embedding_size is not None:
+            _require_positive("pretrained_embedding_size", self.pretrained_embedding_size)
+            if not reads_pretrained:
+                raise ValueError(f"`pretrained_embedding_size={self.pretrained_embedding_size}`: only the 'pretrained' "
+                                 f"source reads it, but `meta_embedding_sources` is {sources!r}; add 'pretrained' or "
+                                 "leave it None.")
+        changed = [f"`{field}={getattr(self, field)!r}`" for field, default in (
+            ("char_embedding_size", 16), ("char_hidden_size", 32)) if getattr(self, field) != default]
+        if changed and (sources is None or "chars" not in sources):
+            raise ValueError(f"{', '.join(changed)}: only the 'chars' source reads it, but `meta_embedding_sources` is "
+                             f"{sources!r}; add 'chars' or leave the default.")
+
+
+@dataclasses.dataclass(kw_only=True, repr=False, eq=False)
+class ClassifierFields:
+    r"""The fields of the tagger's token attention and of the sequence classifier's pooling (flat or hierarchical),
+    declared once.
+
+    Args:
+        token_attention_type (`str`, *optional*, defaults to `"additive"`):
+            The tagger's attention: ``"context_vector"`` (Yang et al. 2016's word attention: one distribution over
+            the sentence re-weighting each annotation) or any ``attention_type`` score (each token attends over its
+            sentence);
+            ``axes.token_attention_types()`` lists them. ``"sentence"``, its former name, still loads.
+        classifier_attention_size (`int`, *optional*):
+            Size d_a of the context-vector attention u_j = tanh(W h_j + b) of the tagger and the classifiers.
+            Default: half the annotation size.
+        classifier_dropout (`float`, *optional*):
+            Dropout before the tagger's and classifiers' output layer, in [0, 1). Default: ``dropout``.
+        hierarchical (`bool`, *optional*, defaults to `False`):
+            The classifier as a hierarchical attention network (words, then sentences; Yang et al., 2016).
+        pooling_type (`str`, *optional*, defaults to `"context_vector"`):
+            How the sequence classifier pools annotations into one vector (at both levels when hierarchical), a name
+            in ``axes.POOLINGS``: ``"context_vector"`` (Yang et al. 2016), ``"self_attentive"`` (Lin et al. 2017: r
+            distributions, the pooled vector r·D long) or ``"multi_dimensional"`` (Shen et al. 2018: one
+            distribution per feature). The hidden layers' size is ``classifier_attention_size``.
+        self_attention_rows (`int`, *optional*, defaults to 4):
+            r, the rows of ``pooling_type="self_attentive"``'s A [r, S] (Lin et al. use 30).
+        self_attention_penalty_weight (`float`, *optional*, defaults to 1.0):
+            λ ≥ 0 of ``pooling_type="self_attentive"``'s penalty ‖A Aᵀ − I‖²_F per text, added to the training loss
+            and reported as the output's ``self_attention_penalty``.
+        sentence_separator_token_id (`int` or `list[int]`, *optional*):
+            The token(s) that end a sentence when hierarchical mode splits [batch, tokens] input into sentences (e.g.
+            ".", "?" and "!"), each in [0, vocab_size).
+    """
+
+    token_attention_type: str = "additive"
+    classifier_attention_size: int | None = None
+    classifier_dropout: float | int | None = None
+    hierarchical: bool = False
+    pooling_type: str = "context_vector"
+    self_attention_rows: int = 4
+    self_attention_penalty_weight: float | int = 1.0
+    sentence_separator_token_id: int | list[int] | None = None
+
+    def _fill_classifier_defaults(self) -> None:
+        """The legacy token attention name is renamed (with a log line); ``classifier_attention_size`` defaults to
+        half the annotation size."""
+        if self.token_attention_type in TOKEN_ATTENTION_LEGACY_NAMES:
+            logger.warning("token_attention_type=%r is now called %r.", self.token_attention_type,
+                           TOKEN_ATTENTION_LEGACY_NAMES[self.token_attention_type])
+            self.token_attention_type = TOKEN_ATTENTION_LEGACY_NAMES[self.token_attention_type]
+        if self.classifier_attention_size is None:
+            self.classifier_attention_size = max(1, self.encoder_output_size // 2)
+
+    def _validate_classifier(self) -> None:
+        """The tagger's and the classifier's fields; ValueError naming the field."""
+        _require_positive("classifier_attention_size", self.classifier_attention_size)
+        _require_choice("token_attention_type", self.token_attention_type, tuple(token_attention_types()))
+        POOLINGS.check(self.pooling_type)
+        _require_positive("self_attention_rows", self.self_attention_rows)
+        changed = [f"`{field}={getattr(self, field)!r}`" for field, default in (
+            ("self_attention_rows", 4), ("self_attention_penalty_weight", 1.0)) if getattr(self, field) != default]
+        if self.pooling_type != "self_attentive" and changed:
+            raise ValueError(f"{', '.join(changed)}: only `pooling_type='self_attentive'` reads it, but `pooling_type` "
+                             f"is {self.pooling_type!r}; set `pooling_type='self_attentive'` or leave the default.")
+        _require_labels(self)
+
+
+@strict
+class BahdanauConfig(EncoderFields, ClassifierFields, SavesModelCode, PreTrainedConfig):
+    r"""Configuration of an RNN encoder–attention–decoder model (the seq2seq model): the encoder's fields
+    (``EncoderFields``) and the decoder's (below). The tagger and the classifiers read ``BahdanauEncoderConfig``
+    (``configuration_encoder_only``), without the decoder's; a ``BahdanauConfig`` given to them (a folder saved by
+    hf_bahdanau 0.1.0, a seq2seq checkpoint) is upgraded to one, so it still carries their fields
+    (``ClassifierFields``).
+
+    Use ``BahdanauConfig.from_preset(name, **overrides)`` for the classic systems (``PRESETS``). Every field is
+    checked by ``validate_architecture`` (a ``ValueError`` naming it; a float must be finite), at construction and
+    again when a model is built. Fields that pick one of several implementations accept the names their axis declares;
+    ``axes_table()`` lists them with their meaning.
+
+    Args:
+        decoder_layers (`int`, *optional*, defaults to 1):
+            Stacked decoder RNN layers; may differ from ``encoder_layers`` except with ``bridge="last"``.
+        attention_type (`str`, *optional*, defaults to `"additive"`):
+            The score function: a name in ``axes.ATTENTION_SCORES`` (additive, concat, dot, general, scaled_dot,
+            location, multihead, gaussian_kernel, location_aware, …), or ``"none"`` for a decoder without attention
+            (``context_mode``).
         location_filters (`int`, *optional*, defaults to 10):
             k, the filters F of ``attention_type="location_aware"`` convolved over the previous alignment,
             f_i = F ∗ α_{i-1} (Chorowski et al. 2015: 10).
@@ -282,8 +473,6 @@ class BahdanauConfig(SavesModelCode, PreTrainedConfig):
             The layer before the vocabulary projection, a name in ``axes.DEEP_OUTPUTS`` (none, tanh, maxout).
         output_size (`int`, *optional*):
             Size of the pre-output vectors t_i the vocabulary projection reads. Default: ``embedding_size``.
-        init_std (`float`, *optional*, defaults to 0.1):
-            Standard deviation (≥ 0) of the normal initialisation of the embeddings.
         tie_word_embeddings (`bool`, *optional*, defaults to `False`):
             Share the decoder embedding with the output projection; needs ``output_size == embedding_size``.
         use_cache (`bool`, *optional*, defaults to `True`):
@@ -291,45 +480,13 @@ class BahdanauConfig(SavesModelCode, PreTrainedConfig):
             5.24).
         is_encoder_decoder (`bool`, *optional*, defaults to `True`):
             transformers' flag for generate(); leave it True.
-        pad_token_id (`int`, *optional*, defaults to 0):
-            Padding token, in [0, vocab_size) or None.
         bos_token_id (`int`, *optional*, defaults to 1):
             Beginning-of-sequence token, in [0, vocab_size) or None.
-        eos_token_id (`int` or `list[int]`, *optional*, defaults to 2):
-            End-of-sequence token(s), each in [0, vocab_size).
         unk_token_id (`int`, *optional*, defaults to 3):
             The unknown token, in [0, vocab_size) or None; with ``copy_attention`` a copied word the vocabulary lacks
             is read back by the decoder as this token (See et al.).
         decoder_start_token_id (`int`, *optional*, defaults to 1):
             The decoder's first input token, in [0, vocab_size).
-        token_attention_type (`str`, *optional*, defaults to `"additive"`):
-            The tagger's attention: ``"context_vector"`` (Yang et al. 2016's word attention: one distribution over
-            the sentence re-weighting each annotation) or any ``attention_type`` score (each token attends over its
-            sentence);
-            ``axes.token_attention_types()`` lists them. ``"sentence"``, its former name, still loads.
-        classifier_attention_size (`int`, *optional*):
-            Size d_a of the context-vector attention u_j = tanh(W h_j + b) of the tagger and the classifiers.
-            Default: half the annotation size.
-        classifier_dropout (`float`, *optional*):
-            Dropout before the tagger's and classifiers' output layer, in [0, 1). Default: ``dropout``.
-        hierarchical (`bool`, *optional*, defaults to `False`):
-            The classifier as a hierarchical attention network (words, then sentences; Yang et al., 2016).
-        pooling_type (`str`, *optional*, defaults to `"context_vector"`):
-            How the sequence classifier pools annotations into one vector (at both levels when hierarchical), a name
-            in ``axes.POOLINGS``: ``"context_vector"`` (Yang et al. 2016), ``"self_attentive"`` (Lin et al. 2017: r
-            distributions, the pooled vector r·D long) or ``"multi_dimensional"`` (Shen et al. 2018: one
-            distribution per feature). The hidden layers' size is ``classifier_attention_size``.
-        self_attention_rows (`int`, *optional*, defaults to 4):
-            r, the rows of ``pooling_type="self_attentive"``'s A [r, S] (Lin et al. use 30).
-        self_attention_penalty_weight (`float`, *optional*, defaults to 1.0):
-            λ ≥ 0 of ``pooling_type="self_attentive"``'s penalty ‖A Aᵀ − I‖²_F per text, added to the training loss
-            and reported as the output's ``self_attention_penalty``.
-        sentence_separator_token_id (`int` or `list[int]`, *optional*):
-            The token(s) that end a sentence when hierarchical mode splits [batch, tokens] input into sentences (e.g.
-            ".", "?" and "!"), each in [0, vocab_size).
-        max_training_source_length (`int`, *optional*):
-            The longest source seen in training, in tokens (set by the training scripts); decoding warns about
-            longer inputs.
     """
 
     model_type = "bahdanau"
@@ -339,28 +496,8 @@ class BahdanauConfig(SavesModelCode, PreTrainedConfig):
                                    "doubly_stochastic_loss", "reinforce_loss"]
     attribute_map = {"num_hidden_layers": "encoder_layers"}  # as BART: transformers' generic code reads this name
 
-    vocab_size: int = 1000
-    embedding_size: int = 256
-    hidden_size: int = 256
-    encoder_hidden_size: int | None = None
-    encoder_layers: int = 1
     decoder_layers: int = 1
-    rnn_type: str = "gru"
-    bidirectional: bool = True
-    reverse_source: bool = False
-    encoder_self_attention: str | None = None
-    meta_embedding_sources: list[str] | None = None
-    char_embedding_size: int = 16
-    char_hidden_size: int = 32
-    token_spelling_length: int = 16
-    pretrained_embedding_size: int | None = None
-    dropout: float | int = 0.0
     attention_type: str = "additive"
-    attention_size: int | None = None
-    num_attention_heads: int = 1
-    max_source_positions: int = 256
-    gaussian_kernel_width: float | int = 1.0
-    gaussian_kernel_learnable: bool = True
     location_filters: int = 10
     location_kernel_size: int = 201
     location_sharpening: float | int = 1.0
@@ -384,47 +521,22 @@ class BahdanauConfig(SavesModelCode, PreTrainedConfig):
     bridge: str = "tanh"
     deep_output: str = "maxout"
     output_size: int | None = None
-    init_std: float | int = 0.1
     tie_word_embeddings: bool = False
     use_cache: bool = True
     is_encoder_decoder: bool = True
-    pad_token_id: int | None = 0
     bos_token_id: int | None = 1
-    eos_token_id: int | list[int] | None = 2
     unk_token_id: int | None = 3
     decoder_start_token_id: int | None = 1
-    token_attention_type: str = "additive"
-    classifier_attention_size: int | None = None
-    classifier_dropout: float | int | None = None
-    hierarchical: bool = False
-    pooling_type: str = "context_vector"
-    self_attention_rows: int = 4
-    self_attention_penalty_weight: float | int = 1.0
-    sentence_separator_token_id: int | list[int] | None = None
-    max_training_source_length: int | None = None
 
     def __post_init__(self, **kwargs):
-        if self.token_attention_type in TOKEN_ATTENTION_LEGACY_NAMES:
-            logger.warning("token_attention_type=%r is now called %r.", self.token_attention_type,
-                           TOKEN_ATTENTION_LEGACY_NAMES[self.token_attention_type])
-            self.token_attention_type = TOKEN_ATTENTION_LEGACY_NAMES[self.token_attention_type]
-        if self.encoder_hidden_size is None:
-            self.encoder_hidden_size = self.hidden_size // 2 if self.bidirectional else self.hidden_size
-        if self.attention_size is None:
-            self.attention_size = self.hidden_size
+        self._fill_encoder_defaults()
+        self._fill_classifier_defaults()
         if self.output_size is None:
             self.output_size = self.embedding_size
-        if self.classifier_attention_size is None:
-            self.classifier_attention_size = max(1, self.encoder_output_size // 2)
         if getattr(self, "auto_map", None) is None:
             self.auto_map = dict(self.default_auto_map)
         super().__post_init__(**kwargs)
         self.validate_architecture()
-
-    @property
-    def encoder_output_size(self) -> int:
-        """Size of an annotation h_j = [->h_j; <-h_j]."""
-        return self.encoder_hidden_size * (2 if self.bidirectional else 1)
 
     @classmethod
     def from_preset(cls, name: str, **overrides: Any) -> "BahdanauConfig":
@@ -440,34 +552,14 @@ class BahdanauConfig(SavesModelCode, PreTrainedConfig):
     def validate_architecture(self) -> None:
         """Check every field and combination; run at construction and again when a model is built from the config
         (a field may have been changed in between). Raises ValueError naming the field."""
-        for field in ("vocab_size", "embedding_size", "hidden_size", "encoder_hidden_size", "encoder_layers",
-                      "decoder_layers", "attention_size", "num_attention_heads", "max_source_positions",
-                      "output_size", "classifier_attention_size", "local_window", "location_filters",
-                      "location_kernel_size"):
+        for field in ("decoder_layers", "output_size", "local_window", "location_filters", "location_kernel_size"):
             _require_positive(field, getattr(self, field))
-        for field in float_fields(type(self)):
-            _require_real(field, getattr(self, field))
+        self._validate_encoder(score_fields=("attention_type", "encoder_self_attention"))
         for registry in AXES:
             registry.check(getattr(self, registry.field))
-        _require_choice("token_attention_type", self.token_attention_type, tuple(token_attention_types()))
-        _require_choice("encoder_self_attention", self.encoder_self_attention, (None, *all_at_once_scores()))
-        POOLINGS.check(self.pooling_type)
-        _require_positive("self_attention_rows", self.self_attention_rows)
-        changed = [f"`{field}={getattr(self, field)!r}`" for field, default in (
-            ("self_attention_rows", 4), ("self_attention_penalty_weight", 1.0)) if getattr(self, field) != default]
-        if self.pooling_type != "self_attentive" and changed:
-            raise ValueError(f"{', '.join(changed)}: only `pooling_type='self_attentive'` reads it, but `pooling_type` "
-                             f"is {self.pooling_type!r}; set `pooling_type='self_attentive'` or leave the default.")
-        if self.max_training_source_length is not None:
-            _require_positive("max_training_source_length", self.max_training_source_length)
-        _require_labels(self)
-        for field in ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id", "unk_token_id",
-                      "sentence_separator_token_id"):
-            value = getattr(self, field)
-            for token_id in value if isinstance(value, list) else [value]:
-                if token_id is not None and not 0 <= token_id < self.vocab_size:
-                    raise ValueError(f"`{field}` must be a token id in [0, vocab_size={self.vocab_size}) (or None), "
-                                     f"got {value}.")
+        self._validate_classifier()
+        _require_token_ids(self, ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id",
+                                  "unk_token_id", "sentence_separator_token_id"))
         same_size = self.attention_type in ATTENTION_SCORES.flags["same_size_required"]
         if same_size and self.encoder_output_size != self.hidden_size:
             raise ValueError(
@@ -475,14 +567,7 @@ class BahdanauConfig(SavesModelCode, PreTrainedConfig):
                 f"`hidden_size` ({self.hidden_size}) must equal the annotation size `encoder_hidden_size` x "
                 f"directions ({self.encoder_output_size}); use 'general' or 'additive' for different sizes."
             )
-        multihead = "multihead" in (self.attention_type, self.encoder_self_attention)
-        if multihead and self.attention_size % self.num_attention_heads:
-            raise ValueError(
-                f"`attention_size` ({self.attention_size}) must be divisible by `num_attention_heads` "
-                f"({self.num_attention_heads})."
-            )
         self._validate_attention_options()
-        self._validate_meta_embedding()
         if self.input_feeding and (self.decoder_style != "luong" or self.attention_type == "none"):
             raise ValueError(
                 "`input_feeding=True` feeds Luong's attentional vector back into the decoder: it needs "
@@ -506,38 +591,6 @@ class BahdanauConfig(SavesModelCode, PreTrainedConfig):
                 f"`tie_word_embeddings=True` shares the decoder embedding with the output projection: "
                 f"`output_size` ({self.output_size}) must equal `embedding_size` ({self.embedding_size})."
             )
-
-    def _validate_meta_embedding(self) -> None:
-        """The meta-embedding's sources and the fields each reads."""
-        sources = self.meta_embedding_sources
-        if sources is not None:
-            if not sources or len(set(sources)) != len(sources):
-                raise ValueError(f"`meta_embedding_sources` must be distinct names of {EMBEDDING_SOURCES.allowed} (at "
-                                 f"least one), or None for the word table alone, got {sources!r}.")
-            for name in sources:
-                if name not in EMBEDDING_SOURCES.allowed:
-                    raise ValueError(f"`meta_embedding_sources` must hold names of {EMBEDDING_SOURCES.allowed}, got "
-                                     f"{name!r} in {sources!r}.")
-        for field in ("char_embedding_size", "char_hidden_size", "token_spelling_length"):
-            _require_positive(field, getattr(self, field))
-        if self.token_spelling_length < 2:
-            raise ValueError(f"`token_spelling_length` must be at least 2 (a spelling has a begin and an end mark), "
-                             f"got {self.token_spelling_length}.")
-        reads_pretrained = sources is not None and "pretrained" in sources
-        if reads_pretrained and self.pretrained_embedding_size is None:
-            raise ValueError("`meta_embedding_sources` holds 'pretrained': set `pretrained_embedding_size` to the "
-                             "size of your vectors.")
-        if self.pretrained_embedding_size is not None:
-            _require_positive("pretrained_embedding_size", self.pretrained_embedding_size)
-            if not reads_pretrained:
-                raise ValueError(f"`pretrained_embedding_size={self.pretrained_embedding_size}`: only the 'pretrained' "
-                                 f"source reads it, but `meta_embedding_sources` is {sources!r}; add 'pretrained' or "
-                                 "leave it None.")
-        changed = [f"`{field}={getattr(self, field)!r}`" for field, default in (
-            ("char_embedding_size", 16), ("char_hidden_size", 32)) if getattr(self, field) != default]
-        if changed and (sources is None or "chars" not in sources):
-            raise ValueError(f"{', '.join(changed)}: only the 'chars' source reads it, but `meta_embedding_sources` is "
-                             f"{sources!r}; add 'chars' or leave the default.")
 
     def _validate_attention_options(self) -> None:
         """The scope, mode and coverage fields, and the combinations they refuse."""
@@ -739,5 +792,6 @@ class BahdanauPointerConfig(BahdanauConfig):
 BahdanauPointerConfig.__setattr__ = _builtin_errors(BahdanauPointerConfig.__setattr__)
 
 __all__ = ["AXES", "BahdanauConfig", "BahdanauPointerConfig", "CLASSIFIER_PIPELINES", "CUSTOM_PIPELINES",
+           "ClassifierFields", "EncoderFields",
            "HEAD_PIPELINES", "PIPELINE_TASK", "POINTER_PIPELINES", "PRESETS", "TAGGER_PIPELINES", "axes_table",
            "name_head_pipelines"]

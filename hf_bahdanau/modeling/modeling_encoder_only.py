@@ -10,7 +10,8 @@ from torch import Tensor, nn
 from transformers import PreTrainedModel
 from transformers.utils import can_return_tuple
 
-from .configuration_bahdanau import BahdanauConfig, name_head_pipelines
+from .configuration_bahdanau import name_head_pipelines
+from .configuration_encoder_only import BahdanauEncoderConfig, upgrade_bahdanau_config
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .modeling_bahdanau import BahdanauPreTrainedModel
 
@@ -19,15 +20,18 @@ __all__ = ["BahdanauEncoderModel", "BahdanauEncoderPreTrainedModel"]
 
 class BahdanauEncoderPreTrainedModel(BahdanauPreTrainedModel):
     """Models without a decoder: weight initialisation as the seq2seq models; resizing touches the source
-    embedding only."""
+    embedding only. They read a ``BahdanauEncoderConfig``; a ``BahdanauConfig`` (a folder saved by hf_bahdanau 0.1.0,
+    a seq2seq checkpoint, a config built for the seq2seq model) is upgraded to one (``upgrade_bahdanau_config``, with
+    a log line), and ``self.config`` is that new config."""
 
+    config_class = BahdanauEncoderConfig
     _no_split_modules = ["BahdanauEncoder"]
 
-    def __init__(self, config: BahdanauConfig, *inputs, **kwargs):
-        super().__init__(config, *inputs, **kwargs)
-        # A config read from a seq2seq checkpoint names the translation pipeline, which must not be saved with these
-        # models; the tagger and the classifier then name their own (``name_head_pipelines``).
-        name_head_pipelines(config, None)
+    def __init__(self, config: BahdanauEncoderConfig, *inputs, **kwargs):
+        super().__init__(upgrade_bahdanau_config(config), *inputs, **kwargs)
+        # The encoder alone names no pipeline; the tagger and the classifier then name their own
+        # (``name_head_pipelines``).
+        name_head_pipelines(self.config, None)
 
     def _resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of=None, mean_resizing=True):
         return PreTrainedModel._resize_token_embeddings(self, new_num_tokens, pad_to_multiple_of, mean_resizing)
@@ -36,9 +40,9 @@ class BahdanauEncoderPreTrainedModel(BahdanauPreTrainedModel):
 class BahdanauEncoderModel(BahdanauEncoderPreTrainedModel):
     """Embeddings -> (Bi)RNN [-> self-attention]: annotations h_j [B, S, encoder_output_size], 0 on padding."""
 
-    def __init__(self, config: BahdanauConfig):
+    def __init__(self, config: BahdanauEncoderConfig):
         super().__init__(config)
-        self.encoder = BahdanauEncoder(config, token_embedding(config))
+        self.encoder = BahdanauEncoder(self.config, token_embedding(self.config))
         self.post_init()
 
     def get_input_embeddings(self) -> nn.Embedding:

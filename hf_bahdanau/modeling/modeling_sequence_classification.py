@@ -33,10 +33,12 @@ from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.utils import can_return_tuple
 
 from .axes import POOLINGS
-from .configuration_bahdanau import CLASSIFIER_PIPELINES, BahdanauConfig, name_head_pipelines
+from .configuration_bahdanau import CLASSIFIER_PIPELINES, name_head_pipelines
+from .configuration_encoder_only import BahdanauEncoderConfig
 from .encoder import BahdanauEncoder
 from .input_checks import check_class_labels, require_tensor
 from .loss import per_item_loss, token_cross_entropy
+from .loss_terms import HeadOutputs, add_loss_terms, build_loss_terms
 from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel
 from .padding import check_attention_mask
 from .pooling import build_pooling
@@ -114,7 +116,7 @@ def split_sentences(
     return sentences, mask
 
 
-def _sentence_level_encoder(config: BahdanauConfig, input_size: int) -> BahdanauEncoder:
+def _sentence_level_encoder(config: BahdanauEncoderConfig, input_size: int) -> BahdanauEncoder:
     """The word-level encoder's RNN over sentence vectors of ``input_size`` (the pooled size; no embedding)."""
     sizes = SimpleNamespace(
         rnn_type=config.rnn_type, embedding_size=input_size,
@@ -126,7 +128,7 @@ def _sentence_level_encoder(config: BahdanauConfig, input_size: int) -> Bahdanau
 
 
 def sequence_classification_loss(
-    logits: Tensor, labels: Tensor, config: BahdanauConfig, num_items_in_batch: int | Tensor | None = None
+    logits: Tensor, labels: Tensor, config: BahdanauEncoderConfig, num_items_in_batch: int | Tensor | None = None
 ) -> Tensor:
     """Squared error (regression), cross-entropy (single-label) or BCE with logits (multi-label), inferring
     ``config.problem_type`` from num_labels and the labels' dtype when unset, as transformers does; summed over the
@@ -174,13 +176,14 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
 
     accepts_loss_kwargs = True  # Trainer passes num_items_in_batch: the loss is exact under gradient accumulation
 
-    def __init__(self, config: BahdanauConfig):
-        if config.token_attention_type != BahdanauConfig.token_attention_type:
+    def __init__(self, config: BahdanauEncoderConfig):
+        if config.token_attention_type != BahdanauEncoderConfig.token_attention_type:
             raise ValueError(f"`token_attention_type={config.token_attention_type!r}` is read by the tagger only: the "
                              f"sequence classifier pools with `pooling_type`, one of {POOLINGS.allowed} (here "
                              f"{config.pooling_type!r}); leave `token_attention_type` at its default "
-                             f"{BahdanauConfig.token_attention_type!r}.")
+                             f"{BahdanauEncoderConfig.token_attention_type!r}.")
         super().__init__(config)
+        config = self.config  # a BahdanauConfig given is upgraded (``modeling_encoder_only``)
         self.num_labels = config.num_labels
         size = config.encoder_output_size
         self.model = BahdanauEncoderModel(config)
@@ -192,6 +195,7 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         dropout = config.dropout if config.classifier_dropout is None else config.classifier_dropout
         self.dropout = nn.Dropout(dropout)
         self.classifier = nn.Linear(pooled_size, config.num_labels)
+        self.loss_terms = build_loss_terms(config, self, ("self_attention_penalty",))  # loss = NLL + λ P
         name_head_pipelines(config, CLASSIFIER_PIPELINES)  # pipeline(model=folder, trust_remote_code=True)
         self.post_init()
 
@@ -240,19 +244,17 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
             encoder_weights = {"encoder_attentions": encoded.attentions,
                                "embedding_attentions": encoded.embedding_attentions}
         logits = self.classifier(self.dropout(document))
-        loss = penalty = None
+        loss, parts = None, {}
         if labels is not None:
             loss = sequence_classification_loss(logits, labels, self.config, num_items_in_batch)
-            if penalties is not None:  # each counted label carries its text's penalty
-                counted = labels.reshape(len(penalties), -1)
-                penalty = per_item_loss(penalties[:, None].expand(counted.shape), counted, num_items_in_batch)
-                loss = loss + self.config.self_attention_penalty_weight * penalty
+            loss, parts = add_loss_terms(loss, self.loss_terms, HeadOutputs(labels=labels, penalties=penalties),
+                                         num_items_in_batch)
         return BahdanauSequenceClassifierOutput(
             loss=loss,
             logits=logits,
             hidden_states=hidden_states,
             attentions=weights if output_attentions else None,
-            self_attention_penalty=penalty,
+            **parts,
             **encoder_weights,
         )
 

@@ -10,7 +10,8 @@ from torch import Tensor, nn
 from transformers.modeling_outputs import TokenClassifierOutput
 from transformers.utils import can_return_tuple
 
-from .configuration_bahdanau import TAGGER_PIPELINES, BahdanauConfig, name_head_pipelines
+from .configuration_bahdanau import TAGGER_PIPELINES, name_head_pipelines
+from .configuration_encoder_only import BahdanauEncoderConfig
 from .input_checks import check_class_labels
 from .loss import token_cross_entropy
 from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel
@@ -44,13 +45,14 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
 
     accepts_loss_kwargs = True  # Trainer passes num_items_in_batch: the loss is exact under gradient accumulation
 
-    def __init__(self, config: BahdanauConfig):
-        if config.pooling_type != BahdanauConfig.pooling_type:  # so the self-attentive fields too: set only with it
+    def __init__(self, config: BahdanauEncoderConfig):
+        if config.pooling_type != BahdanauEncoderConfig.pooling_type:  # so the self-attentive fields: set only with it
             raise ValueError(f"`pooling_type={config.pooling_type!r}` is read by the sequence classifier only: the "
                              f"tagger's attention is chosen by `token_attention_type`, one of "
                              f"{token_attention_types()} (here {config.token_attention_type!r}); leave `pooling_type` "
-                             f"at its default {BahdanauConfig.pooling_type!r}.")
+                             f"at its default {BahdanauEncoderConfig.pooling_type!r}.")
         super().__init__(config)
+        config = self.config  # a BahdanauConfig given is upgraded (``modeling_encoder_only``)
         self.num_labels = config.num_labels
         self.model = BahdanauEncoderModel(config)
         self.token_attention = build_token_attention(config)
