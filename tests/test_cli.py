@@ -68,12 +68,30 @@ def test_a_missing_model_folder_is_an_error_at_once(tmp_path):
 
 
 def test_a_hub_name_that_cannot_be_loaded_is_one_error_line(tmp_path):
-    """A name that can be a Hub id (and so is not refused before loading), offline and not in the cache."""
+    """A name that can be a Hub id (and so is not refused before loading), offline and not in the cache: it ends as
+    argparse ends a bad argument (exit status 2; it was 1)."""
     done = subprocess.run([sys.executable, "-m", "hf_bahdanau.cli", "nobody/no-such-model", "3/14/15"], cwd=tmp_path,
                           capture_output=True, text=True, timeout=300,
                           env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")})
-    assert done.returncode == 1 and not done.stdout
-    assert "cannot load `model` 'nobody/no-such-model'" in done.stderr and "Traceback" not in done.stderr
+    assert done.returncode == 2 and not done.stdout
+    assert done.stderr.startswith("hf-bahdanau-translate: error: cannot load `model` 'nobody/no-such-model': no such "
+                                  "local folder, and from the Hub: ") and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("option, value, error", [
+    ("--num_beams", "0", "`num_beams` must be an int ≥ 1 (the beams of beam search; 1 = greedy search or sampling), "
+                         "got 0."),
+    ("--max_new_tokens", "0", "`max_new_tokens` must be an int ≥ 1 (the most tokens generated), got 0."),
+    ("--batch_size", "0", "--batch_size must be a positive integer, got 0."),
+])
+def test_decoding_options_generate_would_refuse_end_as_argparse_does(saved_model, capsys, option, value, error):
+    """The options are checked by generate()'s own rule (check_search_arguments), with its message, before the model
+    is loaded."""
+    folder, _, _ = saved_model
+    with pytest.raises(SystemExit) as exit:
+        translate_main([str(folder), "3/14/15", option, value])
+    assert exit.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"hf-bahdanau-translate: error: {error}"
 
 
 def test_a_pointer_network_is_refused_with_what_to_use_instead(tmp_path):

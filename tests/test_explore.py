@@ -250,7 +250,8 @@ def test_a_copy_model_shows_p_gen(tmp_path, capsys):
      "--input {jsonl} already gives references: drop --references {refs}"),
     ({}, [], "--input {txt}: no such file"),
     ({"txt": "a\n"}, ["--page_size", "0"], "--page_size must be a positive integer, got 0"),
-    ({"txt": "a\n"}, ["--num_beams", "0"], "--num_beams must be a positive integer, got 0"),
+    ({"txt": "a\n"}, ["--num_beams", "0"], "`num_beams` must be an int ≥ 1 (the beams of beam search; 1 = greedy "
+                                           "search or sampling), got 0."),
 ])
 def test_bad_inputs_are_errors_that_name_them(saved_model, tmp_path, capsys, files, options, error):
     folder, _, _ = saved_model
