@@ -1,13 +1,10 @@
 """hf_bahdanau: the classic RNN encoder–attention–decoder models as Hugging Face transformers models.
 
-Importing the package registers ``model_type="bahdanau"`` (and ``"bahdanau-pointer"``, the pointer network's, with
-``AutoModel``; ``"bahdanau-memory"``, the end-to-end memory network's; ``"bahdanau-image-to-text"`` with
-``AutoModelForImageTextToText`` and ``AutoImageProcessor``; ``"bahdanau-vqa"``, the co-attention visual question
-answerer's, with ``AutoModelForVisualQuestionAnswering`` and ``AutoImageProcessor``;
-``"bahdanau-text-coattention"``, the question–passage co-attention classifier's, with
-``AutoModelForSequenceClassification``) with the Auto classes, and marks every class for
-``register_for_auto_class`` so ``save_pretrained`` writes the code next to the weights (loadable with
-``trust_remote_code=True`` where hf_bahdanau is not installed).
+Importing the package registers every model family its descriptor in ``hf_bahdanau/families/`` declares (seq2seq,
+tagger, classifier, pointer network, memory network, image to text, VQA, passage question answering): its config
+with ``AutoConfig``, each head with its Auto class and an image reader's ``BahdanauImageProcessor`` with
+``AutoImageProcessor``, every class marked for ``register_for_auto_class`` so ``save_pretrained`` writes the code next
+to the weights (loadable with ``trust_remote_code=True`` where hf_bahdanau is not installed).
 
 ``BahdanauTranslationPipeline`` is imported on first use: it needs ``transformers.pipelines``, which takes longer to
 import than the rest of the package. transformers 5 refuses the task name "translation" (it removed its own), so the
@@ -15,21 +12,11 @@ pipeline is reached through ``pipeline(model=..., trust_remote_code=True)`` or `
 registry.
 """
 
-from transformers import (
-    AutoConfig,
-    AutoImageProcessor,
-    AutoModel,
-    AutoModelForImageTextToText,
-    AutoModelForSeq2SeqLM,
-    AutoModelForSequenceClassification,
-    AutoModelForTokenClassification,
-    AutoModelForVisualQuestionAnswering,
-)
-
 from .modeling import attention
 from .modeling.collators import DataCollatorWithRightPaddedLabels
 from .modeling.configuration_coattention import BahdanauVisualQuestionAnsweringConfig
 from .modeling.configuration_bahdanau import PRESETS, BahdanauConfig, BahdanauPointerConfig
+from .modeling.configuration_encoder_only import BahdanauEncoderConfig
 from .modeling.configuration_image_to_text import BahdanauImageToTextConfig
 from .modeling.configuration_memory import BahdanauMemoryNetworkConfig
 from .modeling.configuration_text_coattention import BahdanauTextCoAttentionConfig
@@ -62,32 +49,8 @@ __version__ = "0.1.0"
 
 install_moved_modules()  # the import paths from before the subpackages keep working (moved_modules.py)
 
-def _register(config_class: type, heads: tuple[tuple[type, type], ...], image_processor: bool = False) -> None:
-    """A model type with the Auto classes: its config, each (Auto class, model class), and BahdanauImageProcessor as
-    its AutoImageProcessor; each marked for ``register_for_auto_class`` so saved folders carry the code."""
-    AutoConfig.register(config_class.model_type, config_class, exist_ok=True)
-    config_class.register_for_auto_class()
-    for auto_class, model_class in heads:
-        auto_class.register(config_class, model_class, exist_ok=True)
-        model_class.register_for_auto_class(auto_class.__name__)
-    if image_processor:
-        AutoImageProcessor.register(config_class, slow_image_processor_class=BahdanauImageProcessor, exist_ok=True)
+from . import families  # noqa: E402  (registers every family's config, heads and image processor)
 
-
-_register(BahdanauConfig, ((AutoModel, BahdanauModel), (AutoModelForSeq2SeqLM, BahdanauForConditionalGeneration),
-                           (AutoModelForTokenClassification, BahdanauForTokenClassification),
-                           (AutoModelForSequenceClassification, BahdanauForSequenceClassification)))
-_register(BahdanauPointerConfig, ((AutoModel, BahdanauForPointerNetwork),))
-_register(BahdanauMemoryNetworkConfig, ((AutoModel, BahdanauMemoryNetworkModel),
-                                (AutoModelForSequenceClassification, BahdanauMemoryNetworkForSequenceClassification)))
-_register(BahdanauImageToTextConfig, ((AutoModel, BahdanauImageToTextModel),
-                                      (AutoModelForImageTextToText, BahdanauForImageToText)), image_processor=True)
-_register(BahdanauVisualQuestionAnsweringConfig, ((AutoModel, BahdanauVisualQuestionAnsweringModel),
-                                          (AutoModelForVisualQuestionAnswering, BahdanauForVisualQuestionAnswering)),
-          image_processor=True)
-_register(BahdanauTextCoAttentionConfig, ((AutoModel, BahdanauTextCoAttentionModel),
-                                  (AutoModelForSequenceClassification, BahdanauForTextPairClassification)))
-BahdanauImageProcessor.register_for_auto_class()
 
 _old_names = old_names(__name__, {  # the names before the Bahdanau prefix
     "EnsembleForConditionalGeneration": BahdanauEnsembleForConditionalGeneration,
@@ -119,17 +82,23 @@ def __getattr__(name: str):
 __all__ = [
     "PRESETS",
     "BahdanauConfig",
+    "BahdanauEncoderConfig",
     "BahdanauEncoderModel",
+    "BahdanauEnsembleForConditionalGeneration",
     "BahdanauForConditionalGeneration",
     "BahdanauForImageToText",
-    "BahdanauImageProcessor",
-    "BahdanauImageToTextConfig",
-    "BahdanauImageToTextModel",
     "BahdanauForPointerNetwork",
     "BahdanauForSequenceClassification",
     "BahdanauForTextPairClassification",
     "BahdanauForTokenClassification",
     "BahdanauForVisualQuestionAnswering",
+    "BahdanauImageProcessor",
+    "BahdanauImageToTextConfig",
+    "BahdanauImageToTextModel",
+    "BahdanauMemoryNetworkConfig",
+    "BahdanauMemoryNetworkForSequenceClassification",
+    "BahdanauMemoryNetworkModel",
+    "BahdanauMemoryNetworkOutput",
     "BahdanauModel",
     "BahdanauPointerConfig",
     "BahdanauPointerOutput",
@@ -137,20 +106,15 @@ __all__ = [
     "BahdanauSeq2SeqLMOutput",
     "BahdanauSeq2SeqModelOutput",
     "BahdanauSequenceClassifierOutput",
-    "BahdanauTokenClassifierOutput",
-    "BahdanauMemoryNetworkConfig",
-    "BahdanauMemoryNetworkForSequenceClassification",
-    "BahdanauMemoryNetworkModel",
-    "BahdanauMemoryNetworkOutput",
     "BahdanauTextCoAttentionConfig",
     "BahdanauTextCoAttentionModel",
     "BahdanauTextPairClassifierOutput",
+    "BahdanauTokenClassifierOutput",
+    "BahdanauTranslationPipeline",
     "BahdanauVisualQuestionAnsweringConfig",
     "BahdanauVisualQuestionAnsweringModel",
     "BahdanauVisualQuestionAnsweringOutput",
-    "BahdanauTranslationPipeline",
     "DataCollatorWithRightPaddedLabels",
-    "BahdanauEnsembleForConditionalGeneration",
     "onnx_translation_pipeline",
     "attention",
 ]

@@ -21,14 +21,13 @@ import contextlib
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING
 
 from .ensemble import BahdanauEnsembleForConditionalGeneration
+from .families import find_family
 from .locations import check_model_location
-from .modeling.configuration_bahdanau import BahdanauConfig
 from .modeling.decoding import translate
 from .modeling.modeling_bahdanau import BahdanauForConditionalGeneration
-from .modeling.search import check_search_arguments
 from .onnx.runtime import MANIFEST
 
 if TYPE_CHECKING:
@@ -119,19 +118,16 @@ def read_lines(stream: Iterable[str]) -> list[str]:
 
 
 def check_model_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Exit with a usage error (``parser.error``) for a ``model`` that cannot exist, a ``--batch_size`` below 1, or a
-    ``--num_beams`` / ``--max_new_tokens`` that generate() would refuse (``check_search_arguments``'s rule and
-    message)."""
-    from transformers import GenerationConfig
-
+    """Exit with a usage error (``parser.error``) for a ``model`` that cannot exist or a decoding option
+    (``--num_beams``, ``--batch_size``, ``--max_new_tokens``) below 1."""
     try:
         check_model_location(args.model, "model")
-        check_search_arguments(GenerationConfig(), {"num_beams": args.num_beams,
-                                                    "max_new_tokens": args.max_new_tokens}, None)
     except ValueError as error:
         parser.error(str(error))
-    if args.batch_size < 1:
-        parser.error(f"--batch_size must be a positive integer, got {args.batch_size}.")
+    for name in ("num_beams", "batch_size", "max_new_tokens"):
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            parser.error(f"--{name} must be a positive integer, got {value}.")
 
 
 def load_text_model(name: str, prog: str, *, revision: str | None = None, trust_remote_code: bool = False,
@@ -140,8 +136,7 @@ def load_text_model(name: str, prog: str, *, revision: str | None = None, trust_
     """(model, tokenizer) of a saved text-to-text model folder or Hub id, through the Auto classes, without
     transformers' progress bars (tokenizer None without ``with_tokenizer``). A folder that holds no seq2seq model
     (``check_seq2seq``), an ONNX export, or a name that cannot be loaded exits with one error line that starts with
-    ``prog`` and names ``argument``; a name found neither here nor on the Hub ends as argparse ends a bad argument
-    (exit status 2)."""
+    ``prog`` and names ``argument``."""
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
 
     if is_onnx_export(name):
@@ -155,28 +150,29 @@ def load_text_model(name: str, prog: str, *, revision: str | None = None, trust_
         model = AutoModelForSeq2SeqLM.from_pretrained(name, **options)
     except OSError as error:  # not a local folder, and not on the Hub or in its cache
         reason = str(error).strip().splitlines()[0]
-        usage_error(prog, f"cannot load `{argument}` {name!r}: no such local folder, and from the Hub: {reason}")
+        raise SystemExit(f"{prog}: error: cannot load `{argument}` {name!r}: no such local folder, and from the Hub: "
+                         f"{reason}") from None
     return model, tokenizer
 
 
 def check_seq2seq(config: PreTrainedConfig, name: str, prog: str) -> None:
-    """Exit with one error line starting with ``prog`` unless ``config`` (of the folder or Hub id ``name``) is an
-    hf_bahdanau seq2seq model: ``AutoModelForSeq2SeqLM`` would load a tagger's or a classifier's folder with a
-    randomly initialised decoder, and a pointer network outputs positions, not text."""
-    if config.model_type == "bahdanau-pointer":
-        raise SystemExit(f"{prog}: error: {name!r} is a pointer network: it outputs positions of its inputs, not "
-                         "text; use AutoModel.from_pretrained(...).generate(input_features=...) or "
-                         "training/run_pointer.py.")
-    seq2seq = BahdanauForConditionalGeneration.__name__
-    saved = config.architectures or []  # None where the config was saved without a model
-    if config.model_type == BahdanauConfig.model_type and (not saved or seq2seq in saved):
+    """Exit with one error line starting with ``prog`` unless ``config`` (of the folder or Hub id ``name``) is of an
+    hf_bahdanau family that reads and writes text (``Family.text_to_text``): ``AutoModelForSeq2SeqLM`` would load a
+    tagger's or a classifier's folder with a randomly initialised decoder, and a pointer network outputs positions,
+    not text (its ``Family.refusal`` says so)."""
+    family = find_family(config.to_dict())
+    if family is not None and family.text_to_text:
         return
-    if config.model_type != BahdanauConfig.model_type:
+    if family is not None and family.refusal:
+        raise SystemExit(f"{prog}: error: {name!r} {family.refusal}")
+    seq2seq = BahdanauForConditionalGeneration.__name__
+    if family is None:
         what = f"a {config.model_type!r} model, not an hf_bahdanau one"
     else:
+        held = (config.architectures or [f"{family.name} model"])[0]  # None where saved without a model
         auto_class = next((auto for auto, reference in (config.auto_map or {}).items()
-                           if reference.rpartition(".")[2] == saved[0]), None)
-        what = f"a {saved[0]}" + (f" (load it with {auto_class})" if auto_class else "") + ", not a seq2seq model"
+                           if reference.rpartition(".")[2] == held), None)
+        what = f"a {held}" + (f" (load it with {auto_class})" if auto_class else "") + ", not a seq2seq model"
     raise SystemExit(f"{prog}: error: {name!r} holds {what}: {prog} reads folders of hf_bahdanau's {seq2seq} (text "
                      "in, text out) only.")
 
@@ -257,13 +253,8 @@ def usage_errors(prog: str) -> Iterator[None]:
     try:
         yield
     except ValueError as error:
-        usage_error(prog, str(error))
-
-
-def usage_error(prog: str, message: str) -> NoReturn:
-    """End the command as argparse ends it on a bad argument: "PROG: error: MESSAGE" on stderr, exit status 2."""
-    print(f"{prog}: error: {message}", file=sys.stderr)
-    raise SystemExit(2) from None
+        print(f"{prog}: error: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def load_ensemble(model: PreTrainedModel, args: argparse.Namespace) -> BahdanauEnsembleForConditionalGeneration:

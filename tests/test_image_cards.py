@@ -21,7 +21,8 @@ from hf_bahdanau import BahdanauForImageToText, BahdanauImageProcessor, Bahdanau
 from hf_bahdanau.cards import write_model_card
 from hf_bahdanau.cards.__main__ import main as cards_main
 from hf_bahdanau.cards.architecture import describe
-from hf_bahdanau.cards.card import image_limitations, image_size_words
+from hf_bahdanau.families.image_to_text import image_limitations
+from hf_bahdanau.families.images import image_size_words
 from hf_bahdanau.modeling.axes import ATTENTION_MODES, ATTENTION_SCOPES, ATTENTION_SCORES, BRIDGES, DECODER_STYLES
 
 pytestmark = pytest.mark.usefixtures("one_thread")

@@ -244,10 +244,14 @@ def test_bad_arguments(model_dir, tmp_path):
     folder = tmp_path / "no-head"
     folder.mkdir()
     config = json.loads((model_dir / "config.json").read_text())
-    del config["auto_map"]["AutoModelForSequenceClassification"]
+    del config["auto_map"]["AutoModelForSeq2SeqLM"]
     (folder / "config.json").write_text(json.dumps(config))
-    with pytest.raises(ValueError, match="AutoModelForSequenceClassification"):
-        write_model_card(folder, task="text-classification")
+    with pytest.raises(ValueError, match=r"^`task='translation'` loads with AutoModelForSeq2SeqLM, which the config's "
+                                         r"auto_map lacks \(\['AutoConfig', "):
+        write_model_card(folder, task="translation")
+    with pytest.raises(ValueError, match=re.escape(f"`task='text-classification'` does not fit the model in "
+                                                   f"{model_dir} (model_type 'bahdanau').")):
+        write_model_card(model_dir, task="text-classification")  # a classifier's folder has a model type of its own
     with pytest.raises(ValueError, match="`model_dir`"):
         write_model_card(tmp_path / "empty")
 

@@ -58,6 +58,7 @@ from hf_bahdanau import (  # noqa: E402
 )
 from hf_bahdanau.modeling.collators import DataCollatorForCopying  # noqa: E402
 from hf_bahdanau.modeling.copying import decode_with_copies, encode_with_copies  # noqa: E402
+from hf_bahdanau.families import find_family  # noqa: E402
 from hf_bahdanau.word_vectors import prepare_meta_embedding  # noqa: E402
 from training.alignment_error import alignment_error_rate  # noqa: E402
 from training.arguments import bad_arguments_exit, check_counts, parse_arguments, parse_config_overrides  # noqa: E402
@@ -240,7 +241,7 @@ def load_tokenizer(model_args: ModelArguments, train: datasets.Dataset | None, d
 def is_recurrent(model) -> bool:
     """Whether ``model`` is one of our RNNs (else a transformers model such as the Marian baseline, which has none of
     their options: copy attention, alignment pictures, meta-embeddings, GNMT penalties)."""
-    return model.config.model_type == BahdanauConfig.model_type
+    return find_family(model.config.to_dict()) is not None  # hf_bahdanau's families are RNNs
 
 
 def load_model(model_args: ModelArguments, tokenizer):

@@ -45,7 +45,7 @@ from transformers import (  # noqa: E402
 from hf_bahdanau import (  # noqa: E402
     BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, BahdanauVisualQuestionAnsweringConfig,
 )
-from hf_bahdanau.cards.vqa import VQA_QUESTION  # noqa: E402
+from hf_bahdanau.families.vqa import VQA_QUESTION  # noqa: E402
 from hf_bahdanau.modeling.axes import CO_ATTENTIONS  # noqa: E402
 from hf_bahdanau.modeling.configuration_coattention import CO_ATTENTION_INPUTS  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering  # noqa: E402

@@ -7,14 +7,16 @@
 import argparse
 import json
 
-from .card import TASKS, write_model_card
+from hf_bahdanau.families import FAMILIES
+
+from .card import write_model_card
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m hf_bahdanau.cards", description=__doc__.splitlines()[0])
     parser.add_argument("model_dir", help="a folder written by save_pretrained (config.json, *.safetensors)")
-    parser.add_argument("--task", choices=list(TASKS), help="default: the model type's task (translation for a "
-                                                           "seq2seq model)")
+    parser.add_argument("--task", choices=[family.task for family in FAMILIES.values()],
+                        help="default: the task of the folder's model family (translation for a seq2seq model)")
     parser.add_argument("--results", help="JSON file of metrics (default: MODEL_DIR/all_results.json)")
     parser.add_argument("--dataset_name")
     parser.add_argument("--dataset_description")

@@ -1,23 +1,28 @@
-"""The parts of a card for the Transformer baseline (``training/run_seq2seq.py --architecture transformer``):
-transformers' own ``MarianMTModel`` trained from scratch on the same data and tokenizer as an RNN it is compared with.
-It loads with transformers alone (no remote code, no plugin), so its usage is one block of plain transformers code.
+"""The card of the Transformer baseline (``training/run_seq2seq.py --architecture transformer``): transformers' own
+``MarianMTModel`` trained from scratch on the same data and tokenizer as an RNN it is compared with. ``BASELINES``
+describes it as a family the card engine reads (not registered: transformers loads it alone, no remote code, no
+plugin), so its usage is one block of plain transformers code.
 """
 
 import json
 import textwrap
 from typing import Any
 
-from .architecture import Architecture
+from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 
-__all__ = ["TRANSFORMER_MODEL_TYPES", "TRANSFORMER_PAPER", "TRANSFORMER_TAGS", "describe_transformer",
+from hf_bahdanau.families import CardWords, Family, Head
+from hf_bahdanau.families.recurrent import ALIGNMENTS
+from hf_bahdanau.families.seq2seq import short_outputs_note
+from hf_bahdanau.families.words import Architecture, generate_kwargs, text_examples
+
+__all__ = ["BASELINES", "TRANSFORMER_MODEL_TYPES", "TRANSFORMER_PAPER", "TRANSFORMER_TAGS", "describe_transformer",
            "transformer_limitations", "transformer_summary", "transformer_task_description", "transformer_usage"]
 
-TRANSFORMER_MODEL_TYPES = ("marian",)  # transformers' own model types a card is written for (translation only)
 TRANSFORMER_PAPER = ("Vaswani et al., 2017", "Attention Is All You Need", "https://arxiv.org/abs/1706.03762")
 TRANSFORMER_TAGS = ["transformer", "marian", "baseline", "translation"]
 
 
-def describe_transformer(config: dict[str, Any]) -> Architecture:
+def describe_transformer(config: dict[str, Any], trainer_state: dict[str, Any] | None = None) -> Architecture:
     """The sizes of a ``MarianConfig`` dict, one bullet line per part."""
     shared = ("one matrix shared by the encoder, the decoder and the output layer"
               if config.get("share_encoder_decoder_embeddings") and config.get("tie_word_embeddings") else
@@ -74,3 +79,23 @@ def transformer_limitations(config: dict[str, Any]) -> list[str]:
             "Closed vocabulary: tokens absent from the tokenizer's training data become `<unk>`.",
             "A small model trained from scratch as a baseline, not a pretrained translation model; it knows only its "
             "training distribution."]
+
+
+def usage(model_id: str, examples: list[str], generation: dict[str, Any], config: dict[str, Any],
+          remote: bool) -> str:
+    """``transformer_usage``; "" for remote code, which the folder does not need."""
+    return "" if remote else transformer_usage(model_id, examples, generate_kwargs(generation))
+
+
+BASELINES = {  # transformers' own model types a card is written for, by model type
+    MarianConfig.model_type: Family(
+        name="transformer-baseline", task="translation", config_class=MarianConfig,
+        heads=(Head(AutoModelForSeq2SeqLM, MarianMTModel),), card_head=AutoModelForSeq2SeqLM,
+        card=CardWords(task_words="Translation", pipeline_tag="translation", architecture=describe_transformer,
+                       tags=lambda config, processor: list(TRANSFORMER_TAGS),
+                       description=lambda config, processor: transformer_task_description(), usage=usage,
+                       limitations=lambda config, processor: transformer_limitations(config),
+                       examples=text_examples(), results_note=short_outputs_note, summary=transformer_summary,
+                       pictures=(ALIGNMENTS,))),
+}
+TRANSFORMER_MODEL_TYPES = tuple(BASELINES)

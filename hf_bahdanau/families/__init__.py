@@ -14,9 +14,11 @@ its config names, a model card and the contract tests (tests/contract/).
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-__all__ = ["CardWords", "FAMILIES", "Family", "Head", "Picture", "family_for_task", "family_of", "register_family"]
+__all__ = ["CardWords", "FAMILIES", "Family", "Head", "Picture", "family_for_task", "family_of",
+           "find_family", "register_family", "text_widget"]
 
 
 @dataclass(frozen=True)
@@ -37,18 +39,33 @@ class Picture:
     alt: str  # the alt text's noun ("alignment" -> "alignment 1")
 
 
+def text_widget(examples: list) -> list[dict[str, Any]]:
+    """The Hub widget of a card whose examples are texts: one ``{"text": example}`` each."""
+    return [{"text": text} for text in examples]
+
+
 @dataclass(frozen=True)
 class CardWords:
-    """What the model card says about a family; each callable reads the folder's config.json (and the image
-    processor's preprocessor_config.json, {} when there is none) as dicts."""
+    """What the model card says about a family. ``config`` is the folder's config.json and ``processor`` its image
+    processor's preprocessor_config.json ({} when there is none), both as dicts; ``examples`` what ``examples``
+    returned."""
 
     task_words: str  # how the task reads in words: "Translation"
     pipeline_tag: str | None  # the Hub's pipeline tag, None when no Hub pipeline does the task
-    tags: Callable[[dict, dict], list[str]]
-    description: Callable[[dict, dict], str]  # what the model reads and answers
-    usage: Callable[..., str]  # (model_id, examples, generation, remote=bool) -> Python code
-    limitations: Callable[[dict, dict], list[str]]
-    default_examples: Callable[..., list[str]]  # (model_dir, example_inputs) -> the examples the usage code runs
+    architecture: Callable[[dict, dict | None], Any]  # (config, trainer_state or None) -> cards.Architecture
+    tags: Callable[[dict, dict], list[str]]  # (config, processor); the engine adds the matching preset's name
+    description: Callable[[dict, dict], str]  # (config, processor) -> what the model reads and answers
+    usage: Callable[..., str]  # (model_id, examples, generation, config, remote: bool) -> Python code; with
+    # remote=True "" when the folder needs no remote code (then the card has one usage block)
+    limitations: Callable[[dict, dict], list[str]]  # (config, processor)
+    examples: Callable[[Path, list[str] | None], list]  # (model_dir, example_inputs or None: the previous card's
+    # or none) -> the examples the usage code runs, checked; a ValueError naming `example_inputs`
+    widget: Callable[[list], list[dict[str, Any]]] = text_widget  # examples -> the Hub widget; its "src" files
+    # are example inputs, not figures
+    pipeline_usage: Callable[..., str] | None = None  # (model_id, examples, generation, config) -> code or ""
+    results_note: Callable[[dict[str, dict[str, float]]], str] | None = None  # (metrics by split) -> a note or ""
+    summary: Callable[..., str] | None = None  # (architecture, task_words, trained) -> the first sentence, when not
+    # the engine's "An RNN encoder–decoder, ..., built with hf_bahdanau"
     pictures: tuple[Picture, ...] = ()
     explorer_page: str | None = None  # the attention explorer a training run writes in the folder
 
@@ -66,7 +83,15 @@ class Family:
     image_processor: type | None = None
     collator: Callable[..., Any] | None = None  # (tokenizer or processor, **options) -> a Trainer data collator
     architectures: tuple[str, ...] = field(default=())  # config.json "architectures" that mark this family when
-    # several families share a model type; () for a model type of its own
+    # several families share a model type; () for a model type of its own (or the shared type's default family)
+    text_to_text: bool = False  # its folders read text and write text: hf-bahdanau-translate, -export and -explore
+    # and run_seq2seq.py serve them
+    refusal: str | None = None  # what those commands say when refusing its folder, after "{name!r} "; None: the
+    # head's name and Auto class
+    upgrades: tuple[type, ...] = ()  # config classes its heads also load and upgrade to ``config_class`` (0.1.0's
+    # "bahdanau" folders of the tagger and the classifiers, seq2seq checkpoints): their Auto mappings name its heads
+    explorer: Any = None  # the page hf-bahdanau-explore builds of its folders (an hf_bahdanau.explorer.Explorer);
+    # None: the command refuses its folders
 
     @property
     def model_type(self) -> str:
@@ -86,6 +111,8 @@ def register_family(family: Family) -> Family:
     for head in family.heads:
         head.auto_class.register(family.config_class, head.model_class, exist_ok=True)
         head.model_class.register_for_auto_class(head.auto_class.__name__)
+        for upgraded in family.upgrades:  # transformers' register() refuses a head whose config_class is another
+            head.auto_class._model_mapping.register(upgraded, head.model_class, exist_ok=True)
     if family.image_processor is not None:
         AutoImageProcessor.register(family.config_class, slow_image_processor_class=family.image_processor,
                                     exist_ok=True)
@@ -96,22 +123,33 @@ def register_family(family: Family) -> Family:
 
 def family_for_task(task: str) -> Family:
     """The family whose folders are for ``task``; a ValueError naming the tasks there are."""
-    for family in FAMILIES.values():
-        if family.task == task:
-            return family
-    raise ValueError(f"`task` must be one of {[family.task for family in FAMILIES.values()]}, got {task!r}.")
+    by_task = {family.task: family for family in reversed(FAMILIES.values())}  # the first registered wins
+    if task not in by_task:
+        raise ValueError(f"`task` must be one of {[family.task for family in FAMILIES.values()]}, got {task!r}.")
+    return by_task[task]
+
+
+def find_family(config: Mapping[str, Any]) -> Family | None:
+    """The family of a saved folder's config.json (or ``config.to_dict()``), None when it is no family's: the one
+    whose ``architectures`` (or head classes) it names, else the one of its model type (the family that declares
+    no ``architectures`` where several share it)."""
+    architectures = set(config.get("architectures") or ())
+    named = [family for family in FAMILIES.values()
+             if architectures & {*family.architectures, *(head.model_class.__name__ for head in family.heads)}]
+    if len(named) == 1:
+        return named[0]
+    of_type = [family for family in FAMILIES.values() if family.model_type == config.get("model_type")]
+    return next((family for family in of_type if len(of_type) == 1 or not family.architectures), None)
 
 
 def family_of(config: Mapping[str, Any]) -> Family:
-    """The family of a saved folder's config.json: its model type, and its architectures where families share one."""
-    model_type = config.get("model_type")
-    candidates = [family for family in FAMILIES.values() if family.model_type == model_type]
-    architectures = set(config.get("architectures") or ())
-    for family in candidates:
-        if architectures & set(family.architectures):
-            return family
-    shared_type_default = [family for family in candidates if not family.architectures]
-    if shared_type_default:
-        return shared_type_default[0]
-    raise ValueError(f"config.json's `model_type` {model_type!r} is no hf_bahdanau family's; the families are "
-                     f"{sorted({family.model_type for family in FAMILIES.values()})}.")
+    """``find_family``'s family; a ValueError naming the model types of the families when there is none."""
+    family = find_family(config)
+    if family is None:
+        raise ValueError(f"config.json's `model_type` {config.get('model_type')!r} is no hf_bahdanau family's; the "
+                         f"families are {sorted({family.model_type for family in FAMILIES.values()})}.")
+    return family
+
+
+# the families, registered in this order (write_model_card's tasks are listed in it)
+from . import seq2seq, tagger, classifier, pointer, memory, image_to_text, vqa, passage  # noqa: E402, F401, I001

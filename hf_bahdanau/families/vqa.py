@@ -1,27 +1,67 @@
-"""The parts of a visual question answering model's card (``task="visual-question-answering"``, model type
-``bahdanau-vqa``): its examples (an image file of the folder and a question, as JSON), the usage code with the package,
-without it and through the pipeline the folder ships, what it reads and outputs, and its limitations.
+"""The visual question answering family: co-attention between a question and the regions of an image, answering
+from a closed answer vocabulary (Lu et al., 2016; ``BahdanauForVisualQuestionAnswering``, model type
+``bahdanau-vqa``): its examples (an image file of the folder and a question, as JSON), the usage code with the
+package, without it and through the pipeline the folder ships, what it reads and outputs, and its limitations.
 
     {"image": "example_0.png", "question": "what color is the shape?"}   # one example input (run_vqa.py writes them)
 """
 
 import json
+import re
 import textwrap
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .example_images import example_paths, folder_images
+from transformers import AutoModel, AutoModelForVisualQuestionAnswering
 
-__all__ = ["VQA_QUESTION", "VQA_TAGS", "vqa_examples", "vqa_limitations", "vqa_pipeline_usage", "vqa_task_description",
-           "vqa_usage"]
+from hf_bahdanau.families import CardWords, Family, Head, Picture, register_family
+from hf_bahdanau.families.coattention import CO_ATTENTION_PAPER, coattention_lines
+from hf_bahdanau.families.images import example_paths, folder_images, image_encoder_words, image_size_words
+from hf_bahdanau.families.words import Architecture, closed_answers, dropout_lines, label_names
+from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering
+from hf_bahdanau.modeling.configuration_coattention import BahdanauVisualQuestionAnsweringConfig
+from hf_bahdanau.modeling.configuration_image_to_text import backbone_feature_size
+from hf_bahdanau.modeling.image_processing_bahdanau import BahdanauImageProcessor
+from hf_bahdanau.modeling.modeling_coattention import (BahdanauForVisualQuestionAnswering,
+                                                       BahdanauVisualQuestionAnsweringModel)
 
+__all__ = ["VQA", "VQA_QUESTION", "VQA_TAGS", "describe_visual_question_answering", "vqa_examples",
+           "vqa_limitations", "vqa_pipeline_usage", "vqa_task_description", "vqa_usage"]
+
+TASK = "visual-question-answering"
 VQA_QUESTION = "What is in the image?"  # asked of each of the folder's example images when no example is given
 # the card's tag for each ``coattention`` form (axes.CO_ATTENTIONS)
 VQA_TAGS = {"parallel": "co-attention", "alternating": "co-attention", "context": "attention", "none": "no-attention"}
+# what a VQA model is, by its ``coattention`` form (axes.CO_ATTENTIONS; the card's lines say the form in full)
+VQA_FAMILIES = {"parallel": "hierarchical question–image co-attention, parallel",
+                "alternating": "hierarchical question–image co-attention, alternating",
+                "context": "question-guided image attention",
+                "none": "a question and image model without attention (the means of both)"}
+VQA_BASELINES = {"question": "a question-only baseline", "context": "an image-only baseline"}  # by ``inputs``
+COATTENTION = Picture(re.compile(r"coattention_\d+\.png"), "Attention over the question and the image",
+                      "One test question per picture: at each level of the question (one row each), its words shaded "
+                      "by their weight a^q (white = the level's largest weight) and the image's regions by theirs a^v, "
+                      "drawn over the image (the brighter a region, the more weight it gets), as in figure 4 of Lu et "
+                      "al.", "co-attention")
 
 
-def vqa_examples(model_dir: Path, examples: Sequence[str] | None) -> list[dict[str, str]]:
+def describe_visual_question_answering(config: dict[str, Any], trainer_state: dict[str, Any] | None = None
+                                       ) -> Architecture:
+    """Bullet lines naming every choice of a ``BahdanauVisualQuestionAnsweringConfig`` dict (Lu et al., 2016): the image
+    encoder (as Show, Attend and Tell's, ``image_encoder_words``), then ``coattention_lines``."""
+    if config["inputs"] == "question":
+        image = "none: this baseline reads the question alone (v̂ = 0)"
+    else:
+        annotations = (config["cnn_channels"][-1] if config.get("backbone_config") is None
+                       else backbone_feature_size(config["backbone_config"]))
+        image = image_encoder_words(config, annotations,
+                                    f"made question-sized, v_n = tanh(W_i a_n + b_i), d = {config['hidden_size']}")
+    lines = [f"**Image encoder**: {image}", *coattention_lines(config, "image"), *dropout_lines(config)]
+    family = VQA_BASELINES.get(config["inputs"]) or VQA_FAMILIES[config["coattention"]]
+    return Architecture(None, CO_ATTENTION_PAPER, lines, family=family)
+
+
+def vqa_examples(model_dir: Path, examples: list[str] | None) -> list[dict[str, str]]:
     """The examples of a VQA card as {"image": file, "question": text}: ``examples`` (JSON objects of that form, each
     image a file in ``model_dir`` named relative to it; ``[]``: none), or when None each of the folder's
     EXAMPLE_IMAGES with VQA_QUESTION; ValueError naming ``example_inputs`` otherwise."""
@@ -67,7 +107,8 @@ def _inputs(reads: str) -> str:
     return f"inputs = {images}inputs.update({questions})\n"
 
 
-def vqa_usage(model_id: str, examples: list[dict[str, str]], config: dict[str, Any], remote: bool) -> str:
+def vqa_usage(model_id: str, examples: list[dict[str, str]], generation: dict[str, Any], config: dict[str, Any],
+              remote: bool) -> str:
     """Answering ``examples`` through the Auto classes (one padded batch), with remote code only or with the plugin;
     with the plugin and a model reading both inputs, then the first example's attention picture
     (``plot_vqa_example``)."""
@@ -94,7 +135,8 @@ def vqa_usage(model_id: str, examples: list[dict[str, str]], config: dict[str, A
         plot_vqa_example(model, processor, tokenizer, images[0], questions[0], path="coattention.png")""")
 
 
-def vqa_pipeline_usage(model_id: str, examples: list[dict[str, str]]) -> str:
+def vqa_pipeline_usage(model_id: str, examples: list[dict[str, str]], generation: dict[str, Any],
+                       config: dict[str, Any]) -> str:
     """Answering ``examples`` through the visual-question-answering pipeline the folder ships (remote code), the
     likeliest answers and both attentions of the first."""
     return _load(model_id, examples, "from transformers import pipeline") + textwrap.dedent("""\
@@ -106,12 +148,11 @@ def vqa_pipeline_usage(model_id: str, examples: list[dict[str, str]]) -> str:
         # answered["image_attentions"]: per level, rows × columns of weights over the image's grid_size regions""")
 
 
-def vqa_task_description(config: dict[str, Any], image_size: str) -> str:
-    """What the model reads and outputs; image_size: how its image processor sizes an image, in words."""
-    labels = config.get("id2label") or {}
-    names = ", ".join(str(labels[key]) for key in sorted(labels, key=int)) if labels else "see config.json"
-    return (f"It reads an image ({image_size}) into a grid of regions and a question, and picks the answer from a "
-            f"closed vocabulary of {len(labels)} answers: {names}. At each level of the question "
+def vqa_task_description(config: dict[str, Any], processor: dict[str, Any]) -> str:
+    """What the model reads and outputs; processor: its image processor's preprocessor_config.json."""
+    count, names = label_names(config)
+    return (f"It reads an image ({image_size_words(processor)}) into a grid of regions and a question, and picks the "
+            f"answer from a closed vocabulary of {count} answers: {names}. At each level of the question "
             f"({', '.join(config['question_levels'])}) the question's words and the image's regions attend to each "
             "other; `output_attentions=True` returns per level `question_attentions` [batch, words] and "
             "`context_attentions` [batch, regions] (each image's own grid first, row-major; `grid_size` gives its "
@@ -120,10 +161,9 @@ def vqa_task_description(config: dict[str, Any], image_size: str) -> str:
             "as rows × columns.")
 
 
-def vqa_limitations(config: dict[str, Any], image_size: str) -> list[str]:
-    """What a VQA model cannot do, from its config; image_size: how its image processor sizes an image, in words."""
-    lines = [f"Answers come from a closed answer vocabulary of {len(config.get('id2label') or {})} answers "
-             "(`id2label`): a question whose answer is not among them still gets one of them.",
+def vqa_limitations(config: dict[str, Any], processor: dict[str, Any]) -> list[str]:
+    """What a VQA model cannot do, from its config and its image processor's."""
+    lines = [closed_answers(config),
              "Closed vocabulary: question words the tokenizer does not know become its unknown token."]
     if config["inputs"] != "both":
         unread = "image" if config["inputs"] == "question" else "question"
@@ -132,8 +172,26 @@ def vqa_limitations(config: dict[str, Any], image_size: str) -> list[str]:
     elif config["coattention"] != "none":
         lines.append("Attention weights are learned without being shown where the answer lies: they usually, not "
                      "always, fall on the words and the regions that decide it.")
-    lines += [f"Every image is {image_size}: images much unlike the training ones (sizes, scenes, backgrounds) are "
-              "answered worse.",
+    lines += [f"Every image is {image_size_words(processor)}: images much unlike the training ones (sizes, scenes, "
+              "backgrounds) are answered worse.",
               "The model knows only its training distribution; check it on your own images and questions before "
               "relying on it."]
     return lines
+
+
+VQA = register_family(Family(
+    name="vqa", task=TASK, config_class=BahdanauVisualQuestionAnsweringConfig,
+    heads=(Head(AutoModel, BahdanauVisualQuestionAnsweringModel),
+           Head(AutoModelForVisualQuestionAnswering, BahdanauForVisualQuestionAnswering)),
+    card_head=AutoModelForVisualQuestionAnswering,
+    card=CardWords(task_words="Visual Question Answering", pipeline_tag=TASK,
+                   architecture=describe_visual_question_answering,
+                   tags=lambda config, processor: ["hf_bahdanau", VQA_TAGS[config["coattention"]], "vision", TASK,
+                                                   "custom_code"],
+                   description=vqa_task_description, usage=vqa_usage, limitations=vqa_limitations,
+                   examples=vqa_examples, widget=lambda examples: [{"src": item["image"], "text": item["question"]}
+                                                                   for item in examples],
+                   pipeline_usage=vqa_pipeline_usage, pictures=(COATTENTION,)),
+    image_processor=BahdanauImageProcessor,
+    collator=DataCollatorForVisualQuestionAnswering,
+))

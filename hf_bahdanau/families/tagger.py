@@ -1,0 +1,41 @@
+"""The tagger family: the recurrent encoder labelling each token (``BahdanauForTokenClassification``; its folders'
+``architectures`` name it)."""
+
+from typing import Any
+
+from transformers import AutoModelForTokenClassification, DataCollatorForTokenClassification
+
+from hf_bahdanau.families import CardWords, Family, Head, register_family
+from hf_bahdanau.families.recurrent import (ALIGNMENTS, encoder_line, matching_preset, paper_of,
+                                            recurrent_limitations, recurrent_tags)
+from hf_bahdanau.families.words import (Architecture, dropout_lines, labelling_description, task_pipeline_usage,
+                                        text_examples)
+from hf_bahdanau.modeling.axes import describe_token_attention
+from hf_bahdanau.modeling.configuration_bahdanau import BahdanauConfig
+from hf_bahdanau.modeling.modeling_token_classification import BahdanauForTokenClassification
+
+__all__ = ["TAGGER", "describe_tagger"]
+
+TASK = "token-classification"
+
+
+def describe_tagger(config: dict[str, Any], trainer_state: dict[str, Any] | None = None) -> Architecture:
+    """The encoder's line, the token attention's and the dropout."""
+    preset = matching_preset(config)
+    lines = [encoder_line(config), f"**Token attention**: {describe_token_attention(config['token_attention_type'])}",
+             *dropout_lines(config)]
+    return Architecture(preset, paper_of(preset), lines)
+
+
+TAGGER = register_family(Family(
+    name="tagger", task=TASK, config_class=BahdanauForTokenClassification.config_class, upgrades=(BahdanauConfig,),
+    heads=(Head(AutoModelForTokenClassification, BahdanauForTokenClassification),),
+    card_head=AutoModelForTokenClassification,
+    card=CardWords(task_words="Token Classification", pipeline_tag=TASK, architecture=describe_tagger,
+                   tags=lambda config, processor: recurrent_tags(config, TASK),
+                   description=labelling_description("each token"), usage=task_pipeline_usage(TASK),
+                   limitations=lambda config, processor: recurrent_limitations(config), examples=text_examples(),
+                   pictures=(ALIGNMENTS,)),
+    architectures=("BahdanauForTokenClassification",),  # what its folders saved so far name
+    collator=DataCollatorForTokenClassification,
+))
