@@ -21,13 +21,14 @@ import contextlib
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from .ensemble import BahdanauEnsembleForConditionalGeneration
 from .families import find_family
 from .locations import check_model_location
 from .modeling.decoding import translate
 from .modeling.modeling_bahdanau import BahdanauForConditionalGeneration
+from .modeling.search import check_search_arguments
 from .onnx.runtime import MANIFEST
 
 if TYPE_CHECKING:
@@ -118,16 +119,19 @@ def read_lines(stream: Iterable[str]) -> list[str]:
 
 
 def check_model_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Exit with a usage error (``parser.error``) for a ``model`` that cannot exist or a decoding option
-    (``--num_beams``, ``--batch_size``, ``--max_new_tokens``) below 1."""
+    """Exit with a usage error (``parser.error``) for a ``model`` that cannot exist, a ``--batch_size`` below 1, or a
+    ``--num_beams`` / ``--max_new_tokens`` that generate() would refuse (``check_search_arguments``'s rule and
+    message)."""
+    from transformers import GenerationConfig
+
     try:
         check_model_location(args.model, "model")
+        check_search_arguments(GenerationConfig(), {"num_beams": args.num_beams,
+                                                    "max_new_tokens": args.max_new_tokens}, None)
     except ValueError as error:
         parser.error(str(error))
-    for name in ("num_beams", "batch_size", "max_new_tokens"):
-        value = getattr(args, name)
-        if value is not None and value < 1:
-            parser.error(f"--{name} must be a positive integer, got {value}.")
+    if args.batch_size < 1:
+        parser.error(f"--batch_size must be a positive integer, got {args.batch_size}.")
 
 
 def load_text_model(name: str, prog: str, *, revision: str | None = None, trust_remote_code: bool = False,
@@ -136,7 +140,8 @@ def load_text_model(name: str, prog: str, *, revision: str | None = None, trust_
     """(model, tokenizer) of a saved text-to-text model folder or Hub id, through the Auto classes, without
     transformers' progress bars (tokenizer None without ``with_tokenizer``). A folder that holds no seq2seq model
     (``check_seq2seq``), an ONNX export, or a name that cannot be loaded exits with one error line that starts with
-    ``prog`` and names ``argument``."""
+    ``prog`` and names ``argument``; a name found neither here nor on the Hub ends as argparse ends a bad argument
+    (exit status 2)."""
     from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer
 
     if is_onnx_export(name):
@@ -150,8 +155,7 @@ def load_text_model(name: str, prog: str, *, revision: str | None = None, trust_
         model = AutoModelForSeq2SeqLM.from_pretrained(name, **options)
     except OSError as error:  # not a local folder, and not on the Hub or in its cache
         reason = str(error).strip().splitlines()[0]
-        raise SystemExit(f"{prog}: error: cannot load `{argument}` {name!r}: no such local folder, and from the Hub: "
-                         f"{reason}") from None
+        usage_error(prog, f"cannot load `{argument}` {name!r}: no such local folder, and from the Hub: {reason}")
     return model, tokenizer
 
 
@@ -253,8 +257,13 @@ def usage_errors(prog: str) -> Iterator[None]:
     try:
         yield
     except ValueError as error:
-        print(f"{prog}: error: {error}", file=sys.stderr)
-        raise SystemExit(2) from None
+        usage_error(prog, str(error))
+
+
+def usage_error(prog: str, message: str) -> NoReturn:
+    """End the command as argparse ends it on a bad argument: "PROG: error: MESSAGE" on stderr, exit status 2."""
+    print(f"{prog}: error: {message}", file=sys.stderr)
+    raise SystemExit(2) from None
 
 
 def load_ensemble(model: PreTrainedModel, args: argparse.Namespace) -> BahdanauEnsembleForConditionalGeneration:
