@@ -1,9 +1,9 @@
 """Co-attention (Lu et al. 2016, *Hierarchical Question-Image Co-Attention for Visual Question Answering*) and the visual
 question answering model built on it: the affinity matrix and the parallel, alternating, context and mean forms against
 numbers computed by hand; the whole model against ``reference.visual_question_answering`` in float64 for every form,
-level subset and baseline; masking, left/right padding, a padded batch against each example alone; gradients and the
-loss; the outputs; save/load and remote code in a process without the package; bad configs and inputs, named; and a
-short run that learns yes/no shape questions of easy-VQA.
+level subset and baseline; masking, left/right padding, a padded batch against each example alone, for every form;
+gradients; the outputs; bad configs and inputs, named; and a short run that learns yes/no shape questions of easy-VQA.
+What every head does (the -100 loss, save/load, remote code) is tests/contract/'s.
 
 Tiny models: words of size d = 6, a CNN of 4 and 8 channels pooled by 2 × 2 then 2 × 3, so images of (H, W) = (9, 14),
 (5, 7), (9, 3), (10, 9) have grids of 3 × 3, 2 × 2, 3 × 1 and 3 × 2 regions (H' = ⌈⌈H/2⌉/2⌉, W' = ⌈⌈W/2⌉/3⌉). Weights
@@ -12,8 +12,6 @@ order of the arithmetic differs between the paths.
 """
 
 import collections
-import copy
-import json
 import math
 import re
 import time
@@ -22,14 +20,11 @@ import numpy as np
 import pytest
 import torch
 from PIL import Image
-from torch.nn import functional as F
 from torch.testing import assert_close
-from transformers import AutoModel, AutoModelForVisualQuestionAnswering
 
-from child_process import run_child
 from conftest import assert_float64_close, assert_float64_gradients_close, softmax_sum_tolerance
-from hf_bahdanau import (BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, BahdanauVisualQuestionAnsweringConfig,
-                         BahdanauVisualQuestionAnsweringModel, reference)
+from hf_bahdanau import (BahdanauForVisualQuestionAnswering, BahdanauImageProcessor,
+                         BahdanauVisualQuestionAnsweringConfig, reference)
 from hf_bahdanau.modeling.co_attention import build_coattention
 
 VOCAB, LABELS, PAD = 15, 5, 0
@@ -341,7 +336,7 @@ def test_a_padded_batch_equals_each_example_alone(form):
                                      alone.context_attentions[level][0], scale=1)
 
 
-# 4. gradients and the loss --------------------------------------------------------------------------------
+# 4. gradients -----------------------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("form", ["parallel", "alternating"])
@@ -364,29 +359,6 @@ def test_gradients_reach_the_question_words_and_the_image_convolutions(form):
     real = batch["pixel_mask"].bool()
     assert (pixels.grad.abs().sum(1)[~real] == 0).all()
     assert pixels.grad.abs().sum(1)[real].gt(0).float().mean() > 0.9  # a ReLU may close a pixel's every path
-
-
-def test_the_loss_ignores_minus_100_and_divides_by_the_items():
-    """Σ cross-entropy over the labels != -100, divided by their count or by ``num_items_in_batch`` (Trainer's count
-    across gradient accumulation); an ignored row gets no gradient."""
-    model = vqa_model().double()
-    batch = vqa_batch()
-    labels = torch.tensor([2, -100, 4, 0])
-    with torch.no_grad():
-        out = model(**batch, labels=labels)
-        by_seven = model(**batch, labels=labels, num_items_in_batch=7)
-        by_trainer = model(**batch, labels=labels, num_items_in_batch=labels.ne(-100).sum())
-    kept = labels != -100
-    expected = F.cross_entropy(out.logits[kept], labels[kept], reduction="sum")
-    assert_float64_close(out.loss, expected / 3)
-    assert_float64_close(by_seven.loss, expected / 7)
-    assert_float64_close(by_trainer.loss, expected / 3)
-    assert BahdanauForVisualQuestionAnswering.accepts_loss_kwargs is True
-    pixels = batch["pixel_values"].clone().requires_grad_()  # the examples of a batch meet only in the loss
-    model(**dict(batch, pixel_values=pixels), labels=labels).loss.backward()
-    assert (pixels.grad[1] == 0).all() and (pixels.grad[kept].abs().sum((1, 2, 3)) > 0).all()
-    all_ignored = model(**batch, labels=torch.full((4,), -100))
-    assert all_ignored.loss == 0
 
 
 # 5. outputs -----------------------------------------------------------------------------------------------
@@ -433,63 +405,7 @@ def test_output_fields_and_return_dict_false(form):
     assert torch.equal(model.answer(base.last_hidden_state), out.logits)
 
 
-# 6. save/load, remote code --------------------------------------------------------------------------------
-
-
-def test_save_and_load_with_the_auto_classes(tmp_path):
-    model = vqa_model("alternating")
-    model.save_pretrained(tmp_path)
-    batch = vqa_batch("alternating")
-    loaded = AutoModelForVisualQuestionAnswering.from_pretrained(tmp_path, dtype=torch.float64).eval()
-    base = AutoModel.from_pretrained(tmp_path, dtype=torch.float64).eval()
-    assert type(loaded) is BahdanauForVisualQuestionAnswering and type(base) is BahdanauVisualQuestionAnsweringModel
-    expected = copy.deepcopy(model).double()
-    with torch.no_grad():
-        assert torch.equal(loaded(**batch).logits, expected(**batch).logits)
-        assert torch.equal(base(**batch).last_hidden_state, expected.coattention(**batch).last_hidden_state)
-
-
-REMOTE_VQA_CHILD = """
-    import json
-    import sys
-
-    import torch
-    from transformers import AutoModelForVisualQuestionAnswering
-
-    torch.set_num_threads(1)
-    folder, inputs_file = sys.argv[1:]
-    inputs = {name: torch.tensor(value) for name, value in json.load(open(inputs_file)).items()}
-    inputs["pixel_values"] = inputs["pixel_values"].double()
-    model = AutoModelForVisualQuestionAnswering.from_pretrained(folder, trust_remote_code=True,
-                                                                dtype=torch.float64).eval()
-    with torch.no_grad():
-        out = model(**inputs, output_attentions=True)
-    loaded = sorted(name for name in sys.modules if name.split(".")[0] == "hf_bahdanau")
-    print(json.dumps(dict(model=type(model).__name__, logits=out.logits.tolist(),
-                          context_attentions=out.context_attentions[0].tolist(), hf_bahdanau_modules=loaded)))
-"""
-
-
-def test_remote_code_in_a_process_without_the_package(tmp_path):
-    """A saved folder loads with AutoModelForVisualQuestionAnswering and trust_remote_code=True in a fresh ``python -I``
-    process, elsewhere, where hf_bahdanau cannot be imported: the same logits and weights (float64)."""
-    model = vqa_model("parallel")
-    folder = tmp_path / "model"
-    model.save_pretrained(folder)
-    batch = vqa_batch("parallel")
-    (tmp_path / "inputs.json").write_text(json.dumps({name: value.tolist() for name, value in batch.items()}))
-    child = run_child(REMOTE_VQA_CHILD, tmp_path, str(folder), str(tmp_path / "inputs.json"), isolated=True,
-                      hide_package=True)
-    assert child["hf_bahdanau_modules"] == [] and child["model"] == "BahdanauForVisualQuestionAnswering"
-    expected = copy.deepcopy(model).double()
-    with torch.no_grad():
-        out = expected(**batch, output_attentions=True)
-    assert_float64_close(torch.tensor(child["logits"], dtype=torch.float64), out.logits)
-    assert_float64_close(torch.tensor(child["context_attentions"], dtype=torch.float64), out.context_attentions[0],
-                         scale=1)
-
-
-# 7. bad configs and inputs, named -------------------------------------------------------------------------
+# 6. bad configs and inputs, named -------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("fields, message", [
@@ -596,7 +512,7 @@ def test_a_baseline_refuses_the_mask_of_the_input_it_does_not_read(form, extra):
         vqa_model(form)(**vqa_batch(form, dtype=torch.float32), **{extra: full[extra]})
 
 
-# 8. a short run learns yes/no shape questions of easy-VQA ---------------------------------------------------
+# 7. a short run learns yes/no shape questions of easy-VQA ---------------------------------------------------
 
 SHAPE_QUESTION = re.compile(r"^(is there an? (circle|triangle|rectangle)( in the image)?|is an? (circle|triangle|"
                             r"rectangle) present|does the image contain an? (circle|triangle|rectangle))\?$")
@@ -639,10 +555,11 @@ def test_a_short_run_learns_yes_no_shape_questions_about_unseen_images():
     it never saw, far above chance: the held-out answers are half yes (majority rate 50%), and the best an image-blind
     answer can do, each of the 12 distinct questions answered by its own majority on the held-out set itself, is 57%.
 
-    Measured on one thread: 97.6% held-out accuracy (99.2% with ATEN_CPU_CAPABILITY=default, another trajectory);
-    with other seeds of the model and the batches, 96.0–98.8% after 400 steps (seeds 3, 4, 8, 9) and 83.8–99.4% after
-    300 (seeds 0–7), but seed 8 was still at chance (48%) after 300 steps: the run leaves a plateau at a time that
-    varies, so it runs 400 steps and asserts ≥ 75%, 18 points above the image-blind best."""
+    Measured on one thread: 97.6% held-out accuracy, 99.2% in a later measurement with this CPU's AVX2 kernels and with
+    generic ones (ATEN_CPU_CAPABILITY=default); with other seeds of the model and the batches, 96.0–98.8% after 400
+    steps (seeds 3, 4, 8, 9) and 83.8–99.4% after 300 (seeds 0–7), but seed 8 was still at chance (48%) after 300
+    steps: the run leaves a plateau at a time that varies, so it runs 400 steps; with its fixed seeds it asserts ≥ 95%,
+    2.6 points below the lowest measurement."""
     easy_vqa = pytest.importorskip("easy_vqa")
     texts, answers, pixels = shape_questions(easy_vqa.get_train_questions(), easy_vqa.get_train_image_paths(), 2600)
     test_texts, test_answers, test_pixels = shape_questions(easy_vqa.get_test_questions(),
@@ -677,4 +594,4 @@ def test_a_short_run_learns_yes_no_shape_questions_about_unseen_images():
     accuracy = float((predicted.argmax(-1) == test_answers).float().mean())
     print(f"held-out accuracy {accuracy:.3f}, majority {majority:.3f}, image-blind best {blind:.3f}, "
           f"training {seconds:.1f} s")
-    assert accuracy >= 0.75, accuracy
+    assert accuracy >= 0.95, accuracy

@@ -1,18 +1,16 @@
 """The end-to-end memory network (Sukhbaatar et al. 2015): the batched model against the paper's equations one story
 at a time (``reference.memory_network``, float64) for every option, position encoding and time indices by hand,
-padding of words and of memories, bad inputs, gradients, save/load and remote code in a fresh process, the pipeline."""
+padding of words and of memories, bad inputs and configs, the pipeline. What every head does (zero weight on padding,
+a padded batch = each example alone, gradients, the -100 loss, save/load, remote code) is tests/contract/'s."""
 
 import itertools
-import json
 import logging
 
 import pytest
 import torch
 from torch.testing import assert_close
-from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
 
-from child_process import run_child
-from hf_bahdanau import BahdanauMemoryNetworkConfig, BahdanauMemoryNetworkForSequenceClassification, BahdanauMemoryNetworkModel, reference
+from hf_bahdanau import BahdanauMemoryNetworkConfig, BahdanauMemoryNetworkForSequenceClassification, reference
 from hf_bahdanau.modeling.memory import BagOfWords, PositionEncoding, memory_times
 from hf_bahdanau.modeling.pipeline_memory import BahdanauMemoryQuestionAnsweringPipeline
 
@@ -145,25 +143,6 @@ def test_tied_answers_are_the_last_output_embedding():
     assert model_for(weight_tying="layer_wise", answer_token_ids=[3, 5, 7, 9]).answer is not None
 
 
-def test_gradients_reach_every_table_and_not_the_padding_word():
-    model = model_for(answer_token_ids=[3, 5, 7, 9]).train()
-    model(**batch_of(STORIES, QUESTIONS), labels=torch.tensor([0, 1, -100])).loss.backward()
-    tying = model.memory_network.tying
-    for table in (*tying.word_tables, *tying.time_tables):
-        assert table.weight.grad is not None and table.weight.grad.abs().sum() > 0
-    assert all(torch.all(table.weight.grad[0] == 0) for table in tying.word_tables)
-
-
-def test_loss_ignores_minus_100_and_divides_by_the_items():
-    model = model_for()
-    batch = batch_of(STORIES, QUESTIONS)
-    labels = torch.tensor([2, -100, 1])
-    output = model(**batch, labels=labels)
-    expected = torch.nn.functional.cross_entropy(output.logits[[0, 2]], labels[[0, 2]])
-    assert_close(output.loss, expected, atol=1e-12, rtol=0)
-    assert_close(model(**batch, labels=labels, num_items_in_batch=4).loss, expected / 2, atol=1e-12, rtol=0)
-
-
 @pytest.mark.parametrize("change, message", [
     (dict(memory_ids=torch.ones(3, 4, dtype=torch.long)), r"`memory_ids` must be \[batch, sentences, words\]"),
     (dict(memory_ids=torch.full((3, 2, 2), VOCAB)), rf"`memory_ids` must hold ids in \[0, {VOCAB}\), got {VOCAB}"),
@@ -202,71 +181,6 @@ def test_a_non_binary_memory_mask_is_named():
 def test_bad_config_fields_are_named(fields, message):
     with pytest.raises(ValueError, match=message):
         BahdanauMemoryNetworkConfig(**fields)
-
-
-def test_save_and_load_with_the_auto_classes(tmp_path):
-    model = model_for(answer_token_ids=[3, 5, 7, 9], weight_tying="adjacent").float()
-    model.save_pretrained(tmp_path)
-    assert isinstance(AutoConfig.from_pretrained(tmp_path), BahdanauMemoryNetworkConfig)
-    loaded = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()
-    batch = batch_of(STORIES, QUESTIONS)
-    with torch.no_grad():
-        assert torch.equal(loaded(**batch).logits, model(**batch).logits)
-        assert isinstance(AutoModel.from_pretrained(tmp_path), BahdanauMemoryNetworkModel)
-
-
-REMOTE_MEMORY_CHILD = """
-    import json
-    import sys
-
-    import torch
-    from transformers import AutoModelForSequenceClassification, pipeline
-
-    torch.set_num_threads(1)
-    folder, inputs_file = sys.argv[1:]
-    batch = {key: torch.tensor(value) for key, value in json.load(open(inputs_file)).items()}
-    model = AutoModelForSequenceClassification.from_pretrained(folder, trust_remote_code=True).eval()
-    with torch.no_grad():
-        output = model(**batch, output_attentions=True)
-    answerer = pipeline(model=folder, trust_remote_code=True)
-    answered = answerer(memory=["a b c", "d e"], question="f g b")
-    loaded = sorted(name for name in sys.modules if name.split(".")[0] == "hf_bahdanau")
-    print(json.dumps(dict(name=type(model).__name__, pipeline=type(answerer).__name__, logits=output.logits.tolist(),
-                          hops=[weights.tolist() for weights in output.attentions], answered=answered,
-                          hf_bahdanau_modules=loaded)))
-"""
-
-
-def test_remote_code_and_pipeline_in_a_process_without_the_package(tmp_path):
-    from tokenizers import Tokenizer, models, pre_tokenizers
-    from transformers import PreTrainedTokenizerFast
-
-    words = ["[PAD]", "[UNK]", *"abcdefg"]
-    tokenizer = Tokenizer(models.WordLevel({word: index for index, word in enumerate(words)}, unk_token="[UNK]"))
-    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
-    model = model_for(answer_token_ids=[2, 3, 4, 5]).float()
-    model.config.id2label = {index: word for index, word in enumerate("abcd")}
-    model.save_pretrained(tmp_path / "model")
-    PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token="[PAD]", unk_token="[UNK]").save_pretrained(
-        tmp_path / "model")
-    batch = batch_of(STORIES, QUESTIONS)
-    (tmp_path / "inputs.json").write_text(json.dumps({key: value.tolist() for key, value in batch.items()}))
-    child = run_child(REMOTE_MEMORY_CHILD, tmp_path, str(tmp_path / "model"), str(tmp_path / "inputs.json"),
-                      isolated=True, hide_package=True)
-    assert child["hf_bahdanau_modules"] == []
-    assert child["name"] == "BahdanauMemoryNetworkForSequenceClassification"
-    assert child["pipeline"] == "BahdanauMemoryQuestionAnsweringPipeline"
-    with torch.no_grad():
-        output = model(**batch, output_attentions=True)
-        alone = model(**batch_of([[[2, 3, 4], [5, 6]]], [[7, 8, 3]], gap=False), output_attentions=True)
-    # the same float32 arithmetic in another process: equal up to float32 rounding of values below 10
-    assert_close(torch.tensor(child["logits"]), output.logits, atol=1e-5, rtol=0)
-    assert_close(torch.tensor(child["hops"]), torch.stack(output.attentions), atol=1e-6, rtol=0)
-    answer = int(alone.logits[0].argmax())
-    assert child["answered"]["answer"] == "abcd"[answer]
-    assert child["answered"]["score"] == pytest.approx(float(alone.logits[0].softmax(-1)[answer]), abs=1e-6)
-    assert_close(torch.tensor(child["answered"]["hop_attentions"]), torch.stack(alone.attentions)[:, 0, :2],
-                 atol=1e-6, rtol=0)
 
 
 # the pipeline: what has no meaning is refused, what lies outside training is warned about --------------------------

@@ -1,21 +1,16 @@
 """The question–passage co-attention classifier (Lu et al. 2016 over two texts): the batched model against the paper's
 equations one pair at a time (``reference.text_coattention``, float64) for every form and passage encoder, padding on
-both texts (exactly 0 weight, left = right), gradients into both texts' embeddings, save/load through the Auto classes,
-remote code and the pipeline in a fresh process without the package, the pipeline in process, bad inputs named, and a
-short run that learns bAbI task 1 far above chance."""
+both texts (exactly 0 weight, left = right), gradients into both texts' embeddings, the pipeline in process, bad
+inputs named, and a short run that learns bAbI task 1 far above chance. What every head does (the -100 loss, save/load,
+remote code) is tests/contract/'s."""
 
 import itertools
-import json
 
 import pytest
 import torch
 from torch.testing import assert_close
-from transformers import AutoConfig, AutoModel, AutoModelForSequenceClassification
 
-from child_process import run_child
-from hf_bahdanau import (
-    BahdanauForTextPairClassification, BahdanauTextCoAttentionConfig, BahdanauTextCoAttentionModel, reference,
-)
+from hf_bahdanau import BahdanauForTextPairClassification, BahdanauTextCoAttentionConfig, reference
 from hf_bahdanau.modeling.collators import DataCollatorForTextPairs
 from hf_bahdanau.modeling.pipeline_text_pair import BahdanauPassageQuestionAnsweringPipeline
 
@@ -133,15 +128,6 @@ def test_gradients_reach_both_texts_and_not_the_padding_word(form):
     assert torch.all(embeds.grad[batch["attention_mask"] == 1].abs().sum(-1) > 0)
 
 
-def test_loss_ignores_minus_100_and_is_the_mean_cross_entropy():
-    model = model_for()
-    batch = batch_of(QUESTIONS, PASSAGES)
-    with torch.no_grad():
-        output = model(**batch, labels=torch.tensor([2, -100, 1]))
-    expected = -(output.logits[0].log_softmax(-1)[2] + output.logits[2].log_softmax(-1)[1]) / 2
-    assert_close(output.loss, expected, atol=1e-12, rtol=0)
-
-
 def test_baselines_read_one_text():
     question_only = model_for(inputs="question", coattention="none")
     batch = batch_of(QUESTIONS, PASSAGES)
@@ -200,22 +186,6 @@ def test_bad_config_fields_are_named(fields, message):
         BahdanauTextCoAttentionConfig(**fields)
 
 
-def test_save_and_load_with_the_auto_classes(tmp_path):
-    model = model_for(coattention="alternating").float()
-    model.save_pretrained(tmp_path)
-    config = AutoConfig.from_pretrained(tmp_path)
-    assert isinstance(config, BahdanauTextCoAttentionConfig) and config.model_type == "bahdanau-text-coattention"
-    assert config.custom_pipelines["passage-question-answering"]["impl"] == (
-        "pipeline_text_pair.BahdanauPassageQuestionAnsweringPipeline")
-    loaded = AutoModelForSequenceClassification.from_pretrained(tmp_path).eval()
-    assert isinstance(loaded, BahdanauForTextPairClassification)
-    batch = batch_of(QUESTIONS, PASSAGES, question_left=True, passage_left=True)
-    with torch.no_grad():
-        assert torch.equal(loaded(**batch).logits, model(**batch).logits)
-    assert isinstance(AutoModel.from_pretrained(tmp_path), BahdanauTextCoAttentionModel)
-    assert (tmp_path / "pipeline_text_pair.py").is_file() and (tmp_path / "modeling_text_coattention.py").is_file()
-
-
 def save_with_tokenizer(model: BahdanauForTextPairClassification, folder) -> None:
     """The model and a word-level tokenizer of "[PAD] [UNK] a b … w" (ids 0 … 24), answers "w x y z"."""
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -263,55 +233,10 @@ def test_pipeline_answers_with_the_models_numbers(tmp_path):
         answerer(context="f", question="a", top_k=0)
 
 
-REMOTE_CHILD = """
-    import json
-    import sys
-
-    import torch
-    from transformers import AutoModelForSequenceClassification, pipeline
-
-    torch.set_num_threads(1)
-    folder, inputs_file = sys.argv[1:]
-    batch = {key: torch.tensor(value) for key, value in json.load(open(inputs_file)).items()}
-    model = AutoModelForSequenceClassification.from_pretrained(folder, trust_remote_code=True).eval()
-    with torch.no_grad():
-        output = model(**batch, output_attentions=True)
-    answerer = pipeline(model=folder, trust_remote_code=True)
-    answered = answerer(context="f g h i", question="a b c", return_attentions=True)
-    loaded = sorted(name for name in sys.modules if name.split(".")[0] == "hf_bahdanau")
-    print(json.dumps(dict(name=type(model).__name__, pipeline=type(answerer).__name__, logits=output.logits.tolist(),
-                          context=[weights.tolist() for weights in output.context_attentions], answered=answered,
-                          hf_bahdanau_modules=loaded)))
-"""
-
-
-def test_remote_code_and_pipeline_in_a_process_without_the_package(tmp_path):
-    model = model_for(coattention="parallel").float()
-    save_with_tokenizer(model, tmp_path / "model")
-    batch = batch_of(QUESTIONS, PASSAGES, question_left=True, passage_left=True)
-    (tmp_path / "inputs.json").write_text(json.dumps({key: value.tolist() for key, value in batch.items()}))
-    child = run_child(REMOTE_CHILD, tmp_path, str(tmp_path / "model"), str(tmp_path / "inputs.json"), isolated=True,
-                      hide_package=True)
-    assert child["hf_bahdanau_modules"] == []
-    assert child["name"] == "BahdanauForTextPairClassification"
-    assert child["pipeline"] == "BahdanauPassageQuestionAnsweringPipeline"
-    with torch.no_grad():
-        output = model(**batch, output_attentions=True)
-        alone = model(input_ids=torch.tensor([[2, 3, 4]]), context_ids=torch.tensor([[7, 8, 9, 10]]),
-                      output_attentions=True)
-    # the same float32 arithmetic in another process: equal up to float32 rounding of values below 10
-    assert_close(torch.tensor(child["logits"]), output.logits, atol=1e-5, rtol=0)
-    assert_close(torch.tensor(child["context"]), torch.stack(output.context_attentions), atol=1e-6, rtol=0)
-    answer = int(alone.logits[0].argmax())
-    assert child["answered"]["answer"] == "wxyz"[answer]
-    assert child["answered"]["score"] == pytest.approx(float(alone.logits[0].softmax(-1)[answer]), abs=1e-6)
-    assert_close(torch.tensor(child["answered"]["attentions"][2]["context"]), alone.context_attentions[2][0],
-                 atol=1e-6, rtol=0)
-
-
 def test_a_short_run_learns_babi_task_1_far_above_chance():
     """900 generated task-1 questions, each about the story's last 3 sentences, 6 epochs of Adam on the word level:
-    test accuracy at least twice chance (1/6, six places). Most of the way, as here, a model learns which places
+    measured 42.0% test accuracy (chance: 1/6, six places), the same with this CPU's AVX2 kernels and with generic ones
+    (ATEN_CPU_CAPABILITY=default); the test asks for 38%, 4 points below. Most of the way, as here, a model learns which places
     the passage names for the person asked about; the full run (``run_memory_qa.py --architecture coattention``)
     goes on to learn which is the last (98.6% of the 1,000 test questions after 40 epochs)."""
     from training import run_memory_qa
@@ -341,4 +266,4 @@ def test_a_short_run_learns_babi_task_1_far_above_chance():
     batch = collator(test_rows)
     with torch.no_grad():
         accuracy = float((model(**batch).logits.argmax(-1) == batch["labels"]).float().mean())
-    assert accuracy > 2 / 6, accuracy
+    assert accuracy >= 0.38, accuracy
