@@ -238,3 +238,21 @@ def test_the_image_collators_old_modules_are_the_collators_module(module):
     with pytest.warns(FutureWarning, match=rf"`{module}` moved to `hf_bahdanau.modeling.collators`"):
         assert importlib.import_module(module) is collators
     sys.modules.pop(module, None)
+
+
+def test_every_family_s_descriptor_names_its_collator_from_one_place():
+    """``Family.collator``: ours from modeling/collators.py, transformers' own for the tagger and the classifiers."""
+    from transformers import DataCollatorForTokenClassification, DataCollatorWithPadding
+
+    from hf_bahdanau.families import FAMILIES
+    from hf_bahdanau.modeling import collators
+
+    expected = {"seq2seq": collators.DataCollatorWithRightPaddedLabels, "pointer": collators.DataCollatorForPointing,
+                "tagger": DataCollatorForTokenClassification, "classifier": DataCollatorWithPadding,
+                "memory": collators.DataCollatorForMemoryNetwork, "passage": collators.DataCollatorForTextPairs,
+                "image-to-text": collators.DataCollatorForImageToText,
+                "vqa": collators.DataCollatorForVisualQuestionAnswering}
+    assert {name: FAMILIES[name].collator for name in expected} == expected
+    ours = [name for name in collators.__all__ if name != "DataCollatorForCopying"]  # copying: seq2seq's, by option
+    assert sorted(collator.__name__ for collator in expected.values()
+                  if collator.__module__ == collators.__name__) == sorted(ours)
