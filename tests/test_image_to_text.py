@@ -1,15 +1,13 @@
 """The image-to-text model (Xu et al. 2015, *Show, Attend and Tell*) end to end: the CNN's region grid (shapes, masks,
 padding, ā, the 2-D position encoding by hand), the image processor, the decoder over regions (cache = teacher forcing,
-generate() equivalences, per-step alignments, the losses), a vision backbone, save/load and remote code with the
-pipeline in a process without the package, bad inputs, and a short run that learns 3-digit strips.
+generate() equivalences, per-step alignments, the losses), a vision backbone, bad inputs, and a short run that learns
+3-digit strips. What every head does (the -100 loss, save/load, remote code) is tests/contract/'s.
 
 Tiny models: a CNN of 4 and 8 channels pooled by 2 × 2 then 2 × 3, so images of (H, W) = (9, 14), (5, 7), (9, 3) have
 grids of 3 × 3, 2 × 2 and 3 × 1 regions (H' = ⌈⌈H/2⌉/2⌉, W' = ⌈⌈W/2⌉/3⌉). Weights are redrawn from N(0, 1) so that
 logits are decisive, and equivalences run in float64, where only the arithmetic's order differs between the paths.
 """
 
-import copy
-import json
 import math
 import time
 
@@ -17,14 +15,11 @@ import numpy as np
 import pytest
 import torch
 from torch.testing import assert_close
-from transformers import (AutoImageProcessor, AutoModel, AutoModelForImageTextToText, GenerationMixin, ResNetConfig,
-                          ResNetModel)
+from transformers import AutoImageProcessor, AutoModelForImageTextToText, GenerationMixin, ResNetConfig, ResNetModel
 
-from child_process import run_child
 from conftest import BOS, EOS, PAD, assert_float64_close, softmax_sum_tolerance
 from hf_bahdanau import BahdanauForImageToText, BahdanauImageProcessor, BahdanauImageToTextConfig
 from hf_bahdanau.modeling.image_encoder import region_positions
-from hf_bahdanau.modeling.modeling_image_to_text import BahdanauImageToTextModel
 from hf_bahdanau.modeling.transformers_private import cache_of
 from test_generation import float32_search_error, generated, teacher_forced_beam_scores
 
@@ -397,24 +392,19 @@ def test_generate_returns_one_alignment_per_step(decoder, num_beams):
             assert_float64_close(weights, forced[row, step], scale=1.0)
 
 
-def test_labels_with_minus_100_and_the_num_items_rule():
-    """loss = Σ CE over labels ≠ −100 / their count, or / num_items_in_batch; the training path (fused with the output
-    layer) gives the same loss."""
+def test_the_training_path_gives_the_loss_of_evaluation():
+    """The training path (the loss fused with the output layer, no logits returned) gives the evaluation's loss, Σ CE
+    over the labels ≠ −100 / their count (the -100 rule itself: tests/contract/)."""
     model = image_model().double()
     batch = pixel_batch()
     labels = decoder_inputs(3, seed=4)
     labels[0, 3:], labels[2, 1:] = -100, -100
     with torch.no_grad():
-        output = model(**batch, labels=labels)
-    kept = labels != -100
-    total = torch.nn.functional.cross_entropy(output.logits[kept], labels[kept], reduction="sum")
-    assert_float64_close(output.loss, total / kept.sum())
-    with torch.no_grad():
-        assert_float64_close(model(**batch, labels=labels, num_items_in_batch=20).loss, total / 20)
+        evaluation = model(**batch, labels=labels).loss
     model.train()
     training = model(**batch, labels=labels)
     assert training.logits is None
-    assert_float64_close(training.loss.detach(), total / kept.sum())
+    assert_float64_close(training.loss.detach(), evaluation)
 
 
 def test_doubly_stochastic_loss_is_reported_and_added():
@@ -483,117 +473,7 @@ def test_a_backbone_checkpoint_is_loaded_and_saved_with_the_model(tmp_path):
                              model.double()(**batch, decoder_input_ids=decoder_inputs(1)).logits)
 
 
-# 5. save/load, remote code, the pipeline ----------------------------------------------------------------
-
-
-def test_save_and_load_with_the_auto_classes(tmp_path):
-    model = image_model(region_position_encoding=True)
-    model.save_pretrained(tmp_path)
-    BahdanauImageProcessor(do_resize=False).save_pretrained(tmp_path)
-    batch, decoder_input_ids = pixel_batch(), decoder_inputs(3)
-    loaded = AutoModelForImageTextToText.from_pretrained(tmp_path, dtype=torch.float64).eval()
-    base = AutoModel.from_pretrained(tmp_path, dtype=torch.float64).eval()
-    assert type(loaded) is BahdanauForImageToText and type(base) is BahdanauImageToTextModel
-    expected = copy.deepcopy(model).double()
-    with torch.no_grad():
-        assert_float64_close(loaded(**batch, decoder_input_ids=decoder_input_ids).logits,
-                             expected(**batch, decoder_input_ids=decoder_input_ids).logits)
-        assert_float64_close(base(**batch, decoder_input_ids=decoder_input_ids).last_hidden_state,
-                             expected.model(**batch, decoder_input_ids=decoder_input_ids).last_hidden_state)
-    processor = AutoImageProcessor.from_pretrained(tmp_path)
-    assert type(processor) is BahdanauImageProcessor and processor.do_resize is False
-
-
-REMOTE_IMAGE_CHILD = """
-    import json
-    import sys
-
-    import numpy as np
-    import torch
-    from transformers import AutoImageProcessor, AutoModelForImageTextToText, pipeline
-
-    torch.set_num_threads(1)
-    folder, inputs_file = sys.argv[1:]
-    inputs = json.load(open(inputs_file))
-    strips = [np.array(image, dtype=np.uint8) for image in inputs["images"]]
-    processor = AutoImageProcessor.from_pretrained(folder, trust_remote_code=True)
-    batch = processor(strips, return_tensors="pt")
-    model = AutoModelForImageTextToText.from_pretrained(folder, trust_remote_code=True, dtype=torch.float64).eval()
-    with torch.no_grad():
-        logits = model(pixel_values=batch["pixel_values"].double(), pixel_mask=batch["pixel_mask"],
-                       decoder_input_ids=torch.tensor(inputs["decoder_input_ids"])).logits
-        greedy = model.generate(pixel_values=batch["pixel_values"].double(), pixel_mask=batch["pixel_mask"],
-                                max_new_tokens=4)
-    reader = pipeline(model=folder, trust_remote_code=True)
-    texts = reader(strips, max_new_tokens=4)
-    attended = reader(strips[1], max_new_tokens=4, return_attentions=True)
-    loaded = sorted(name for name in sys.modules if name.split(".")[0] == "hf_bahdanau")
-    print(json.dumps(dict(model=type(model).__name__, processor=type(processor).__name__,
-                          pipeline=type(reader).__name__, logits=logits.tolist(), greedy=greedy.tolist(),
-                          texts=texts, attended=attended, hf_bahdanau_modules=loaded)))
-"""
-
-
-def char_tokenizer():
-    from tokenizers import Tokenizer, models
-    from transformers import PreTrainedTokenizerFast
-
-    words = ["[PAD]", "[BOS]", "[EOS]", "[UNK]", *"abcdefgh"]
-    tokenizer = Tokenizer(models.WordLevel({word: index for index, word in enumerate(words)}, unk_token="[UNK]"))
-    return PreTrainedTokenizerFast(tokenizer_object=tokenizer, pad_token="[PAD]", bos_token="[BOS]",
-                                   eos_token="[EOS]", unk_token="[UNK]")
-
-
-def test_remote_code_and_pipeline_in_a_process_without_the_package(tmp_path):
-    """AutoModelForImageTextToText, AutoImageProcessor and pipeline(model=folder) with trust_remote_code=True where
-    hf_bahdanau cannot be imported: the same logits (float64), tokens, texts, and per-token attention over the image's
-    own regions."""
-    model, tokenizer = image_model(), char_tokenizer()
-    processor = BahdanauImageProcessor(size={"height": 9})
-    folder = tmp_path / "model"
-    model.save_pretrained(folder)
-    processor.save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    strips = images(((9, 14), (18, 10)))  # resized to 9 x 14 and 9 x 5: grids 3 x 3 and 3 x 1
-    decoder_input_ids = decoder_inputs(2)
-    (tmp_path / "inputs.json").write_text(json.dumps(dict(images=[image.tolist() for image in strips],
-                                                          decoder_input_ids=decoder_input_ids.tolist())))
-    child = run_child(REMOTE_IMAGE_CHILD, tmp_path, str(folder), str(tmp_path / "inputs.json"), isolated=True,
-                      hide_package=True)
-    assert child["hf_bahdanau_modules"] == []
-    assert (child["model"], child["processor"], child["pipeline"]) == (
-        "BahdanauForImageToText", "BahdanauImageProcessor", "BahdanauImageToTextPipeline")
-
-    batch = dict(processor(strips, return_tensors="pt"))
-    expected = copy.deepcopy(model).double()
-    with torch.no_grad():
-        logits = expected(pixel_values=batch["pixel_values"].double(), pixel_mask=batch["pixel_mask"],
-                          decoder_input_ids=decoder_input_ids).logits
-        greedy = expected.generate(pixel_values=batch["pixel_values"].double(), pixel_mask=batch["pixel_mask"],
-                                   max_new_tokens=4)
-    assert_float64_close(torch.tensor(child["logits"], dtype=torch.float64), logits)
-    assert child["greedy"] == greedy.tolist()
-
-    texts = []
-    for image in strips:  # the pipeline reads one image at a time, in float32
-        single = processor(image, return_tensors="pt")
-        with torch.no_grad():
-            out = model.generate(**single, max_new_tokens=4, output_attentions=True, return_dict_in_generate=True)
-        texts.append(tokenizer.decode(out.sequences[0], skip_special_tokens=True))
-    assert [record["generated_text"] for record in child["texts"]] == texts
-    (record,) = child["attended"]
-    attention = record["attention"]
-    tokens = generated(out.sequences[0])
-    assert record["generated_text"] == texts[1] and attention["grid"] == [3, 1]
-    assert attention["tokens"] == tokenizer.convert_ids_to_tokens(tokens)
-    weights = torch.tensor(attention["weights"])
-    assert weights.shape == (len(tokens), 3)
-    assert_close(weights.sum(1), torch.ones(len(tokens)), atol=softmax_sum_tolerance(3), rtol=0)
-    expected_weights = torch.cat([step[0][0, 0] for step in out.cross_attentions[:len(tokens)]])
-    assert_close(weights, expected_weights, atol=1e-6, rtol=0)  # float32 weights ≤ 1, another process
-
-
-# 6. bad inputs and configs, named -----------------------------------------------------------------------
+# 5. bad inputs and configs, named -----------------------------------------------------------------------
 
 
 def non_rectangular(mask: torch.Tensor) -> torch.Tensor:
@@ -674,12 +554,12 @@ def test_bad_config_fields_are_named(fields, message):
         image_config(**fields)
 
 
-# 7. a short run that learns ----------------------------------------------------------------------------
+# 6. a short run that learns ----------------------------------------------------------------------------
 
 
 DIGIT_OFFSET = 3  # token ids: PAD, BOS, EOS, then the digits 0-9
 STEPS = 250
-ACCURACY_THRESHOLD = 0.4
+ACCURACY_THRESHOLD = 0.7
 
 
 def strip_batch(processor, pairs) -> dict[str, torch.Tensor]:
@@ -690,8 +570,9 @@ def strip_batch(processor, pairs) -> dict[str, torch.Tensor]:
 
 def test_learns_three_digit_strips_well_above_chance():
     """A small model trained with AdamW on 3-digit strips of real handwriting (``digit_strips``) reads strips of unseen
-    handwriting far above chance (0.1%): 250 steps of 32 strips (9–17 s on one core) gave 78.3% test sequence
-    accuracy with seed 0; the test asks for 40%. The model's defaults (the β gate on, starting open; Kaiming-initialised
+    handwriting far above chance (0.1%): 250 steps of 32 strips (7–17 s on one core) gave 78.3% test sequence
+    accuracy with seed 0, and later 79.7% with this CPU's AVX2 kernels and 76.7% with generic ones
+    (ATEN_CPU_CAPABILITY=default); the test asks for 70%, 6.7 points below the lowest. The model's defaults (the β gate on, starting open; Kaiming-initialised
     convolutions) and the processor's (pixels in [−1, 1]), with the regions' position encoding."""
     from training.data.digit_strips import digit_strips
 
