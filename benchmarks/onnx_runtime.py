@@ -3,9 +3,11 @@ naive tutorial loop, measured in one run, taking turns.
 
     python benchmarks/onnx_runtime.py                       # benchmarks/results/<date>-onnx.json and a table
     python benchmarks/onnx_runtime.py --sentences 50        # quick look
+    python benchmarks/onnx_runtime.py --model luong-feed-lstm-general   # an LSTM encoder and decoder
 
 Sizes: run_benchmarks.py's (vocab 8000, embedding 256, bidirectional GRU encoder 2 x 128, decoder 256, additive
-attention 256, maxout 256; random weights, seed 0), sources of 20–40 tokens, 30 new tokens. Batch 1, one thread
+attention 256, maxout 256; random weights, seed 0; ``--model``: another of its MODELS, e.g. Luong's with LSTMs),
+sources of 20–40 tokens, 30 new tokens. Batch 1, one thread
 for everyone (``--batch1_threads``; a single sentence's operations are too small to share): greedy latency per
 sentence over ``--sentences`` sources, as percentiles (p50, p90, p99), for ONNX Runtime fp32 and int8, PyTorch
 generate() and the naive loop. The four take turns, each decoding ``--block`` (10) consecutive sources per turn, as
@@ -13,7 +15,10 @@ a deployed model serves one request after another with its weights in the CPU ca
 alternating sentence by sentence, where each model's ~30 MB of weights (four of them: more than this CPU's 32 MB
 L3 cache) are evicted between its sentences. Batch 64, ``--threads`` threads: greedy and beam-5 sentences per
 second, median of ``--repeats``. The share of outputs equal to generate()'s (and int8's to fp32's; with random
-weights near-ties are common, so int8 quality is measured on a trained model, docs/performance.md).
+weights near-ties are common, so int8 quality is measured on a trained model, docs/performance.md). Exporters: the
+same model's graphs from torch's TorchScript-based exporter (``dynamo=False``, the one before torch.export, which it
+deprecates) against torch.export's, batch 1 in turns: encoder milliseconds per source, greedy milliseconds per
+sentence, their ratios and the ONNX ``Loop`` nodes of each encoder graph.
 """
 
 import argparse
@@ -21,14 +26,17 @@ import json
 import sys
 import tempfile
 import time
+import warnings
+from collections.abc import Callable
 from datetime import date
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run_benchmarks import TARGET_STEPS, build_naive, build_ours, synthetic_batch  # noqa: E402
+from run_benchmarks import MODELS, TARGET_STEPS, build_naive, build_ours, synthetic_batch  # noqa: E402
 
 from hf_bahdanau.onnx.export import export_onnx, quantize_onnx  # noqa: E402
 from hf_bahdanau.onnx.runtime import OnnxSeq2Seq  # noqa: E402
@@ -64,6 +72,51 @@ def ratios(batch1: dict[str, dict[str, float]]) -> dict[str, float]:
                 int8_over_fp32_p50=batch1["onnxruntime_int8"]["p50"] / batch1["onnxruntime"]["p50"])
 
 
+def torchscript_export(model, folder: Path) -> Path:
+    """``export_onnx`` through torch's TorchScript-based exporter: as on a torch without ``torch.export._patches``,
+    whose import then fails, so that each graph falls back to it (the fallback's warning is expected here)."""
+    with mock.patch.dict(sys.modules, {"torch.export._patches": None}), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", "torch.export cannot trace", UserWarning)
+        return export_onnx(model, folder)
+
+
+def exporter_comparison(model, folder: Path, sources: list[tuple[torch.Tensor, torch.Tensor]], block: int,
+                        threads: int) -> dict:
+    """Batch-1 encoder ms per source and greedy ms per sentence of ``folder``'s graphs (torch.export's) against the
+    TorchScript-based exporter's, taking turns; their ratios (torch.export / TorchScript, p50), whether they decode
+    the same tokens, and each encoder graph's ONNX ``Loop`` nodes."""
+    import onnx
+
+    folders = {"torch_export": folder,
+               "torchscript": torchscript_export(model, Path(tempfile.mkdtemp(prefix="hf_bahdanau_onnx_ts_")))}
+    runtimes = {name: OnnxSeq2Seq(path, threads=threads) for name, path in folders.items()}
+
+    def encode(runtime: OnnxSeq2Seq) -> Callable:
+        return lambda ids, mask: runtime.encode(ids.numpy(), mask.numpy())
+
+    def greedy(runtime: OnnxSeq2Seq) -> Callable:
+        return lambda ids, mask: runtime.generate(ids.numpy(), mask.numpy(), max_new_tokens=TARGET_STEPS
+                                                  ).sequences[0, 1:].tolist()
+
+    encoders = {name: encode(runtime) for name, runtime in runtimes.items()}
+    decoders = {name: greedy(runtime) for name, runtime in runtimes.items()}
+    for measured in (encoders, decoders):
+        batch1_latencies(measured, sources[:5], 1)  # warm-up
+    encode_times, _ = batch1_latencies(encoders, sources, block)
+    greedy_times, outputs = batch1_latencies(decoders, sources, block)
+    encode_ms = {name: percentiles(values) for name, values in encode_times.items()}
+    greedy_ms = {name: percentiles(values) for name, values in greedy_times.items()}
+    return dict(
+        batch1_encode_ms=encode_ms, batch1_greedy_ms=greedy_ms,
+        torch_export_over_torchscript_p50={
+            "encode": encode_ms["torch_export"]["p50"] / encode_ms["torchscript"]["p50"],
+            "greedy": greedy_ms["torch_export"]["p50"] / greedy_ms["torchscript"]["p50"]},
+        same_tokens=float(np.mean([a == b for a, b in zip(outputs["torch_export"], outputs["torchscript"])])),
+        encoder_loop_nodes={name: [node.op_type for node in onnx.load(str(path / "encoder.onnx")).graph.node]
+                            .count("Loop") for name, path in folders.items()},
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sentences", type=int, default=200)
@@ -71,9 +124,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--batch1_threads", type=int, default=1)
     parser.add_argument("--block", type=int, default=10, help="batch 1: sentences per decoder per turn")
+    parser.add_argument("--model", default="rnnsearch", choices=sorted(MODELS),
+                        help="run_benchmarks.py's model to export (the naive loop is always rnnsearch's)")
     parser.add_argument("--output", type=Path, default=RESULTS / f"{date.today()}-onnx.json")
     args = parser.parse_args()
-    model, naive = build_ours("rnnsearch").eval(), build_naive().eval()
+    model, naive = build_ours(args.model).eval(), build_naive().eval()
     folder = Path(tempfile.mkdtemp(prefix="hf_bahdanau_onnx_"))
     export_onnx(model, folder)
     quantize_onnx(folder)
@@ -101,6 +156,7 @@ def main() -> None:
     batch1_alternating = {name: percentiles(values) for name, values in alternating.items()}
     same = [a == b for a, b in zip(outputs["onnxruntime"], outputs["pytorch_generate"])]
     same_int8 = [a == b for a, b in zip(outputs["onnxruntime_int8"], outputs["onnxruntime"])]
+    exporters = exporter_comparison(model, folder, sources, args.block, args.batch1_threads)
 
     torch.set_num_threads(args.threads)
     runtime = OnnxSeq2Seq(folder, threads=args.threads)
@@ -128,7 +184,7 @@ def main() -> None:
             name: float(np.median(values)) for name, values in runs.items()}
 
     report = dict(
-        command=" ".join(sys.argv), torch=torch.__version__, threads=args.threads,
+        command=" ".join(sys.argv), model=args.model, torch=torch.__version__, threads=args.threads,
         batch1_threads=args.batch1_threads, sentences=args.sentences,
         batch1_block=args.block, batch1_greedy_ms=batch1, batch1_ratios=ratios(batch1),
         batch1_alternating_greedy_ms=batch1_alternating, batch1_alternating_ratios=ratios(batch1_alternating),
@@ -137,6 +193,7 @@ def main() -> None:
         batch64_ratios={key: {"ort_over_generate": row["onnxruntime"] / row["pytorch_generate"],
                               "int8_over_generate": row["onnxruntime_int8"] / row["pytorch_generate"]}
                         for key, row in throughput.items()},
+        exporters=exporters,
     )
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(report, indent=2) + "\n")
@@ -151,6 +208,11 @@ def main() -> None:
     for key, row in throughput.items():
         print(f"{key}: " + ", ".join(f"{name} {value:.1f}" for name, value in row.items()),
               {name: round(value, 2) for name, value in report["batch64_ratios"][key].items()})
+    print("batch-1, torch.export's graphs against the TorchScript-based exporter's, p50 ms:",
+          {kind: {name: round(row["p50"], 3) for name, row in exporters[f"batch1_{kind}_ms"].items()}
+           for kind in ("encode", "greedy")}, "ratios:",
+          {key: round(value, 3) for key, value in exporters["torch_export_over_torchscript_p50"].items()},
+          "Loop nodes:", exporters["encoder_loop_nodes"], f"same tokens: {exporters['same_tokens']:.1%}")
     print(f"written to {args.output}")
 
 
