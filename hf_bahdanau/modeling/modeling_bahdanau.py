@@ -15,15 +15,15 @@ from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 from transformers.utils import can_return_tuple
 
 from .configuration_bahdanau import CUSTOM_PIPELINES, BahdanauConfig, name_head_pipelines
-from .coverage import coverage_loss, doubly_stochastic_loss
 from .decoder import DecoderOutput, StepPlan, build_decoder
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .input_checks import check_embeddings, check_token_ids
 from .loss import per_target, token_cross_entropy
 from .meta_embedding import CharacterSource, PretrainedSource, spell_tokens
+from .loss_terms import HeadOutputs, add_loss_terms, build_loss_terms
 from .output_layers import seq2seq_output_layer
 from .recurrent import RNN_TYPES
-from .reinforce import MovingAverageBaseline, reinforce_loss, token_log_likelihoods
+from .reinforce import MovingAverageBaseline
 from .search import BEAM_PENALTY_OPTIONS, FastSearchMixin
 from .state import RecurrentDecoderCache, resolve_rows_per_source
 from .transformers_private import (CACHE_NAME, EMBEDDING_RESIZE, SHARED_BEAM_MEMORY, cache_argument, cache_of,
@@ -459,6 +459,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
     accepts_loss_kwargs = True  # Trainer passes num_items_in_batch: the loss is exact under gradient accumulation
 
     seq2seq_model_class = BahdanauModel  # the encoder–decoder under the head
+    loss_term_names = ("coverage_loss", "doubly_stochastic_loss", "reinforce_loss")  # those its config may turn on
 
     def __init__(self, config: BahdanauConfig):
         super().__init__(config)
@@ -469,6 +470,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         # b of REINFORCE's score-function term, with attention_mode="hard_reinforce" (``reinforce``)
         self.reinforce_baseline = (MovingAverageBaseline(config.reinforce_baseline_decay)
                                    if config.attention_mode == "hard_reinforce" else None)
+        self.loss_terms = build_loss_terms(config, self, self.loss_term_names)  # loss = NLL + Σ_k λ_k term_k
         name_head_pipelines(config, CUSTOM_PIPELINES)  # pipeline(model=folder, trust_remote_code=True)
         self.post_init()
 
@@ -602,15 +604,15 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
     def _reads_attention(self, labels: Tensor | None) -> bool:
         """Whether the head reads the attention weights besides returning them: the output layer's probabilities
         (the pointer-generator's mixture), and with labels the losses on the weights (coverage, doubly stochastic)."""
-        weighted = self.config.coverage_loss_weight > 0 or self.config.doubly_stochastic_weight > 0
+        weighted = any(term.reads_attention for term in self.loss_terms)
         return self.output_layer.reads_attention or (labels is not None and weighted)
 
     def _lm_output(self, outputs: BahdanauSeq2SeqModelOutput, labels: Tensor | None, source_mask: Tensor | None,
                    source: Any, rows_per_source: int, num_items_in_batch: int | Tensor | None,
                    logits_to_keep: int | Tensor, output_attentions: bool) -> "BahdanauSeq2SeqLMOutput":
-        """The output layer and the loss on the decoder's outputs: logits, the cross-entropy, and the terms that
-        ``coverage_loss_weight``, ``doubly_stochastic_weight`` and ``attention_mode="hard_reinforce"`` add (each per
-        target token, like the cross-entropy). ``source_mask`` [B, S]: the real source positions (None: all)."""
+        """The output layer and the loss on the decoder's outputs: logits, the NLL (``output_layer``), and the terms of
+        ``loss_terms`` that the config turns on (coverage, doubly stochastic, REINFORCE; each per target token, like
+        the NLL, and in the output under its name). ``source_mask`` [B, S]: the real source positions (None: all)."""
         weights = None if outputs.cross_attentions is None else outputs.cross_attentions[0][:, 0]
         gate = outputs.p_gen_logits
         pre_output = self.output_dropout(outputs.last_hidden_state)
@@ -626,26 +628,13 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             logits = self.output_head(pre_output[:, kept], None if weights is None else weights[:, kept],
                                       None if gate is None else gate[:, kept], source, rows_per_source)
             loss = None if labels is None else token_cross_entropy(logits, labels[:, kept], num_items_in_batch)
-        terms = {}
+        parts = {}
         if labels is not None:
-            target_mask = labels.to(pre_output.device) != -100
-            if self.config.coverage_loss_weight > 0:  # Σ_j min(α_tj, c_tj): the same over the caller's columns
-                terms["coverage_loss"] = (self.config.coverage_loss_weight,
-                                          coverage_loss(weights, target_mask))
-            if self.config.doubly_stochastic_weight > 0:
-                real = (weights.new_ones(weights.shape[0], weights.shape[-1]) if source_mask is None
-                        else source_mask.to(weights.device).repeat_interleave(rows_per_source, dim=0))
-                terms["doubly_stochastic_loss"] = (self.config.doubly_stochastic_weight,
-                                                   doubly_stochastic_loss(weights, target_mask, real.bool()))
-            if training and policy is not None:
-                rewards = token_log_likelihoods(logits, labels.to(logits.device))
-                baseline = self.reinforce_baseline.value((rewards * target_mask).sum(1))
-                terms["reinforce_loss"] = (1.0, reinforce_loss(rewards, *policy, target_mask, baseline,
-                                                               self.config.reinforce_entropy_weight))
-                self.reinforce_baseline.update((rewards * target_mask).sum(1))
-        parts = {name: per_target(total, labels, num_items_in_batch) for name, (_, total) in terms.items()}
-        for name, (weight, _) in terms.items():
-            loss = loss + weight * parts[name]
+            real = (None if source_mask is None or weights is None
+                    else source_mask.to(weights.device).repeat_interleave(rows_per_source, dim=0))
+            loss, parts = add_loss_terms(loss, self.loss_terms, HeadOutputs(
+                labels=labels, target_mask=labels.to(pre_output.device) != -100, weights=weights, source_mask=real,
+                logits=logits, policy=policy if training else None), num_items_in_batch)
         return BahdanauSeq2SeqLMOutput(
             loss=loss,
             **parts,
