@@ -1,12 +1,12 @@
 """Pointer networks (``BahdanauForPointerNetwork``): the output distribution against Vinyals et al.'s equations
 (``reference.pointer_network``), teacher forcing == cache stepping, generate() (greedy, beam, forbid_repeats), the
-loss, the collator, bad inputs, save/load with the Auto class and with remote code in a fresh process."""
+loss, the collator, bad inputs, what a saved folder carries. What every head does (save/load through the Auto class,
+remote code in a fresh process) is tests/contract/'s."""
 
 import json
 
 import pytest
 import torch
-from transformers import AutoModel
 
 from hf_bahdanau import BahdanauForPointerNetwork, BahdanauPointerConfig, reference
 from hf_bahdanau.modeling.attention import ATTENTION_SCORES
@@ -14,7 +14,6 @@ from hf_bahdanau.modeling.recurrent import RNN_TYPES
 from hf_bahdanau.modeling.collators import DataCollatorForPointing
 from hf_bahdanau.modeling.pointing import END, ForbidRepeatedPointers, positions
 
-from child_process import run_child
 from conftest import assert_float64_close, softmax_sum_tolerance
 from hf_bahdanau.modeling.transformers_private import cache_of
 
@@ -366,58 +365,11 @@ def test_config_refuses_what_a_pointer_cannot_use(overrides, named):
 # 5. saving and loading ------------------------------------------------------------------------------------
 
 
-def test_save_and_load_with_automodel(tmp_path):
-    model = pointer_model("dot-lstm-feeding")
-    batch = pointer_batch(model)
-    model.save_pretrained(tmp_path)
-    loaded = AutoModel.from_pretrained(tmp_path).eval()
-    assert type(loaded) is BahdanauForPointerNetwork
+def test_a_saved_folder_carries_the_pointer_code_and_names_it(tmp_path):
+    """(Loading it through the Auto class, here and in a process without the package: tests/contract/.)"""
+    pointer_model("dot-lstm-feeding").save_pretrained(tmp_path)
     assert {"modeling_pointer.py", "pointing.py", "configuration_bahdanau.py", "decoder.py"} <= {
         path.name for path in tmp_path.iterdir()}
     assert json.loads((tmp_path / "config.json").read_text())["auto_map"] == {
         "AutoConfig": "configuration_bahdanau.BahdanauPointerConfig",
         "AutoModel": "modeling_pointer.BahdanauForPointerNetwork"}
-    with torch.no_grad():
-        assert torch.equal(loaded(**batch).logits, model(**batch).logits)
-        assert torch.equal(loaded.generate(**inputs_of(batch), num_beams=2), model.generate(**inputs_of(batch),
-                                                                                              num_beams=2))
-
-
-REMOTE_POINTER_CHILD = """
-    import json
-    import sys
-
-    import torch
-    from transformers import AutoModel
-
-    torch.set_num_threads(1)
-    folder, inputs_file = sys.argv[1:]
-    batch = {key: torch.tensor(value) for key, value in json.load(open(inputs_file)).items()}
-    model = AutoModel.from_pretrained(folder, trust_remote_code=True).eval()
-    inputs = {key: value for key, value in batch.items() if key != "labels"}
-    with torch.no_grad():
-        logits = model(**batch).logits
-        greedy = model.generate(**inputs, forbid_repeats=True)
-        beams = model.generate(**inputs, num_beams=3)
-    loaded = sorted(name for name in sys.modules if name.split(".")[0] == "hf_bahdanau")
-    print(json.dumps(dict(module=type(model).__module__, name=type(model).__name__, logits=logits.tolist(),
-                          greedy=greedy.tolist(), beams=beams.tolist(), hf_bahdanau_modules=loaded)))
-"""
-
-
-def test_remote_code_in_a_process_without_the_package(tmp_path):
-    model = pointer_model()
-    batch = pointer_batch(model)
-    model.save_pretrained(tmp_path / "model")
-    (tmp_path / "inputs.json").write_text(json.dumps({key: value.tolist() for key, value in batch.items()}))
-    child = run_child(REMOTE_POINTER_CHILD, tmp_path, str(tmp_path / "model"), str(tmp_path / "inputs.json"),
-                      isolated=True, hide_package=True)
-    assert child["hf_bahdanau_modules"] == []
-    assert child["name"] == "BahdanauForPointerNetwork" and child["module"].endswith(".modeling_pointer")
-    with torch.no_grad():
-        logits = model(**batch).logits
-        greedy = model.generate(**inputs_of(batch), forbid_repeats=True)
-        beams = model.generate(**inputs_of(batch), num_beams=3)
-    # the same float32 arithmetic in another process: equal up to float32 rounding of these small values
-    torch.testing.assert_close(torch.tensor(child["logits"]), logits, atol=1e-5, rtol=0)
-    assert child["greedy"] == greedy.tolist() and child["beams"] == beams.tolist()

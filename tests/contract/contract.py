@@ -132,7 +132,7 @@ class ContractTests:
 
     def test_the_loss_ignores_minus_100_and_divides_by_num_items_in_batch(self, tester: Tester):
         """loss = Σ cross-entropy over the labels ≠ −100 / their count, or / ``num_items_in_batch`` when Trainer
-        gives it (its count across gradient accumulation)."""
+        gives it (its count across gradient accumulation); 0 when every label is −100."""
         model = tester.model()
         batch = with_float64(tester.batch(False))
         labels = tester.labels(batch)
@@ -143,6 +143,8 @@ class ContractTests:
         total = F.cross_entropy(output.logits[kept], labels[kept], reduction="sum")
         assert_float64_close(output.loss, total / int(kept.sum()))
         assert_float64_close(by_seven.loss, total / 7)
+        nothing = run(model, batch, labels=torch.full_like(labels, -100))
+        assert torch.equal(nothing.loss, torch.zeros_like(nothing.loss))  # no target: 0, not NaN
         assert type(model).accepts_loss_kwargs is True  # so Trainer passes num_items_in_batch
 
     def test_a_bad_input_is_refused_naming_it(self, tester: Tester):
@@ -190,6 +192,11 @@ class ContractTests:
         for name, (over, scale) in compared(tester, model, expected, batch).items():
             # the same weights at other memory alignments: kernels may round apart
             assert_log_probs_close(loaded_outputs[name][0].values, over.values, scale)
+        if tester.generate is not None:
+            source = {key: value for key, value in batch.items() if not key.startswith("decoder_")}
+            with torch.no_grad():
+                assert torch.equal(loaded.generate(**source, **tester.generate),
+                                   model.generate(**source, **tester.generate))
 
     @pytest.mark.slow
     def test_remote_code_in_a_process_without_the_package(self, tester: Tester, tmp_path):
