@@ -14,6 +14,7 @@ from hf_bahdanau import BahdanauForSequenceClassification, BahdanauForTokenClass
 from hf_bahdanau.cli import main as translate_main
 from hf_bahdanau.modeling.decoding import translate
 from hf_bahdanau.explorer.page import main as explore_main
+from hf_bahdanau.families import FAMILIES
 from hf_bahdanau.averaging import main as average_main
 from hf_bahdanau.cli import export_main
 from training.tokenization import train_tokenizer
@@ -137,10 +138,14 @@ def test_a_folder_of_another_head_is_refused_naming_what_it_holds(tmp_path, comm
     with pytest.raises(SystemExit) as exit:
         main([str(tmp_path / "model"), *(argument.format(tmp_path=tmp_path) for argument in arguments)])
     auto_class = "AutoModelFor" + head.__name__.removeprefix("BahdanauFor")
-    assert exit.value.code == (
-        f"{command}: error: {str(tmp_path / 'model')!r} holds a {head.__name__} (load it with {auto_class}), not a "
-        f"seq2seq model: {command} reads folders of hf_bahdanau's BahdanauForConditionalGeneration (text in, text "
-        "out) only.")
+    refusal = (f"holds a {head.__name__} (load it with {auto_class}), not a seq2seq model: {command} reads folders of "
+               "hf_bahdanau's BahdanauForConditionalGeneration (text in, text out) only.")
+    if command == "hf-bahdanau-explore":  # it builds the page the folder's family declares (Family.explorer)
+        family = {BahdanauForTokenClassification: "tagger", BahdanauForSequenceClassification: "classifier"}[head]
+        with_pages = ", ".join(name for name, other in FAMILIES.items() if other.explorer is not None)
+        refusal = (f"holds a {family} model, which has no explorer page; {command} explores the models of the "
+                   f"families with one: {with_pages}.")
+    assert exit.value.code == f"{command}: error: {str(tmp_path / 'model')!r} {refusal}"
     assert sorted(path.name for path in tmp_path.iterdir()) == ["in.txt", "model"]
 
 

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -21,7 +22,9 @@ import torch
 
 from conftest import tiny_model
 from hf_bahdanau.modeling.decoding import Translation, translate
+from hf_bahdanau.explorer import Explorer
 from hf_bahdanau.explorer.page import explorer_page, main
+from hf_bahdanau.families import FAMILIES
 from test_cli import SENTENCES, saved_model  # noqa: F401  (saved_model: a module fixture, a tiny model and tokenizer)
 from training.explorer_screenshot import BrowserMissing, headless_chromium, screenshot
 
@@ -273,6 +276,8 @@ def test_a_missing_model_folder_is_an_error_at_once(tmp_path, capsys):
 
 
 def test_models_without_alignments_to_show_are_refused(saved_model, tmp_path):
+    """A family without an explorer page (the pointer network's) is refused naming the families with one; a seq2seq
+    model without attention by its page."""
     from hf_bahdanau import BahdanauForPointerNetwork, BahdanauPointerConfig
 
     _, _, tokenizer = saved_model
@@ -281,12 +286,49 @@ def test_models_without_alignments_to_show_are_refused(saved_model, tmp_path):
     tiny_model("rnnencdec", vocab_size=len(tokenizer)).save_pretrained(tmp_path / "no-attention")
     tokenizer.save_pretrained(tmp_path / "no-attention")
     (tmp_path / "in.txt").write_text("3/14/15\n")
-    for folder, error in (("pointer", "is a pointer network: it outputs positions of its inputs, not text"),
-                          ("no-attention", "has no attention (attention_type='none'): there are no alignments")):
+    with_pages = ", ".join(family.name for family in FAMILIES.values() if family.explorer is not None)
+    for folder, error in (
+            ("pointer", f"{str(tmp_path / 'pointer')!r} holds a pointer model, which has no explorer page; "
+                        f"hf-bahdanau-explore explores the models of the families with one: {with_pages}."),
+            ("no-attention", f"{str(tmp_path / 'no-attention')!r} has no attention (attention_type='none'): there "
+                             "are no alignments to explore; hf-bahdanau-translate decodes it.")):
         with pytest.raises(SystemExit) as exit:
             main([str(tmp_path / folder), "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "p.html")])
-        assert str(exit.value.code).startswith("hf-bahdanau-explore: error: ") and error in str(exit.value.code)
+        assert exit.value.code == f"hf-bahdanau-explore: error: {error}"
     assert not (tmp_path / "p.html").exists()
+
+
+def test_the_command_builds_the_page_a_family_declares(saved_model, tmp_path, monkeypatch, capsys):
+    """The command has no branch on a family: it reads the input and builds the page through the folder's family's
+    ``Family.explorer`` (here one given to the pointer family), after its usage errors and before its own."""
+    from hf_bahdanau import BahdanauForPointerNetwork, BahdanauPointerConfig
+
+    BahdanauForPointerNetwork(BahdanauPointerConfig(input_feature_size=2, hidden_size=8, embedding_size=4)
+                              ).save_pretrained(tmp_path / "pointer")
+    calls = []
+
+    def read(args):
+        text = args.input.read_text()
+        if not text:
+            raise ValueError(f"--input {args.input} is empty: give points.")
+        return text.split()
+
+    def explore(args, items):
+        calls.append((args.prog, args.title, args.model, items))
+        return f"<p>{len(items)} points</p>", f"{len(items)} points"
+
+    monkeypatch.setitem(FAMILIES, "pointer", replace(FAMILIES["pointer"], explorer=Explorer(read, explore)))
+    (tmp_path / "in.txt").write_text("1,2 3,4\n")
+    main([str(tmp_path / "pointer"), "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "out" / "p.html")])
+    assert calls == [("hf-bahdanau-explore", "pointer", str(tmp_path / "pointer"), ["1,2", "3,4"])]
+    assert (tmp_path / "out" / "p.html").read_text() == "<p>2 points</p>"
+    assert capsys.readouterr().out == f"{tmp_path / 'out' / 'p.html'}: 2 points\n"
+    (tmp_path / "in.txt").write_text("")
+    with pytest.raises(SystemExit) as exit:
+        main([str(tmp_path / "pointer"), "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "q.html")])
+    assert exit.value.code == 2 and capsys.readouterr().err.splitlines()[-1] == (
+        f"hf-bahdanau-explore: error: --input {tmp_path / 'in.txt'} is empty: give points.")
+    assert len(calls) == 1 and not (tmp_path / "q.html").exists()
 
 
 # In a browser ------------------------------------------------------------------------------------------------------

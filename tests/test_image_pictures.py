@@ -209,6 +209,62 @@ def test_bad_examples_are_refused_by_name(examples, message):
         image_text_page(examples)
 
 
+def test_the_command_reads_the_images_of_a_jsonl_file_through_the_pipeline(tmp_path, capsys):
+    """hf-bahdanau-explore on an image-to-text folder: the page its family declares (``IMAGE_EXPLORER``), each image as
+    the model read it with the pipeline's text, tokens and weights over its grid, at the CNN's stride; an image that is
+    not a file ends as a usage error naming its line."""
+    import json
+
+    from PIL import Image
+
+    from hf_bahdanau import BahdanauImageProcessor
+    from hf_bahdanau.explorer.page import main
+    from hf_bahdanau.modeling.pipeline_image_to_text import BahdanauImageToTextPipeline
+    from transformers import AutoTokenizer
+
+    from test_image_cards import CHARACTERS, save_tokenizer
+    from test_image_to_text import image_model, images
+
+    model, processor = image_model(vocab_size=len(CHARACTERS)), BahdanauImageProcessor(size={"height": 9})
+    model.save_pretrained(tmp_path / "strips-tiny")
+    processor.save_pretrained(tmp_path / "strips-tiny")
+    save_tokenizer(tmp_path / "strips-tiny")
+    tokenizer = AutoTokenizer.from_pretrained(tmp_path / "strips-tiny")
+    (tmp_path / "images").mkdir()
+    for number, strip in enumerate(images(((9, 14), (18, 10)))):  # read as 9 x 14 and 9 x 5: grids 3 x 3 and 3 x 1
+        Image.fromarray(strip).save(tmp_path / "images" / f"{number}.png")
+    paths = [str(tmp_path / "images" / f"{number}.png") for number in range(2)]
+    read = BahdanauImageToTextPipeline(model=model, tokenizer=tokenizer, image_processor=processor)(
+        paths, return_attentions=True, max_new_tokens=4)
+    rows = [dict(image="images/0.png", reference=read[0]["generated_text"], id=1),
+            dict(image=paths[1], reference=read[1]["generated_text"] + "x")]
+    (tmp_path / "images.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    main([str(tmp_path / "strips-tiny"), "--input", str(tmp_path / "images.jsonl"), "--output",
+          str(tmp_path / "page.html"), "--max_new_tokens", "4"])
+    assert capsys.readouterr().out == f"{tmp_path / 'page.html'}: 2 images, accuracy 50.0 % (1 wrong)\n"
+    data = page_data((tmp_path / "page.html").read_text(encoding="utf-8"))
+    assert data["kind"] == "image_text" and data["title"] == "strips-tiny"
+    assert dict(data["model_summary"])["cnn_pool_sizes"] == "[[2, 2], [2, 3]]"
+    assert [(example["number"], example["correct"]) for example in data["examples"]] == [(2, False), (1, True)]
+    for example in data["examples"]:
+        expected, path = read[example["number"] - 1], paths[example["number"] - 1]
+        assert (example["prediction"], example["tokens"], example["grid"], example["stride"]) == (
+            expected["generated_text"], expected["attention"]["tokens"], expected["attention"]["grid"], [4, 6])
+        np.testing.assert_array_equal(decoded(example["image"]), np.asarray(processor.to_image(Image.open(path))))
+        torch.testing.assert_close(torch.tensor(example["weights"], dtype=torch.float64),
+                                   torch.tensor(expected["attention"]["weights"], dtype=torch.float64),
+                                   atol=ROUNDING, rtol=0)
+    missing = [rows[0], {"image": "images/9.png"}]
+    (tmp_path / "missing.jsonl").write_text("".join(json.dumps(row) + "\n" for row in missing))
+    with pytest.raises(SystemExit) as exit:
+        main([str(tmp_path / "strips-tiny"), "--input", str(tmp_path / "missing.jsonl"), "--output",
+              str(tmp_path / "bad.html")])
+    assert exit.value.code == 2 and capsys.readouterr().err.splitlines()[-1] == (
+        f"hf-bahdanau-explore: error: line 2 of --input {tmp_path / 'missing.jsonl'}: the image 'images/9.png' is "
+        f"not a file (read from {tmp_path}).")
+    assert not (tmp_path / "bad.html").exists()
+
+
 @pytest.mark.browser
 def test_hovering_a_token_shades_each_region_by_its_weight(browser, tmp_path):
     from selenium.webdriver.common.action_chains import ActionChains

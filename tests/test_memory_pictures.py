@@ -145,6 +145,50 @@ def test_bad_records_are_refused_by_name(records, message):
         memory_page(records)
 
 
+def test_the_command_answers_the_questions_of_a_jsonl_file_through_the_pipeline(tmp_path, capsys):
+    """hf-bahdanau-explore on a memory network's folder: the page its family declares (``MEMORY_EXPLORER``), with the
+    pipeline's answers and hop weights; a bad line and --references end as usage errors that name them."""
+    import json
+
+    from hf_bahdanau.explorer.page import main
+    from test_memory_network import answerer
+
+    pipe = answerer()
+    pipe.model.save_pretrained(tmp_path / "babi-tiny")
+    pipe.tokenizer.save_pretrained(tmp_path / "babi-tiny")
+    rows = [dict(memory=["a b", "c d e", "f"], question="a g", supporting_facts=[1], id=7),
+            dict(memory=["b c", "g"], question="d")]
+    answers = pipe([dict(memory=row["memory"], question=row["question"]) for row in rows])
+    rows[0]["expected"], rows[1]["expected"] = answers[0]["answer"], "not an answer"
+    (tmp_path / "questions.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    main([str(tmp_path / "babi-tiny"), "--input", str(tmp_path / "questions.jsonl"), "--output",
+          str(tmp_path / "page.html")])
+    assert capsys.readouterr().out == f"{tmp_path / 'page.html'}: 2 questions, accuracy 50.0 % (1 wrong)\n"
+    data = page_data((tmp_path / "page.html").read_text(encoding="utf-8"))
+    assert data["kind"] == "memory" and data["title"] == "babi-tiny"
+    assert dict(data["model_summary"])["num_hops"] == str(pipe.model.config.num_hops)
+    assert [(question["number"], question["correct"]) for question in data["questions"]] == [(2, False), (1, True)]
+    for question in data["questions"]:
+        row, answer = rows[question["number"] - 1], answers[question["number"] - 1]
+        assert (question["memory"], question["question"], question["answer"], question["expected"]) == (
+            row["memory"], row["question"], answer["answer"], row["expected"])
+        assert question["supporting_facts"] == row.get("supporting_facts", [])
+        torch.testing.assert_close(torch.tensor(question["hop_attentions"], dtype=torch.float64),
+                                   torch.tensor(answer["hop_attentions"], dtype=torch.float64), atol=ROUNDING, rtol=0)
+    (tmp_path / "bad.jsonl").write_text(json.dumps(rows[0]) + "\n" + json.dumps({"memory": ["a"]}) + "\n")
+    for options, error in (
+            (["--input", str(tmp_path / "bad.jsonl")], f'line 2 of --input {tmp_path / "bad.jsonl"} must be an object '
+                                                        'with "memory" and "question", got {"memory": ["a"]}.'),
+            (["--input", str(tmp_path / "questions.jsonl"), "--references", str(tmp_path / "bad.jsonl")],
+             f"--references {tmp_path / 'bad.jsonl'} is for sentences; give the right answers in the rows of --input "
+             f'{tmp_path / "questions.jsonl"} ("expected").')):
+        with pytest.raises(SystemExit) as exit:
+            main([str(tmp_path / "babi-tiny"), *options, "--output", str(tmp_path / "bad.html")])
+        assert exit.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1] == f"hf-bahdanau-explore: error: {error}"
+    assert not (tmp_path / "bad.html").exists()
+
+
 @pytest.mark.browser
 def test_the_page_shows_each_hop_over_the_story_and_filters_the_wrong_answers(browser, tmp_path):
     from selenium.webdriver.common.by import By

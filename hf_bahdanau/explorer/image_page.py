@@ -14,17 +14,23 @@ from __future__ import annotations
 import base64
 import struct
 import zlib
+from argparse import Namespace
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 
 import numpy as np
 
-from ..pictures import OVERLAY_OPACITY, check_image, check_image_attention, region_stride
-from .page import WEIGHT_DECIMALS, _format_value, _metrics_table, html_page, is_exact_match, judged_first
+from ..pictures import OVERLAY_OPACITY, check_image, check_image_attention, cnn_stride, region_stride
+from .shell import (WEIGHT_DECIMALS, Explorer, check_page_size, html_page, is_exact_match, judged_first, page_data,
+                    plural, read_model_metrics, read_rows, summarise_model)
 
-__all__ = ["image_text_page", "png_data_uri", "write_image_text_page"]
+__all__ = ["IMAGE_EXPLORER", "IMAGE_SUMMARY_FIELDS", "image_text_page", "png_data_uri", "write_image_text_page"]
 
+# the config fields of an image-to-text model that ``shell.summarise_model(model, IMAGE_SUMMARY_FIELDS)`` shows on top
+IMAGE_SUMMARY_FIELDS = ("model_type", "backbone", "cnn_channels", "cnn_pool_sizes", "region_position_encoding",
+                        "rnn_type", "hidden_size", "decoder_layers", "attention_type", "decoder_style",
+                        "doubly_stochastic_weight")
 RECORD_KEYS = {"image", "prediction", "tokens", "weights", "grid"}  # and optionally "reference", "stride"
 HELP = """Hover over an output token to draw its attention α over the image's regions (the encoder's grid, each region
 a block of pixels): the image turns grey and each region is shaded orange by its weight, transparent at 0, strongest at
@@ -98,28 +104,20 @@ def image_text_page(
         "reference" (the right text: every example or none; then each prediction is marked right or wrong,
         ``is_exact_match``, the wrong ones come first and the page's accuracy is shown). Weights are kept to
         ``WEIGHT_DECIMALS``.
-    model_summary: a key/value table at the top (``page.summarise_model(model, fields)``).
+    model_summary: a key/value table at the top (``shell.summarise_model(model, fields)``).
     metrics: a table of metric x split at the top, "eval_accuracy" in row "accuracy", column "eval"
-        (``page.read_model_metrics``).
+        (``shell.read_model_metrics``).
     page_size: how many images the page draws at a time.
     """
     if isinstance(examples, (str, Mapping)) or not isinstance(examples, Sequence) or not examples:
         raise ValueError(f"`examples` must be a non-empty list of dicts, one per image, got {examples!r:.80}.")
-    if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
-        raise ValueError(f"`page_size` must be a positive integer, got {page_size!r}.")
+    check_page_size(page_size)
     records = [_example_record(index, example) for index, example in enumerate(examples)]
     records, page_metrics = judged_first(records, "examples", "a 'reference'", "images")
-    data = dict(
-        kind="image_text",
-        title=title,
-        model_summary=[(key, _format_value(value)) for key, value in (model_summary or {}).items()],
-        model_metrics=_metrics_table(metrics or {}),
-        page_metrics=page_metrics,
-        has_references=all(record["correct"] is not None for record in records),
-        page_size=page_size,
-        overlay_opacity=OVERLAY_OPACITY,  # the overlay's opacity at a token's largest weight, as in the figures
-        examples=records,
-    )
+    data = page_data("image_text", ("examples", records), page_metrics, title=title, model_summary=model_summary,
+                     metrics=metrics, page_size=page_size,
+                     has_references=all(record["correct"] is not None for record in records),
+                     overlay_opacity=OVERLAY_OPACITY)  # at a token's largest weight, as in the figures
     return html_page(data, help=HELP, noun="images", wrong="predictions")
 
 
@@ -130,3 +128,54 @@ def write_image_text_page(path: str | PathLike, examples: Sequence[Mapping], **o
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def read_images(args: Namespace) -> list[dict]:
+    """The images of ``args.input``, a JSON-lines file with one object a line: "image" (a path, relative to the
+    file's folder or absolute) and optionally "reference" (the right text); other keys are ignored (``read_rows``).
+    A ValueError names a line whose image is not a file."""
+    images = []
+    for where, row in read_rows(args, ("image",), ("reference",)):
+        path = args.input.parent / str(row["image"])
+        if not path.is_file():
+            raise ValueError(f"{where}: the image {str(row['image'])!r} is not a file (read from {args.input.parent}).")
+        images.append({**row, "image": path})
+    return images
+
+
+def explore_images(args: Namespace, images: list[dict]) -> tuple[str, str]:
+    """Read ``images`` with the image-to-text model ``args.model`` through its pipeline
+    (``BahdanauImageToTextPipeline`` with ``return_attentions=True``: the text, its tokens and each token's weights
+    over the image's grid) and build their page, each image as the model read it (``processor.to_image``); the
+    summary line counts them and, with references, the accuracy."""
+    from PIL import Image
+    from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoTokenizer
+
+    from ..modeling.pipeline_image_to_text import BahdanauImageToTextPipeline
+
+    options = dict(revision=args.revision, trust_remote_code=args.trust_remote_code)
+    reader = BahdanauImageToTextPipeline(model=AutoModelForImageTextToText.from_pretrained(args.model, **options),
+                                         tokenizer=AutoTokenizer.from_pretrained(args.model, **options),
+                                         image_processor=AutoImageProcessor.from_pretrained(args.model, **options))
+    generation = dict(num_beams=args.num_beams, return_attentions=True)
+    if args.max_new_tokens is not None:
+        generation["max_new_tokens"] = args.max_new_tokens
+    read = reader([str(image["image"]) for image in images], **generation)  # one at a time: sizes differ
+    stride = cnn_stride(reader.model.config)
+    examples = [dict(image=np.asarray(reader.image_processor.to_image(Image.open(image["image"]))),
+                     prediction=record["generated_text"], tokens=record["attention"]["tokens"],
+                     weights=record["attention"]["weights"], grid=record["attention"]["grid"], stride=stride,
+                     **({"reference": image["reference"]} if "reference" in image else {}))
+                for image, record in zip(images, read)]
+    page = image_text_page(examples, title=args.title,
+                           model_summary=summarise_model(reader.model, IMAGE_SUMMARY_FIELDS),
+                           metrics=read_model_metrics(args.model, args.revision), page_size=args.page_size)
+    summary = plural(len(examples), "image")
+    judged = [example for example in examples if example.get("reference") is not None]
+    if judged:
+        right = sum(is_exact_match(example["prediction"], [example["reference"]]) for example in judged)
+        summary += f", accuracy {100 * right / len(judged):.1f} % ({len(judged) - right:,} wrong)"
+    return page, summary
+
+
+IMAGE_EXPLORER = Explorer(read=read_images, explore=explore_images)

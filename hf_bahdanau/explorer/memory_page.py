@@ -11,16 +11,18 @@ and can be shown alone, as on ``explorer_page``'s page (same style, script and p
 
 from __future__ import annotations
 
+from argparse import Namespace
 from collections.abc import Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 
 from ..pictures import check_hop_attentions, check_supporting_facts
-from .page import WEIGHT_DECIMALS, _format_value, _metrics_table, html_page, is_exact_match, judged_first
+from .shell import (WEIGHT_DECIMALS, Explorer, check_page_size, html_page, is_exact_match, judged_first, page_data,
+                    plural, read_model_metrics, read_rows, summarise_model)
 
-__all__ = ["MEMORY_SUMMARY_FIELDS", "memory_page", "write_memory_page"]
+__all__ = ["MEMORY_EXPLORER", "MEMORY_SUMMARY_FIELDS", "memory_page", "write_memory_page"]
 
-# the config fields of a memory network that ``page.summarise_model(model, MEMORY_SUMMARY_FIELDS)`` shows at the top
+# the config fields of a memory network that ``shell.summarise_model(model, MEMORY_SUMMARY_FIELDS)`` shows at the top
 MEMORY_SUMMARY_FIELDS = ("model_type", "num_hops", "hidden_size", "sentence_encoding", "weight_tying",
                          "temporal_encoding", "memory_size", "random_noise", "linear_start", "num_labels")
 RECORD_KEYS = {"memory", "question", "answer", "hop_attentions"}  # and optionally "expected", "supporting_facts"
@@ -82,28 +84,20 @@ def memory_page(
         ``hop_attentions``), and optionally "expected" (the right answer: every record or none; then each answer is
         marked right or wrong, ``is_exact_match``, the wrong ones come first and the page's accuracy is shown) and
         "supporting_facts" (0-based indices into "memory"). Weights are kept to ``WEIGHT_DECIMALS``.
-    model_summary: a key/value table at the top (``page.summarise_model(model, MEMORY_SUMMARY_FIELDS)``).
+    model_summary: a key/value table at the top (``shell.summarise_model(model, MEMORY_SUMMARY_FIELDS)``).
     metrics: a table of metric x split at the top, "eval_accuracy" in row "accuracy", column "eval"
-        (``page.read_model_metrics``).
+        (``shell.read_model_metrics``).
     page_size: how many questions the page draws at a time.
     """
     if isinstance(records, (str, Mapping)) or not isinstance(records, Sequence) or not records:
         raise ValueError(f"`records` must be a non-empty list of dicts, one per question, got {records!r:.80}.")
-    if isinstance(page_size, bool) or not isinstance(page_size, int) or page_size < 1:
-        raise ValueError(f"`page_size` must be a positive integer, got {page_size!r}.")
+    check_page_size(page_size)
     questions = [_question_record(index, record) for index, record in enumerate(records)]
     questions, page_metrics = judged_first(questions, "records", "an 'expected' answer", "questions")
     page_metrics += _supporting_fact_rates(questions)
-    data = dict(
-        kind="memory",
-        title=title,
-        model_summary=[(key, _format_value(value)) for key, value in (model_summary or {}).items()],
-        model_metrics=_metrics_table(metrics or {}),
-        page_metrics=page_metrics,
-        has_references=all(question["correct"] is not None for question in questions),
-        page_size=page_size,
-        questions=questions,
-    )
+    data = page_data("memory", ("questions", questions), page_metrics, title=title, model_summary=model_summary,
+                     metrics=metrics, page_size=page_size,
+                     has_references=all(question["correct"] is not None for question in questions))
     return html_page(data, help=HELP, noun="questions", wrong="answers")
 
 
@@ -114,3 +108,38 @@ def write_memory_page(records: Sequence[Mapping], path: str | PathLike, **option
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def read_questions(args: Namespace) -> list[dict]:
+    """The questions of ``args.input``, a JSON-lines file with one object a line: "memory" (its sentences, oldest
+    first) and "question", and optionally "expected" (the right answer) and "supporting_facts" (0-based indices into
+    "memory"); other keys are ignored (``read_rows``)."""
+    return [row for _, row in read_rows(args, ("memory", "question"), ("expected", "supporting_facts"))]
+
+
+def explore_questions(args: Namespace, questions: list[dict]) -> tuple[str, str]:
+    """Answer ``questions`` with the memory network ``args.model`` through its pipeline
+    (``BahdanauMemoryQuestionAnsweringPipeline``: the answer and each hop's weights over the given sentences) and build
+    their page; the summary line counts them and, with expected answers, the accuracy."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    from ..modeling.pipeline_memory import BahdanauMemoryQuestionAnsweringPipeline
+
+    options = dict(revision=args.revision, trust_remote_code=args.trust_remote_code)
+    answerer = BahdanauMemoryQuestionAnsweringPipeline(
+        model=AutoModelForSequenceClassification.from_pretrained(args.model, **options),
+        tokenizer=AutoTokenizer.from_pretrained(args.model, **options))
+    answered = answerer([dict(memory=question["memory"], question=question["question"]) for question in questions])
+    records = [{**question, "answer": answer["answer"], "hop_attentions": answer["hop_attentions"]}
+               for question, answer in zip(questions, answered)]
+    page = memory_page(records, title=args.title, model_summary=summarise_model(answerer.model, MEMORY_SUMMARY_FIELDS),
+                       metrics=read_model_metrics(args.model, args.revision), page_size=args.page_size)
+    summary = plural(len(records), "question")
+    judged = [record for record in records if record.get("expected") is not None]
+    if judged:
+        right = sum(is_exact_match(record["answer"], [record["expected"]]) for record in judged)
+        summary += f", accuracy {100 * right / len(judged):.1f} % ({len(judged) - right:,} wrong)"
+    return page, summary
+
+
+MEMORY_EXPLORER = Explorer(read=read_questions, explore=explore_questions)

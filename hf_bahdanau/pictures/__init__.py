@@ -23,13 +23,14 @@ from .classifier import plot_classifier_attention, plot_classifier_texts, plot_d
 from .common import BLANK
 from .encoder import VALUES_UP_TO, plot_embedding_mixture, plot_encoder_self_attention, plot_encoder_text
 from .image import (
-    OVERLAY_OPACITY, attention_maps, check_image, check_image_attention, plot_image_attention, region_stride,
+    OVERLAY_OPACITY, attention_maps, check_image, check_image_attention, cnn_stride, plot_image_attention,
+    region_stride,
 )
 from .memory import SUPPORTING, check_hop_attentions, check_supporting_facts, plot_memory_hops
 from .vqa import plot_coattention, plot_vqa_example
 
 __all__ = ["BLANK", "OVERLAY_OPACITY", "SUPPORTING", "VALUES_UP_TO", "attention_maps", "check_hop_attentions",
-           "check_image", "check_image_attention", "check_supporting_facts", "plot_alignment",
+           "check_image", "check_image_attention", "check_supporting_facts", "cnn_stride", "plot_alignment",
            "plot_classifier_attention", "plot_classifier_texts", "plot_coattention", "plot_document_attention",
            "plot_embedding_mixture", "plot_encoder_self_attention", "plot_encoder_text", "plot_image_attention",
            "plot_memory_hops", "plot_token_attention", "plot_vqa_example", "region_stride"]

@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 
-__all__ = ["OVERLAY_OPACITY", "attention_maps", "check_image", "check_image_attention", "plot_image_attention",
-           "region_stride"]
+__all__ = ["OVERLAY_OPACITY", "attention_maps", "check_image", "check_image_attention", "cnn_stride",
+           "plot_image_attention", "region_stride"]
 
 
 OVERLAY_OPACITY = 0.8  # plot_image_attention's (and the explorer's) overlay at a token's largest weight; 0 at weight 0
@@ -74,6 +74,14 @@ def check_image_attention(weights: Any, grid: Any, tokens: Sequence[str] | None 
                          f"from {np.nanmin(array):.4g} to {np.nanmax(array):.4g}"
                          f"{' and NaN or inf' if not np.isfinite(array).all() else ''}.")
     return array, grid
+
+
+def cnn_stride(config: Any) -> tuple[int, int] | None:
+    """(sh, sw): the pixels per region of our CNN image encoder, the product of its ``cnn_pool_sizes`` down and across;
+    None for a backbone's regions (``region_stride`` then spreads the grid over the image)."""
+    if config.backbone_config is not None:
+        return None
+    return tuple(int(np.prod(sizes)) for sizes in zip(*config.cnn_pool_sizes))
 
 
 def region_stride(grid: tuple[int, int], image_size: Any, stride: Any = None,

@@ -15,7 +15,7 @@ import numpy as np
 import torch
 
 from .common import _draw_rows, _positive_pair, _rows_size
-from .image import _draw_overlay, _grey, attention_maps, check_image
+from .image import _draw_overlay, _grey, attention_maps, check_image, cnn_stride
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -161,10 +161,8 @@ def plot_vqa_example(
     answer = f"{label} (p = {float(score):.2f})"
     if expected is not None:
         answer += f" · expected: {expected} {'✓' if label == expected else '✗'}"
-    stride = (None if config.backbone_config is not None
-              else tuple(int(np.prod(sizes)) for sizes in zip(*config.cnn_pool_sizes)))
     return plot_coattention(
         np.asarray(picture), tokenizer.convert_ids_to_tokens(encoding["input_ids"][0].tolist()),
         torch.stack(outputs.question_attentions)[:, 0], torch.stack(outputs.context_attentions)[:, 0, :rows * columns],
-        (rows, columns), levels=config.question_levels, answer=answer, title=f"Q: {question}", stride=stride,
-        path=path)
+        (rows, columns), levels=config.question_levels, answer=answer, title=f"Q: {question}",
+        stride=cnn_stride(config), path=path)
