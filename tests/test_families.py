@@ -1,8 +1,9 @@
 """A model family is one descriptor (``hf_bahdanau.families.Family``) plus its model files: a toy family written to a
 temporary folder at run time, nothing else edited, gets the Auto classes, save/load, a folder that loads with
-``trust_remote_code=True`` where hf_bahdanau is not installed, a pipeline and a model card from the generic engine.
-Also: every family of the package is registered from its descriptor, and ``family_of`` finds a folder's family."""
+``trust_remote_code=True`` where hf_bahdanau is not installed, a pipeline, a model card from the generic engine and
+the whole contract suite (tests/contract/). Also: every family of the package is registered from its descriptor, and ``family_of`` finds a folder's family."""
 
+import copy
 import importlib
 import json
 import sys
@@ -14,6 +15,8 @@ from huggingface_hub import ModelCard
 from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer, pipeline
 
 from child_process import run_child
+from contract.contract import ContractTests
+from contract import testers
 from hf_bahdanau.cards import write_model_card
 from hf_bahdanau.families import FAMILIES, family_for_task, family_of, find_family
 from training.tokenization import train_tokenizer
@@ -29,6 +32,13 @@ class ToyBagConfig(PreTrainedConfig):
     vocab_size: int = 16
     hidden_size: int = 4
     pad_token_id: int | None = 0
+
+    def __post_init__(self, **kwargs):
+        for name in ("vocab_size", "hidden_size"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"`{name}` must be a positive integer, got {value!r}.")
+        super().__post_init__(**kwargs)
 '''
 TOY_MODEL = '''
 import torch
@@ -40,9 +50,11 @@ from .configuration_toy import ToyBagConfig
 
 
 class ToyBagForSequenceClassification(PreTrainedModel):
-    """logits = W mean_j E x_j + b over the real tokens (attention_mask): [batch, tokens] -> [batch, labels]."""
+    """a_j = m_j / Σ_k m_k over the real tokens (attention_mask m), logits = W Σ_j a_j E x_j + b:
+    [batch, tokens] -> [batch, labels]; the uniform weights a [batch, tokens] are its attentions."""
 
     config_class = ToyBagConfig
+    accepts_loss_kwargs = True
 
     def __init__(self, config: ToyBagConfig):
         super().__init__(config)
@@ -50,12 +62,22 @@ class ToyBagForSequenceClassification(PreTrainedModel):
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
-    def forward(self, input_ids, attention_mask=None, labels=None, **kwargs):
+    def forward(self, input_ids, attention_mask=None, labels=None, num_items_in_batch=None, **kwargs):
+        if input_ids.min() < 0 or input_ids.max() >= self.config.vocab_size:
+            raise ValueError(f"`input_ids` must be in [0, {self.config.vocab_size}), got {input_ids.max().item()}.")
         mask = torch.ones_like(input_ids) if attention_mask is None else attention_mask
-        bag = (self.embeddings(input_ids) * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
-        logits = self.classifier(bag)
-        loss = None if labels is None else nn.functional.cross_entropy(logits, labels)
-        return SequenceClassifierOutput(loss=loss, logits=logits)
+        if not ((mask == 0) | (mask == 1)).all():
+            raise ValueError("`attention_mask` must hold 0 and 1 only.")
+        weights = mask.to(self.embeddings.weight.dtype) / mask.sum(1, keepdim=True)
+        logits = self.classifier((weights[..., None] * self.embeddings(input_ids)).sum(1))
+        loss = None
+        if labels is not None:
+            kept = labels != -100
+            if (labels[kept] < 0).any() or (labels[kept] >= self.config.num_labels).any():
+                raise ValueError(f"`labels` must be -100 or in [0, {self.config.num_labels}).")
+            total = nn.functional.cross_entropy(logits, labels, ignore_index=-100, reduction="sum")
+            loss = total / (num_items_in_batch if num_items_in_batch is not None else kept.sum().clamp(min=1))
+        return SequenceClassifierOutput(loss=loss, logits=logits, attentions=(weights,))
 '''
 TOY_DESCRIPTOR = '''
 import json
@@ -197,6 +219,42 @@ def test_the_toy_folder_gets_a_card_from_the_generic_engine(saved, tmp_path):
             f"pipeline\n\nclassifier = pipeline('text-classification', model=\"{folder}\")\n") in text
     assert f"model=\"{folder}\", trust_remote_code=True)\nprint(classifier([\"mary moved\"]))\n```" in text
     assert text.endswith("## Limitations\n\n- Word order is lost.")
+
+
+def toy_batch(left: bool) -> dict[str, torch.Tensor]:
+    """Three texts of 4, 2 and 1 tokens, padded with 0 on the right (or the left)."""
+    rows = [[3, 4, 5, 6], [7, 8], [9]]
+    pad = [[0] * (4 - len(row)) for row in rows]
+    ids = [p + row if left else row + p for row, p in zip(rows, pad)]
+    mask = [[0] * len(p) + [1] * len(row) if left else [1] * len(row) + [0] * len(p) for row, p in zip(rows, pad)]
+    return {"input_ids": torch.tensor(ids), "attention_mask": torch.tensor(mask)}
+
+
+def toy_reference(model, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The toy's equation one text at a time: W mean_j E x_j + b over its real tokens."""
+    rows = []
+    for ids, mask in zip(batch["input_ids"], batch["attention_mask"]):
+        bag = model.embeddings.weight[ids[mask.bool()]].mean(0)
+        rows.append(model.classifier.weight @ bag + model.classifier.bias)
+    return torch.stack(rows)
+
+
+class TestToyContract(ContractTests):
+    """The contract suite (tests/contract/) run on the toy head, as on every head of the package."""
+
+    @pytest.fixture
+    def tester(self, toy) -> testers.Tester:
+        torch.manual_seed(0)
+        model = toy.TOY.heads[0].model_class(toy.TOY.config_class(vocab_size=12, num_labels=3)).double().eval()
+        return testers.Tester(
+            name="toy-bag", family="toy-bag", auto_class=AutoModelForSequenceClassification,
+            model=lambda: copy.deepcopy(model), batch=toy_batch,
+            padded={"input_ids": "attention_mask", "attention_mask": "attention_mask"},
+            outputs=lambda model, output, batch: {"logits": testers.Over(output.logits)},
+            weights=lambda model, output, batch: {"attentions": testers.Over(
+                output.attentions[0], {1: batch["attention_mask"]})},
+            labels=lambda batch: torch.tensor([1, -100, 2]), reference=toy_reference,
+            padding_rows=lambda model: [(model.embeddings.weight, 0)])
 
 
 @pytest.mark.parametrize(("config", "family"), [
