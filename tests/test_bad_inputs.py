@@ -497,8 +497,9 @@ def test_the_vqa_image_encoder_refuses_an_image_smaller_than_its_first_pooling_w
     from hf_bahdanau.modeling.configuration_coattention import BahdanauVisualQuestionAnsweringConfig
     from hf_bahdanau.modeling.modeling_coattention import BahdanauForVisualQuestionAnswering
 
-    config = BahdanauVisualQuestionAnsweringConfig(vocab_size=VOCAB, hidden_size=16, attention_size=8, answer_hidden_size=8,
-                                           num_labels=NUM_LABELS, cnn_channels=[4, 8], cnn_pool_sizes=[[3, 2], [2, 2]])
+    config = BahdanauVisualQuestionAnsweringConfig(vocab_size=VOCAB, hidden_size=16, attention_size=8,
+                                                   answer_hidden_size=8, num_labels=NUM_LABELS, cnn_channels=[4, 8],
+                                                   cnn_pool_sizes=[[3, 2], [2, 2]])
     model = BahdanauForVisualQuestionAnswering(config).eval()
     question = torch.tensor([[4, 5, 6]])
     with pytest.raises(ValueError) as caught:

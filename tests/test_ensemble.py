@@ -1,6 +1,6 @@
-"""BahdanauEnsembleForConditionalGeneration: generate() over p = (1/M) Σ_m p_m, checked against each member's own forward and
-generate(), by hand; mismatched members refused by field; hf-bahdanau-translate --ensemble prints what the Python
-API decodes."""
+"""BahdanauEnsembleForConditionalGeneration: generate() over p = (1/M) Σ_m p_m, checked against each member's own
+forward and generate(), by hand; mismatched members refused by field; hf-bahdanau-translate --ensemble prints what the
+Python API decodes."""
 
 import pytest
 import torch

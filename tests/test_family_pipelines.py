@@ -17,8 +17,8 @@ from hf_bahdanau import (
     BahdanauConfig, BahdanauEncoderModel, BahdanauForConditionalGeneration, BahdanauForImageToText,
     BahdanauForPointerNetwork, BahdanauForSequenceClassification, BahdanauForTextPairClassification,
     BahdanauForTokenClassification, BahdanauForVisualQuestionAnswering, BahdanauImageProcessor,
-    BahdanauImageToTextConfig, BahdanauPointerConfig, BahdanauMemoryNetworkConfig, BahdanauMemoryNetworkForSequenceClassification,
-    BahdanauTextCoAttentionConfig, BahdanauVisualQuestionAnsweringConfig,
+    BahdanauImageToTextConfig, BahdanauMemoryNetworkConfig, BahdanauMemoryNetworkForSequenceClassification,
+    BahdanauPointerConfig, BahdanauTextCoAttentionConfig, BahdanauVisualQuestionAnsweringConfig,
 )
 from hf_bahdanau.families import FAMILIES as REGISTERED
 from hf_bahdanau.families import family_of

@@ -122,8 +122,8 @@ def test_saved_folders_carry_exactly_the_modeling_subpackage(tmp_path):
     hf_bahdanau.BahdanauForTokenClassification(tiny_config()).save_pretrained(tagger)
     BahdanauForPointerNetwork(BahdanauPointerConfig(input_feature_size=2, hidden_size=8, embedding_size=8,
                                                     attention_size=8)).save_pretrained(pointer)
-    hf_bahdanau.BahdanauMemoryNetworkForSequenceClassification(hf_bahdanau.BahdanauMemoryNetworkConfig(vocab_size=5)).save_pretrained(
-        memory)
+    hf_bahdanau.BahdanauMemoryNetworkForSequenceClassification(
+        hf_bahdanau.BahdanauMemoryNetworkConfig(vocab_size=5)).save_pretrained(memory)
     hf_bahdanau.BahdanauForImageToText(hf_bahdanau.BahdanauImageToTextConfig(
         vocab_size=8, embedding_size=8, hidden_size=8, cnn_channels=[4], cnn_pool_sizes=[[2, 2]])).save_pretrained(image)
     hf_bahdanau.BahdanauImageProcessor().save_pretrained(image)

@@ -251,9 +251,9 @@ def test_a_short_run_learns_babi_task_1_far_above_chance():
     train_rows, test_rows = ([{key: row[key] for key in keep} for row in run_memory_qa.features(
         examples, tokenizer, answers, "coattention", memory_size=3)] for examples in (train, test))
     collator = DataCollatorForTextPairs(tokenizer.pad_token_id)
-    config = BahdanauTextCoAttentionConfig(vocab_size=len(tokenizer), hidden_size=32, attention_size=32, answer_hidden_size=64,
-                                   context_hidden_size=32, num_labels=len(answers), dropout=0.0,
-                                   coattention="alternating", question_levels=["word"])
+    config = BahdanauTextCoAttentionConfig(vocab_size=len(tokenizer), hidden_size=32, attention_size=32,
+                                           answer_hidden_size=64, context_hidden_size=32, num_labels=len(answers),
+                                           dropout=0.0, coattention="alternating", question_levels=["word"])
     model = BahdanauForTextPairClassification(config)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.02)
     for _ in range(6):

@@ -18,7 +18,9 @@ from huggingface_hub import ModelCard
 from PIL import Image
 
 from child_process import run_script
-from hf_bahdanau import BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, BahdanauVisualQuestionAnsweringConfig
+from hf_bahdanau import (
+    BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, BahdanauVisualQuestionAnsweringConfig,
+)
 from hf_bahdanau.cards import write_model_card
 from hf_bahdanau.cards.architecture import describe
 from hf_bahdanau.modeling.axes import CO_ATTENTIONS

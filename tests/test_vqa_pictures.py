@@ -7,7 +7,9 @@ import pytest
 import torch
 from PIL import Image
 
-from hf_bahdanau import BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, BahdanauVisualQuestionAnsweringConfig
+from hf_bahdanau import (
+    BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, BahdanauVisualQuestionAnsweringConfig,
+)
 from hf_bahdanau.pictures import OVERLAY_OPACITY, attention_maps, plot_coattention, plot_vqa_example
 
 pytestmark = pytest.mark.usefixtures("one_thread")
