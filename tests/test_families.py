@@ -1,7 +1,8 @@
 """A model family is one descriptor (``hf_bahdanau.families.Family``) plus its model files: a toy family written to a
 temporary folder at run time, nothing else edited, gets the Auto classes, save/load, a folder that loads with
 ``trust_remote_code=True`` where hf_bahdanau is not installed, a pipeline, a model card from the generic engine and
-the whole contract suite (tests/contract/). Also: every family of the package is registered from its descriptor, and ``family_of`` finds a folder's family."""
+the whole contract suite (tests/contract/). Also: every family of the package is registered from its descriptor, and
+``family_of`` finds a folder's family."""
 
 import copy
 import importlib

@@ -76,7 +76,8 @@ def write_model_card(
 ) -> Path:
     """Write ``model_dir/README.md`` for the model saved there and return its path.
 
-    task: a key of TASKS; default: the model type's one task (MODEL_TYPES), "translation" for model type "bahdanau".
+    task: a family's task (``hf_bahdanau.families``: "translation", "token-classification", ...) that fits the folder;
+    default: the task of the folder's family (``families.find_family``).
     results: flat metrics as Trainer writes them (``{"eval_bleu": …, "predict_exact_match": …}``; the prefix names
     the split); default: ``all_results.json`` of the folder. license: the card's (a Hub license id); default: the
     folder's card's, else apache-2.0. training_args: ``TrainingArguments.to_dict()``; default:

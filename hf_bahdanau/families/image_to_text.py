@@ -11,7 +11,8 @@ from transformers import AutoModel, AutoModelForImageTextToText
 
 from hf_bahdanau.explorer.image_page import IMAGE_EXPLORER
 from hf_bahdanau.families import CardWords, Family, Head, Picture, register_family
-from hf_bahdanau.families.images import example_paths, folder_images, image_encoder_words, image_size_words
+from hf_bahdanau.families.images import (example_paths, folder_images, image_encoder_words, image_size_words,
+                                         in_folder)
 from hf_bahdanau.families.recurrent import decoder_lines, recurrent_tags, vocabulary_output
 from hf_bahdanau.families.words import Architecture, dropout_lines, generate_kwargs
 from hf_bahdanau.modeling.collators import DataCollatorForImageToText
@@ -59,8 +60,7 @@ def example_images(model_dir: Path, examples: list[str] | None) -> list[str]:
     if examples is None:
         examples = folder_images(model_dir, "an image-to-text")
     for name in examples:
-        path = Path(name)
-        if path.is_absolute() or ".." in path.parts or not (model_dir / path).is_file():
+        if not in_folder(model_dir, name):
             raise ValueError(f"`example_inputs` of an image-to-text model must be image files in `model_dir` "
                              f"({model_dir}), named relative to it, got {name!r}.")
     return examples

@@ -7,7 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-__all__ = ["EXAMPLE_IMAGES", "OWN_IMAGE", "example_paths", "folder_images", "image_encoder_words", "image_size_words"]
+__all__ = ["EXAMPLE_IMAGES", "OWN_IMAGE", "example_paths", "folder_images", "image_encoder_words", "image_size_words",
+           "in_folder"]
 
 EXAMPLE_IMAGES = "example_*.png"  # an image-to-text (or VQA) folder's example images when none are named
 OWN_IMAGE = "image.png"  # what the usage code reads when the folder has no example images
@@ -32,6 +33,13 @@ def folder_images(model_dir: Path, card: str) -> list[str]:
         raise ValueError(f"`example_inputs`: {card} card runs its usage code on images in `model_dir` ({model_dir}); "
                          f"none were given and it holds no {EXAMPLE_IMAGES} (`[]`: a card without examples).")
     return images
+
+
+def in_folder(model_dir: Path, name: str) -> bool:
+    """Whether ``name`` is a file of ``model_dir`` named relative to it (the usage code opens it there, or in the
+    repository's download): not absolute, no "..", and there."""
+    path = Path(name)
+    return not (path.is_absolute() or ".." in path.parts) and (model_dir / path).is_file()
 
 
 def image_size_words(processor: dict[str, Any]) -> str:

@@ -16,8 +16,9 @@ from transformers import AutoModel, AutoModelForVisualQuestionAnswering
 
 from hf_bahdanau.families import CardWords, Family, Head, Picture, register_family
 from hf_bahdanau.families.coattention import CO_ATTENTION_PAPER, coattention_lines
-from hf_bahdanau.families.images import example_paths, folder_images, image_encoder_words, image_size_words
-from hf_bahdanau.families.words import Architecture, closed_answers, dropout_lines, label_names
+from hf_bahdanau.families.images import (example_paths, folder_images, image_encoder_words, image_size_words,
+                                         in_folder)
+from hf_bahdanau.families.words import Architecture, closed_answers, dropout_lines, json_example, label_names
 from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering
 from hf_bahdanau.modeling.configuration_coattention import BahdanauVisualQuestionAnsweringConfig
 from hf_bahdanau.modeling.configuration_image_to_text import backbone_feature_size
@@ -70,16 +71,10 @@ def vqa_examples(model_dir: Path, examples: list[str] | None) -> list[dict[str, 
         return [{"image": name, "question": VQA_QUESTION} for name in images]
     items = []
     for example in examples:
-        try:
-            item = json.loads(example)
-        except (TypeError, json.JSONDecodeError):
-            item = None
-        if not (isinstance(item, dict) and set(item) == {"image", "question"}
-                and all(isinstance(value, str) and value.strip() for value in item.values())):
-            raise ValueError('`example_inputs` of a visual question answering model must be JSON objects {"image": '
-                             f'file, "question": text}}, got {example!r:.200}.')
-        path = Path(item["image"])
-        if path.is_absolute() or ".." in path.parts or not (model_dir / path).is_file():
+        item = json_example(example, dict.fromkeys(("image", "question"), lambda text: isinstance(text, str)
+                                                   and bool(text.strip())),
+                            "a visual question answering model", '{"image": file, "question": text}')
+        if not in_folder(model_dir, item["image"]):
             raise ValueError(f"`example_inputs` of a visual question answering model must name image files in "
                              f"`model_dir` ({model_dir}), relative to it, got {item['image']!r}.")
         items.append(item)
