@@ -198,3 +198,70 @@ def test_phrase_windows_name_their_bad_entry():
         BahdanauVisualQuestionAnsweringConfig(phrase_windows=[1, 0, 3])
     assert str(caught.value) == ("`phrase_windows` must be one or more positive n-gram sizes, got [1, 0, 3]: entry 1 "
                                  "is 0.")
+
+
+@pytest.mark.parametrize("config_class, overrides, message", [
+    (BahdanauConfig, dict(attention_type="none", use_coverage=True, copy_attention=True),
+     "`use_coverage=True`, `copy_attention=True` shape the attention, but `attention_type='none'` has none; pick a "
+     "score (e.g. 'additive')."),
+    (BahdanauConfig, dict(attention_type="none", doubly_stochastic_weight=0.5),
+     "`doubly_stochastic_weight=0.5` shape the attention, but `attention_type='none'` has none; pick a score (e.g. "
+     "'additive')."),
+    (BahdanauConfig, dict(location_filters=5, location_smoothing=True),
+     "`location_filters=5`, `location_smoothing=True`: only `attention_type='location_aware'` reads it, but "
+     "`attention_type` is 'additive'; set it or leave the default."),
+    (BahdanauConfig, dict(attention_mode="hard", reinforce_baseline_decay=0.5, reinforce_entropy_weight=0.1),
+     "`reinforce_baseline_decay=0.5`, `reinforce_entropy_weight=0.1`: only `attention_mode='hard_reinforce'` reads "
+     "it, but `attention_mode` is 'hard'; set it or leave the default."),
+    (BahdanauEncoderConfig, dict(self_attention_rows=8, self_attention_penalty_weight=0.5),
+     "`self_attention_rows=8`, `self_attention_penalty_weight=0.5`: only `pooling_type='self_attentive'` reads it, "
+     "but `pooling_type` is 'context_vector'; set `pooling_type='self_attentive'` or leave the default."),
+    (BahdanauConfig, dict(char_embedding_size=8, char_hidden_size=8),
+     "`char_embedding_size=8`, `char_hidden_size=8`: only the 'chars' source reads it, but `meta_embedding_sources` "
+     "is None; add 'chars' or leave the default."),
+    (BahdanauEncoderConfig, dict(meta_embedding_sources=["word"], char_hidden_size=8),
+     "`char_hidden_size=8`: only the 'chars' source reads it, but `meta_embedding_sources` is ['word']; add 'chars' "
+     "or leave the default."),
+])
+def test_a_field_set_but_not_read_by_the_chosen_option_is_refused_in_the_same_words_as_before(config_class, overrides,
+                                                                                              message):
+    """The messages of the checks that repeated the defaults as literals, now one rule over ``axes.FIELDS_READ``."""
+    with pytest.raises(ValueError) as caught:
+        config_class(**overrides)
+    assert str(caught.value) == message
+    config_class(**{field: value for field, value in overrides.items() if field.endswith(("_type", "_sources"))})
+
+
+def test_a_pointer_refuses_the_attention_fields_its_output_never_reads():
+    from hf_bahdanau import BahdanauPointerConfig
+
+    with pytest.raises(ValueError) as caught:
+        BahdanauPointerConfig(attention_scope="local-m", copy_attention=True, unk_token_id=0)
+    assert str(caught.value) == ("A pointer network's output distribution is the softmax of its attention scores over "
+                                 "all inputs: `attention_scope='local-m'`, `copy_attention=True` cannot be used with "
+                                 "it (leave the default).")
+
+
+def test_the_rule_reads_each_declaration_and_the_defaults_from_the_config_class(monkeypatch):
+    """A declaration added to ``axes.FIELDS_READ`` is enforced with nothing else written; the default a field is
+    compared with is its config class's (BahdanauPointerConfig's ``decoder_style`` is 'luong', BahdanauConfig's
+    'bahdanau'), not a literal."""
+    from hf_bahdanau import BahdanauPointerConfig
+    from hf_bahdanau.modeling import configuration_bahdanau
+    from hf_bahdanau.modeling.axes import FIELDS_READ, FieldsRead
+
+    declaration = FieldsRead("attention_scope", ("local-m", "local-p"), ("local_window", "decoder_style"),
+                             "{fields}: only the local scopes read it, not {value!r}.")
+    monkeypatch.setattr(configuration_bahdanau, "FIELDS_READ", (*FIELDS_READ, declaration))
+    with pytest.raises(ValueError) as caught:
+        BahdanauConfig(local_window=4)
+    assert str(caught.value) == "`local_window=4`: only the local scopes read it, not 'global'."
+    assert BahdanauConfig(local_window=4, attention_scope="local-m").local_window == 4
+    with pytest.raises(ValueError) as caught:
+        BahdanauConfig(decoder_style="luong")
+    assert str(caught.value) == "`decoder_style='luong'`: only the local scopes read it, not 'global'."
+    assert BahdanauPointerConfig(decoder_style="luong").decoder_style == "luong"  # its own default
+    config = BahdanauEncoderConfig(pooling_type="self_attentive", self_attention_rows=8)
+    config.pooling_type = "context_vector"  # set later: refused when a model is built (validate_architecture)
+    with pytest.raises(ValueError, match=r"^`self_attention_rows=8`: only `pooling_type='self_attentive'` reads it"):
+        config.validate_architecture()

@@ -1,16 +1,19 @@
 """Every axis of the configuration, declared once and without torch: its config field, each name it accepts with the
-model card's one-line words for it, the values no class implements (``attention_type="none"``), and the plain facts the
-config checks (``same_size_required``).
+model card's one-line words for it, the values no class implements (``attention_type="none"``), the plain facts the
+config checks (``same_size_required``), and which fields only some options read (``FIELDS_READ``).
 
 The config validates against these declarations, and the model card and the table of axes read them, so loading a
 config imports no model code (as BART's). The modules that implement an axis import its registry from here and
 register one class per name (``@ATTENTION_SCORES.register("additive")``; ``registry.py`` says how to add an option).
 """
 
+from dataclasses import dataclass
+
 from .registry import Registry
 
 __all__ = ["ATTENTION_MODES", "ATTENTION_SCOPES", "ATTENTION_SCORES", "AXES", "BRIDGES", "CONTEXT_MODES",
-           "CO_ATTENTIONS", "DECODER_STYLES", "DEEP_OUTPUTS", "EMBEDDING_SOURCES", "LOSS_TERMS", "MEMORY_AXES",
+           "CO_ATTENTIONS", "DECODER_STYLES", "DEEP_OUTPUTS", "EMBEDDING_SOURCES", "FIELDS_READ", "FieldsRead",
+           "LOSS_TERMS", "MEMORY_AXES",
            "OUTPUT_LAYERS", "POOLINGS", "QUESTION_LEVELS", "RNN_TYPES", "SENTENCE_ENCODINGS", "TOKEN_ATTENTIONS",
            "TOKEN_ATTENTION_LEGACY_NAMES", "WEIGHT_TYINGS",
            "all_at_once_scores", "axes_table", "describe_token_attention", "token_attention_types"]
@@ -148,6 +151,45 @@ CO_ATTENTIONS = Registry("coattention", {
 })
 # The levels of the question hierarchy each co-attended (question_levels.py), in this order.
 QUESTION_LEVELS = ("word", "phrase", "question")
+
+
+@dataclass(frozen=True)
+class FieldsRead:
+    """Config fields that only some values of one choice read: ``fields`` are read when the field ``choice`` is one
+    of ``values`` (a list-valued choice: holds one). With any other value, a config refuses those of ``fields`` set to
+    a value other than their default (the config class's own; ``configuration_bahdanau._refuse_fields_not_read``),
+    in the words of ``refusal``: ``{fields}`` the fields set, as `name=value`; ``{value}`` the choice's value."""
+
+    choice: str
+    values: tuple[str, ...]
+    fields: tuple[str, ...]
+    refusal: str
+
+    def reads(self, value: str | list[str] | None) -> bool:
+        """Whether the choice's ``value`` reads ``fields``."""
+        return any(item in self.values for item in value or ()) if isinstance(value, list) else value in self.values
+
+
+# Which fields each option reads, beyond those every model of the config reads (one generic rule refuses the rest).
+FIELDS_READ = (
+    FieldsRead("attention_type", tuple(ATTENTION_SCORES.declared),
+               ("attention_scope", "attention_mode", "use_coverage", "coverage_loss_weight", "copy_attention",
+                "context_gate", "doubly_stochastic_weight"),
+               "{fields} shape the attention, but `attention_type='none'` has none; pick a score (e.g. 'additive')."),
+    FieldsRead("attention_type", ("location_aware",),
+               ("location_filters", "location_kernel_size", "location_sharpening", "location_smoothing"),
+               "{fields}: only `attention_type='location_aware'` reads it, but `attention_type` is {value!r}; set it "
+               "or leave the default."),
+    FieldsRead("attention_mode", ("hard_reinforce",), ("reinforce_baseline_decay", "reinforce_entropy_weight"),
+               "{fields}: only `attention_mode='hard_reinforce'` reads it, but `attention_mode` is {value!r}; set it "
+               "or leave the default."),
+    FieldsRead("pooling_type", ("self_attentive",), ("self_attention_rows", "self_attention_penalty_weight"),
+               "{fields}: only `pooling_type='self_attentive'` reads it, but `pooling_type` is {value!r}; set "
+               "`pooling_type='self_attentive'` or leave the default."),
+    FieldsRead("meta_embedding_sources", ("chars",), ("char_embedding_size", "char_hidden_size"),
+               "{fields}: only the 'chars' source reads it, but `meta_embedding_sources` is {value!r}; add 'chars' or "
+               "leave the default."),
+)
 
 
 def axes_table() -> str:

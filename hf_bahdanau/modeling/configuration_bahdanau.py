@@ -15,14 +15,14 @@ import functools
 import logging
 import math
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from huggingface_hub.dataclasses import strict
 from huggingface_hub.errors import StrictDataclassFieldValidationError
 from transformers import PreTrainedConfig
 
-from .axes import (ATTENTION_SCORES, AXES, POOLINGS, RNN_TYPES, TOKEN_ATTENTION_LEGACY_NAMES, all_at_once_scores, axes_table,
+from .axes import (ATTENTION_SCORES, AXES, FIELDS_READ, POOLINGS, RNN_TYPES, TOKEN_ATTENTION_LEGACY_NAMES, all_at_once_scores, axes_table,
                    token_attention_types, EMBEDDING_SOURCES)
 from .remote_code import SavesModelCode
 
@@ -150,6 +150,25 @@ def _require_real(field: str, value: float | None) -> None:
         raise ValueError(f"`{field}` must be a finite number{'' if allowed is None else ' ' + allowed}, got {value}.")
     if allowed is not None and not RANGES[allowed](value):
         raise ValueError(f"`{field}` must be {allowed}, got {value}.")
+
+
+def _fields_set(config: Any, fields: Iterable[str]) -> list[str]:
+    """`name=value` for each of ``fields`` that ``config`` sets to a value other than its class's default."""
+    defaults = {config_field.name: config_field.default for config_field in dataclasses.fields(type(config))}
+    return [f"`{field}={getattr(config, field)!r}`" for field in fields if getattr(config, field) != defaults[field]]
+
+
+def _refuse_fields_not_read(config: Any) -> None:
+    """One rule for every ``axes.FIELDS_READ`` declaration whose choice the config has: a field only other values of
+    the choice read, set to a value other than its default, is a ValueError in the declaration's words."""
+    names = {config_field.name for config_field in dataclasses.fields(type(config))}
+    for declaration in FIELDS_READ:
+        value = getattr(config, declaration.choice, None)
+        if declaration.choice not in names or declaration.reads(value):
+            continue
+        changed = _fields_set(config, [field for field in declaration.fields if field in names])
+        if changed:
+            raise ValueError(declaration.refusal.format(fields=", ".join(changed), value=value))
 
 
 def _require_token_ids(config: Any, fields: tuple[str, ...]) -> None:
@@ -312,11 +331,6 @@ class EncoderFields:
                 raise ValueError(f"`pretrained_embedding_size={self.pretrained_embedding_size}`: only the 'pretrained' "
                                  f"source reads it, but `meta_embedding_sources` is {sources!r}; add 'pretrained' or "
                                  "leave it None.")
-        changed = [f"`{field}={getattr(self, field)!r}`" for field, default in (
-            ("char_embedding_size", 16), ("char_hidden_size", 32)) if getattr(self, field) != default]
-        if changed and (sources is None or "chars" not in sources):
-            raise ValueError(f"{', '.join(changed)}: only the 'chars' source reads it, but `meta_embedding_sources` is "
-                             f"{sources!r}; add 'chars' or leave the default.")
 
 
 @dataclasses.dataclass(kw_only=True, repr=False, eq=False)
@@ -377,11 +391,6 @@ class ClassifierFields:
         _require_choice("token_attention_type", self.token_attention_type, tuple(token_attention_types()))
         POOLINGS.check(self.pooling_type)
         _require_positive("self_attention_rows", self.self_attention_rows)
-        changed = [f"`{field}={getattr(self, field)!r}`" for field, default in (
-            ("self_attention_rows", 4), ("self_attention_penalty_weight", 1.0)) if getattr(self, field) != default]
-        if self.pooling_type != "self_attentive" and changed:
-            raise ValueError(f"{', '.join(changed)}: only `pooling_type='self_attentive'` reads it, but `pooling_type` "
-                             f"is {self.pooling_type!r}; set `pooling_type='self_attentive'` or leave the default.")
         _require_labels(self)
 
 
@@ -567,6 +576,7 @@ class BahdanauConfig(EncoderFields, ClassifierFields, SavesModelCode, PreTrained
                 f"`hidden_size` ({self.hidden_size}) must equal the annotation size `encoder_hidden_size` x "
                 f"directions ({self.encoder_output_size}); use 'general' or 'additive' for different sizes."
             )
+        _refuse_fields_not_read(self)
         self._validate_attention_options()
         if self.input_feeding and (self.decoder_style != "luong" or self.attention_type == "none"):
             raise ValueError(
@@ -594,21 +604,6 @@ class BahdanauConfig(EncoderFields, ClassifierFields, SavesModelCode, PreTrained
 
     def _validate_attention_options(self) -> None:
         """The scope, mode and coverage fields, and the combinations they refuse."""
-        changed = [field for field, default in (("attention_scope", "global"), ("attention_mode", "soft"),
-                                                ("use_coverage", False), ("coverage_loss_weight", 0),
-                                                ("copy_attention", False), ("context_gate", False),
-                                                ("doubly_stochastic_weight", 0))
-                   if getattr(self, field) != default]
-        if self.attention_type == "none" and changed:
-            raise ValueError(f"{', '.join(f'`{field}={getattr(self, field)!r}`' for field in changed)} shape the "
-                             "attention, but `attention_type='none'` has none; pick a score (e.g. 'additive').")
-        location_fields = [f"`{field}={getattr(self, field)!r}`" for field, default in (
-            ("location_filters", 10), ("location_kernel_size", 201), ("location_sharpening", 1.0),
-            ("location_smoothing", False))
-            if getattr(self, field) != default]
-        if self.attention_type != "location_aware" and location_fields:
-            raise ValueError(f"{', '.join(location_fields)}: only `attention_type='location_aware'` reads it, but "
-                             f"`attention_type` is {self.attention_type!r}; set it or leave the default.")
         if self.location_kernel_size % 2 == 0:
             raise ValueError(f"`location_kernel_size` must be odd (the location filters are centred on each source "
                              f"position), got {self.location_kernel_size}.")
@@ -620,8 +615,6 @@ class BahdanauConfig(EncoderFields, ClassifierFields, SavesModelCode, PreTrained
             raise ValueError("`attention_scope='monotonic'` stops at one source position per step, but "
                              "`attention_type='multihead'` scores each head on its own; use one head's score (e.g. "
                              "'scaled_dot' or 'general') or another scope.")
-        reinforce_fields = [f"`{field}={getattr(self, field)!r}`" for field, default in (
-            ("reinforce_baseline_decay", 0.9), ("reinforce_entropy_weight", 0)) if getattr(self, field) != default]
         if self.attention_mode == "hard_reinforce" and self.attention_type == "multihead":
             raise ValueError("`attention_mode='hard_reinforce'` scores the one position each step samples, but "
                              "`attention_type='multihead'` samples one per head and pools their average; use "
@@ -630,9 +623,6 @@ class BahdanauConfig(EncoderFields, ClassifierFields, SavesModelCode, PreTrained
             raise ValueError("`attention_mode='hard_reinforce'` rewards the sampled positions with log p(y), but with "
                              "`copy_attention=True` a word copied from any other position then has probability 0 "
                              "(log p = −∞); use `attention_mode='hard'` (straight-through) or soft attention with it.")
-        if self.attention_mode != "hard_reinforce" and reinforce_fields:
-            raise ValueError(f"{', '.join(reinforce_fields)}: only `attention_mode='hard_reinforce'` reads it, but "
-                             f"`attention_mode` is {self.attention_mode!r}; set it or leave the default.")
         if self.attention_scope == "monotonic" and self.attention_mode != "soft":
             raise ValueError(f"`attention_mode={self.attention_mode!r}` with `attention_scope='monotonic'`: monotonic "
                              "attention is already hard at inference and trains on its expected alignment; use "
@@ -777,9 +767,8 @@ class BahdanauPointerConfig(BahdanauConfig):
             raise ValueError(f"A pointer network points with its decoder's attention after the decoder has read the "
                              f"input it pointed at last: it needs `decoder_style='luong'` and an `attention_type` "
                              f"other than 'none', got {self.decoder_style!r} and {self.attention_type!r}.")
-        changed = [f"`{field}={getattr(self, field)!r}`" for field, default in (
-            ("attention_scope", "global"), ("attention_mode", "soft"), ("use_coverage", False),
-            ("coverage_loss_weight", 0), ("copy_attention", False)) if getattr(self, field) != default]
+        changed = _fields_set(self, ("attention_scope", "attention_mode", "use_coverage", "coverage_loss_weight",
+                                     "copy_attention"))
         if changed:
             raise ValueError(f"A pointer network's output distribution is the softmax of its attention scores over "
                              f"all inputs: {', '.join(changed)} cannot be used with it (leave the default).")

@@ -21,7 +21,7 @@ from transformers import PreTrainedConfig
 
 from .configuration_bahdanau import (
     HEAD_PIPELINES, BahdanauConfig, ClassifierFields, EncoderFields,
-    _builtin_errors, _require_token_ids,
+    _builtin_errors, _refuse_fields_not_read, _require_token_ids,
 )
 from .remote_code import SavesModelCode
 
@@ -64,6 +64,7 @@ class BahdanauEncoderConfig(EncoderFields, ClassifierFields, SavesModelCode, Pre
         naming the field."""
         self._validate_encoder(score_fields=("encoder_self_attention", "token_attention_type"))
         self._validate_classifier()
+        _refuse_fields_not_read(self)
         _require_token_ids(self, ("pad_token_id", "eos_token_id", "sentence_separator_token_id"))
 
     @classmethod
@@ -101,7 +102,9 @@ def _upgraded_dict(config_dict: dict[str, Any]) -> dict[str, Any]:
 def upgrade_bahdanau_config(config: PreTrainedConfig) -> PreTrainedConfig:
     """The config an encoder-only model reads: ``config`` itself, or a ``BahdanauConfig`` (by model type: a remote
     code module may hold another copy of the class) as a new ``BahdanauEncoderConfig`` with its encoder's and
-    classifier's fields (the decoder's dropped, with a log line). The given config is left as it was."""
+    classifier's fields (the decoder's dropped, with a log line), once it passes its own checks (a field may have
+    been changed since it was built: a ValueError naming it). The given config is left as it was."""
     if config.model_type != BahdanauConfig.model_type:
         return config
+    config.validate_architecture()
     return BahdanauEncoderConfig.from_dict(config.to_dict())
