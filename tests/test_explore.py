@@ -153,6 +153,14 @@ def test_bad_arguments_are_errors_that_name_them():
         explorer_page([good], page_size=0)
 
 
+def test_the_summary_line_counts_the_items_and_the_wrong_ones():
+    from hf_bahdanau.explorer.shell import summary_line
+
+    assert summary_line("sentence", [True, False, True], "exact match") == "3 sentences, exact match 66.7 % (1 wrong)"
+    assert summary_line("question", [True]) == "1 question, accuracy 100.0 % (0 wrong)"
+    assert summary_line("image", [None] * 1200) == "1,200 images"
+
+
 # The command -------------------------------------------------------------------------------------------------------
 
 def run_explore(*args: str) -> subprocess.CompletedProcess:

@@ -21,7 +21,7 @@ import torch
 
 from .shell import (WEIGHT_DECIMALS, Explorer, _format_value, check_page_size, html_page, is_exact_match,
                     json_row, page_data, plural, read_model_metrics, read_text_lines,
-                    summarise_model)
+                    summarise_model, summary_line)
 
 if TYPE_CHECKING:
     from ..modeling.decoding import Translation
@@ -212,12 +212,9 @@ def explore_translations(args: Namespace, examples: Examples) -> tuple[str, str]
                          model_summary=summarise_model(model, SUMMARY_FIELDS),
                          metrics=read_model_metrics(args.model, args.revision), decoding=decoding,
                          page_size=args.page_size)
-    summary = f"{len(results):,} sentences"
-    if examples.references is not None:
-        right = sum(is_exact_match(result.translation, references)
-                    for result, references in zip(results, examples.references))
-        summary += f", exact match {100 * right / len(results):.1f} % ({len(results) - right:,} wrong)"
-    return page, summary
+    correct = [None if references is None else is_exact_match(result.translation, references)
+               for result, references in zip(results, examples.references or [None] * len(results))]
+    return page, summary_line("sentence", correct, "exact match")
 
 
 ALIGNMENT_EXPLORER = Explorer(read=read_inputs, explore=explore_translations)

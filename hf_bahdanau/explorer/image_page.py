@@ -23,7 +23,7 @@ import numpy as np
 
 from ..pictures import OVERLAY_OPACITY, check_image, check_image_attention, cnn_stride, region_stride
 from .shell import (WEIGHT_DECIMALS, Explorer, check_page_size, html_page, is_exact_match, judged_first, page_data,
-                    plural, read_model_metrics, read_rows, summarise_model)
+                    read_model_metrics, read_rows, summarise_model, summary_line)
 
 __all__ = ["IMAGE_EXPLORER", "IMAGE_SUMMARY_FIELDS", "image_text_page", "png_data_uri", "write_image_text_page"]
 
@@ -170,12 +170,9 @@ def explore_images(args: Namespace, images: list[dict]) -> tuple[str, str]:
     page = image_text_page(examples, title=args.title,
                            model_summary=summarise_model(reader.model, IMAGE_SUMMARY_FIELDS),
                            metrics=read_model_metrics(args.model, args.revision), page_size=args.page_size)
-    summary = plural(len(examples), "image")
-    judged = [example for example in examples if example.get("reference") is not None]
-    if judged:
-        right = sum(is_exact_match(example["prediction"], [example["reference"]]) for example in judged)
-        summary += f", accuracy {100 * right / len(judged):.1f} % ({len(judged) - right:,} wrong)"
-    return page, summary
+    return page, summary_line("image", [None if example.get("reference") is None
+                                        else is_exact_match(example["prediction"], [example["reference"]])
+                                        for example in examples])
 
 
 IMAGE_EXPLORER = Explorer(read=read_images, explore=explore_images)

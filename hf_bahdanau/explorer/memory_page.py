@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..pictures import check_hop_attentions, check_supporting_facts
 from .shell import (WEIGHT_DECIMALS, Explorer, check_page_size, html_page, is_exact_match, judged_first, page_data,
-                    plural, read_model_metrics, read_rows, summarise_model)
+                    read_model_metrics, read_rows, summarise_model, summary_line)
 
 __all__ = ["MEMORY_EXPLORER", "MEMORY_SUMMARY_FIELDS", "memory_page", "write_memory_page"]
 
@@ -134,12 +134,9 @@ def explore_questions(args: Namespace, questions: list[dict]) -> tuple[str, str]
                for question, answer in zip(questions, answered)]
     page = memory_page(records, title=args.title, model_summary=summarise_model(answerer.model, MEMORY_SUMMARY_FIELDS),
                        metrics=read_model_metrics(args.model, args.revision), page_size=args.page_size)
-    summary = plural(len(records), "question")
-    judged = [record for record in records if record.get("expected") is not None]
-    if judged:
-        right = sum(is_exact_match(record["answer"], [record["expected"]]) for record in judged)
-        summary += f", accuracy {100 * right / len(judged):.1f} % ({len(judged) - right:,} wrong)"
-    return page, summary
+    return page, summary_line("question", [None if record.get("expected") is None
+                                           else is_exact_match(record["answer"], [record["expected"]])
+                                           for record in records])
 
 
 MEMORY_EXPLORER = Explorer(read=read_questions, explore=explore_questions)

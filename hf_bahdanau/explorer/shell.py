@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
 __all__ = ["Explorer", "check_page_size", "html_page", "is_exact_match", "json_row", "judged_first", "page_data",
-           "plural", "read_model_metrics", "read_rows", "read_text_lines", "summarise_model"]
+           "plural", "read_model_metrics", "read_rows", "read_text_lines", "summarise_model", "summary_line"]
 
 WEIGHT_DECIMALS = 4  # the page's data keep weights to this many decimals; it shows two (four in tooltips)
 SPLITS = ("train", "eval", "validation", "test", "predict")  # metric prefixes of the training scripts
@@ -239,3 +239,14 @@ def read_rows(args: Namespace, required: tuple[str, ...], optional: tuple[str, .
 def plural(number: int, noun: str) -> str:
     """``number`` ``noun``s in words: "1 line", "2,000 sentences"."""
     return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+def summary_line(noun: str, correct: Sequence[bool | None], measure: str = "accuracy") -> str:
+    """What the command prints after the page's path: the count of ``noun``s and, when the items were judged
+    (``correct`` not None), the share right as ``measure`` and the wrong count: "3 sentences, exact match 66.7 % (1
+    wrong)"."""
+    line = plural(len(correct), noun)
+    judged = [right for right in correct if right is not None]
+    if judged:
+        line += f", {measure} {100 * sum(judged) / len(judged):.1f} % ({len(judged) - sum(judged):,} wrong)"
+    return line
