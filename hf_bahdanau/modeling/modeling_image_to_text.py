@@ -72,9 +72,7 @@ class BahdanauImageToTextModel(BahdanauModel):
         output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
                                 else output_hidden_states)
         use_cache = self.config.use_cache if use_cache is None else use_cache
-        if decoder_input_ids is None and decoder_inputs_embeds is None:
-            raise ValueError("Pass `decoder_input_ids` or `decoder_inputs_embeds` (or `labels` to the image-to-text "
-                             "head, which shifts them right).")
+        self.check_decoder_inputs(decoder_input_ids, decoder_inputs_embeds)
 
         def encode() -> tuple[BahdanauImageEncoderOutput, Tensor]:
             outputs = (self.encoder(pixel_values, pixel_mask, output_hidden_states=output_hidden_states)
@@ -83,6 +81,13 @@ class BahdanauImageToTextModel(BahdanauModel):
 
         return self.decode(encode, decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask, cache, use_cache,
                            output_attentions, output_hidden_states, rows_per_source, head_memory)
+
+    @staticmethod
+    def check_decoder_inputs(decoder_input_ids: Tensor | None, decoder_inputs_embeds: Tensor | None) -> None:
+        """ValueError unless one of the decoder's inputs is given."""
+        if decoder_input_ids is None and decoder_inputs_embeds is None:
+            raise ValueError("Pass `decoder_input_ids` or `decoder_inputs_embeds` (or `labels` to the image-to-text "
+                             "head, which shifts them right).")
 
     def check_image_outputs(self, encoder_outputs: BahdanauImageEncoderOutput) -> BahdanauImageEncoderOutput:
         """``encoder_outputs`` given by the caller (generate() passes the encoder's own): a
@@ -162,14 +167,17 @@ class BahdanauForImageToText(BahdanauForConditionalGeneration):
             self._check_label_rows(labels, rows_per_source, cache, pixel_values=pixel_values,
                                    encoder_outputs=encoder_outputs)
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
-        if cache is None and encoder_outputs is None:
-            encoder_outputs = self.model.encoder(pixel_values, pixel_mask, output_hidden_states=output_hidden_states)
-        outputs = self.model(
-            decoder_input_ids=decoder_input_ids, decoder_attention_mask=decoder_attention_mask,
-            encoder_outputs=encoder_outputs, cache=cache, decoder_inputs_embeds=decoder_inputs_embeds,
-            use_cache=use_cache, output_attentions=output_attentions or self._reads_attention(labels),
-            output_hidden_states=output_hidden_states, return_dict=True, rows_per_source=rows_per_source,
-        )
+        output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
+                                else output_hidden_states)
+        use_cache = self.config.use_cache if use_cache is None else use_cache
+        self.model.check_decoder_inputs(decoder_input_ids, decoder_inputs_embeds)
+        if cache is None:  # the encoder's own output goes to the decoder as it is; a caller's is checked once
+            encoder_outputs = (self.model.encoder(pixel_values, pixel_mask, output_hidden_states=output_hidden_states)
+                               if encoder_outputs is None else self.model.check_image_outputs(encoder_outputs))
+        outputs = self.model.decode(
+            lambda: (encoder_outputs, encoder_outputs.attention_mask), decoder_input_ids, decoder_inputs_embeds,
+            decoder_attention_mask, cache, use_cache, output_attentions or self._reads_attention(labels),
+            output_hidden_states, rows_per_source, None)
         region_mask = None if encoder_outputs is None else encoder_outputs.attention_mask
         return self._lm_output(outputs, labels, region_mask, None, rows_per_source, num_items_in_batch,
                                logits_to_keep, output_attentions)
