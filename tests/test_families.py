@@ -5,16 +5,20 @@ the whole contract suite (tests/contract/). Also: every family of the package is
 ``family_of`` finds a folder's family."""
 
 import copy
+import dataclasses
 import importlib
 import json
+import re
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
 from huggingface_hub import ModelCard
 from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer, pipeline
 
+import hf_bahdanau
 from child_process import run_child
 from contract.contract import ContractTests
 from contract import testers
@@ -220,6 +224,37 @@ def test_the_toy_folder_gets_a_card_from_the_generic_engine(saved, tmp_path):
             f"pipeline\n\nclassifier = pipeline('text-classification', model=\"{folder}\")\n") in text
     assert f"model=\"{folder}\", trust_remote_code=True)\nprint(classifier([\"mary moved\"]))\n```" in text
     assert text.endswith("## Limitations\n\n- Word order is lost.")
+
+
+def test_the_commands_serve_or_refuse_a_folder_as_its_descriptor_says(toy, saved, monkeypatch):
+    """hf-bahdanau-translate, -export and -explore read a family's ``text_to_text`` and ``refusal``, not its name."""
+    from hf_bahdanau.cli import check_seq2seq
+
+    folder, _ = saved
+    config = AutoConfig.from_pretrained(folder)
+    with pytest.raises(SystemExit) as exit:
+        check_seq2seq(config, "toy", "hf-bahdanau-translate")
+    assert exit.value.code == ("hf-bahdanau-translate: error: 'toy' holds a ToyBagForSequenceClassification (load it "
+                               "with AutoModelForSequenceClassification), not a seq2seq model: hf-bahdanau-translate "
+                               "reads folders of hf_bahdanau's BahdanauForConditionalGeneration (text in, text out) "
+                               "only.")
+    monkeypatch.setitem(FAMILIES, "toy-bag", dataclasses.replace(toy.TOY, refusal="is a toy: it labels texts."))
+    with pytest.raises(SystemExit) as exit:
+        check_seq2seq(config, "toy", "hf-bahdanau-export")
+    assert exit.value.code == "hf-bahdanau-export: error: 'toy' is a toy: it labels texts."
+    monkeypatch.setitem(FAMILIES, "toy-bag", dataclasses.replace(toy.TOY, text_to_text=True))
+    assert check_seq2seq(config, "toy", "hf-bahdanau-explore") is None
+
+
+def test_no_client_branches_on_a_family_s_or_a_task_s_name():
+    """The card engine, the commands and the Auto registration read the descriptors: no ``task == "…"``, no
+    ``model_type == "…"`` (a comparison with a literal name) is left in them."""
+    root = Path(hf_bahdanau.__file__).parent
+    clients = [*sorted((root / "cards").glob("*.py")), root / "cli.py", root / "__init__.py"]
+    branch = re.compile(r"""\b(task|model_type)\s*(==|!=|in)\s*[("'\[]""")
+    found = [f"{path.name}:{number}: {line.strip()}" for path in clients
+             for number, line in enumerate(path.read_text().splitlines(), 1) if branch.search(line)]
+    assert found == []
 
 
 def toy_batch(left: bool) -> dict[str, torch.Tensor]:
