@@ -144,3 +144,15 @@ def test_a_wrong_type_is_a_type_error_naming_the_field():
     with pytest.raises(TypeError) as caught:
         BahdanauEncoderConfig(encoder_layers="2")
     assert str(caught.value) == "`encoder_layers` must be an int, got '2' (str)."
+
+
+def test_a_preset_gives_the_encoder_config_its_encoder():
+    config = BahdanauEncoderConfig.from_preset("luong-dot", vocab_size=12, hidden_size=8, num_labels=3)
+    assert (config.rnn_type, config.encoder_layers, config.bidirectional, config.encoder_hidden_size) == \
+        ("lstm", 4, False, 8)
+    assert not any(hasattr(config, field) for field in DECODER_FIELDS)
+    assert BahdanauEncoderConfig.from_preset("sutskever").reverse_source is True
+    with pytest.raises(ValueError) as caught:
+        BahdanauEncoderConfig.from_preset("rnnsearch", decoder_layers=2)
+    assert str(caught.value).startswith("['decoder_layers'] is not a field of BahdanauEncoderConfig; its fields are "
+                                        "['architectures', 'attention_size', ")

@@ -273,6 +273,19 @@ class EncoderFields:
     eos_token_id: int | list[int] | None = 2
     max_training_source_length: int | None = None
 
+    @classmethod
+    def from_preset(cls, name: str, **overrides: Any) -> "EncoderFields":
+        """Config of a named classic system (see ``PRESETS``), with any field overridden; a config without a decoder
+        (``BahdanauEncoderConfig``) takes the preset's fields it has, its encoder's."""
+        _require_choice("preset", name, tuple(PRESETS))
+        known = {config_field.name for config_field in dataclasses.fields(cls)} | {"num_labels", "output_attentions"}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValueError(f"{unknown} {'is not a field' if len(unknown) == 1 else 'are not fields'} of "
+                             f"{cls.__name__}; its fields are {sorted(known)}.")
+        preset = {field: value for field, value in PRESETS[name].items() if field in known}
+        return cls(**{**preset, **overrides})
+
     @property
     def encoder_output_size(self) -> int:
         """Size of an annotation h_j = [->h_j; <-h_j]."""
@@ -546,17 +559,6 @@ class BahdanauConfig(EncoderFields, ClassifierFields, SavesModelCode, PreTrained
             self.auto_map = dict(self.default_auto_map)
         super().__post_init__(**kwargs)
         self.validate_architecture()
-
-    @classmethod
-    def from_preset(cls, name: str, **overrides: Any) -> "BahdanauConfig":
-        """Config of a named classic system (see ``PRESETS``), with any field overridden."""
-        _require_choice("preset", name, tuple(PRESETS))
-        known = {config_field.name for config_field in dataclasses.fields(cls)} | {"num_labels", "output_attentions"}
-        unknown = sorted(set(overrides) - known)
-        if unknown:
-            raise ValueError(f"{unknown} {'is not a field' if len(unknown) == 1 else 'are not fields'} of "
-                             f"{cls.__name__}; its fields are {sorted(known)}.")
-        return cls(**{**PRESETS[name], **overrides})
 
     def validate_architecture(self) -> None:
         """Check every field and combination; run at construction and again when a model is built from the config
