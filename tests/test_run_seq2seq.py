@@ -23,6 +23,16 @@ from training.tokenization import train_tokenizer
 ROWS = [{"source": "le 3 mars 2015", "target": "2015-03-03"}, {"source": "3/14/15", "target": "2015-03-14"}]
 
 
+def test_a_score_the_config_lacks_ends_while_parsing(capsys):
+    from training.run_seq2seq import main
+
+    error = exits_as_argparse_does(lambda: main(["--preset", "rnnsearch", "--train_file", "absent.jsonl",
+                                                 "--config_overrides", "hidden_size=8,attention_type=bogus",
+                                                 "--output_dir", "unused"]), "--config_overrides", capsys)
+    assert ": error: `--config_overrides` 'hidden_size=8,attention_type=bogus': `attention_type` must be one of " \
+           "['additive', " in error and error.endswith(", got 'bogus'.\n"), error
+
+
 def test_config_overrides_are_typed_and_checked():
     assert parse_config_overrides("hidden_size=256, attention_type=general,bidirectional=false,dropout=0.2,"
                                   "encoder_hidden_size=None") == dict(

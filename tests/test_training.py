@@ -221,3 +221,27 @@ def test_a_bad_argument_found_in_setup_keeps_its_traceback_at_debug_level(caplog
     assert caught.value.code == 2
     assert capsys.readouterr().err == "run_x.py: error: `--source_column` 'fr' is not a column\n"
     assert caplog.records[-1].exc_info[0] is ValueError
+
+
+@pytest.mark.parametrize("script, arguments", [
+    ("run_seq2seq", ["--preset", "rnnsearch", "--train_file", "absent.jsonl"]),
+    ("run_ner", ["--train_file", "absent.jsonl"]),
+    ("run_classification", ["--train_file", "absent.jsonl"]),
+    ("run_pointer", []),
+    ("run_memory_qa", []),
+    ("run_memory_qa", ["--architecture", "lstm"]),
+    ("run_memory_qa", ["--architecture", "coattention"]),
+    ("run_image_to_text", []),
+    ("run_vqa", []),
+])
+@pytest.mark.parametrize("override, message", [
+    ("hidden_size=-3", "`hidden_size` must be a positive integer, got -3."),
+    ("hidden_size=big", "`hidden_size` must be an int, got 'big' (str)."),
+])
+def test_bad_config_override_values_end_while_parsing(script, arguments, override, message, tmp_path, capsys):
+    """A value the config refuses used to end when the model was built, after the data was read (a traceback); now
+    the config is built once while parsing: the data (here a file that does not exist) is never read."""
+    main = importlib.import_module(f"training.{script}").main
+    error = exits_as_argparse_does(lambda: main([*arguments, "--config_overrides", override, "--output_dir",
+                                                 str(tmp_path / "run")]), "--config_overrides", capsys)
+    assert error.endswith(f": error: `--config_overrides` {override!r}: {message}\n"), error

@@ -21,10 +21,11 @@ from transformers import HfArgumentParser, TrainingArguments
 
 from hf_bahdanau import BahdanauConfig
 from hf_bahdanau.cards import check_license
+from hf_bahdanau.cli import usage_errors
 from hf_bahdanau.locations import check_model_location
 
-__all__ = ["bad_arguments_exit", "check_counts", "exit_on_bad_argument", "json_to_flags", "parse_arguments",
-           "parse_config_overrides"]
+__all__ = ["bad_arguments_exit", "check_counts", "check_new_config", "exit_on_bad_argument", "json_to_flags",
+           "parse_arguments", "parse_config_overrides"]
 
 logger = logging.getLogger(__name__)
 
@@ -79,12 +80,12 @@ def bad_arguments_exit(prog: str | None = None) -> Iterator[None]:
             ...
         trainer.train()
     """
-    try:
-        yield
-    except ValueError as error:
-        logger.debug("Where the bad argument was found:", exc_info=True)
-        parser = ArgumentParser(prog=prog)
-        parser.exit(2, f"{parser.prog}: error: {error}\n")
+    with usage_errors(prog or ArgumentParser().prog):  # argparse's own default name
+        try:
+            yield
+        except ValueError:
+            logger.debug("Where the bad argument was found:", exc_info=True)
+            raise
 
 
 def _parse(parser: HfArgumentParser, argv: list[str]) -> tuple:
@@ -152,6 +153,17 @@ def parse_config_overrides(overrides: str | None, config_class: type = BahdanauC
         if text.startswith("[") and text.endswith("]") and not isinstance(parsed[key], list):
             parsed[key] = [_literal(part.strip(), part.strip()) for part in text[1:-1].split(",") if part.strip()]
     return parsed
+
+
+def check_new_config(build: Callable[[], object], overrides: str | None) -> None:
+    """Build a new model's config once while the arguments are parsed (``build()``, the data's fields such as the
+    vocabulary left at their defaults; cheap, no weights), so that a value the config refuses (``hidden_size=-3``,
+    ``attention_type=bogus``) ends there, before any data is read: a ValueError naming ``--config_overrides`` (when
+    given) with the config's own message, its TypeError for a value of the wrong type included."""
+    try:
+        build()
+    except (ValueError, TypeError) as error:
+        raise ValueError(f"`--config_overrides` {overrides!r}: {error}" if overrides else str(error)) from None
 
 
 def _top_level_items(text: str) -> list[str]:

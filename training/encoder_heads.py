@@ -15,7 +15,7 @@ from transformers import AutoConfig, AutoTokenizer, TrainingArguments
 
 from hf_bahdanau import PRESETS, BahdanauConfig
 from hf_bahdanau.word_vectors import prepare_meta_embedding
-from training.arguments import parse_config_overrides
+from training.arguments import check_new_config, parse_config_overrides
 from training.data_files import load_raw_splits, requested_splits
 from training.tokenization import TOKENIZER_KINDS, train_tokenizer
 
@@ -61,6 +61,8 @@ class HeadModelArguments:
         if self.config_overrides is not None and self.model_name_or_path is not None:
             raise ValueError("`--config_overrides` configures a new model: use it without `--model_name_or_path`.")
         parse_config_overrides(self.config_overrides)  # a bad field ends here, exit 2
+        if self.model_name_or_path is None:  # and a bad value
+            check_new_config(lambda: new_config(self), self.config_overrides)
         if self.tokenizer_type not in TOKENIZER_KINDS:
             raise ValueError(f"`--tokenizer_type` must be one of {list(TOKENIZER_KINDS)}, got {self.tokenizer_type!r}.")
 
@@ -101,6 +103,13 @@ def order_labels(model_args: HeadModelArguments, labels: list[str]) -> list[str]
     return labels
 
 
+def new_config(model_args: HeadModelArguments, tokenizer_fields: dict | None = None, **head_fields) -> BahdanauConfig:
+    """A new model's config: --preset, the tokenizer's fields (vocabulary, special ids), --config_overrides, then the
+    head's fields (labels, problem type, …)."""
+    return BahdanauConfig.from_preset(model_args.preset, **{
+        **(tokenizer_fields or {}), **parse_config_overrides(model_args.config_overrides), **head_fields})
+
+
 def load_head(auto_class, head_class, model_args: HeadModelArguments, tokenizer, labels: list[str] | None,
               **config_fields):
     """A ``head_class`` model for ``labels`` (None: a regression with one output): loaded from
@@ -119,10 +128,9 @@ def load_head(auto_class, head_class, model_args: HeadModelArguments, tokenizer,
             model.resize_token_embeddings(len(tokenizer))
         prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)
         return model
-    config = BahdanauConfig.from_preset(model_args.preset, **{
-        "vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
-        "eos_token_id": tokenizer.eos_token_id, **parse_config_overrides(model_args.config_overrides),
-        **label_fields, **config_fields})
+    config = new_config(model_args, {"vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id,
+                                     "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id},
+                        **label_fields, **config_fields)
     model = head_class(config)
     prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)
     logger.info("New %s (%s encoder): %s parameters", head_class.__name__, model_args.preset,

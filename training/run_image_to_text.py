@@ -48,7 +48,9 @@ from transformers import (  # noqa: E402
 
 from hf_bahdanau import BahdanauForImageToText, BahdanauImageProcessor, BahdanauImageToTextConfig  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForImageToText  # noqa: E402
-from training.arguments import bad_arguments_exit, check_counts, parse_config_overrides, parse_arguments  # noqa: E402
+from training.arguments import (  # noqa: E402
+    bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
+)
 from training.data.make_babi import split_seed  # noqa: E402
 from training.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
 from training.data.make_image_text import COUNTS, GENERATORS, SPLITS  # noqa: E402
@@ -89,6 +91,8 @@ class ImageTextModelArguments:
         if self.attention not in ATTENTIONS:
             raise ValueError(f"`--attention` must be one of {list(ATTENTIONS)}, got {self.attention!r}.")
         parse_config_overrides(self.config_overrides, BahdanauImageToTextConfig)  # a bad field ends here, exit 2
+        if self.model_name_or_path is None:  # and a bad value
+            check_new_config(lambda: new_config(self), self.config_overrides)
 
 
 @dataclass
@@ -176,15 +180,19 @@ def build_model(model_args: ImageTextModelArguments, tokenizer, processor) -> Ba
     """A new (or --model_name_or_path's) image-to-text model for this tokenizer and processor."""
     if model_args.model_name_or_path:
         return AutoModelForImageTextToText.from_pretrained(model_args.model_name_or_path)
-    config = BahdanauImageToTextConfig(**{
-        "vocab_size": len(tokenizer), "num_channels": processor.num_channels, "embedding_size": 64,
-        "hidden_size": 256, "attention_size": 128, "output_size": 128,
-        "pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
-        "eos_token_id": tokenizer.eos_token_id, "unk_token_id": tokenizer.unk_token_id,
-        "decoder_start_token_id": tokenizer.bos_token_id,
+    return BahdanauForImageToText(new_config(
+        model_args, vocab_size=len(tokenizer), num_channels=processor.num_channels,
+        pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+        unk_token_id=tokenizer.unk_token_id, decoder_start_token_id=tokenizer.bos_token_id))
+
+
+def new_config(model_args: ImageTextModelArguments, **data_fields) -> BahdanauImageToTextConfig:
+    """A new model's config: this script's sizes, the data's fields (vocabulary, special ids, image channels),
+    --attention's fields, then --config_overrides."""
+    return BahdanauImageToTextConfig(**{
+        "embedding_size": 64, "hidden_size": 256, "attention_size": 128, "output_size": 128, **data_fields,
         **ATTENTIONS[model_args.attention],
         **parse_config_overrides(model_args.config_overrides, BahdanauImageToTextConfig)})
-    return BahdanauForImageToText(config)
 
 
 def text_metrics(predictions: list[str], references: list[str]) -> dict[str, float]:

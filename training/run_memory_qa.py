@@ -61,7 +61,9 @@ from hf_bahdanau import (  # noqa: E402
 )
 from hf_bahdanau.memory_training import LinearStartCallback  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForMemoryNetwork, DataCollatorForTextPairs  # noqa: E402
-from training.arguments import bad_arguments_exit, _literal, check_counts, parse_arguments  # noqa: E402
+from training.arguments import (  # noqa: E402
+    bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
+)
 from training.data.babi import BabiExample, TASKS, generate_task, read_babi, task_file_name  # noqa: E402
 from training.data.make_babi import SIZES, split_seed  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
@@ -71,7 +73,21 @@ from training.run_steps import finish_run, pipeline_usage, setup_logging, train_
 logger = logging.getLogger(__name__)
 
 PAD, UNK = "[PAD]", "[UNK]"
-ARCHITECTURES = ("memn2n", "lstm", "coattention")
+# --architecture -> (its config class, this script's defaults for a new one (memn2n: the paper's), its model class)
+ARCHITECTURES = {
+    "memn2n": (BahdanauMemoryNetworkConfig,
+               {"hidden_size": 20, "num_hops": 3, "sentence_encoding": "position_encoding", "temporal_encoding": True,
+                "random_noise": 0.1, "weight_tying": "adjacent"},
+               BahdanauMemoryNetworkForSequenceClassification),
+    "lstm": (BahdanauConfig,
+             {"rnn_type": "lstm", "bidirectional": False, "embedding_size": 32, "hidden_size": 64,
+              "pooling_type": "final_state", "problem_type": "single_label_classification"},
+             BahdanauForSequenceClassification),
+    "coattention": (BahdanauTextCoAttentionConfig,
+                    {"hidden_size": 64, "attention_size": 64, "answer_hidden_size": 128, "context_encoder": "bilstm",
+                     "context_hidden_size": 64, "coattention": "parallel"},
+                    BahdanauForTextPairClassification),
+}
 
 
 @dataclass
@@ -94,6 +110,9 @@ class MemoryModelArguments:
     def __post_init__(self):
         if self.architecture not in ARCHITECTURES:
             raise ValueError(f"`--architecture` must be one of {list(ARCHITECTURES)}, got {self.architecture!r}.")
+        parse_config_overrides(self.config_overrides, ARCHITECTURES[self.architecture][0])  # a bad field: exit 2
+        if self.model_name_or_path is None:  # and a bad value
+            check_new_config(lambda: new_config(self), self.config_overrides)
 
 
 @dataclass
@@ -246,29 +265,22 @@ def features(examples: list[BabiExample], tokenizer, answers: list[str], archite
 def build_model(model_args: MemoryModelArguments, tokenizer, answers: list[str], memory_size: int):
     """A new (or --model_name_or_path's) memory network or LSTM baseline over these answers."""
     labels = dict(id2label=dict(enumerate(answers)), label2id={answer: index for index, answer in enumerate(answers)})
-    overrides = {key: _literal(value, value) for key, _, value in (
-        item.partition("=") for item in filter(None, (model_args.config_overrides or "").split(",")))}
     if model_args.model_name_or_path:
         return AutoModelForSequenceClassification.from_pretrained(model_args.model_name_or_path, **labels)
-    if model_args.architecture == "lstm":
-        config = BahdanauConfig(**{
-            "vocab_size": len(tokenizer), "rnn_type": "lstm", "bidirectional": False, "embedding_size": 32,
-            "hidden_size": 64, "pooling_type": "final_state", "pad_token_id": tokenizer.pad_token_id,
-            "problem_type": "single_label_classification", **labels, **overrides})
-        return BahdanauForSequenceClassification(config)
-    if model_args.architecture == "coattention":
-        config = BahdanauTextCoAttentionConfig(**{
-            "vocab_size": len(tokenizer), "hidden_size": 64, "attention_size": 64, "answer_hidden_size": 128,
-            "context_encoder": "bilstm", "context_hidden_size": 64, "coattention": "parallel",
-            "pad_token_id": tokenizer.pad_token_id, **labels, **overrides})
-        return BahdanauForTextPairClassification(config)
-    answer_ids = tokenizer.convert_tokens_to_ids([answer.lower() for answer in answers])
-    config = BahdanauMemoryNetworkConfig(**{
-        "vocab_size": len(tokenizer), "hidden_size": 20, "num_hops": 3, "sentence_encoding": "position_encoding",
-        "temporal_encoding": True, "random_noise": 0.1, "weight_tying": "adjacent", "memory_size": memory_size,
-        "linear_start": model_args.linear_start, "answer_token_ids": answer_ids,
-        "pad_token_id": tokenizer.pad_token_id, **labels, **overrides})
-    return BahdanauMemoryNetworkForSequenceClassification(config)
+    data_fields = {"vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, **labels}
+    if model_args.architecture == "memn2n":
+        data_fields.update(memory_size=memory_size, answer_token_ids=tokenizer.convert_tokens_to_ids(
+            [answer.lower() for answer in answers]))
+    return ARCHITECTURES[model_args.architecture][2](new_config(model_args, **data_fields))
+
+
+def new_config(model_args: MemoryModelArguments, **data_fields):
+    """A new model's config for --architecture: this script's defaults for it, --linear_start (memn2n), the data's
+    fields (vocabulary, pad id, answers; memn2n: the memory size and the answers' tokens), then --config_overrides."""
+    config_class, defaults, _ = ARCHITECTURES[model_args.architecture]
+    linear_start = {"linear_start": model_args.linear_start} if model_args.architecture == "memn2n" else {}
+    return config_class(**{**defaults, **linear_start, **data_fields,
+                           **parse_config_overrides(model_args.config_overrides, config_class)})
 
 
 def compute_metrics(prediction) -> dict[str, float]:

@@ -38,7 +38,9 @@ from hf_bahdanau import BahdanauForPointerNetwork, BahdanauPointerConfig  # noqa
 from hf_bahdanau.pictures import plot_alignment  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForPointing  # noqa: E402
 from hf_bahdanau.modeling.pointing import positions  # noqa: E402
-from training.arguments import bad_arguments_exit, check_counts, parse_arguments, parse_config_overrides  # noqa: E402
+from training.arguments import (  # noqa: E402
+    bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
+)
 from training.data_files import POINTERS, POINTS, Column, DataFileArguments, load_raw_splits  # noqa: E402
 from training.metrics import in_percent  # noqa: E402
 from training.pointer_tasks import MIN_N, hull_metrics, make_dataset, pointer_ids, sequence_accuracy  # noqa: E402
@@ -64,7 +66,9 @@ class PointerModelArguments:
     torch_num_threads: int | None = field(default=None, metadata={"help": "torch.set_num_threads before training."})
 
     def __post_init__(self):
-        parse_config_overrides(self.config_overrides)  # a bad field ends here, exit 2
+        parse_config_overrides(self.config_overrides, BahdanauPointerConfig)  # a bad field ends here, exit 2
+        if self.model_name_or_path is None:  # and a bad value (of the flags or the overrides)
+            check_new_config(lambda: new_config(self, min(FEATURES.values())), self.config_overrides)
 
 
 @dataclass
@@ -129,12 +133,18 @@ def load_splits(data_args: PointerDataArguments) -> dict[str, datasets.Dataset]:
 def load_model(model_args: PointerModelArguments, task: str) -> BahdanauForPointerNetwork:
     if model_args.model_name_or_path:
         return AutoModel.from_pretrained(model_args.model_name_or_path)
-    config = BahdanauPointerConfig(
-        input_feature_size=FEATURES[task], rnn_type=model_args.rnn_type, hidden_size=model_args.hidden_size,
-        embedding_size=model_args.embedding_size, attention_type=model_args.attention_type,
-        bidirectional=model_args.bidirectional, bridge="last" if model_args.rnn_type != "gru" else "tanh",
-        **parse_config_overrides(model_args.config_overrides))
-    return BahdanauForPointerNetwork(config)
+    return BahdanauForPointerNetwork(new_config(model_args, FEATURES[task]))
+
+
+def new_config(model_args: PointerModelArguments, input_feature_size: int) -> BahdanauPointerConfig:
+    """A new pointer network's config over inputs of ``input_feature_size`` numbers: the flags, then
+    --config_overrides."""
+    return BahdanauPointerConfig(**{
+        "input_feature_size": input_feature_size, "rnn_type": model_args.rnn_type,
+        "hidden_size": model_args.hidden_size, "embedding_size": model_args.embedding_size,
+        "attention_type": model_args.attention_type, "bidirectional": model_args.bidirectional,
+        "bridge": "last" if model_args.rnn_type != "gru" else "tanh",
+        **parse_config_overrides(model_args.config_overrides, BahdanauPointerConfig)})
 
 
 @torch.no_grad()

@@ -56,12 +56,14 @@ from transformers import (  # noqa: E402
 from hf_bahdanau import (  # noqa: E402
     PRESETS, BahdanauConfig, BahdanauForConditionalGeneration, DataCollatorWithRightPaddedLabels,
 )
+from hf_bahdanau.families import find_family  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForCopying  # noqa: E402
 from hf_bahdanau.modeling.copying import decode_with_copies, encode_with_copies  # noqa: E402
-from hf_bahdanau.families import find_family  # noqa: E402
 from hf_bahdanau.word_vectors import prepare_meta_embedding  # noqa: E402
 from training.alignment_error import alignment_error_rate  # noqa: E402
-from training.arguments import bad_arguments_exit, check_counts, parse_arguments, parse_config_overrides  # noqa: E402
+from training.arguments import (  # noqa: E402
+    bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
+)
 from training.data_files import (  # noqa: E402
     SPANS, TEXT, TEXTS, Column, DataFileArguments, load_raw_splits, requested_splits,
 )
@@ -161,6 +163,8 @@ class ModelArguments:
             raise ValueError("`--config_overrides` configures a new model: use it with `--preset` or `--architecture "
                              "transformer`, not with `--model_name_or_path`.")
         parse_config_overrides(self.config_overrides, MarianConfig if transformer else BahdanauConfig)
+        if self.preset is not None:  # a bad value ends here too, exit 2
+            check_new_config(lambda: new_rnn_config(self), self.config_overrides)
         if self.tokenizer_type not in TOKENIZER_KINDS:
             raise ValueError(f"`--tokenizer_type` must be one of {list(TOKENIZER_KINDS)}, got {self.tokenizer_type!r}.")
 
@@ -262,14 +266,20 @@ def load_model(model_args: ModelArguments, tokenizer):
         return model
     if model_args.architecture == "transformer":
         return new_transformer(model_args, tokenizer)
-    config = BahdanauConfig.from_preset(model_args.preset, **{
-        "vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
-        "eos_token_id": tokenizer.eos_token_id, "decoder_start_token_id": tokenizer.bos_token_id,
-        "unk_token_id": tokenizer.unk_token_id, **parse_config_overrides(model_args.config_overrides)})
+    config = new_rnn_config(model_args, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
+                            bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                            decoder_start_token_id=tokenizer.bos_token_id, unk_token_id=tokenizer.unk_token_id)
     model = BahdanauForConditionalGeneration(config)
     prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)
     logger.info("New %s model: %s parameters", model_args.preset, f"{model.num_parameters():,}")
     return model
+
+
+def new_rnn_config(model_args: ModelArguments, **tokenizer_fields) -> BahdanauConfig:
+    """A new --preset model's config: the preset, the tokenizer's fields (vocabulary, special ids), then
+    --config_overrides."""
+    return BahdanauConfig.from_preset(model_args.preset, **{
+        **tokenizer_fields, **parse_config_overrides(model_args.config_overrides)})
 
 
 def new_transformer(model_args: ModelArguments, tokenizer) -> MarianMTModel:

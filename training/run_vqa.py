@@ -49,7 +49,9 @@ from hf_bahdanau.families.vqa import VQA_QUESTION  # noqa: E402
 from hf_bahdanau.modeling.axes import CO_ATTENTIONS  # noqa: E402
 from hf_bahdanau.modeling.configuration_coattention import CO_ATTENTION_INPUTS  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering  # noqa: E402
-from training.arguments import bad_arguments_exit, check_counts, parse_arguments, parse_config_overrides  # noqa: E402
+from training.arguments import (  # noqa: E402
+    bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
+)
 from training.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
 from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.metrics import in_percent  # noqa: E402
@@ -80,6 +82,8 @@ class VQAModelArguments:
     def __post_init__(self):
         # a bad field ends here, exit 2
         parse_config_overrides(self.config_overrides, BahdanauVisualQuestionAnsweringConfig)
+        if self.model_name_or_path is None:  # and a bad value (of the flags or the overrides)
+            check_new_config(lambda: new_config(self), self.config_overrides)
 
 
 @dataclass
@@ -185,12 +189,17 @@ def build_model(model_args: VQAModelArguments, tokenizer, answers: list[str]) ->
     labels = dict(id2label=dict(enumerate(answers)), label2id={answer: index for index, answer in enumerate(answers)})
     if model_args.model_name_or_path:
         return AutoModelForVisualQuestionAnswering.from_pretrained(model_args.model_name_or_path, **labels)
-    config = BahdanauVisualQuestionAnsweringConfig(**{
-        "vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id, "bos_token_id": tokenizer.bos_token_id,
-        "eos_token_id": tokenizer.eos_token_id, "coattention": model_args.coattention,
-        "inputs": model_args.inputs, **labels,
+    return BahdanauForVisualQuestionAnswering(new_config(
+        model_args, vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id, **labels))
+
+
+def new_config(model_args: VQAModelArguments, **data_fields) -> BahdanauVisualQuestionAnsweringConfig:
+    """A new model's config: the data's fields (vocabulary, special ids, answers), --coattention, --inputs, then
+    --config_overrides."""
+    return BahdanauVisualQuestionAnsweringConfig(**{
+        **data_fields, "coattention": model_args.coattention, "inputs": model_args.inputs,
         **parse_config_overrides(model_args.config_overrides, BahdanauVisualQuestionAnsweringConfig)})
-    return BahdanauForVisualQuestionAnswering(config)
 
 
 def main(argv: list[str] | None = None) -> None:
