@@ -257,3 +257,22 @@ def test_the_model_config_holds_the_tokenizer_s_special_ids_so_trainer_aligns_no
     with caplog.at_level(logging.WARNING):
         align_special_tokens(model, tokenizer)
     assert not [record for record in caplog.records if "PAD/BOS/EOS" in record.getMessage()]
+
+
+def test_a_16_bit_example_picture_keeps_its_greys(tmp_path):
+    """PIL's .convert("RGB") turned a 16-bit greyscale image (mode I;16, a 16-bit PNG) white; the example picture is
+    now read as the model's processor reads it, at its own size: 32896 / 257 = 128, mid-grey."""
+    from types import SimpleNamespace
+
+    from training.run_vqa import save_attention_pictures
+
+    image = Image.fromarray(np.full((6, 8), 32896, dtype=np.uint16))
+    assert image.mode == "I;16"
+    model = SimpleNamespace(config=SimpleNamespace(inputs="question"), eval=lambda: None)  # no attention to plot
+    arguments = SimpleNamespace(num_pictures=1, image_column="image", question_column="question",
+                                answer_column="answer")
+    examples = save_attention_pictures(model, None, None, [{"image": image, "question": "what?", "answer": "grey"}],
+                                       arguments, tmp_path)
+    assert examples == ['{"image": "example_0.png", "question": "what?"}']
+    saved = np.asarray(Image.open(tmp_path / "example_0.png"))
+    assert saved.shape == (6, 8, 3) and (saved == 128).all()

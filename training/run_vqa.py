@@ -62,6 +62,9 @@ from training.training_clock import TrainingBudgetCallback, TrainingClockCallbac
 logger = logging.getLogger(__name__)
 
 SPLITS = ("train", "validation", "test")
+# An image as the pictures and the shape statistics read it: RGB at its own size, a 16-bit one (a 16-bit PNG, mode
+# I;16) scaled to 8 bits as the model's processor scales it (PIL's own .convert("RGB") turns it white).
+PICTURE_READER = BahdanauImageProcessor(num_channels=3, do_resize=False)
 
 
 @dataclass
@@ -292,7 +295,7 @@ def shape_attention_metrics(model, collator, test: datasets.Dataset, batch_size:
                  if key not in ("labels", "question_type_ids")}
         output = model(**batch, output_attentions=True)
         for row_index, row in enumerate(rows):
-            image = np.asarray(row[collator.image_column].convert("RGB"))
+            image = np.asarray(PICTURE_READER.to_image(row[collator.image_column]))
             mask = shape_mask(image)
             grid = tuple(output.grid_size[row_index].tolist())
             for level, weights in zip(model.config.question_levels, output.context_attentions):
@@ -318,7 +321,7 @@ def save_attention_pictures(model, processor, tokenizer, test: datasets.Dataset,
     examples = []
     for index in range(min(data_args.num_pictures, len(test))):
         row = test[index]
-        image, question = row[data_args.image_column].convert("RGB"), row[data_args.question_column]
+        image, question = PICTURE_READER.to_image(row[data_args.image_column]), row[data_args.question_column]
         image.save(output_dir / f"example_{index}.png")
         if model.config.inputs == "both":  # a baseline reading one input attends to nothing
             plot_vqa_example(model, processor, tokenizer, image, question, expected=row[data_args.answer_column],
