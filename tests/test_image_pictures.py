@@ -254,7 +254,7 @@ def test_the_command_reads_the_images_of_a_jsonl_file_through_the_pipeline(tmp_p
         torch.testing.assert_close(torch.tensor(example["weights"], dtype=torch.float64),
                                    torch.tensor(expected["attention"]["weights"], dtype=torch.float64),
                                    atol=ROUNDING, rtol=0)
-    missing = [rows[0], {"image": "images/9.png"}]
+    missing = [rows[0], {"image": "images/9.png", "reference": "1"}]
     (tmp_path / "missing.jsonl").write_text("".join(json.dumps(row) + "\n" for row in missing))
     with pytest.raises(SystemExit) as exit:
         main([str(tmp_path / "strips-tiny"), "--input", str(tmp_path / "missing.jsonl"), "--output",

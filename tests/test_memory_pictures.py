@@ -176,9 +176,13 @@ def test_the_command_answers_the_questions_of_a_jsonl_file_through_the_pipeline(
         torch.testing.assert_close(torch.tensor(question["hop_attentions"], dtype=torch.float64),
                                    torch.tensor(answer["hop_attentions"], dtype=torch.float64), atol=ROUNDING, rtol=0)
     (tmp_path / "bad.jsonl").write_text(json.dumps(rows[0]) + "\n" + json.dumps({"memory": ["a"]}) + "\n")
+    (tmp_path / "half.jsonl").write_text(json.dumps(rows[1] | {"expected": None}) + "\n" + json.dumps(rows[0]) + "\n")
     for options, error in (
             (["--input", str(tmp_path / "bad.jsonl")], f'line 2 of --input {tmp_path / "bad.jsonl"} must be an object '
                                                         'with "memory" and "question", got {"memory": ["a"]}.'),
+            (["--input", str(tmp_path / "half.jsonl")],
+             f'line 1 of --input {tmp_path / "half.jsonl"} has no "expected", but line 2 has: give every row its right '
+             "answers, or none."),
             (["--input", str(tmp_path / "questions.jsonl"), "--references", str(tmp_path / "bad.jsonl")],
              f"--references {tmp_path / 'bad.jsonl'} is for sentences; give the right answers in the rows of --input "
              f'{tmp_path / "questions.jsonl"} ("expected").')):

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import torch
 
-from .shell import (WEIGHT_DECIMALS, Explorer, _format_value, check_page_size, html_page, is_exact_match,
-                    json_row, page_data, plural, read_model_metrics, read_text_lines,
-                    summarise_model, summary_line)
+from .shell import (WEIGHT_DECIMALS, Explorer, _format_value, check_all_or_none, check_page_size, html_page,
+                    is_exact_match, json_row, page_data, plural, read_model_metrics, read_text_lines, summarise_model,
+                    summary_line)
 
 if TYPE_CHECKING:
     from ..modeling.decoding import Translation
@@ -156,12 +156,9 @@ def read_examples(path: str | Path) -> Examples:
     if path.suffix != ".jsonl":
         return Examples(lines, None)
     rows = [_jsonl_row(line, f"line {number} of --input {path}") for number, line in enumerate(lines, 1)]
-    with_references = [number for number, (_, references) in enumerate(rows, 1) if references is not None]
-    if with_references and len(with_references) < len(rows):
-        missing = next(number for number, (_, references) in enumerate(rows, 1) if references is None)
-        raise ValueError(f'line {missing} of --input {path} has no "references" or "target", but line '
-                         f"{with_references[0]} has: give every row its right answers, or none.")
-    return Examples([source for source, _ in rows], [references for _, references in rows] if with_references else None)
+    answered = [references is not None for _, references in rows]
+    check_all_or_none(answered, path, '"references" or "target"')
+    return Examples([source for source, _ in rows], [references for _, references in rows] if any(answered) else None)
 
 
 def read_references(path: str | Path, count: int) -> list[list[str]]:

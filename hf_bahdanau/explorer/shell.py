@@ -20,8 +20,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
-__all__ = ["Explorer", "check_page_size", "html_page", "is_exact_match", "json_row", "judged_first", "page_data",
-           "plural", "read_model_metrics", "read_rows", "read_text_lines", "summarise_model", "summary_line"]
+__all__ = ["Explorer", "check_all_or_none", "check_page_size", "html_page", "is_exact_match", "json_row",
+           "judged_first", "page_data", "plural", "read_model_metrics", "read_rows", "read_text_lines",
+           "summarise_model", "summary_line"]
 
 WEIGHT_DECIMALS = 4  # the page's data keep weights to this many decimals; it shows two (four in tooltips)
 SPLITS = ("train", "eval", "validation", "test", "predict")  # metric prefixes of the training scripts
@@ -233,7 +234,16 @@ def read_rows(args: Namespace, required: tuple[str, ...], optional: tuple[str, .
         if not isinstance(row, dict) or not set(required) <= row.keys():
             raise ValueError(f"{where} must be an object with {keys}, got {line.strip():.80}.")
         rows.append((where, {key: row[key] for key in (*required, *optional) if key in row}))
+    check_all_or_none([row.get(optional[0]) is not None for _, row in rows], args.input, f'"{optional[0]}"')
     return rows
+
+
+def check_all_or_none(answered: Sequence[bool], path: Path, what: str) -> None:
+    """The rows of ``--input path`` must all give their right answers (``what``: the key, e.g. '"expected"') or none
+    give them: a ValueError names the first row without and the first with."""
+    if any(answered) and not all(answered):
+        raise ValueError(f"line {answered.index(False) + 1} of --input {path} has no {what}, but line "
+                         f"{answered.index(True) + 1} has: give every row its right answers, or none.")
 
 
 def plural(number: int, noun: str) -> str:
