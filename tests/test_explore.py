@@ -306,6 +306,20 @@ def test_models_without_alignments_to_show_are_refused(saved_model, tmp_path):
     assert not (tmp_path / "p.html").exists()
 
 
+def test_a_model_of_another_library_is_refused_naming_its_type(tmp_path):
+    from transformers import T5Config
+
+    T5Config(d_model=8, num_layers=1).save_pretrained(tmp_path / "t5")
+    (tmp_path / "in.txt").write_text("3/14/15\n")
+    with pytest.raises(SystemExit) as exit:
+        main([str(tmp_path / "t5"), "--input", str(tmp_path / "in.txt"), "--output", str(tmp_path / "p.html")])
+    with_pages = ", ".join(family.name for family in FAMILIES.values() if family.explorer is not None)
+    assert exit.value.code == (f"hf-bahdanau-explore: error: {str(tmp_path / 't5')!r} holds a 't5' model, not an "
+                               f"hf_bahdanau one; hf-bahdanau-explore explores the models of the families with one: "
+                               f"{with_pages}.")
+    assert with_pages == "seq2seq, memory, image-to-text"
+
+
 def test_the_command_builds_the_page_a_family_declares(saved_model, tmp_path, monkeypatch, capsys):
     """The command has no branch on a family: it reads the input and builds the page through the folder's family's
     ``Family.explorer`` (here one given to the pointer family), after its usage errors and before its own."""

@@ -42,11 +42,11 @@ def explorer_for(config: Mapping[str, Any], name: str) -> Explorer:
     family = find_family(config)
     if family is not None and family.explorer is not None:
         return family.explorer
-    held = (f"a {family.name} model" if family is not None
+    held = (f"a {family.name} model, which has no explorer page" if family is not None
             else f"a {config.get('model_type')!r} model, not an hf_bahdanau one")
     with_pages = [other.name for other in FAMILIES.values() if other.explorer is not None]
-    raise ValueError(f"{name!r} holds {held}, which has no explorer page; {PROG} explores the models of the families "
-                     f"with one: {', '.join(with_pages)}.")
+    raise ValueError(f"{name!r} holds {held}; {PROG} explores the models of the families with one: "
+                     f"{', '.join(with_pages)}.")
 
 
 def parse_args(argv: list[str] | None = None) -> tuple[argparse.ArgumentParser, argparse.Namespace]:
