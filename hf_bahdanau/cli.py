@@ -37,12 +37,26 @@ if TYPE_CHECKING:
     from .onnx.pipeline import OnnxPipelineModel
 
 
+# The most tokens a command or training script generates per input: beam search keeps tables of [batch, beams, length]
+# sized by it before the first step (10**9 ran out of memory), and these models write sentences, not books.
+MAX_NEW_TOKENS = 10_000
+
+
+def check_new_tokens(value: int | None, argument: str) -> None:
+    """A ValueError naming ``argument`` (``--max_new_tokens``, ``--generation_max_length``) when ``value``, a number
+    of tokens to generate, is above ``MAX_NEW_TOKENS``; None (the generation config's) passes."""
+    if value is not None and value > MAX_NEW_TOKENS:
+        raise ValueError(f"`{argument}` must be at most {MAX_NEW_TOKENS:,} tokens (beam search allocates tables that "
+                         f"grow with it before it starts), got {value:,}.")
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="hf-bahdanau-translate", description=__doc__.split("\n")[0])
     parser.add_argument("model", help="a saved model folder (with its tokenizer) or a Hub model id")
     parser.add_argument("sentences", nargs="*", help="sentences to translate; none: read one per line from stdin")
     parser.add_argument("--num_beams", type=int, default=1, help="1 = greedy (default), more = beam search")
-    parser.add_argument("--max_new_tokens", type=int, default=None, help="default: the model's generation config")
+    parser.add_argument("--max_new_tokens", type=int, default=None,
+                        help=f"at most {MAX_NEW_TOKENS:,}; default: the model's generation config")
     parser.add_argument("--batch_size", type=int, default=32)
     parser.add_argument("--alignments_dir", type=Path, default=None,
                         help="save each sentence's alignment heat map here as alignment_<n>.png and print its path")
@@ -119,15 +133,16 @@ def read_lines(stream: Iterable[str]) -> list[str]:
 
 
 def check_model_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """Exit with a usage error (``parser.error``) for a ``model`` that cannot exist, a ``--batch_size`` below 1, or a
+    """Exit with a usage error (``parser.error``) for a ``model`` that cannot exist, a ``--batch_size`` below 1, a
     ``--num_beams`` / ``--max_new_tokens`` that generate() would refuse (``check_search_arguments``'s rule and
-    message)."""
+    message) or a ``--max_new_tokens`` above ``MAX_NEW_TOKENS``."""
     from transformers import GenerationConfig
 
     try:
         check_model_location(args.model, "model")
         check_search_arguments(GenerationConfig(), {"num_beams": args.num_beams,
                                                     "max_new_tokens": args.max_new_tokens}, None)
+        check_new_tokens(args.max_new_tokens, "--max_new_tokens")
     except ValueError as error:
         parser.error(str(error))
     if args.batch_size < 1:

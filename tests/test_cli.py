@@ -84,6 +84,8 @@ def test_a_hub_name_that_cannot_be_loaded_is_one_error_line(tmp_path):
                          "got 0."),
     ("--max_new_tokens", "0", "`max_new_tokens` must be an int ≥ 1 (the most tokens generated), got 0."),
     ("--batch_size", "0", "--batch_size must be a positive integer, got 0."),
+    ("--max_new_tokens", str(10**9), "`--max_new_tokens` must be at most 10,000 tokens (beam search allocates tables "
+                                     "that grow with it before it starts), got 1,000,000,000."),
 ])
 def test_decoding_options_generate_would_refuse_end_as_argparse_does(saved_model, capsys, option, value, error):
     """The options are checked by generate()'s own rule (check_search_arguments), with its message, before the model

@@ -245,3 +245,32 @@ def test_bad_config_override_values_end_while_parsing(script, arguments, overrid
     error = exits_as_argparse_does(lambda: main([*arguments, "--config_overrides", override, "--output_dir",
                                                  str(tmp_path / "run")]), "--config_overrides", capsys)
     assert error.endswith(f": error: `--config_overrides` {override!r}: {message}\n"), error
+
+
+@pytest.mark.parametrize("script, arguments, flag", [
+    ("run_seq2seq", ["--preset", "rnnsearch", "--train_file", "absent.jsonl", "--max_new_tokens"], "--max_new_tokens"),
+    ("run_seq2seq", ["--preset", "rnnsearch", "--train_file", "absent.jsonl", "--generation_max_length"],
+     "--generation_max_length"),
+    ("run_image_to_text", ["--generation_max_length"], "--generation_max_length"),
+    ("evaluate_seq2seq", ["--model_name_or_path", ".", "--test_file", "absent.jsonl", "--max_new_tokens"],
+     "--max_new_tokens"),
+    ("tune_beam_penalties", ["--model_name_or_path", ".", "--validation_file", "absent.jsonl", "--max_new_tokens"],
+     "--max_new_tokens"),
+])
+def test_a_generation_length_beyond_the_bound_ends_while_parsing(script, arguments, flag, tmp_path, capsys):
+    """10**9 tokens used to run out of memory in beam search's tables; the bound (hf_bahdanau.cli.MAX_NEW_TOKENS,
+    the same for the commands) is checked with the other flags, before any data or model is read."""
+    main = importlib.import_module(f"training.{script}").main
+    error = exits_as_argparse_does(lambda: main([*arguments, str(10**9), "--output_dir", str(tmp_path)]), flag,
+                                   capsys)
+    assert error.endswith(f": error: `{flag}` must be at most 10,000 tokens (beam search allocates tables that grow "
+                          "with it before it starts), got 1,000,000,000.\n"), error
+
+
+def test_the_generation_length_bound_is_inclusive():
+    from hf_bahdanau.cli import MAX_NEW_TOKENS, check_new_tokens
+
+    check_new_tokens(MAX_NEW_TOKENS, "--max_new_tokens")
+    check_new_tokens(None, "--max_new_tokens")
+    with pytest.raises(ValueError, match=r"^`--max_new_tokens` must be at most 10,000 tokens .*, got 10,001\.$"):
+        check_new_tokens(MAX_NEW_TOKENS + 1, "--max_new_tokens")

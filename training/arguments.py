@@ -17,11 +17,11 @@ from pathlib import Path
 from typing import TypeVar
 
 import torch
-from transformers import HfArgumentParser, TrainingArguments
+from transformers import HfArgumentParser, Seq2SeqTrainingArguments, TrainingArguments
 
 from hf_bahdanau import BahdanauConfig
 from hf_bahdanau.cards import check_license
-from hf_bahdanau.cli import usage_errors
+from hf_bahdanau.cli import MAX_NEW_TOKENS, check_new_tokens, usage_errors
 from hf_bahdanau.locations import check_model_location
 
 __all__ = ["bad_arguments_exit", "check_counts", "check_new_config", "exit_on_bad_argument", "json_to_flags",
@@ -32,7 +32,8 @@ logger = logging.getLogger(__name__)
 Parsed = TypeVar("Parsed")
 
 JSON_ARGUMENTS = ("A .json file of arguments may come first (its keys are the flags' names, e.g. "
-                  "training/configs/dates_rnnsearch.json); flags after it override its values.")
+                  "training/configs/dates_rnnsearch.json); flags after it override its values. Generation lengths "
+                  f"(--max_new_tokens, --generation_max_length) are at most {MAX_NEW_TOKENS:,} tokens.")
 
 
 def has_accelerator() -> bool:
@@ -129,10 +130,13 @@ def check_counts(arguments, *names: str) -> None:
 
 def check_training_arguments(training_args: TrainingArguments) -> None:
     """What ``TrainingArguments`` accepts but cannot mean: a ``--max_steps`` of 0 or below -1 (transformers then
-    silently trains ``--num_train_epochs`` epochs)."""
+    silently trains ``--num_train_epochs`` epochs), a ``--generation_max_length`` above ``MAX_NEW_TOKENS`` (beam
+    search would allocate tables of that length)."""
     if training_args.max_steps == 0 or training_args.max_steps < -1:
         raise ValueError(f"`--max_steps` must be a positive number of steps, or -1 (the default: train "
                          f"--num_train_epochs epochs), got {training_args.max_steps}.")
+    if isinstance(training_args, Seq2SeqTrainingArguments):
+        check_new_tokens(training_args.generation_max_length, "--generation_max_length")
 
 
 def parse_config_overrides(overrides: str | None, config_class: type = BahdanauConfig) -> dict:

@@ -37,6 +37,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, EvalPrediction, H
 
 from hf_bahdanau.cards import write_model_card  # noqa: E402
 from hf_bahdanau.cards.folder import read_json  # noqa: E402
+from hf_bahdanau.cli import MAX_NEW_TOKENS, check_new_tokens  # noqa: E402
 from hf_bahdanau.locations import check_model_location  # noqa: E402
 from hf_bahdanau.modeling.copying import encode_with_copies  # noqa: E402
 from hf_bahdanau.modeling.search import LENGTH_PENALTY_STYLES  # noqa: E402
@@ -128,7 +129,8 @@ class DecodingArguments:
 
     num_beams: int | None = field(default=None, metadata={"help": "Beams (1: greedy search)."})
     batch_size: int = field(default=32, metadata={"help": "Sources per generate() call (sorted by length)."})
-    max_new_tokens: int | None = field(default=None, metadata={"help": "Longest output in tokens."})
+    max_new_tokens: int | None = field(
+        default=None, metadata={"help": f"Longest output in tokens, at most {MAX_NEW_TOKENS:,}."})
     length_penalty: float | None = field(
         default=None, metadata={"help": "The length penalty's exponent α: log P / |Y|^α, or with "
                                         "--length_penalty_style gnmt log P / ((5 + |Y|) / 6)^α (Wu et al. 2016)."})
@@ -143,6 +145,7 @@ class DecodingArguments:
             value = getattr(self, name)
             if value is not None and value < 1:
                 raise ValueError(f"`--{name}` must be a positive integer, got {value}.")
+        check_new_tokens(self.max_new_tokens, "--max_new_tokens")
         if self.length_penalty_style is not None and self.length_penalty_style not in LENGTH_PENALTY_STYLES:
             raise ValueError(f"`--length_penalty_style` must be one of {list(LENGTH_PENALTY_STYLES)}, got "
                              f"{self.length_penalty_style!r}.")

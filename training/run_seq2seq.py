@@ -56,6 +56,7 @@ from transformers import (  # noqa: E402
 from hf_bahdanau import (  # noqa: E402
     PRESETS, BahdanauConfig, BahdanauForConditionalGeneration, DataCollatorWithRightPaddedLabels,
 )
+from hf_bahdanau.cli import MAX_NEW_TOKENS, check_new_tokens  # noqa: E402
 from hf_bahdanau.families import find_family  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForCopying  # noqa: E402
 from hf_bahdanau.modeling.copying import decode_with_copies, encode_with_copies  # noqa: E402
@@ -186,8 +187,8 @@ class DataTrainingArguments(DataFileArguments):
     max_target_length: int | None = field(
         default=None, metadata={"help": "Longest target in tokens, the same way. Default: no limit."})
     max_new_tokens: int | None = field(
-        default=None, metadata={"help": "Generation limit saved in the generation config. Default: 1.5 x the "
-                                        "longest training target."})
+        default=None, metadata={"help": f"Generation limit saved in the generation config, at most "
+                                        f"{MAX_NEW_TOKENS:,}. Default: 1.5 x the longest training target."})
     num_beams: int | None = field(
         default=None, metadata={"help": "Beams for evaluation, prediction and the saved generation config."})
     overwrite_cache: bool = field(default=False, metadata={"help": "Re-tokenise instead of using the cache."})
@@ -208,6 +209,7 @@ class DataTrainingArguments(DataFileArguments):
             value = getattr(self, name)
             if value is not None and value < (2 if name.endswith("length") else 1):
                 raise ValueError(f"`--{name}` must be a positive integer (lengths at least 2), got {value}.")
+        check_new_tokens(self.max_new_tokens, "--max_new_tokens")
         check_counts(self, "num_alignment_pictures")
 
     def used_columns(self) -> dict[str, Column]:
