@@ -265,3 +265,16 @@ def test_the_rule_reads_each_declaration_and_the_defaults_from_the_config_class(
     config.pooling_type = "context_vector"  # set later: refused when a model is built (validate_architecture)
     with pytest.raises(ValueError, match=r"^`self_attention_rows=8`: only `pooling_type='self_attentive'` reads it"):
         config.validate_architecture()
+
+
+def test_the_image_to_text_config_refuses_the_text_encoder_s_fields_in_the_same_words_as_before():
+    from hf_bahdanau import BahdanauImageToTextConfig
+
+    with pytest.raises(ValueError) as caught:
+        BahdanauImageToTextConfig(encoder_layers=2, copy_attention=True)
+    assert str(caught.value) == ("`encoder_layers=2`, `copy_attention=True`: the image-to-text model has an image "
+                                 "encoder and no source tokens to copy; leave the text encoder's fields and "
+                                 "`copy_attention` at their defaults.")
+    with pytest.raises(ValueError, match=r"^`bidirectional=True`: the image-to-text model"):
+        BahdanauImageToTextConfig(bidirectional=True)  # its own default is False, BahdanauConfig's True
+    assert BahdanauImageToTextConfig(bidirectional=False).bidirectional is False

@@ -12,7 +12,7 @@ import dataclasses
 from huggingface_hub.dataclasses import strict
 from transformers import AutoConfig
 
-from .configuration_bahdanau import BahdanauConfig, _builtin_errors, _require_positive
+from .configuration_bahdanau import BahdanauConfig, _builtin_errors, _fields_set, _require_positive
 
 __all__ = ["IMAGE_TO_TEXT_AUTO_MAP", "IMAGE_TO_TEXT_PIPELINES", "BahdanauImageToTextConfig", "resolve_image_encoder",
            "validate_image_encoder"]
@@ -140,10 +140,8 @@ class BahdanauImageToTextConfig(BahdanauConfig):
         ``BahdanauConfig.validate_architecture``; ValueError naming the field."""
         validate_image_encoder(self, self.encoder_output_size)
         super().validate_architecture()
-        text_only = [f"`{field}={getattr(self, field)!r}`" for field, default in (
-            ("encoder_layers", 1), ("bidirectional", False), ("reverse_source", False),
-            ("encoder_self_attention", None), ("meta_embedding_sources", None), ("copy_attention", False))
-            if getattr(self, field) != default]
+        text_only = _fields_set(self, ("encoder_layers", "bidirectional", "reverse_source", "encoder_self_attention",
+                                       "meta_embedding_sources", "copy_attention"))
         if text_only:
             raise ValueError(f"{', '.join(text_only)}: the image-to-text model has an image encoder and no source "
                              "tokens to copy; leave the text encoder's fields and `copy_attention` at their defaults.")
