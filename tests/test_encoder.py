@@ -67,8 +67,8 @@ def test_padded_run_equals_the_packed_one(rnn_type, bidirectional, mode, monkeyp
     rows of every length (an all-padding row runs one step, as packing would), with a given initial state.
     With autograd on every stack runs its step loop (both directions at once); without it GRU and RNN stacks
     make one call of torch's RNN function per direction and LSTM stacks pack; while torch.export traces, every
-    stack makes one call of its cell's ``exported_run`` per direction (an LSTM's padded steps hold its cell, a
-    tanh-RNN runs as a saturated GRU)."""
+    stack makes one call of torch's RNN function per direction, an LSTM's through ``LSTMCell.exported_run``, whose
+    padded steps hold its cell."""
     autograd = mode == "autograd"
     if mode == "exporting":
         monkeypatch.setattr(torch.compiler, "is_exporting", lambda: True)

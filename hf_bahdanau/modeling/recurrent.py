@@ -14,10 +14,10 @@ full-size [tokens, 4H] zero-fill and addition per step (``benchmarks/encoder_pad
 autograd a GRU/RNN layer runs each direction as one call of torch's RNN function, and an LSTM batch,
 whose fused call does not return the memory cell of each step, is packed: those forwards are faster.
 While ``torch.export`` traces (the ONNX export), which can neither pack nor run torch's tanh-RNN call for a source
-length other than its example's, each direction of a layer is one call of the cell's ``exported_run``: torch's GRU or
-LSTM call, which the exporter writes as one ONNX ``GRU`` / ``LSTM`` operator for any source length (no ONNX ``Loop``
-of single steps). An LSTM's padded steps hold its memory cell there (saturated gates), so its last cell is each row's
-cell at its last real token; a tanh-RNN runs as a GRU whose gates are saturated to make it the Elman step.
+length other than its example's, each direction of a layer is one call of torch's GRU, LSTM or tanh-RNN function,
+which the exporter writes as one ONNX ``GRU`` / ``LSTM`` / ``RNN`` operator for any source length (``onnx/export.py``;
+no ONNX ``Loop`` of single steps). An LSTM's padded steps hold its memory cell there (saturated gates,
+``LSTMCell.exported_run``), so its last cell is each row's cell at its last real token.
 """
 
 from typing import NamedTuple
@@ -71,15 +71,7 @@ class GRUCell:
     module = nn.GRU
     has_memory_cell = False
     fused_run = torch.gru  # one direction of one layer, batch first
-
-    @staticmethod
-    def exported_run(inputs: Tensor, padding: Tensor, hidden: Tensor, cell: None,
-                     weights: list[Tensor]) -> tuple[Tensor, None]:
-        """One direction of one layer while torch.export traces: torch's GRU call, one ONNX ``GRU`` operator
-        (``onnx/export.py``'s ``_recurrences_of_any_length`` keeps it any length). inputs [B, T, I], padding
-        [B, T, 1] (unread: each row's final h is read at its last real step), hidden [1, B, H],
-        weights [W_ih, W_hh, b_ih, b_hh] -> (h_t [B, T, H], None)."""
-        return torch.gru(inputs, hidden, weights, True, 1, 0.0, False, False, True)[0], None
+    exported_run = None  # fused_run exports as it is (onnx/export.py, _recurrences_of_any_length)
 
     @staticmethod
     def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: None) -> tuple[Tensor, None]:
@@ -104,12 +96,12 @@ class LSTMCell:
     @staticmethod
     def exported_run(inputs: Tensor, padding: Tensor, hidden: Tensor, cell: Tensor,
                      weights: list[Tensor]) -> tuple[Tensor, Tensor]:
-        """One direction of one layer while torch.export traces: torch's LSTM call, one ONNX ``LSTM`` operator.
-        It returns the last step's memory cell only, so padded steps hold it: the padding indicator p_t is one more
-        input column, weighted +SATURATED into f and −SATURATED into i, so there σ(f) = 1, σ(i) = 0 and
-        c_t = c_{t−1}; real steps (p_t = 0) are unchanged. inputs [B, T, I], padding [B, T, 1] (right padding),
-        hidden and cell [1, B, H], weights [W_ih, W_hh, b_ih, b_hh] -> (h_t [B, T, H], each row's c at its last
-        real step [1, B, H])."""
+        """One direction of one layer while torch.export traces (in place of packing): torch's LSTM call, one ONNX
+        ``LSTM`` operator. It returns the last step's memory cell only, so padded steps hold it: the padding
+        indicator p_t is one more input column, weighted +SATURATED into f and −SATURATED into i, so there
+        σ(f) = 1, σ(i) = 0 and c_t = c_{t−1}; real steps (p_t = 0) are unchanged. inputs [B, T, I], padding
+        [B, T, 1] (right padding), hidden and cell [1, B, H], weights [W_ih, W_hh, b_ih, b_hh] -> (h_t [B, T, H],
+        each row's c at its last real step [1, B, H])."""
         w_ih, w_hh, b_ih, b_hh = weights
         size = hidden.shape[-1]
         hold = w_ih.new_tensor([-SATURATED, SATURATED, 0.0, 0.0]).repeat_interleave(size).unsqueeze(1)  # [i, f, g, o]
@@ -133,22 +125,7 @@ class TanhCell:
     module = nn.RNN
     has_memory_cell = False
     fused_run = torch.rnn_tanh
-
-    @staticmethod
-    def exported_run(inputs: Tensor, padding: Tensor, hidden: Tensor, cell: None,
-                     weights: list[Tensor]) -> tuple[Tensor, None]:
-        """One direction of one layer while torch.export traces, which unrolls torch's tanh-RNN call over the
-        example's steps (and torch's exporter has no ONNX ``RNN`` for it): a GRU call, one ONNX ``GRU`` operator,
-        whose reset and update gates are saturated open and shut (r = σ(+SATURATED) = 1, z = σ(−SATURATED) = 0, no
-        weights), so h' = n = tanh(W_ih x + b_ih + W_hh h + b_hh), this cell's step. Arguments as
-        ``GRUCell.exported_run``'s."""
-        w_ih, w_hh, b_ih, b_hh = weights
-        size = hidden.shape[-1]
-        gates = b_ih.new_tensor([SATURATED, -SATURATED]).repeat_interleave(size)  # [r, z]
-        gru_weights = [torch.cat([w_ih.new_zeros(2 * size, w_ih.shape[1]), w_ih]),
-                       torch.cat([w_hh.new_zeros(2 * size, size), w_hh]),
-                       torch.cat([gates, b_ih]), torch.cat([torch.zeros_like(gates), b_hh])]
-        return GRUCell.exported_run(inputs, padding, hidden, None, gru_weights)
+    exported_run = None  # fused_run exports as it is (onnx/export.py, _recurrences_of_any_length)
 
     @staticmethod
     def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: None) -> tuple[Tensor, None]:
@@ -265,14 +242,14 @@ class RecurrentStack(nn.Module):
         self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | tuple[Tensor, Tensor] | None,
         lengths: Tensor, padding: Tensor,
     ) -> tuple[list[Tensor], list[Tensor] | None]:
-        """Each direction of a layer as one call of torch's RNN function: ``cell.fused_run`` (GRU/RNN), or
-        ``cell.exported_run`` while torch.export traces. runs [B, T, I] per direction, padding [B, T, 1] -> per
-        direction outputs h_t [B, T, H], and for an LSTM its cell at each row's last real step [1, B, H]."""
+        """Each direction of a layer as one call of torch's RNN function: ``cell.fused_run`` (GRU/RNN), or the
+        cell's ``exported_run`` (LSTM) while torch.export traces. runs [B, T, I] per direction, padding [B, T, 1]
+        -> per direction outputs h_t [B, T, H], and for an LSTM its cell at each row's last real step [1, B, H]."""
         run_outputs, run_cells = [], []
         for direction, run_input in enumerate(runs):
             hidden, cell = self._direction_state(layer_state, direction, run_input)
             weights = self._direction_weights(layer, direction)
-            if exporting():
+            if exporting() and self.cell.exported_run is not None:
                 output, cell = self.cell.exported_run(run_input, padding, hidden, cell, weights)
                 run_cells.append(cell)
             else:

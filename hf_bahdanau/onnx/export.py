@@ -42,7 +42,7 @@ from torch import Tensor, nn
 
 from ..modeling import source_warnings
 from ..modeling.attention import ATTENTION_SCORES
-from ..modeling.recurrent import RNN_TYPES, RecurrentState
+from ..modeling.recurrent import RNN_TYPES, SATURATED, RecurrentState
 from ..modeling.state import AttentionState, DecoderState, EncoderMemory
 from . import beam_search, runtime
 from .graphs import greedy_graph
@@ -279,7 +279,8 @@ def _export_graph(module: nn.Module, args: tuple[Tensor, ...], path: Path, opset
         with torch.no_grad(), _quiet_exporter(EXPECTED_WARNINGS), _recurrences_of_any_length():
             # torch.export itself, not torch.onnx.export's fallbacks, some of which fix a dynamic size silently
             program = torch.export.export(module, args, dynamic_shapes=dynamic_shapes, strict=False)
-            torch.onnx.export(program, args, str(path), dynamo=True, opset_version=opset, verbose=False, **names)
+            torch.onnx.export(program, args, str(path), dynamo=True, opset_version=opset, verbose=False,
+                              custom_translation_table={torch.ops.aten.rnn_tanh.input: _onnx_rnn_tanh}, **names)
         _name_axes(path, inputs | outputs)
         return
     except Exception as error:  # torch.export's many kinds (TypeError, UserError, …); ImportError: an older torch
@@ -331,15 +332,55 @@ def _quiet_exporter(expected: tuple[tuple[type[Warning], str], ...]) -> Iterator
 
 @contextlib.contextmanager
 def _recurrences_of_any_length() -> Iterator[None]:
-    """Shapes of ``aten.gru`` / ``aten.lstm`` (the encoder's fused RNN calls) that follow a dynamic source length:
-    torch's default versions unroll the example's 5 steps and fix the source length to 5 in every shape after them;
-    its while-loop versions do not, and torch.onnx.export registers them only while it captures a module, not while
-    it decomposes the program (torch 2.13). Here they are registered for the capture and the whole export; the graph
-    still gets ONNX's GRU / LSTM operators."""
-    from torch.export._patches import register_gru_while_loop_decomposition, register_lstm_while_loop_decomposition
+    """Shapes of ``aten.gru`` / ``aten.lstm`` / ``aten.rnn_tanh`` (the encoder's fused RNN calls) that follow a
+    dynamic source length: torch's default versions unroll the example's 5 steps and fix the source length to 5 in
+    every shape after them; its while-loop versions do not, and torch.onnx.export registers them only while it
+    captures a module, not while it decomposes the program (torch 2.13). Here they are registered for the capture
+    and the whole export, with ``_rnn_tanh_as_gru`` for the tanh-RNN, which torch has none for (through torch's own
+    registration helper); the graph still gets ONNX's GRU / LSTM operators, and ONNX's RNN (``_onnx_rnn_tanh``)."""
+    from torch.export._patches import (
+        _register_rnn_while_loop_decomposition, register_gru_while_loop_decomposition,
+        register_lstm_while_loop_decomposition,
+    )
 
-    with register_gru_while_loop_decomposition(), register_lstm_while_loop_decomposition():
+    with register_gru_while_loop_decomposition(), register_lstm_while_loop_decomposition(), \
+            _register_rnn_while_loop_decomposition(torch.ops.aten.rnn_tanh.input, _rnn_tanh_as_gru):
         yield
+
+
+def _rnn_tanh_as_gru(inputs: Tensor, hidden: Tensor, params: list[Tensor], has_biases: bool, num_layers: int,
+                     dropout: float, train: bool, bidirectional: bool, batch_first: bool) -> tuple[Tensor, Tensor]:
+    """``aten.rnn_tanh`` (with biases) as ``aten.gru``, whose while-loop version serves any length: a GRU whose
+    reset and update gates are saturated open and shut (r = σ(+SATURATED) = 1, z = σ(−SATURATED) = 0, no weights)
+    computes
+    h' = n = tanh(W_ih x + b_ih + W_hh h + b_hh), the Elman step."""
+    size = hidden.shape[-1]
+    gru_params = []
+    for w_ih, w_hh, b_ih, b_hh in zip(*[iter(params)] * 4):
+        gates = b_ih.new_tensor([SATURATED, -SATURATED]).repeat_interleave(size)  # [r, z]
+        gru_params += [torch.cat([w_ih.new_zeros(2 * size, w_ih.shape[1]), w_ih]),
+                       torch.cat([w_hh.new_zeros(2 * size, size), w_hh]),
+                       torch.cat([gates, b_ih]), torch.cat([torch.zeros_like(gates), b_hh])]
+    return torch.ops.aten.gru.input(inputs, hidden, gru_params, has_biases, num_layers, dropout, train,
+                                    bidirectional, batch_first)
+
+
+def _onnx_rnn_tanh(inputs, hidden, params, has_biases: bool, num_layers: int, dropout: float, train: bool,
+                   bidirectional: bool, batch_first: bool):
+    """ONNX's RNN operator (tanh) for ``aten.rnn_tanh`` of one layer, one direction, with biases (a
+    ``RecurrentStack`` direction; torch's exporter has no translation of its own): inputs [B, T, I] (batch first) or
+    [T, B, I], hidden [1, B, H] -> (h_t in the inputs' layout, h_T [1, B, H])."""
+    from onnxscript.onnx_opset import opset18 as op
+
+    if num_layers != 1 or bidirectional or not has_biases:
+        raise NotImplementedError("ONNX export of torch.rnn_tanh: one layer, one direction, with biases only")
+    w_ih, w_hh, b_ih, b_hh = params
+    sequence = op.Transpose(inputs, perm=[1, 0, 2]) if batch_first else inputs
+    outputs, last = op.RNN(sequence, op.Unsqueeze(w_ih, [0]), op.Unsqueeze(w_hh, [0]),
+                           op.Unsqueeze(op.Concat(b_ih, b_hh, axis=0), [0]), initial_h=hidden,
+                           hidden_size=hidden.shape[2], activations=["Tanh"])
+    outputs = op.Squeeze(outputs, [1])  # [T, directions = 1, B, H]
+    return (op.Transpose(outputs, perm=[1, 0, 2]) if batch_first else outputs), last
 
 
 def simplify_onnx(path: Path) -> bool:
