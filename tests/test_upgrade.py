@@ -45,13 +45,16 @@ def test_there_is_a_saved_folder_of_every_family():
 
 
 @pytest.mark.parametrize("folder", FOLDERS)
-def test_a_folder_saved_by_0_1_0_loads_with_the_auto_classes_and_gives_its_outputs(folder):
+def test_a_folder_saved_by_0_1_0_loads_with_the_auto_classes_and_gives_its_outputs(folder, tmp_path):
     record, inputs, want = read_saved(SAVED / folder)
     config = AutoConfig.from_pretrained(SAVED / folder)
     auto_class = getattr(transformers, auto_class_name(config))
     model = auto_class.from_pretrained(SAVED / folder).eval()
     assert type(model).__module__.startswith("hf_bahdanau.")  # the current code, not the folder's
     assert_same_outputs(recorded_outputs(model, inputs, record["generate"]), want, folder)
+    model.save_pretrained(tmp_path)  # saved again by the current code (an upgraded config in its new form)
+    assert_same_outputs(recorded_outputs(auto_class.from_pretrained(tmp_path).eval(), inputs, record["generate"]),
+                        want, folder)
 
 
 @pytest.mark.parametrize("folder", [name for name in FOLDERS if name != "pointer"])

@@ -189,11 +189,13 @@ class EncoderFields:
 
     Args:
         vocab_size (`int`, *optional*, defaults to 1000):
-            Size of the vocabulary, shared by source and target (each side has its own embedding matrix).
+            Size of the vocabulary; the seq2seq model's source and target share it (each side has its own
+            embedding matrix).
         embedding_size (`int`, *optional*, defaults to 256):
-            Size of the source and target token embeddings E.
+            Size of the token embeddings E (the seq2seq model's source and target).
         hidden_size (`int`, *optional*, defaults to 256):
-            Size of the decoder state s_i (every decoder layer).
+            The model's width: the seq2seq model's decoder state s_i (every decoder layer); the default of
+            ``encoder_hidden_size`` (so of the annotation size) and of ``attention_size``.
         encoder_hidden_size (`int`, *optional*):
             Units per direction of the encoder RNN; the annotations h_j have ``encoder_output_size`` =
             ``encoder_hidden_size`` × directions. Default: ``hidden_size // 2`` if bidirectional, else ``hidden_size``.
@@ -242,7 +244,7 @@ class EncoderFields:
         pad_token_id (`int`, *optional*, defaults to 0):
             Padding token, in [0, vocab_size) or None.
         eos_token_id (`int` or `list[int]`, *optional*, defaults to 2):
-            End-of-sequence token(s), each in [0, vocab_size).
+            End-of-sequence token(s), each in [0, vocab_size); the hierarchical classifier also ends a sentence at it.
         max_training_source_length (`int`, *optional*):
             The longest source seen in training, in tokens (set by the training scripts); decoding warns about
             longer inputs.
