@@ -20,7 +20,7 @@ from typing import Any
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
-from hf_bahdanau.families import FAMILIES, Family, family_for_task, find_family
+from hf_bahdanau.families import FAMILIES, Family, Picture, family_for_task, find_family
 from hf_bahdanau.families.words import Architecture
 from hf_bahdanau.modeling.axes import QUESTION_LEVELS
 
@@ -195,11 +195,12 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
 
 def card_family(model_dir: Path, config: dict[str, Any], task: str | None) -> Family:
     """The family whose card ``model_dir`` gets: its config's (``find_family``), or the family of ``task`` that
-    shares its model type (a tagger's folder carries the seq2seq head too); a ValueError naming what does not fit."""
+    shares its model type (a tagger's folder saved by 0.1.0 carries the seq2seq head too); a ValueError naming what
+    does not fit."""
     model_type = config.get("model_type")
     family = BASELINES.get(model_type) or find_family(config)
     if family is None:
-        known = list(dict.fromkeys(family.model_type for family in FAMILIES.values()))
+        known = list(dict.fromkeys(other.model_type for other in FAMILIES.values()))
         raise ValueError(f"`model_dir` ({model_dir}) must hold a saved hf_bahdanau model (config.json of model_type "
                          f"{known}) or a Transformer baseline ({list(BASELINES)}).")
     if task is None:
@@ -211,9 +212,9 @@ def card_family(model_dir: Path, config: dict[str, Any], task: str | None) -> Fa
     return chosen
 
 
-def picture_sections(model_dir: Path, kinds: Sequence[Any], explorer_page: str | None, figures: list[str]
+def picture_sections(model_dir: Path, kinds: Sequence[Picture], explorer_page: str | None, figures: list[str]
                      ) -> list[dict[str, Any]]:
-    """One section per kind of picture (``families.Picture``) that ``figures`` hold: heading, caption (the first
+    """One section per kind of picture that ``figures`` hold: heading, caption (the first
     kind's naming the attention explorer page when the folder has it), alt text and files."""
     sections = []
     for index, kind in enumerate(kinds):
