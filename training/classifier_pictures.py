@@ -25,7 +25,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, HfAr
 import hf_bahdanau  # noqa: E402,F401  (registers the Auto classes)
 from hf_bahdanau.locations import check_model_location  # noqa: E402
 from hf_bahdanau.pictures import plot_classifier_texts  # noqa: E402
-from training.arguments import exit_on_bad_argument  # noqa: E402
+from training.arguments import bad_arguments_exit, exit_on_bad_argument  # noqa: E402
 
 FORTUNES_TEST = REPO_ROOT / "training" / "data" / "fortunes" / "test.jsonl"
 
@@ -81,19 +81,20 @@ def picture_name(config) -> str:
 def main(argv: list[str] | None = None) -> list[Path]:
     parser = HfArgumentParser(PictureArguments)
     (args,) = exit_on_bad_argument(parser, lambda: parser.parse_args_into_dataclasses(args=argv))
-    models = [AutoModelForSequenceClassification.from_pretrained(name) for name in args.model_dirs]
-    tokenizers = [AutoTokenizer.from_pretrained(name) for name in args.model_dirs]
-    paths = [args.output_dir / args.file_name.format(picture_name(model.config)) for model in models]
-    if len(set(paths)) != len(paths):
-        raise ValueError(f"`--model_dirs` {args.model_dirs} give the same picture name twice "
-                         f"({[path.name for path in paths]}): give models of different poolings or structures, or run "
-                         "the script once per model.")
-    lines = Path(args.test_file).read_text(encoding="utf-8").splitlines()
-    rows = [json.loads(line) for line in lines if line.strip()]
-    documents = short_documents(rows, tokenizers, args.text_column_name, args.num_texts, args.max_tokens)
-    if not documents:
-        raise ValueError(f"No document of `--test_file` {str(args.test_file)!r} has at most --max_tokens="
-                         f"{args.max_tokens} tokens.")
+    with bad_arguments_exit(parser.prog):  # a ValueError of the folders or the file: exit 2
+        models = [AutoModelForSequenceClassification.from_pretrained(name) for name in args.model_dirs]
+        tokenizers = [AutoTokenizer.from_pretrained(name) for name in args.model_dirs]
+        paths = [args.output_dir / args.file_name.format(picture_name(model.config)) for model in models]
+        if len(set(paths)) != len(paths):
+            raise ValueError(f"`--model_dirs` {args.model_dirs} give the same picture name twice "
+                             f"({[path.name for path in paths]}): give models of different poolings or structures, "
+                             "or run the script once per model.")
+        lines = Path(args.test_file).read_text(encoding="utf-8").splitlines()
+        rows = [json.loads(line) for line in lines if line.strip()]
+        documents = short_documents(rows, tokenizers, args.text_column_name, args.num_texts, args.max_tokens)
+        if not documents:
+            raise ValueError(f"No document of `--test_file` {str(args.test_file)!r} has at most --max_tokens="
+                             f"{args.max_tokens} tokens.")
     texts = [row[args.text_column_name] for row in documents]
     labels = [str(row[args.label_column_name]) for row in documents]
     args.output_dir.mkdir(parents=True, exist_ok=True)
