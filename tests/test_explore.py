@@ -153,6 +153,17 @@ def test_bad_arguments_are_errors_that_name_them():
         explorer_page([good], page_size=0)
 
 
+def test_the_old_summarise_model_gives_a_seq2seq_models_fields(saved_model):
+    from hf_bahdanau.explorer.alignment_page import SUMMARY_FIELDS
+    from hf_bahdanau.explorer.page import summarise_model
+
+    _, model, _ = saved_model
+    summary = summarise_model(model)
+    assert list(summary) == [*SUMMARY_FIELDS, "parameters"] and summary["parameters"] == model.num_parameters()
+    assert summarise_model(model, ["rnn_type", "no_such_field"]) == {"rnn_type": "gru",
+                                                                     "parameters": model.num_parameters()}
+
+
 def test_the_summary_line_counts_the_items_and_the_wrong_ones():
     from hf_bahdanau.explorer.shell import summary_line
 

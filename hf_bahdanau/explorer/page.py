@@ -19,16 +19,20 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..cli import check_model_arguments, hide_loading_bars, load_text_model
-from .alignment_page import Examples, explorer_page, read_examples, read_references
-from .shell import Explorer, is_exact_match, read_model_metrics, summarise_model
+from . import shell
+from .alignment_page import SUMMARY_FIELDS, Examples, explorer_page, read_examples, read_references
+from .shell import Explorer, is_exact_match, read_model_metrics
 
 __all__ = ["Examples", "explorer_for", "explorer_page", "is_exact_match", "main", "read_examples",
            "read_model_metrics", "read_references", "summarise_model"]
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 PROG = "hf-bahdanau-explore"
 
@@ -73,6 +77,12 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.ArgumentParser, 
         parser.error(f"--output {args.output} is a folder; give the path of the page to write, e.g. page.html.")
     check_model_arguments(parser, args)
     return parser, args
+
+
+def summarise_model(model: PreTrainedModel, fields: Sequence[str] = SUMMARY_FIELDS) -> dict[str, object]:
+    """``shell.summarise_model`` with a seq2seq model's fields by default, as this module gave it before the pages
+    moved to their own modules."""
+    return shell.summarise_model(model, fields)
 
 
 def read_config(args: argparse.Namespace) -> dict[str, Any]:
