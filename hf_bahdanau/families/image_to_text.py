@@ -13,7 +13,7 @@ from hf_bahdanau.explorer.image_page import IMAGE_EXPLORER
 from hf_bahdanau.families import CardWords, Family, Head, Picture, register_family
 from hf_bahdanau.families.images import (example_paths, folder_images, image_encoder_words, image_size_words,
                                          in_folder)
-from hf_bahdanau.families.recurrent import decoder_lines, recurrent_tags, vocabulary_output
+from hf_bahdanau.families.recurrent import CLOSED_VOCABULARY, decoder_lines, recurrent_tags, vocabulary_output
 from hf_bahdanau.families.words import Architecture, dropout_lines, generate_kwargs
 from hf_bahdanau.modeling.collators import DataCollatorForImageToText
 from hf_bahdanau.modeling.configuration_image_to_text import BahdanauImageToTextConfig
@@ -115,7 +115,7 @@ def image_limitations(config: dict[str, Any], processor: dict[str, Any]) -> list
               "other fonts, hands or backgrounds read worse.",
               "Recurrent decoder: the text is generated token by token, so long texts take longer than with a "
               "Transformer decoder of the same size.",
-              "Closed vocabulary: tokens absent from the tokenizer's training data become `<unk>`.",
+              CLOSED_VOCABULARY,
               "The model knows only its training distribution; check it on your own images before relying on it."]
     return lines
 

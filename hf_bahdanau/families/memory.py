@@ -10,8 +10,8 @@ from transformers import AutoModel, AutoModelForSequenceClassification
 from hf_bahdanau.explorer.memory_page import MEMORY_EXPLORER
 from hf_bahdanau.families import CardWords, Family, Head, register_family
 from hf_bahdanau.families.recurrent import ALIGNMENTS
-from hf_bahdanau.families.words import (DISTRIBUTION, Architecture, answerer_usage, closed_answers, json_example,
-                                        label_names, text_examples)
+from hf_bahdanau.families.words import (DISTRIBUTION, WORD_VOCABULARY, Architecture, answerer_usage, closed_answers,
+                                        json_example, label_names, text_examples)
 from hf_bahdanau.modeling.axes import SENTENCE_ENCODINGS, WEIGHT_TYINGS
 from hf_bahdanau.modeling.collators import DataCollatorForMemoryNetwork
 from hf_bahdanau.modeling.configuration_memory import BahdanauMemoryNetworkConfig
@@ -29,8 +29,9 @@ LINEAR_START_CALLBACK = "LinearStartCallback"  # memory_training's, as trainer_s
 
 def describe_memory_network(config: dict[str, Any], trainer_state: dict[str, Any] | None = None) -> Architecture:
     """Bullet lines naming every choice of a ``BahdanauMemoryNetworkConfig`` dict (Sukhbaatar et al., 2015): hops,
-    sentence encoding, weight tying, temporal encoding with random noise, linear start (the config's, or when trainer_state.json
-    ``trainer_state`` records that ``LinearStartCallback`` ended it, that training's) and the answers."""
+    sentence encoding, weight tying, temporal encoding with random noise, linear start (the config's, or when
+    trainer_state.json ``trainer_state`` records that ``LinearStartCallback`` ended it, that training's) and the
+    answers."""
     hops = config["num_hops"]
     lines = [f"**Memory**: K = {hops} hop{'s' if hops > 1 else ''} of attention over the memory sentences, d = "
              f"{config['hidden_size']}, a vocabulary of {config['vocab_size']:,} words; hop k reads p_i = "
@@ -104,7 +105,7 @@ def usage(model_id: str, examples: list[str], generation: dict[str, Any], config
 def limitations(config: dict[str, Any], processor: dict[str, Any]) -> list[str]:
     """What an end-to-end memory network cannot do, from its config."""
     lines = [closed_answers(config),
-             "Closed vocabulary: words the tokenizer does not know become its unknown token."]
+             WORD_VOCABULARY]
     if config["sentence_encoding"] == "bag_of_words":
         lines.append("Bag of words: a sentence is the sum of its words' embeddings, so word order within a sentence "
                      "is lost (\"John gave Mary the ball\" reads as \"Mary gave John the ball\").")

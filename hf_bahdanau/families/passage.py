@@ -10,8 +10,8 @@ from transformers import AutoModel, AutoModelForSequenceClassification
 from hf_bahdanau.families import CardWords, Family, Head, register_family
 from hf_bahdanau.families.coattention import CO_ATTENTION_PAPER, coattention_lines
 from hf_bahdanau.families.recurrent import ALIGNMENTS
-from hf_bahdanau.families.words import (DISTRIBUTION, Architecture, answerer_usage, closed_answers, dropout_lines,
-                                        json_example, label_names, text_examples)
+from hf_bahdanau.families.words import (DISTRIBUTION, WORD_VOCABULARY, Architecture, answerer_usage, closed_answers,
+                                        dropout_lines, json_example, label_names, text_examples)
 from hf_bahdanau.modeling.collators import DataCollatorForTextPairs
 from hf_bahdanau.modeling.configuration_text_coattention import CONTEXT_ENCODERS, BahdanauTextCoAttentionConfig
 from hf_bahdanau.modeling.modeling_text_coattention import (BahdanauForTextPairClassification,
@@ -66,7 +66,7 @@ def usage(model_id: str, examples: list[str], generation: dict[str, Any], config
 
 
 def limitations(config: dict[str, Any], processor: dict[str, Any]) -> list[str]:
-    return [closed_answers(config), "Closed vocabulary: words the tokenizer does not know become its unknown token.",
+    return [closed_answers(config), WORD_VOCABULARY,
             "The co-attention weights are learned without being shown the supporting facts: they often, not always, "
             "peak on them.", DISTRIBUTION]
 

@@ -8,12 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEFAULT_EXAMPLE", "DISTRIBUTION", "Architecture", "answerer_usage", "closed_answers", "dropout_lines",
-           "generate_kwargs", "json_example", "label_names", "labelling_description", "task_pipeline_usage",
-           "text_examples"]
+__all__ = ["DEFAULT_EXAMPLE", "DISTRIBUTION", "WORD_VOCABULARY", "Architecture", "answerer_usage", "closed_answers",
+           "dropout_lines", "generate_kwargs", "json_example", "label_names", "labelling_description",
+           "task_pipeline_usage", "text_examples"]
 
 DEFAULT_EXAMPLE = "An example input."  # the usage code's input when none is given
 DISTRIBUTION = "The model knows only its training distribution; check it on your own data before relying on it."
+# the closed vocabulary of a model reading words (the memory network, passage question answering)
+WORD_VOCABULARY = "Closed vocabulary: words the tokenizer does not know become its unknown token."
 
 
 @dataclass
