@@ -278,3 +278,24 @@ def test_the_image_to_text_config_refuses_the_text_encoder_s_fields_in_the_same_
     with pytest.raises(ValueError, match=r"^`bidirectional=True`: the image-to-text model"):
         BahdanauImageToTextConfig(bidirectional=True)  # its own default is False, BahdanauConfig's True
     assert BahdanauImageToTextConfig(bidirectional=False).bidirectional is False
+
+
+def test_the_image_encoder_s_fields_are_declared_once_for_image_to_text_and_vqa():
+    """``ImageEncoderFields`` holds them (and their docs); each config keeps its own defaults (VQA reads RGB)."""
+    from dataclasses import fields
+
+    from hf_bahdanau import BahdanauImageToTextConfig
+    from hf_bahdanau.modeling.configuration_coattention import BahdanauVisualQuestionAnsweringConfig
+    from hf_bahdanau.modeling.configuration_image_to_text import ImageEncoderFields
+
+    image_fields = [field.name for field in fields(ImageEncoderFields)]
+    assert image_fields == ["num_channels", "cnn_channels", "cnn_pool_sizes", "backbone_config", "backbone",
+                            "use_pretrained_backbone", "region_position_encoding"]
+    for field in image_fields:
+        assert f"        {field} (`" in ImageEncoderFields.__doc__
+    for config_class, channels in ((BahdanauImageToTextConfig, 1), (BahdanauVisualQuestionAnsweringConfig, 3)):
+        assert set(image_fields) <= {field.name for field in fields(config_class)}
+        assert set(config_class.__dict__.get("__annotations__", {})) & set(image_fields) <= {"num_channels"}
+        config = config_class()
+        assert (config.num_channels, config.cnn_channels, config.cnn_pool_sizes) == \
+            (channels, [32, 64, 128], [[2, 2], [2, 2], [2, 2]])

@@ -11,7 +11,7 @@ from transformers import PreTrainedConfig
 
 from .axes import CO_ATTENTIONS, QUESTION_LEVELS
 from .configuration_bahdanau import _builtin_errors, _require_labels, _require_positive, _require_real
-from .configuration_image_to_text import resolve_image_encoder, validate_image_encoder
+from .configuration_image_to_text import ImageEncoderFields, resolve_image_encoder, validate_image_encoder
 from .remote_code import SavesModelCode
 from .old_names import old_names
 
@@ -114,39 +114,20 @@ class BahdanauCoAttentionConfig(SavesModelCode, PreTrainedConfig):
 
 
 @strict
-class BahdanauVisualQuestionAnsweringConfig(BahdanauCoAttentionConfig):
+class BahdanauVisualQuestionAnsweringConfig(ImageEncoderFields, BahdanauCoAttentionConfig):
     r"""Configuration of ``BahdanauForVisualQuestionAnswering``: a question [B, T] and an image [B, C, H, W] -> an
     answer of ``num_labels`` (``id2label``). The image is a grid of N region annotations a_n of size D (Show, Attend and
     Tell's encoder, ``image_encoder.py``), made question-sized, v_n = tanh(W_i a_n + b_i) [B, N, d].
 
-    Args (besides ``BahdanauCoAttentionConfig``'s):
+    Args (besides ``BahdanauCoAttentionConfig``'s and the image encoder's, ``ImageEncoderFields``'):
         num_channels (`int`, *optional*, defaults to 3):
             C, the channels of ``pixel_values`` (1 grey, 3 RGB).
-        cnn_channels (`list[int]`, *optional*, defaults to `[32, 64, 128]`):
-            The output channels of each 3×3 convolution block of our own CNN; the last is D.
-        cnn_pool_sizes (`list[list[int]]`, *optional*, defaults to `[[2, 2], [2, 2], [2, 2]]`):
-            Each block's max pooling (ceil mode); a 64×64 image is a grid of 8×8 regions.
-        backbone_config (`dict`, *optional*):
-            A transformers vision model's config (``to_dict()``, e.g. ``ResNetConfig(...)``'s) instead of our CNN.
-        backbone (`str`, *optional*):
-            A Hub name or local folder of a vision checkpoint, whose weights a new model loads while
-            ``use_pretrained_backbone`` is True.
-        use_pretrained_backbone (`bool`, *optional*, defaults to `True`):
-            Whether a new model loads ``backbone``'s weights.
-        region_position_encoding (`bool`, *optional*, defaults to `False`):
-            Add a 2-D sinusoidal encoding of each region's row and column to a_n (D a multiple of 4).
     """
 
     model_type = "bahdanau-vqa"
     default_auto_map = VQA_AUTO_MAP
 
     num_channels: int = 3
-    cnn_channels: list[int] = dataclasses.field(default_factory=lambda: [32, 64, 128])
-    cnn_pool_sizes: list[list[int]] = dataclasses.field(default_factory=lambda: [[2, 2], [2, 2], [2, 2]])
-    backbone_config: dict | None = None
-    backbone: str | None = None
-    use_pretrained_backbone: bool = True
-    region_position_encoding: bool = False
 
     def __post_init__(self, **kwargs):
         if not getattr(self, "custom_pipelines", None):

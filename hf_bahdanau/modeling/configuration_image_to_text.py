@@ -14,8 +14,8 @@ from transformers import AutoConfig
 
 from .configuration_bahdanau import BahdanauConfig, _builtin_errors, _fields_set, _require_positive
 
-__all__ = ["IMAGE_TO_TEXT_AUTO_MAP", "IMAGE_TO_TEXT_PIPELINES", "BahdanauImageToTextConfig", "resolve_image_encoder",
-           "validate_image_encoder"]
+__all__ = ["IMAGE_TO_TEXT_AUTO_MAP", "IMAGE_TO_TEXT_PIPELINES", "BahdanauImageToTextConfig", "ImageEncoderFields",
+           "resolve_image_encoder", "validate_image_encoder"]
 
 IMAGE_TO_TEXT_AUTO_MAP = {
     "AutoConfig": "configuration_image_to_text.BahdanauImageToTextConfig",
@@ -79,12 +79,11 @@ def validate_image_encoder(config, annotation_size: int) -> None:
                          "and cos halves for rows and columns: D must be a multiple of 4.")
 
 
-@strict
-class BahdanauImageToTextConfig(BahdanauConfig):
-    r"""Configuration of ``BahdanauForImageToText``: images [B, C, H, W] -> a grid of L = H'·W' region annotations a_i
-    (``image_encoder``) -> the recurrent decoder attending over them. Every ``BahdanauConfig`` decoder field applies; the
-    fields of the text encoder (``encoder_layers``, ``bidirectional``, ``reverse_source``, ``encoder_self_attention``,
-    ``meta_embedding_sources``) and ``copy_attention`` do not, and ``encoder_hidden_size`` is the annotation size D.
+@dataclasses.dataclass(kw_only=True, repr=False, eq=False)
+class ImageEncoderFields:
+    r"""The fields of the image encoder (``image_encoder.py``: our CNN or a transformers vision backbone), which makes
+    an image [B, C, H, W] a grid of region annotations a_i of size D; declared once for the image-to-text and the
+    visual question answering configs (``resolve_image_encoder``, ``validate_image_encoder``).
 
     Args:
         num_channels (`int`, *optional*, defaults to 1):
@@ -98,17 +97,14 @@ class BahdanauImageToTextConfig(BahdanauConfig):
             use as the encoder instead of our CNN; its last feature map is the grid, D its channels.
         backbone (`str`, *optional*):
             A Hub name or local folder of a vision checkpoint: its config becomes ``backbone_config`` and, while
-            ``use_pretrained_backbone`` is True, ``BahdanauForImageToText(config)`` loads its weights (then sets the
-            field False: the weights are the model's own from then on, saved with it).
+            ``use_pretrained_backbone`` is True, a new model loads its weights (then sets the field False: the weights
+            are the model's own from then on, saved with it).
         use_pretrained_backbone (`bool`, *optional*, defaults to `True`):
             Whether a new model loads ``backbone``'s weights.
         region_position_encoding (`bool`, *optional*, defaults to `False`):
             Add a 2-D sinusoidal encoding of each region's row and column to its annotation, so the decoder can attend
             by position (D a multiple of 4). The paper's annotations carry none.
     """
-
-    model_type = "bahdanau-image-to-text"
-    default_auto_map = IMAGE_TO_TEXT_AUTO_MAP
 
     num_channels: int = 1
     cnn_channels: list[int] = dataclasses.field(default_factory=lambda: [32, 64, 128])
@@ -117,6 +113,20 @@ class BahdanauImageToTextConfig(BahdanauConfig):
     backbone: str | None = None
     use_pretrained_backbone: bool = True
     region_position_encoding: bool = False
+
+
+@strict
+class BahdanauImageToTextConfig(ImageEncoderFields, BahdanauConfig):
+    r"""Configuration of ``BahdanauForImageToText``: images [B, C, H, W] -> a grid of L = H'·W' region annotations a_i
+    (``image_encoder``) -> the recurrent decoder attending over them. Every ``BahdanauConfig`` decoder field applies; the
+    fields of the text encoder (``encoder_layers``, ``bidirectional``, ``reverse_source``, ``encoder_self_attention``,
+    ``meta_embedding_sources``) and ``copy_attention`` do not, and ``encoder_hidden_size`` is the annotation size D.
+    The image encoder's fields are ``ImageEncoderFields``'.
+    """
+
+    model_type = "bahdanau-image-to-text"
+    default_auto_map = IMAGE_TO_TEXT_AUTO_MAP
+
     rnn_type: str = "lstm"
     bidirectional: bool = False
     bridge: str = "mean_cell"
