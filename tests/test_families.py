@@ -191,6 +191,7 @@ def test_a_saved_toy_folder_loads_with_the_same_outputs(saved):
     assert sorted(path.name for path in folder.glob("*.py")) == ["configuration_toy.py", "modeling_toy.py"]
 
 
+@pytest.mark.slow  # a child process, as the contract's remote-code check
 def test_the_toy_folder_loads_and_runs_its_pipeline_in_a_process_without_the_package(saved, tmp_path):
     folder, model = saved
     text = "mary moved to the bathroom"
