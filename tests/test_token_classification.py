@@ -1,5 +1,6 @@
-"""The tagger: the context-vector energy against hand-computed values, shapes and masks for every attention, the
--100 loss, padding invariance, save/load and loading a seq2seq checkpoint's encoder."""
+"""The tagger: the context-vector energy against hand-computed values, shapes and masks for every attention, padding
+invariance, return_dict and its config's fields, loading a seq2seq checkpoint's encoder. What every head does
+(gradients, the -100 loss, save/load, remote code) is tests/contract/'s."""
 
 import json
 import logging
@@ -8,11 +9,11 @@ import math
 import pytest
 import torch
 from torch.testing import assert_close
-from transformers import AutoConfig, AutoModelForTokenClassification
+from transformers import AutoModelForTokenClassification
 from transformers.modeling_outputs import TokenClassifierOutput
 
 from conftest import (
-    VOCAB, assert_float64_close, cross_entropy_tolerance, padded_batch, softmax_sum_tolerance, tiny_config, tiny_model,
+    VOCAB, assert_float64_close, padded_batch, softmax_sum_tolerance, tiny_config, tiny_model,
 )
 from hf_bahdanau import BahdanauConfig, BahdanauForTokenClassification
 from hf_bahdanau.modeling.configuration_bahdanau import CUSTOM_PIPELINES, TAGGER_PIPELINES
@@ -144,37 +145,7 @@ def test_padded_batch_equals_each_sentence_alone(token_attention_type):
                                  scale=1.0)  # weights: at most 1
 
 
-def test_gradients_reach_every_parameter_and_skip_padding_embeddings():
-    model = tagger("additive").train()
-    input_ids, attention_mask = padded_batch(LENGTHS)
-    labels = torch.randint(0, len(LABELS), input_ids.shape).masked_fill(attention_mask == 0, -100)
-    model(input_ids=input_ids, attention_mask=attention_mask, labels=labels).loss.backward()
-    for name, parameter in model.named_parameters():
-        assert parameter.grad is not None and parameter.grad.abs().sum() > 0, name
-    embedding_grad = model.get_input_embeddings().weight.grad
-    assert torch.equal(embedding_grad[0], torch.zeros_like(embedding_grad[0]))  # the pad id never enters
-
-
-# 3. the loss with -100 ---------------------------------------------------------------------------------
-
-
-def test_loss_ignores_minus_100_against_hand_computed_cross_entropy():
-    model = tagger()
-    input_ids, attention_mask = padded_batch(LENGTHS)
-    labels = torch.tensor([[1, 2, 0, -100, 3, 4, 0], [0, 0, 3, -100, 0, -100, -100], [4, 0, -100, -100, -100,
-                                                                                        -100, -100]])
-    with torch.no_grad():
-        out = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels)
-        summed = model(input_ids=input_ids, attention_mask=attention_mask, labels=labels, num_items_in_batch=4)
-    log_probs = out.logits.log_softmax(-1)
-    terms = [-log_probs[b, t, labels[b, t]] for b in range(3) for t in range(7) if labels[b, t] != -100]
-    assert len(terms) == 12
-    # the loss (``token_cross_entropy``) and the sum by hand score the same float32 logits, in other orders: each within
-    # cross_entropy_tolerance of the exact sum, then a division (ε of the result)
-    eps, total = torch.finfo(torch.float32).eps, float(sum(terms))
-    error = 2 * cross_entropy_tolerance(out.logits, labels)
-    assert_close(out.loss, sum(terms) / 12, atol=error / 12 + 2 * eps * total / 12, rtol=0)
-    assert_close(summed.loss, sum(terms) / 4, atol=error / 4 + 2 * eps * total / 4, rtol=0)  # Trainer's count
+# 3. return_dict and the config -------------------------------------------------------------------------
 
 
 def test_return_dict_false_and_config_validation(caplog):
@@ -200,28 +171,7 @@ def test_return_dict_false_and_config_validation(caplog):
     assert BahdanauConfig(hidden_size=64).classifier_attention_size == 32  # d_a = h / 2
 
 
-# 4. save/load and the seq2seq checkpoint ---------------------------------------------------------------
-
-
-def test_save_and_load_round_trip(tmp_path):
-    model = tagger("general")
-    model.save_pretrained(tmp_path)
-    config = AutoConfig.from_pretrained(tmp_path)
-    assert config.id2label == dict(enumerate(LABELS)) and config.token_attention_type == "general"
-    input_ids, attention_mask = padded_batch(LENGTHS)
-    state = model.state_dict()
-    with torch.no_grad():
-        expected = model.double()(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
-    for loader in (BahdanauForTokenClassification, AutoModelForTokenClassification):
-        loaded = loader.from_pretrained(tmp_path).eval()
-        assert type(loaded) is BahdanauForTokenClassification
-        loaded_state = loaded.state_dict()
-        assert state.keys() == loaded_state.keys() and all(torch.equal(state[k], loaded_state[k]) for k in state)
-        # The same function, in float64: loaded weights lie at other memory alignments, which kernels may round apart.
-        with torch.no_grad():
-            out = loaded.double()(input_ids=input_ids, attention_mask=attention_mask, output_attentions=True)
-        assert_float64_close(out.logits, expected.logits)
-        assert_float64_close(out.attentions[0], expected.attentions[0], scale=1.0)  # weights: at most 1
+# 4. the seq2seq checkpoint -----------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("preset", ["rnnsearch", "luong-general"])
