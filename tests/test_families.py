@@ -230,6 +230,7 @@ def test_the_toy_folder_gets_a_card_from_the_generic_engine(saved, tmp_path):
 def test_the_commands_serve_or_refuse_a_folder_as_its_descriptor_says(toy, saved, monkeypatch):
     """hf-bahdanau-translate, -export and -explore read a family's ``text_to_text`` and ``refusal``, not its name."""
     from hf_bahdanau.cli import check_seq2seq
+    from hf_bahdanau.onnx.export import unexportable_options
 
     folder, _ = saved
     config = AutoConfig.from_pretrained(folder)
@@ -239,19 +240,22 @@ def test_the_commands_serve_or_refuse_a_folder_as_its_descriptor_says(toy, saved
                                "with AutoModelForSequenceClassification), not a seq2seq model: hf-bahdanau-translate "
                                "reads folders of hf_bahdanau's BahdanauForConditionalGeneration (text in, text out) "
                                "only.")
+    assert unexportable_options(config) == ["model_type='toy-bag' (only seq2seq models export)"]
     monkeypatch.setitem(FAMILIES, "toy-bag", dataclasses.replace(toy.TOY, refusal="is a toy: it labels texts."))
     with pytest.raises(SystemExit) as exit:
         check_seq2seq(config, "toy", "hf-bahdanau-export")
     assert exit.value.code == "hf-bahdanau-export: error: 'toy' is a toy: it labels texts."
     monkeypatch.setitem(FAMILIES, "toy-bag", dataclasses.replace(toy.TOY, text_to_text=True))
     assert check_seq2seq(config, "toy", "hf-bahdanau-explore") is None
+    assert unexportable_options(config) == []
 
 
 def test_no_client_branches_on_a_family_s_or_a_task_s_name():
-    """The card engine, the commands and the Auto registration read the descriptors: no ``task == "…"``, no
-    ``model_type == "…"`` (a comparison with a literal name) is left in them."""
+    """The card engine, the commands, the ONNX export and the Auto registration read the descriptors: no
+    ``task == "…"``, no ``model_type == "…"`` (a comparison with a literal name) is left in them."""
     root = Path(hf_bahdanau.__file__).parent
-    clients = [*sorted((root / "cards").glob("*.py")), root / "cli.py", root / "__init__.py"]
+    clients = [*sorted((root / "cards").glob("*.py")), *sorted((root / "onnx").glob("*.py")), root / "cli.py",
+               root / "__init__.py"]
     branch = re.compile(r"""\b(task|model_type)\s*(==|!=|in)\s*[("'\[]""")
     found = [f"{path.name}:{number}: {line.strip()}" for path in clients
              for number, line in enumerate(path.read_text().splitlines(), 1) if branch.search(line)]

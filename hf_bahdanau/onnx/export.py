@@ -40,6 +40,7 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
+from ..families import find_family
 from ..modeling import source_warnings
 from ..modeling.attention import ATTENTION_SCORES
 from ..modeling.recurrent import RNN_TYPES, SATURATED, RecurrentState
@@ -88,7 +89,8 @@ def unexportable_options(config) -> list[str]:
     options = []
     if getattr(config, "copy_attention", False):
         options.append("copy_attention=True (the pointer-generator's extended vocabulary)")
-    if getattr(config, "model_type", "bahdanau") != "bahdanau":
+    family = find_family(config.to_dict())
+    if family is None or not family.text_to_text:  # what the descriptor says, not the model type's name
         options.append(f"model_type={config.model_type!r} (only seq2seq models export)")
     return options
 
