@@ -40,6 +40,7 @@ from transformers.utils import ModelOutput
 
 from .modeling.configuration_bahdanau import BahdanauConfig
 from .modeling.modeling_bahdanau import BahdanauForConditionalGeneration, RecurrentGenerationMixin
+from .modeling.output_layers import OUTPUT_LAYERS
 from .modeling.search import FastSearchMixin
 from .modeling.transformers_private import CACHE_NAME, cache_argument, cache_of
 from .modeling.old_names import old_names
@@ -122,6 +123,7 @@ class BahdanauEnsembleForConditionalGeneration(PreTrainedModel, FastSearchMixin,
         check_members(models)
         super().__init__(copy.deepcopy(models[0].config))
         self.members = nn.ModuleList(models)
+        self.output_layer = OUTPUT_LAYERS["softmax"](self.config)  # over the shared vocabulary: no member copies
         self.generation_config = copy.deepcopy(models[0].generation_config)
         if getattr(self.generation_config, "coverage_penalty", None):
             logger.warning("The first member's generation config asks for coverage_penalty=%s, which an ensemble "
