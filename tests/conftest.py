@@ -1,6 +1,9 @@
 """Shared helpers: tiny configs and padded batches."""
 
+import functools
+import inspect
 import os
+import re
 
 import pytest
 import torch
@@ -9,6 +12,29 @@ import hf_bahdanau  # noqa: F401  (registers the Auto classes)
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 
 pytest.register_assert_rewrite("contract")  # the contract suite's checks (tests/contract/) live outside test modules
+
+# A test that starts a Python process or runs a training script's main(), itself or through one of its fixtures
+SPAWNS_OR_TRAINS = re.compile(r"\brun_child\(|\brun_script\(|\bsubprocess\.|\.main\(\[")
+
+
+@functools.cache
+def _spawns_or_trains(function) -> bool:
+    try:
+        return bool(SPAWNS_OR_TRAINS.search(inspect.getsource(function)))
+    except (OSError, TypeError):  # no source: a builtin or a generated function
+        return False
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tiers: ``-m "not slow"`` is the fast one. Slow are the tests marked so (those that train) and every test
+    that starts a process or runs a training script (``SPAWNS_OR_TRAINS``), itself or through a fixture."""
+    for item in items:
+        if item.get_closest_marker("slow") or not isinstance(item, pytest.Function):
+            continue
+        fixtures = [definition.func for definitions in item._fixtureinfo.name2fixturedefs.values()
+                    for definition in definitions]
+        if any(_spawns_or_trains(function) for function in (item.function, *fixtures)):
+            item.add_marker(pytest.mark.slow)
 
 VOCAB = 40
 PAD, BOS, EOS = 0, 1, 2

@@ -548,6 +548,7 @@ def word_ids(texts: list[str], vocabulary: dict[str, int]) -> tuple[torch.Tensor
     return ids, (ids != PAD).long()
 
 
+@pytest.mark.slow  # trains for seconds
 def test_a_short_run_learns_yes_no_shape_questions_about_unseen_images():
     """A tiny parallel co-attention model (d = 32, CNN [8, 16, 32], the three question levels, word embeddings
     N(0, 0.5²)) trained with AdamW (lr 3e-3) for 400 steps of 32 on 2,600 easy-VQA questions "is there a circle?",

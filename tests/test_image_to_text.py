@@ -568,6 +568,7 @@ def strip_batch(processor, pairs) -> dict[str, torch.Tensor]:
     return batch
 
 
+@pytest.mark.slow  # trains for seconds
 def test_learns_three_digit_strips_well_above_chance():
     """A small model trained with AdamW on 3-digit strips of real handwriting (``digit_strips``) reads strips of unseen
     handwriting far above chance (0.1%): 250 steps of 32 strips (7–17 s on one core) gave 78.3% test sequence

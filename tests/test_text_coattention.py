@@ -233,6 +233,7 @@ def test_pipeline_answers_with_the_models_numbers(tmp_path):
         answerer(context="f", question="a", top_k=0)
 
 
+@pytest.mark.slow  # trains for seconds
 def test_a_short_run_learns_babi_task_1_far_above_chance():
     """900 generated task-1 questions, each about the story's last 3 sentences, 6 epochs of Adam on the word level:
     measured 42.0% test accuracy (chance: 1/6, six places), the same with this CPU's AVX2 kernels and with generic ones
