@@ -274,3 +274,17 @@ def test_the_generation_length_bound_is_inclusive():
     check_new_tokens(None, "--max_new_tokens")
     with pytest.raises(ValueError, match=r"^`--max_new_tokens` must be at most 10,000 tokens .*, got 10,001\.$"):
         check_new_tokens(MAX_NEW_TOKENS + 1, "--max_new_tokens")
+
+
+@pytest.mark.parametrize("script, split", [("evaluate_seq2seq", "--test_file"),
+                                           ("tune_beam_penalties", "--validation_file")])
+def test_a_model_folder_without_a_model_ends_as_argparse_does(script, split, tmp_path, capsys):
+    """A folder (or Hub id) holding no tokenizer or model used to end in transformers' traceback."""
+    (tmp_path / "pairs.jsonl").write_text(json.dumps({"source": "ab", "target": "ba"}) + "\n")
+    (tmp_path / "empty").mkdir()
+    main = importlib.import_module(f"training.{script}").main
+    error = exits_as_argparse_does(lambda: main(["--model_name_or_path", str(tmp_path / "empty"), split,
+                                                 str(tmp_path / "pairs.jsonl"), "--output_dir", str(tmp_path / "out")]),
+                                   "--model_name_or_path", capsys)
+    assert f": error: `--model_name_or_path` '{tmp_path / 'empty'}': cannot load a seq2seq model and its tokenizer: " \
+           in error and error.count("\n") == 1, error

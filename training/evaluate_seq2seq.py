@@ -160,16 +160,23 @@ class DecodingArguments:
 
 def load_model_and_tokenizer(model_args: EvaluationModelArguments):
     """(model in eval mode, tokenizer): one model, or with ``--ensemble`` a ``BahdanauEnsembleForConditionalGeneration``
-    of ``--model_name_or_path`` and the ``--ensemble`` folders."""
+    of ``--model_name_or_path`` and the ``--ensemble`` folders. A folder or Hub id that holds no model or tokenizer is
+    a ValueError naming the argument, with transformers' reason on one line."""
     kwargs = {"trust_remote_code": model_args.trust_remote_code}
-    tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path, **kwargs)
-    if model_args.ensemble:
-        from hf_bahdanau.ensemble import BahdanauEnsembleForConditionalGeneration
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model_args.model_name_or_path, **kwargs)
+        if model_args.ensemble:
+            from hf_bahdanau.ensemble import BahdanauEnsembleForConditionalGeneration
 
-        model = BahdanauEnsembleForConditionalGeneration.from_pretrained([model_args.model_name_or_path,
-                                                                  *model_args.ensemble], **kwargs)
-    else:
-        model = AutoModelForSeq2SeqLM.from_pretrained(model_args.model_name_or_path, **kwargs)
+            model = BahdanauEnsembleForConditionalGeneration.from_pretrained([model_args.model_name_or_path,
+                                                                              *model_args.ensemble], **kwargs)
+        else:
+            model = AutoModelForSeq2SeqLM.from_pretrained(model_args.model_name_or_path, **kwargs)
+    except (OSError, ValueError) as error:  # no tokenizer or model files, a Hub id not found, another kind of model
+        given = f"`--model_name_or_path` {model_args.model_name_or_path!r}" + (
+            f" with `--ensemble` {model_args.ensemble}" if model_args.ensemble else "")
+        raise ValueError(f"{given}: cannot load a seq2seq model and its tokenizer: {' '.join(str(error).split())}") \
+            from None
     return model.eval(), tokenizer
 
 
