@@ -197,8 +197,7 @@ def test_a_backbone_and_reinforce_are_described_by_the_config():
     random_start = describe(config | {"backbone": None}, TASK).lines[0]
     assert random_start.startswith("**Image encoder**: a transformers `resnet` vision backbone, weights initialised "
                                    "at random, over 1 input channel (grey);")
-    without_attention = describe(image_config(attention_type="none", context_mode="sutskever",
-                                              context_gate=False).to_dict(), TASK)
+    without_attention = describe(image_config(attention_type="none", context_mode="sutskever").to_dict(), TASK)
     assert without_attention.title == ("an image-to-text model without attention: a recurrent decoder reading the "
                                        "image's mean annotation (Xu et al., 2015)")
 
