@@ -20,9 +20,8 @@ from typing import Any
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 
-from hf_bahdanau.families import FAMILIES, Family, Picture, family_for_task, find_family
+from hf_bahdanau.families import FAMILIES, CardWords, Family, Picture, family_for_task, find_family
 from hf_bahdanau.families.words import Architecture
-from hf_bahdanau.modeling.axes import QUESTION_LEVELS
 
 from .folder import parameter_count, pictures, read_json, split_metrics, training_arguments
 from .transformer import BASELINES
@@ -34,20 +33,10 @@ METRIC_NAMES = {
     "bleu": "BLEU", "sacrebleu": "BLEU", "chrf": "chrF", "exact_match": "Exact match", "loss": "Loss",
     "aer": "Alignment error rate", "alignment_error_rate": "Alignment error rate", "accuracy": "Accuracy",
     "f1": "F1", "precision": "Precision", "recall": "Recall", "gen_len": "Mean generated length",
-    "area_coverage": "Area coverage", "invalid_fraction": "Not a simple polygon",
     "wer": "Word error rate", "per": "Phoneme error rate",
     "wer_no_stress": "Word error rate, stress ignored", "per_no_stress": "Phoneme error rate, stress ignored",
-    "error": "Error rate", "supports_covered": "Supporting facts all found by some hop's peak",
-    "sequence_accuracy": "Sequence accuracy", "cer": "Character error rate",
-    "accuracy_yes_no": "Accuracy, yes/no questions", "accuracy_color": "Accuracy, colour questions",
-    "accuracy_shape": "Accuracy, shape questions",
-    "shape_peak_overlap": "Image attention's peak region overlaps the shape",
-    "shape_attention_mass": "Image attention on the regions overlapping the shape",
-}
-# a VQA model's attention statistics per question level (run_vqa.py): "shape_peak_overlap_word"
-PER_LEVEL = re.compile(rf"(\w+?)_({'|'.join(QUESTION_LEVELS)})")
-HOP_ON_SUPPORT = re.compile(r"hop_(\d+)_on_support")  # a memory network's hop statistics (run_memory_qa.py)
-LEVEL_ON_SUPPORT = re.compile(r"(\w+)_peak_on_support")  # a co-attention model's passage attention per question level
+    "error": "Error rate", "sequence_accuracy": "Sequence accuracy", "cer": "Character error rate",
+}  # the words of the metrics several families report; a family's own: CardWords.metric_names
 LONG_INPUTS = "long_"  # "long_cer": on inputs longer than any in training (run_image_to_text.py's test_long split)
 NOT_IN_MODEL_INDEX = ("loss", "gen_len")  # reported in the table, not quality metrics (also with LONG_INPUTS)
 HYPERPARAMETERS = (
@@ -139,7 +128,7 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
     eval_results = [
         EvalResult(task_type=task, task_name=words.task_words, dataset_type=dataset_type,
                    dataset_name=dataset_name or "custom data", dataset_split=split, metric_type=name,
-                   metric_name=metric_name(name), metric_value=round(value, 4))
+                   metric_name=metric_name(name, words), metric_value=round(value, 4))
         for split, metrics in splits.items() if split != "train"
         for name, value in metrics.items() if name.removeprefix(LONG_INPUTS) not in NOT_IN_MODEL_INDEX
     ]
@@ -168,7 +157,7 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
         usage_plugin = (f"import hf_bahdanau  # noqa: F401  (registers the {config['model_type']} model type)\n"
                         + usage_plugin)
     trained = f" trained on {dataset_name}" if dataset_name else ""
-    log_headers, log_rows = training_log(state)
+    log_headers, log_rows = training_log(state, words)
     return ModelCard.from_template(
         card_data, template_path=TEMPLATE,
         model_name=model_name,
@@ -177,7 +166,7 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
         architecture=architecture,
         parameters=parameter_count(model_dir),
         task_description=words.description(config, processor),
-        results=[(split, metric_name(name), format_value(value))
+        results=[(split, metric_name(name, words), format_value(value))
                  for split, metrics in splits.items() if split != "train" for name, value in metrics.items()],
         results_note=words.results_note(splits) if words.results_note else "",
         picture_sections=sections,
@@ -274,16 +263,14 @@ def summary(architecture: Architecture, task_words: str, trained: str) -> str:
             "RNN encoder–attention–decoder models first-class transformers models.")
 
 
-def metric_name(name: str) -> str:
-    """The card's words for a metric key of all_results.json (without its split prefix)."""
-    if match := HOP_ON_SUPPORT.fullmatch(name):
-        return f"Hop {match.group(1)} peaks on a supporting fact"
-    if match := LEVEL_ON_SUPPORT.fullmatch(name):
-        return f"The passage attention at the {match.group(1)} level peaks in a supporting fact"
-    if (match := PER_LEVEL.fullmatch(name)) and match[1] in METRIC_NAMES:
-        return f"{METRIC_NAMES[match[1]]}, {match[2]} level"
+def metric_name(name: str, words: CardWords | None = None) -> str:
+    """The card's words for a metric key of all_results.json (without its split prefix): the family's own
+    (``words.metric_names``), a longer-inputs split's ("long_cer"), or the shared METRIC_NAMES (else the key)."""
+    own = words.metric_names(name) if words is not None and words.metric_names is not None else None
+    if own is not None:
+        return own
     if name.startswith(LONG_INPUTS):
-        return f"{metric_name(name.removeprefix(LONG_INPUTS))}, longer inputs than in training"
+        return f"{metric_name(name.removeprefix(LONG_INPUTS), words)}, longer inputs than in training"
     return METRIC_NAMES.get(name, name)
 
 
@@ -318,7 +305,7 @@ def hyperparameters(training_args: dict[str, Any], state: dict[str, Any] | None,
     return rows
 
 
-def training_log(state: dict[str, Any] | None) -> tuple[list[str], list[list[str]]]:
+def training_log(state: dict[str, Any] | None, words: CardWords | None = None) -> tuple[list[str], list[list[str]]]:
     """A table of trainer_state.json's log: the evaluation rows (with the last training loss before each), or the
     training-loss rows when there was no evaluation; at most LOG_ROWS rows, evenly spaced, the last one kept."""
     if not state or not state.get("log_history"):
@@ -328,7 +315,7 @@ def training_log(state: dict[str, Any] | None) -> tuple[list[str], list[list[str
     if evaluations:
         metrics = [key for key in evaluations[-1] if key.startswith("eval_") and not key.endswith(
             ("runtime", "samples_per_second", "steps_per_second"))]
-        headers = ["Step", "Epoch", "Training loss", *(metric_name(key[5:]) for key in metrics)]
+        headers = ["Step", "Epoch", "Training loss", *(metric_name(key[5:], words) for key in metrics)]
         rows = []
         for entry in evaluations:
             losses = [item["loss"] for item in history if "loss" in item and item["step"] <= entry["step"]]

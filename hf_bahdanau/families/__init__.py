@@ -64,6 +64,8 @@ class CardWords:
     # are example inputs, not figures
     pipeline_usage: Callable[..., str] | None = None  # (model_id, examples, generation, config) -> code or ""
     results_note: Callable[[dict[str, dict[str, float]]], str] | None = None  # (metrics by split) -> a note or ""
+    metric_names: Callable[[str], str | None] | None = None  # an all_results.json key (without its split prefix) ->
+    # the words for one of the family's own metrics; None: the card engine's shared words (cards.card.METRIC_NAMES)
     summary: Callable[..., str] | None = None  # (architecture, task_words, trained) -> the first sentence, when not
     # the engine's "An RNN encoder–decoder, ..., built with hf_bahdanau"
     pictures: tuple[Picture, ...] = ()

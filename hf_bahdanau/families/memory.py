@@ -2,6 +2,7 @@
 (Sukhbaatar et al., 2015; ``BahdanauMemoryNetworkForSequenceClassification``, model type ``bahdanau-memory``)."""
 
 import json
+import re
 import textwrap
 from typing import Any
 
@@ -24,6 +25,7 @@ TASK = "memory-question-answering"
 MEMORY_NETWORK_PAPER = ("Sukhbaatar et al., 2015", "End-To-End Memory Networks", "https://arxiv.org/abs/1503.08895")
 MEMORY_EXAMPLE = json.dumps({"memory": ["Mary moved to the bathroom.", "John went to the hallway."],
                              "question": "Where is Mary?"})
+HOP_ON_SUPPORT = re.compile(r"hop_(\d+)_on_support")  # run_memory_qa.py's hop statistics
 LINEAR_START_CALLBACK = "LinearStartCallback"  # memory_training's, as trainer_state.json's stateful_callbacks name it
 
 
@@ -64,6 +66,14 @@ def describe_memory_network(config: dict[str, Any], trainer_state: dict[str, Any
     lines.append(answers + ("W is tied to the last output embedding, W^T = C^K (the answers' word rows)" if tied
                             else "W is its own [answers, d] matrix"))
     return Architecture(None, MEMORY_NETWORK_PAPER, lines, family="an end-to-end memory network, MemN2N")
+
+
+def metric_names(name: str) -> str | None:
+    """The words of a memory network's own metrics (run_memory_qa.py): each hop's peak on a supporting fact, and
+    every supporting fact found by some hop."""
+    if match := HOP_ON_SUPPORT.fullmatch(name):
+        return f"Hop {match.group(1)} peaks on a supporting fact"
+    return {"supports_covered": "Supporting facts all found by some hop's peak"}.get(name)
 
 
 def memory_example(example: str) -> dict[str, Any]:
@@ -132,7 +142,8 @@ MEMORY = register_family(Family(
     card=CardWords(task_words="Memory Question Answering", pipeline_tag=None, architecture=describe_memory_network,
                    tags=lambda config, processor: ["hf_bahdanau", "memory-network", "attention", TASK, "custom_code"],
                    description=description, usage=usage, limitations=limitations,
-                   examples=text_examples(MEMORY_EXAMPLE, memory_example), pictures=(ALIGNMENTS,)),
+                   examples=text_examples(MEMORY_EXAMPLE, memory_example), metric_names=metric_names,
+                   pictures=(ALIGNMENTS,)),
     explorer=MEMORY_EXPLORER,
     collator=DataCollatorForMemoryNetwork,
 ))

@@ -3,6 +3,7 @@ answer vocabulary (Lu et al., 2016, over two texts; ``BahdanauForTextPairClassif
 ``bahdanau-text-coattention``)."""
 
 import json
+import re
 from typing import Any
 
 from transformers import AutoModel, AutoModelForSequenceClassification
@@ -22,6 +23,7 @@ __all__ = ["PASSAGE", "PASSAGE_EXAMPLE", "describe_text_coattention", "passage_e
 TASK = "passage-question-answering"
 PASSAGE_EXAMPLE = json.dumps({"context": "Mary moved to the bathroom. John went to the hallway.",
                               "question": "Where is Mary?"})
+LEVEL_ON_SUPPORT = re.compile(r"(\w+)_peak_on_support")
 
 
 def describe_text_coattention(config: dict[str, Any], trainer_state: dict[str, Any] | None = None) -> Architecture:
@@ -35,6 +37,13 @@ def describe_text_coattention(config: dict[str, Any], trainer_state: dict[str, A
             passage += f" ({config['context_hidden_size']} units per direction)"
     lines = [f"**Passage**: {passage}", *coattention_lines(config, "passage"), *dropout_lines(config)]
     return Architecture(None, CO_ATTENTION_PAPER, lines, family="a question–passage co-attention classifier")
+
+
+def metric_names(name: str) -> str | None:
+    """The words of the passage attention's statistics per question level (run_memory_qa.py): "word_peak_on_support"."""
+    if match := LEVEL_ON_SUPPORT.fullmatch(name):
+        return f"The passage attention at the {match.group(1)} level peaks in a supporting fact"
+    return None
 
 
 def passage_example(example: str) -> dict[str, str]:
@@ -79,6 +88,7 @@ PASSAGE = register_family(Family(
     card=CardWords(task_words="Passage Question Answering", pipeline_tag=None, architecture=describe_text_coattention,
                    tags=lambda config, processor: ["hf_bahdanau", "co-attention", "attention", TASK, "custom_code"],
                    description=description, usage=usage, limitations=limitations,
-                   examples=text_examples(PASSAGE_EXAMPLE, passage_example), pictures=(ALIGNMENTS,)),
+                   examples=text_examples(PASSAGE_EXAMPLE, passage_example), metric_names=metric_names,
+                   pictures=(ALIGNMENTS,)),
     collator=DataCollatorForTextPairs,
 ))

@@ -22,6 +22,11 @@ OUTPUT = ("**Output**: a pointer (Vinyals et al., 2015): p(C_i = j) = softmax_j(
           "over a learned end position and the inputs; the decoder reads the input it pointed at last")
 
 
+def metric_names(name: str) -> str | None:
+    """The words of the convex hull task's own metrics (run_pointer.py)."""
+    return {"area_coverage": "Area coverage", "invalid_fraction": "Not a simple polygon"}.get(name)
+
+
 def describe_pointer(config: dict[str, Any], trainer_state: dict[str, Any] | None = None) -> Architecture:
     """The encoder's line, then the decoder's with the pointer as its output, and the dropout."""
     preset = matching_preset(config)
@@ -61,7 +66,7 @@ POINTER = register_family(Family(
                    limitations=lambda config, processor: recurrent_limitations(config, (
                        "It can only point at its own inputs, and its accuracy falls for more inputs than it was "
                        "trained on (Vinyals et al., 2015, table 1).")),
-                   examples=text_examples(), pictures=(ALIGNMENTS,)),
+                   examples=text_examples(), metric_names=metric_names, pictures=(ALIGNMENTS,)),
     refusal=("is a pointer network: it outputs positions of its inputs, not text; use "
              "AutoModel.from_pretrained(...).generate(input_features=...) or training/run_pointer.py."),
     collator=DataCollatorForPointing,

@@ -20,6 +20,7 @@ from hf_bahdanau.families.images import (example_paths, folder_images, image_enc
                                          in_folder)
 from hf_bahdanau.families.words import Architecture, closed_answers, dropout_lines, json_example, label_names
 from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering
+from hf_bahdanau.modeling.axes import QUESTION_LEVELS
 from hf_bahdanau.modeling.configuration_coattention import BahdanauVisualQuestionAnsweringConfig
 from hf_bahdanau.modeling.configuration_image_to_text import backbone_feature_size
 from hf_bahdanau.modeling.image_processing_bahdanau import BahdanauImageProcessor
@@ -39,11 +40,25 @@ VQA_FAMILIES = {"parallel": "hierarchical question–image co-attention, paralle
                 "context": "question-guided image attention",
                 "none": "a question and image model without attention (the means of both)"}
 VQA_BASELINES = {"question": "a question-only baseline", "context": "an image-only baseline"}  # by ``inputs``
+VQA_METRICS = {  # run_vqa.py's own metrics; the shape_* ones also per question level ("shape_peak_overlap_word")
+    "accuracy_yes_no": "Accuracy, yes/no questions", "accuracy_color": "Accuracy, colour questions",
+    "accuracy_shape": "Accuracy, shape questions",
+    "shape_peak_overlap": "Image attention's peak region overlaps the shape",
+    "shape_attention_mass": "Image attention on the regions overlapping the shape",
+}
+PER_LEVEL = re.compile(rf"(\w+?)_({'|'.join(QUESTION_LEVELS)})")
 COATTENTION = Picture(re.compile(r"coattention_\d+\.png"), "Attention over the question and the image",
                       "One test question per picture: at each level of the question (one row each), its words shaded "
                       "by their weight a^q (white = the level's largest weight) and the image's regions by theirs a^v, "
                       "drawn over the image (the brighter a region, the more weight it gets), as in figure 4 of Lu et "
                       "al.", "co-attention")
+
+
+def metric_names(name: str) -> str | None:
+    """The words of a VQA model's own metrics, each of them also per question level."""
+    if (match := PER_LEVEL.fullmatch(name)) and match[1] in VQA_METRICS:
+        return f"{VQA_METRICS[match[1]]}, {match[2]} level"
+    return VQA_METRICS.get(name)
 
 
 def describe_visual_question_answering(config: dict[str, Any], trainer_state: dict[str, Any] | None = None
@@ -186,7 +201,7 @@ VQA = register_family(Family(
                    description=vqa_task_description, usage=vqa_usage, limitations=vqa_limitations,
                    examples=vqa_examples, widget=lambda examples: [{"src": item["image"], "text": item["question"]}
                                                                    for item in examples],
-                   pipeline_usage=vqa_pipeline_usage, pictures=(COATTENTION,)),
+                   pipeline_usage=vqa_pipeline_usage, metric_names=metric_names, pictures=(COATTENTION,)),
     image_processor=BahdanauImageProcessor,
     collator=DataCollatorForVisualQuestionAnswering,
 ))
