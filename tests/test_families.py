@@ -114,7 +114,7 @@ TOY = register_family(Family(
         tags=lambda config, processor: ["toy", "custom_code"],
         description=lambda config, processor: f"It labels a text with one of {len(config['id2label'])} labels.",
         usage=usage, limitations=lambda config, processor: ["Word order is lost."],
-        examples=text_examples("mary moved"),
+        examples=text_examples("mary moved"), metric_names={"bag_purity": "Bag purity"}.get,
         pictures=(Picture(re.compile(r"bag_\\d+\\.png"), "Bags", "Each text's bag.", "bag"),)),
 ))
 '''
@@ -209,7 +209,7 @@ def test_the_toy_folder_loads_and_runs_its_pipeline_in_a_process_without_the_pac
 def test_the_toy_folder_gets_a_card_from_the_generic_engine(saved, tmp_path):
     folder, _ = saved
     (folder / "bag_0.png").write_bytes(b"")
-    (folder / "all_results.json").write_text(json.dumps({"eval_accuracy": 0.5}))
+    (folder / "all_results.json").write_text(json.dumps({"eval_accuracy": 0.5, "eval_bag_purity": 0.25}))
     card = ModelCard.load(write_model_card(folder))
     assert card.data.pipeline_tag == "text-classification" and card.data.tags == ["toy", "custom_code"]
     assert card.data.widget == [{"text": "mary moved"}]
@@ -220,6 +220,8 @@ def test_the_toy_folder_gets_a_card_from_the_generic_engine(saved, tmp_path):
     assert ("**Architecture**: a bag of embeddings (Toy et al., 2026), as in [Bags of Embeddings]"
             "(https://example.org/toy).\n\n- **Bag**: the mean of 4-dimensional embeddings\n- **Parameters**: ") in text
     assert "It labels a text with one of 3 labels." in text
+    assert "| validation | Accuracy | 0.5 |\n| validation | Bag purity | 0.25 |\n" in text  # shared words, its own
+    assert [result.metric_name for result in card.data.eval_results] == ["Accuracy", "Bag purity"]
     assert "### Bags\n\nEach text's bag.\n\n![bag 1](bag_0.png)\n" in text
     assert ("```python\nimport hf_bahdanau  # noqa: F401  (registers the toy-bag model type)\nfrom transformers import "
             f"pipeline\n\nclassifier = pipeline('text-classification', model=\"{folder}\")\n") in text
