@@ -288,3 +288,17 @@ def test_a_model_folder_without_a_model_ends_as_argparse_does(script, split, tmp
                                    "--model_name_or_path", capsys)
     assert f": error: `--model_name_or_path` '{tmp_path / 'empty'}': cannot load a seq2seq model and its tokenizer: " \
            in error and error.count("\n") == 1, error
+
+
+@pytest.mark.parametrize("script, flag", [("length_robustness", "--presets"), ("coverage_demo", "--models")])
+@pytest.mark.parametrize("model, message", [
+    ("rnnsearch:hidden_size=-3", "`hidden_size` must be a positive integer, got -3."),
+    ("bogus", "`preset` must be one of ['rnnencdec', "),
+])
+def test_a_bad_model_of_a_comparison_ends_while_parsing(script, flag, model, message, tmp_path, capsys):
+    """It used to end in a traceback once the models listed before it had trained."""
+    main = importlib.import_module(f"training.{script}").main
+    error = exits_as_argparse_does(lambda: main([flag, "rnnsearch", model, "--output_dir", str(tmp_path / "out")]),
+                                   flag, capsys)
+    assert f": error: `{flag}` {model!r}: {message}" in error, error
+    assert not (tmp_path / "out").exists()

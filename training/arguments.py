@@ -159,15 +159,16 @@ def parse_config_overrides(overrides: str | None, config_class: type = BahdanauC
     return parsed
 
 
-def check_new_config(build: Callable[[], object], overrides: str | None) -> None:
+def check_new_config(build: Callable[[], object], overrides: str | None,
+                     argument: str = "--config_overrides") -> None:
     """Build a new model's config once while the arguments are parsed (``build()``, the data's fields such as the
     vocabulary left at their defaults; cheap, no weights), so that a value the config refuses (``hidden_size=-3``,
-    ``attention_type=bogus``) ends there, before any data is read: a ValueError naming ``--config_overrides`` (when
-    given) with the config's own message, its TypeError for a value of the wrong type included."""
+    ``attention_type=bogus``) ends there, before any data is read: a ValueError naming ``argument`` and its value
+    ``overrides`` (when given) with the config's own message, its TypeError for a value of the wrong type included."""
     try:
         build()
     except (ValueError, TypeError) as error:
-        raise ValueError(f"`--config_overrides` {overrides!r}: {error}" if overrides else str(error)) from None
+        raise ValueError(f"`{argument}` {overrides!r}: {error}" if overrides else str(error)) from None
 
 
 def _top_level_items(text: str) -> list[str]:

@@ -27,7 +27,7 @@ if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
 from training.arguments import parse_arguments  # noqa: E402
 from training.length_robustness import (  # noqa: E402
-    LEXICON, LengthTrainingArguments, tokenized_training_set, train_model,
+    LEXICON, LengthTrainingArguments, check_models, tokenized_training_set, train_model,
 )
 
 SYMBOLS = sorted(LEXICON)[:4]
@@ -48,6 +48,9 @@ class CoverageArguments:
     embedding_size: int = field(default=32)
     hidden_size: int = field(default=64)
     eval_batch_size: int = field(default=100)
+
+    def __post_init__(self):
+        check_models(self.models, self, "--models")
 
 
 def make_pairs(count: int, lengths: tuple[int, int], seed: int) -> list[tuple[str, str]]:

@@ -29,7 +29,7 @@ from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, DataCo
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/length_robustness.py` puts training/ first, not the repository
     sys.path.insert(0, str(REPO_ROOT))
-from training.arguments import parse_arguments, parse_config_overrides  # noqa: E402
+from training.arguments import check_new_config, parse_arguments, parse_config_overrides  # noqa: E402
 from training.tokenization import train_tokenizer  # noqa: E402
 
 SYMBOLS = [f"{letter}{digit}" for letter in "abcdefgh" for digit in "01"]  # 16 source symbols
@@ -50,6 +50,9 @@ class ExperimentArguments:
     embedding_size: int = field(default=32)
     hidden_size: int = field(default=64)
     eval_batch_size: int = field(default=100)
+
+    def __post_init__(self):
+        check_models(self.presets, self, "--presets")
 
 
 @dataclass
@@ -97,17 +100,28 @@ def length_bins(args: ExperimentArguments) -> list[tuple[int, int]]:
     return [(start, min(start + args.bin_width - 1, args.max_length)) for start in starts]
 
 
+def new_config(name: str, args, **tokenizer_fields) -> BahdanauConfig:
+    """The config of the model ``name`` ('preset' or 'preset:field=value,...'): the preset, the experiment's sizes
+    (``args``' embedding_size, hidden_size, max_length), the tokenizer's fields, then the overrides."""
+    preset, _, overrides = name.partition(":")
+    return BahdanauConfig.from_preset(preset, **{
+        "embedding_size": args.embedding_size, "hidden_size": args.hidden_size, "attention_size": args.hidden_size,
+        "output_size": args.embedding_size, "max_source_positions": args.max_length + 1, **tokenizer_fields,
+        **parse_config_overrides(overrides)})
+
+
+def check_models(names: list[str], args, argument: str) -> None:
+    """Each model's config built while the arguments are parsed (``check_new_config``): a bad preset or override
+    ends there, naming ``argument`` and the model, not after the models before it have trained."""
+    for name in names:
+        check_new_config(lambda: new_config(name, args), name, argument)
+
+
 def train_model(name: str, tokenizer, train: Dataset, args: ExperimentArguments,
                 training_args: LengthTrainingArguments) -> tuple[BahdanauForConditionalGeneration, float]:
     """Train the model ``name`` ('preset' or 'preset:field=value,...'); returns it and the training seconds."""
-    preset, _, overrides = name.partition(":")
     torch.manual_seed(training_args.seed)
-    config = BahdanauConfig.from_preset(
-        preset, vocab_size=len(tokenizer), embedding_size=args.embedding_size, hidden_size=args.hidden_size,
-        attention_size=args.hidden_size, output_size=args.embedding_size, max_source_positions=args.max_length + 1,
-        **parse_config_overrides(overrides),
-    )
-    model = BahdanauForConditionalGeneration(config)
+    model = BahdanauForConditionalGeneration(new_config(name, args, vocab_size=len(tokenizer)))
     run_args = training_args.set_save(strategy="no")
     run_args.output_dir = str(Path(training_args.output_dir) / name.replace(":", "-").replace(",", "-"))
     trainer = Seq2SeqTrainer(model=model, args=run_args, train_dataset=train, processing_class=tokenizer,
