@@ -218,8 +218,7 @@ class RecurrentStack(nn.Module):
         An all-padding row (length 0) runs as length 1, as packing would.
         """
         lengths = lengths.clamp(min=1)
-        steps = inputs.shape[1]
-        padding = (torch.arange(steps, device=inputs.device) >= lengths.unsqueeze(1)).unsqueeze(-1)  # [B, T, 1]
+        padding = padding_of(lengths, inputs.shape[1])
         fused = not torch.is_grad_enabled() and (
             self.fused_while_exporting if exporting() else self.cell.fused_run is not None)
         run_directions = self._run_fused_directions if fused else self._run_step_loop
@@ -229,7 +228,7 @@ class RecurrentStack(nn.Module):
             if index > 0:
                 layer_input = self.dropout(layer_input)
             runs = [layer_input] + ([reverse_within_lengths(layer_input, lengths)] if self.num_directions == 2 else [])
-            run_outputs, run_cells = run_directions(layer, runs, self._layer_state(state, index), lengths, padding)
+            run_outputs, run_cells = run_directions(layer, runs, self._layer_state(state, index), lengths)
             finals.extend(at_last_steps(run_output, lengths) for run_output in run_outputs)
             if run_cells is not None:
                 cells.extend(run_cells)
@@ -240,16 +239,17 @@ class RecurrentStack(nn.Module):
 
     def _run_fused_directions(
         self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | tuple[Tensor, Tensor] | None,
-        lengths: Tensor, padding: Tensor,
+        lengths: Tensor,
     ) -> tuple[list[Tensor], list[Tensor] | None]:
         """Each direction of a layer as one call of torch's RNN function: ``cell.fused_run`` (GRU/RNN), or the
-        cell's ``exported_run`` (LSTM) while torch.export traces. runs [B, T, I] per direction, padding [B, T, 1]
+        cell's ``exported_run`` (LSTM) while torch.export traces. runs [B, T, I] per direction, lengths [B] (≥ 1)
         -> per direction outputs h_t [B, T, H], and for an LSTM its cell at each row's last real step [1, B, H]."""
         run_outputs, run_cells = [], []
         for direction, run_input in enumerate(runs):
             hidden, cell = self._direction_state(layer_state, direction, run_input)
             weights = self._direction_weights(layer, direction)
             if exporting() and self.cell.exported_run is not None:
+                padding = padding_of(lengths, run_input.shape[1])
                 output, cell = self.cell.exported_run(run_input, padding, hidden, cell, weights)
                 run_cells.append(cell)
             else:
@@ -271,14 +271,14 @@ class RecurrentStack(nn.Module):
 
     def _run_step_loop(
         self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | tuple[Tensor, Tensor] | None,
-        lengths: Tensor, padding: Tensor,
+        lengths: Tensor,
     ) -> tuple[list[Tensor], list[Tensor] | None]:
         """The directions of a layer in one step loop (the encoder of ``reference.encode``, each direction over each
-        sentence alone): runs [B, T, I] per direction, lengths [B] (padding: unread) -> per direction outputs
-        h_t [B, T, H], and for an LSTM its cell at each row's last real step [1, B, H]. W_ih x_t + b_ih is one
-        product per direction
-        before the loop; each step is one batched product W_hh h + b_hh for the D directions and one
-        ``cell.step`` on [D, B, gates * H]; a ``torch.while_loop`` while torch.export traces (``_while_steps``)."""
+        sentence alone): runs [B, T, I] per direction, lengths [B] (≥ 1) -> per direction outputs h_t [B, T, H],
+        and for an LSTM its cell at each row's last real step [1, B, H]. W_ih x_t + b_ih is one product per
+        direction before the loop; each step is one batched product W_hh h + b_hh for the D directions and one
+        ``cell.step`` on [D, B, gates * H]; a ``torch.while_loop`` while torch.export traces (``_while_steps``: a
+        stack built with ``fused_while_exporting=False``)."""
         weights = [self._direction_weights(layer, direction) for direction in range(len(runs))]
         input_gates = torch.stack([nn.functional.linear(run, w_ih, b_ih)
                                    for run, (w_ih, _, b_ih, _) in zip(runs, weights)])  # [D, B, T, gates * H]
@@ -363,6 +363,11 @@ class RecurrentStack(nn.Module):
         hidden = torch.stack([h for h, _ in per_layer])
         cell = torch.stack([c for _, c in per_layer]) if per_layer[0][1] is not None else None
         return RecurrentState(hidden, cell)
+
+
+def padding_of(lengths: Tensor, steps: int) -> Tensor:
+    """Where a right-padded batch is padding: lengths [B] -> [B, T, 1] bool (True: padding)."""
+    return (torch.arange(steps, device=lengths.device) >= lengths.unsqueeze(1)).unsqueeze(-1)
 
 
 def at_last_steps(sequences: Tensor, lengths: Tensor) -> Tensor:
