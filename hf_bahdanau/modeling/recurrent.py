@@ -138,8 +138,8 @@ class RecurrentStack(nn.Module):
 
     Layer l is ``layers[l]`` (an ``nn.GRU``/``nn.LSTM``/``nn.RNN`` of one layer), so every layer's
     output is available and the step mode can read its weights directly. ``fused_while_exporting=False`` makes a
-    stack run its step loop (a ``torch.while_loop``) while torch.export traces, not ``cell.exported_run``: torch's
-    looped GRU serves one source length per graph (a second stack over another length, e.g. a token's spelling,
+    stack run its step loop (a ``torch.while_loop``) while torch.export traces, not torch's RNN functions: their
+    looped versions serve one source length per graph (a second stack over another length, e.g. a token's spelling,
     would be guarded apart from the source's).
     """
 
