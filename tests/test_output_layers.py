@@ -35,8 +35,8 @@ def copy_batch(unk_token_id: int) -> dict:
     copy_ids[0, 1], copy_ids[0, 3], copy_ids[1, 0] = 40, 41, 40
     labels = random_labels(3, 6)
     labels[0, 2], labels[1, 4] = 41, 40
-    return dict(input_ids=input_ids.masked_fill(copy_ids >= 40, unk_token_id), attention_mask=mask, copy_input_ids=copy_ids,
-                labels=labels)
+    return dict(input_ids=input_ids.masked_fill(copy_ids >= 40, unk_token_id), attention_mask=mask,
+                copy_input_ids=copy_ids, labels=labels)
 
 
 # Measured with the code before the output layers (commit 7618d4e), torch.manual_seed(0) and copy_batch():

@@ -221,9 +221,9 @@ def describe_token_attention(name: str) -> str:
         return TOKEN_ATTENTIONS.describe(name)
     return f"each token attends over its sentence with the {ATTENTION_SCORES.describe(name)}; f_t = [h_t; c_t]"
 
-# The output layer of a decoder head (output_layers.py): how p(y_t) is made from the decoder's features and its attention
-# α_t. No config field names it: a seq2seq head's is "pointer_generator" with `copy_attention`, else "softmax"; the
-# pointer network's is "pointing".
+# The output layer of a decoder head (output_layers.py): how p(y_t) is made from the decoder's features and its
+# attention α_t. No config field names it: a seq2seq head's is "pointer_generator" with `copy_attention`, else
+# "softmax"; the pointer network's is "pointing".
 OUTPUT_LAYERS = Registry("output_layer", {
     "softmax": "softmax over the vocabulary, p(y_t) = softmax(W_o t_t + b_o)",
     "pointer_generator": "See et al. (2017)'s pointer-generator: P(w) = (p_gen P_vocab(w) + (1 − p_gen) Σ_{j: x_j = w} "

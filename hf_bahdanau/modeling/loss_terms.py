@@ -1,11 +1,14 @@
 """The terms a head adds to its negative log-likelihood, one registered class per term (``axes.LOSS_TERMS``):
 
-    loss = NLL + Σ_k λ_k term_k                                                                (``add_loss_terms``)
+    loss = NLL + Σ_k λ_k term_k                                           (``add_loss_terms``)
 
-    coverage_loss           Σ_t Σ_j min(α_tj, c_tj), c_tj = Σ_{t'<t} α_t'j   λ = coverage_loss_weight      See et al. 2017
-    doubly_stochastic_loss  Σ_j (1 − Σ_t α_tj)² over the real positions j    λ = doubly_stochastic_weight  Xu et al. 2015
-    reinforce_loss          −(R − b) Σ_t log α_{t,j_t} − λ_e Σ_t H(α_t)      λ = 1 (hard_reinforce)        Xu et al. 2015
-    self_attention_penalty  ‖A Aᵀ − I‖²_F per text                             λ = self_attention_penalty_weight  Lin et al. 2017
+    coverage_loss           Σ_t Σ_j min(α_tj, c_tj), c_tj = Σ_{t'<t} α_t'j   (See et al. 2017)
+    doubly_stochastic_loss  Σ_j (1 − Σ_t α_tj)² over the real positions j    (Xu et al. 2015)
+    reinforce_loss          −(R − b) Σ_t log α_{t,j_t} − λ_e Σ_t H(α_t)      (Xu et al. 2015; λ = 1)
+    self_attention_penalty  ‖A Aᵀ − I‖²_F per text                             (Lin et al. 2017)
+
+λ: ``coverage_loss_weight``, ``doubly_stochastic_weight``, 1 with ``attention_mode="hard_reinforce"``,
+``self_attention_penalty_weight``.
 
 Each term is a sum over the batch's kept items, divided by the NLL's rule (``loss.per_target``: Trainer's
 ``num_items_in_batch``, else the labels != -100), and the head's output holds it under its name, before λ (the names

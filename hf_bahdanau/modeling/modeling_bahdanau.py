@@ -406,7 +406,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
 
 class RecurrentGenerationMixin(GenerationMixin):
     """What ``generate()`` needs of every recurrent encoder–decoder head here: the step's inputs read from the cache,
-    and beams that share their source's encoder outputs."""
+    and beams that share their source's encoder outputs and what the head's ``output_layer`` reads per source."""
 
     def prepare_inputs_for_generation(
         self,
@@ -513,7 +513,8 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         """The output layer, for ``forward`` and for each search step: pre-outputs t [N, T, output_size] ->
         ``self.output_layer``'s logits from W_o t + b [N, T, V], the attention weights α [N, T, S] (over the caller's
         source columns), the gate logits g [N, T] and its ``source`` (the cache's ``head_memory``): W_o t + b itself
-        (softmax), or log P(w) over the extended vocabulary [N, T, V + n] (pointer-generator). N = B · rows_per_source."""
+        (softmax), or log P(w) over the extended vocabulary [N, T, V + n] (pointer-generator).
+        N = B · rows_per_source."""
         return self.output_layer.logits(self.lm_head(pre_output), weights, gate_logits, source, rows_per_source)
 
     @can_return_tuple
