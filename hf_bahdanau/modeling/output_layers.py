@@ -111,6 +111,8 @@ class PointerGeneratorOutput(SoftmaxOutput):
         shape, numbered as ``CopySource.of`` says)."""
         if cache is not None and cache.head_memory is not None:
             return cache.head_memory
+        if copy_input_ids is None and input_ids is not None:  # it copies the input ids: words of the vocabulary
+            check_token_ids("input_ids", input_ids, self.config.vocab_size)
         ids = input_ids if copy_input_ids is None else copy_input_ids
         if ids is None:
             raise ValueError("A `copy_attention=True` model copies source tokens: pass `input_ids` or "

@@ -541,11 +541,9 @@ VQA = Tester(
 
 # every family's testers: every seq2seq preset, and the pointer-generator and coverage with hard attention on
 # Bahdanau's decoder; both classifiers
-COPY_BAD_INPUT = ("an input id ≥ vocab_size is refused naming `copy_input_ids[0, 0]`, an argument the caller did not "
-                  "pass, instead of `input_ids`")
 TESTERS: dict[str, list[Tester]] = {
     "seq2seq": [*(seq2seq(preset) for preset in sorted(PRESETS)), seq2seq("rnnsearch+coverage+hard"),
-                seq2seq("rnnsearch+copy", known_failures={"test_a_bad_input_is_refused_naming_it": COPY_BAD_INPUT})],
+                seq2seq("rnnsearch+copy")],
     "pointer": [POINTER],
     "tagger": [TAGGER],
     "classifier": [classifier(hierarchical=False), classifier(hierarchical=True)],
