@@ -59,16 +59,18 @@ def packed_reference(stack: RecurrentStack, inputs: torch.Tensor, lengths: torch
     return outputs, torch.cat(finals), None if cells[0] is None else torch.cat(cells)
 
 
+@pytest.mark.parametrize("given_state", [True, False])
 @pytest.mark.parametrize("mode", ["autograd", "no_grad", "exporting"])
 @pytest.mark.parametrize("bidirectional", [True, False])
 @pytest.mark.parametrize("rnn_type", RNN_TYPES)
-def test_padded_run_equals_the_packed_one(rnn_type, bidirectional, mode, monkeypatch):
+def test_padded_run_equals_the_packed_one(rnn_type, bidirectional, mode, given_state, monkeypatch):
     """Outputs, final states (LSTM cells included) and every gradient equal packing's in float64, for
-    rows of every length (an all-padding row runs one step, as packing would), with a given initial state.
+    rows of every length (an all-padding row runs one step, as packing would), from a given initial state or zeros.
     With autograd on every stack runs its step loop (both directions at once); without it GRU and RNN stacks
     make one call of torch's RNN function per direction and LSTM stacks pack; while torch.export traces, every
-    stack makes one call of torch's RNN function per direction, an LSTM's through ``LSTMCell.exported_run``, whose
-    padded steps hold its cell."""
+    GRU or RNN stack makes one call of torch's RNN function per direction and an LSTM stack one call per layer
+    (``LSTMCell.exported_run``, whose padded steps hold its cell; a bidirectional one from zeros, else its step
+    loop)."""
     autograd = mode == "autograd"
     if mode == "exporting":
         monkeypatch.setattr(torch.compiler, "is_exporting", lambda: True)
@@ -79,6 +81,7 @@ def test_padded_run_equals_the_packed_one(rnn_type, bidirectional, mode, monkeyp
     rows = 2 * stack.num_directions
     state = RecurrentState(torch.randn(rows, 6, 5, dtype=torch.double),
                            torch.randn(rows, 6, 5, dtype=torch.double) if rnn_type == "lstm" else None)
+    state = state if given_state else None
 
     with torch.set_grad_enabled(autograd):
         outputs, final = stack(inputs, state, lengths=lengths)

@@ -547,8 +547,9 @@ def test_the_export_runs_on_torchs_current_exporter_and_hides_only_its_known_har
 def test_every_scope_mode_and_cell_exports_through_torch_export(preset, overrides, tmp_path):
     """No fallback for these options: the monotonic scope and hard attention pick positions with a comparison
     against arange(S), not one_hot(·, S), which torch.export would fix to the example's S; each direction of each
-    encoder layer is one ONNX GRU, LSTM or RNN operator, not packed sequences, torch's tanh-RNN call unrolled (as
-    torch.export traces it by default, for the example's length only) or an ONNX Loop of single steps;
+    GRU or tanh-RNN encoder layer is one ONNX GRU or RNN operator, each LSTM layer one ONNX LSTM operator (both
+    directions), not packed sequences, torch's tanh-RNN call unrolled (as torch.export traces it by default, for the
+    example's length only) or an ONNX Loop of single steps;
     Luong's location score pads its max_source_positions scores by S before keeping the first S, which torch.export
     then needs no bound on S for (their tokens are checked against generate() in
     test_every_value_of_every_axis_exports_and_decodes_like_generate)."""
@@ -559,9 +560,9 @@ def test_every_scope_mode_and_cell_exports_through_torch_export(preset, override
     assert [str(warning.message) for warning in caught] == []
     operators = [node.op_type for node in onnx.load(str(tmp_path / "encoder.onnx")).graph.node]
     recurrent = {"gru": "GRU", "lstm": "LSTM", "rnn": "RNN"}[model.config.rnn_type]
-    directions = 2 if model.config.bidirectional else 1
+    per_layer = 1 if recurrent == "LSTM" or not model.config.bidirectional else 2
     assert "Loop" not in operators
-    assert operators.count(recurrent) == model.config.encoder_layers * directions
+    assert operators.count(recurrent) == model.config.encoder_layers * per_layer
     assert {"GRU", "LSTM", "RNN"} & set(operators) == {recurrent}
 
 

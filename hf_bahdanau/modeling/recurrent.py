@@ -95,20 +95,22 @@ class LSTMCell:
 
     @staticmethod
     def exported_run(inputs: Tensor, padding: Tensor, hidden: Tensor, cell: Tensor,
-                     weights: list[Tensor]) -> tuple[Tensor, Tensor]:
-        """One direction of one layer while torch.export traces (in place of packing): torch's LSTM call, one ONNX
-        ``LSTM`` operator. It returns the last step's memory cell only, so padded steps hold it: the padding
-        indicator p_t is one more input column, weighted +SATURATED into f and −SATURATED into i, so there
-        σ(f) = 1, σ(i) = 0 and c_t = c_{t−1}; real steps (p_t = 0) are unchanged. inputs [B, T, I], padding
-        [B, T, 1] (right padding), hidden and cell [1, B, H], weights [W_ih, W_hh, b_ih, b_hh] -> (h_t [B, T, H],
-        each row's c at its last real step [1, B, H])."""
-        w_ih, w_hh, b_ih, b_hh = weights
+                     weights: list[list[Tensor]]) -> tuple[Tensor, Tensor]:
+        """One layer, its D directions at once, while torch.export traces (in place of packing): torch's LSTM call,
+        one ONNX ``LSTM`` operator. It returns the last step's memory cells only, so padded steps hold them: the
+        padding indicator p_t is one more input column, weighted +SATURATED into f and −SATURATED into i, so there
+        σ(f) = 1, σ(i) = 0 and c_t = c_{t−1}; real steps (p_t = 0) are unchanged. The backward direction reads the
+        padding first, from zeros: held at c = 0, h = σ(o) tanh(0) = 0, it reaches each row's last real token in the
+        zero state (so a bidirectional layer must start from zeros). inputs [B, T, I], padding [B, T, 1] (right
+        padding), hidden and cell [D, B, H], weights [W_ih, W_hh, b_ih, b_hh] per direction -> (h_t [B, T, D H],
+        each direction's c at the end of each row's real tokens [D, B, H])."""
         size = hidden.shape[-1]
-        hold = w_ih.new_tensor([-SATURATED, SATURATED, 0.0, 0.0]).repeat_interleave(size).unsqueeze(1)  # [i, f, g, o]
-        outputs, _, last_cell = torch.lstm(torch.cat([inputs, padding.to(inputs.dtype)], -1), (hidden, cell),
-                                           [torch.cat([w_ih, hold], 1), w_hh, b_ih, b_hh], True, 1, 0.0, False,
-                                           False, True)
-        return outputs, last_cell
+        hold = hidden.new_tensor([-SATURATED, SATURATED, 0.0, 0.0]).repeat_interleave(size).unsqueeze(1)  # [i, f, g, o]
+        flat = [weight for w_ih, w_hh, b_ih, b_hh in weights
+                for weight in (torch.cat([w_ih, hold], 1), w_hh, b_ih, b_hh)]
+        outputs, _, last_cells = torch.lstm(torch.cat([inputs, padding.to(inputs.dtype)], -1), (hidden, cell), flat,
+                                            True, 1, 0.0, False, len(weights) == 2, True)
+        return outputs, last_cells
 
     @staticmethod
     def step(input_gates: Tensor, hidden_gates: Tensor, hidden: Tensor, cell: Tensor) -> tuple[Tensor, Tensor]:
@@ -213,20 +215,31 @@ class RecurrentStack(nn.Module):
     ) -> tuple[list[Tensor], RecurrentState]:
         """``forward`` for a right-padded batch without packing: each layer one step loop for its directions
         with autograd on (``_run_step_loop``), else one call of torch's RNN function per direction
-        (``_run_fused_directions``: GRU/RNN, and every cell while torch.export traces).
+        (``_run_fused_directions``: GRU/RNN, while torch.export traces too), or while torch.export traces one call
+        of the cell's ``exported_run`` per layer (``_run_exported_layer``: LSTM).
 
         An all-padding row (length 0) runs as length 1, as packing would.
         """
         lengths = lengths.clamp(min=1)
         padding = padding_of(lengths, inputs.shape[1])
-        fused = not torch.is_grad_enabled() and (
-            self.fused_while_exporting if exporting() else self.cell.fused_run is not None)
+        export_runs = exporting() and self.fused_while_exporting and not torch.is_grad_enabled()
+        whole_layers = export_runs and self.cell.exported_run is not None and (
+            state is None or self.num_directions == 1)  # exported_run's backward direction starts from zeros
+        fused = (export_runs and self.cell.exported_run is None) or (
+            not exporting() and not torch.is_grad_enabled() and self.cell.fused_run is not None)
         run_directions = self._run_fused_directions if fused else self._run_step_loop
         outputs, finals, cells = [], [], []
         layer_input = inputs
         for index, layer in enumerate(self.layers):
             if index > 0:
                 layer_input = self.dropout(layer_input)
+            if whole_layers:
+                layer_input, layer_finals, layer_cells = self._run_exported_layer(
+                    layer, layer_input, self._layer_state(state, index), lengths, padding)
+                finals.append(layer_finals)
+                cells.append(layer_cells)
+                outputs.append(layer_input)
+                continue
             runs = [layer_input] + ([reverse_within_lengths(layer_input, lengths)] if self.num_directions == 2 else [])
             run_outputs, run_cells = run_directions(layer, runs, self._layer_state(state, index), lengths)
             finals.extend(at_last_steps(run_output, lengths) for run_output in run_outputs)
@@ -238,36 +251,36 @@ class RecurrentStack(nn.Module):
         return outputs, RecurrentState(torch.cat(finals), torch.cat(cells) if cells else None)
 
     def _run_fused_directions(
-        self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | tuple[Tensor, Tensor] | None,
-        lengths: Tensor,
-    ) -> tuple[list[Tensor], list[Tensor] | None]:
-        """Each direction of a layer as one call of torch's RNN function: ``cell.fused_run`` (GRU/RNN), or the
-        cell's ``exported_run`` (LSTM) while torch.export traces. runs [B, T, I] per direction, lengths [B] (≥ 1)
-        -> per direction outputs h_t [B, T, H], and for an LSTM its cell at each row's last real step [1, B, H]."""
-        run_outputs, run_cells = [], []
+        self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | None, lengths: Tensor
+    ) -> tuple[list[Tensor], None]:
+        """Each direction of a GRU/RNN layer as one call of torch's RNN function: runs [B, T, I] per direction
+        -> outputs [B, T, H] (lengths: unread, each row's last real step is read by the caller)."""
+        run_outputs = []
         for direction, run_input in enumerate(runs):
-            hidden, cell = self._direction_state(layer_state, direction, run_input)
+            initial = (run_input.new_zeros(1, run_input.shape[0], self.hidden_size) if layer_state is None
+                       else layer_state[direction:direction + 1].contiguous())
             weights = self._direction_weights(layer, direction)
-            if exporting() and self.cell.exported_run is not None:
-                padding = padding_of(lengths, run_input.shape[1])
-                output, cell = self.cell.exported_run(run_input, padding, hidden, cell, weights)
-                run_cells.append(cell)
-            else:
-                output = self.cell.fused_run(run_input, hidden, weights, True, 1, 0.0, self.training, False, True)[0]
-            run_outputs.append(output)
-        return run_outputs, run_cells if self.cell.has_memory_cell else None
+            run_outputs.append(self.cell.fused_run(run_input, initial, weights, True, 1, 0.0, self.training,
+                                                   False, True)[0])
+        return run_outputs, None
 
-    def _direction_state(
-        self, layer_state: Tensor | tuple[Tensor, Tensor] | None, direction: int, like: Tensor
-    ) -> tuple[Tensor, Tensor | None]:
-        """One direction's initial (h [1, B, H], c [1, B, H] or None) of a layer's state (zeros for None)."""
-        rows = slice(direction, direction + 1)
+    def _run_exported_layer(
+        self, layer: nn.RNNBase, layer_input: Tensor, layer_state: tuple[Tensor, Tensor] | None, lengths: Tensor,
+        padding: Tensor,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """One layer as one call of the cell's ``exported_run`` (LSTM, while torch.export traces): layer_input
+        [B, T, I] -> (outputs [B, T, D H], 0 on padding; final h [D, B, H]: the forward direction's at each row's
+        last real token, the backward one's at its first; final c [D, B, H])."""
         if layer_state is None:
-            hidden = like.new_zeros(1, like.shape[0], self.hidden_size)
-            return hidden, torch.zeros_like(hidden) if self.cell.has_memory_cell else None
-        if isinstance(layer_state, tuple):
-            return layer_state[0][rows].contiguous(), layer_state[1][rows].contiguous()
-        return layer_state[rows].contiguous(), None
+            hidden = layer_input.new_zeros(self.num_directions, layer_input.shape[0], self.hidden_size)
+            layer_state = hidden, torch.zeros_like(hidden)
+        weights = [self._direction_weights(layer, direction) for direction in range(self.num_directions)]
+        outputs, last_cells = self.cell.exported_run(layer_input, padding, *layer_state, weights)
+        size = self.hidden_size
+        finals = [at_last_steps(outputs[..., :size], lengths)]
+        if self.num_directions == 2:
+            finals.append(outputs[:, :1, size:].transpose(0, 1))
+        return outputs.masked_fill(padding, 0.0), torch.cat(finals), last_cells
 
     def _run_step_loop(
         self, layer: nn.RNNBase, runs: list[Tensor], layer_state: Tensor | tuple[Tensor, Tensor] | None,
