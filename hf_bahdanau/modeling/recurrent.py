@@ -14,10 +14,10 @@ full-size [tokens, 4H] zero-fill and addition per step (``benchmarks/encoder_pad
 autograd a GRU/RNN layer runs each direction as one call of torch's RNN function, and an LSTM batch,
 whose fused call does not return the memory cell of each step, is packed: those forwards are faster.
 While ``torch.export`` traces (the ONNX export), which can neither pack nor run torch's tanh-RNN call for a source
-length other than its example's, each direction of a layer is one call of torch's GRU, LSTM or tanh-RNN function,
-which the exporter writes as one ONNX ``GRU`` / ``LSTM`` / ``RNN`` operator for any source length (``onnx/export.py``;
-no ONNX ``Loop`` of single steps). An LSTM's padded steps hold its memory cell there (saturated gates,
-``LSTMCell.exported_run``), so its last cell is each row's cell at its last real token.
+length other than its example's, each direction of a GRU or tanh-RNN layer is one call of torch's function, and an
+LSTM layer one call for both directions, which the exporter writes as one ONNX ``GRU`` / ``RNN`` / ``LSTM`` operator
+for any source length (``onnx/export.py``; no ONNX ``Loop`` of single steps). An LSTM's padded steps hold its memory
+cell there (saturated gates, ``LSTMCell.exported_run``), so its last cell is each row's cell at its last real token.
 """
 
 from typing import NamedTuple
@@ -221,7 +221,8 @@ class RecurrentStack(nn.Module):
         An all-padding row (length 0) runs as length 1, as packing would.
         """
         lengths = lengths.clamp(min=1)
-        padding = padding_of(lengths, inputs.shape[1])
+        steps = inputs.shape[1]
+        padding = (torch.arange(steps, device=inputs.device) >= lengths.unsqueeze(1)).unsqueeze(-1)  # [B, T, 1]
         export_runs = exporting() and self.fused_while_exporting and not torch.is_grad_enabled()
         whole_layers = export_runs and self.cell.exported_run is not None and (
             state is None or self.num_directions == 1)  # exported_run's backward direction starts from zeros
@@ -376,11 +377,6 @@ class RecurrentStack(nn.Module):
         hidden = torch.stack([h for h, _ in per_layer])
         cell = torch.stack([c for _, c in per_layer]) if per_layer[0][1] is not None else None
         return RecurrentState(hidden, cell)
-
-
-def padding_of(lengths: Tensor, steps: int) -> Tensor:
-    """Where a right-padded batch is padding: lengths [B] -> [B, T, 1] bool (True: padding)."""
-    return (torch.arange(steps, device=lengths.device) >= lengths.unsqueeze(1)).unsqueeze(-1)
 
 
 def at_last_steps(sequences: Tensor, lengths: Tensor) -> Tensor:
