@@ -13,27 +13,36 @@ from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 
 pytest.register_assert_rewrite("contract")  # the contract suite's checks (tests/contract/) live outside test modules
 
-# A test that starts a Python process or runs a training script's main(), itself or through one of its fixtures
-SPAWNS_OR_TRAINS = re.compile(r"\brun_child\(|\brun_script\(|\bsubprocess\.|\.main\(\[")
+# A test that starts a process, runs a training script's main() or exports an ONNX graph (seconds each)
+HEAVY = re.compile(r"\brun_child\(|\brun_script\(|\bsubprocess\.|[._]main\(\[|\brun_\w+\(\[|\bexport_onnx\(")
+TESTS = os.path.dirname(os.path.abspath(__file__))
 
 
 @functools.cache
-def _spawns_or_trains(function) -> bool:
+def _heavy(function, depth: int = 2) -> bool:
+    """``function``'s code does one of ``HEAVY``'s, itself or through a function of the tests it calls (``depth``
+    calls deep)."""
     try:
-        return bool(SPAWNS_OR_TRAINS.search(inspect.getsource(function)))
+        if HEAVY.search(inspect.getsource(function)):
+            return True
     except (OSError, TypeError):  # no source: a builtin or a generated function
         return False
+    code, names = getattr(function, "__code__", None), getattr(function, "__globals__", {})
+    called = [names.get(name) for name in (code.co_names if code else ())]
+    return depth > 0 and any(_heavy(callee, depth - 1) for callee in called if inspect.isfunction(callee)
+                             and (inspect.getsourcefile(callee) or "").startswith(TESTS))
 
 
 def pytest_collection_modifyitems(config, items):
     """The tiers: ``-m "not slow"`` is the fast one. Slow are the tests marked so (those that train) and every test
-    that starts a process or runs a training script (``SPAWNS_OR_TRAINS``), itself or through a fixture."""
+    that starts a process, runs a training script or exports an ONNX graph (``HEAVY``), itself, through a helper of
+    the tests or through a fixture."""
     for item in items:
         if item.get_closest_marker("slow") or not isinstance(item, pytest.Function):
             continue
         fixtures = [definition.func for definitions in item._fixtureinfo.name2fixturedefs.values()
                     for definition in definitions]
-        if any(_spawns_or_trains(function) for function in (item.function, *fixtures)):
+        if any(_heavy(function) for function in (item.function, *fixtures)):
             item.add_marker(pytest.mark.slow)
 
 VOCAB = 40

@@ -1,10 +1,10 @@
-"""The test tiers (tests/conftest.py): a test that starts a process or runs a training script is slow, itself or
-through a fixture; the others run in the fast tier (``pytest -m "not slow"``)."""
+"""The test tiers (tests/conftest.py): a test that starts a process, runs a training script or exports an ONNX graph is
+slow, itself, through a helper or through a fixture; the others run in the fast tier (``pytest -m "not slow"``)."""
 
 import pytest
 
 from child_process import run_child
-from conftest import _spawns_or_trains
+from conftest import _heavy
 
 
 @pytest.fixture
@@ -12,18 +12,27 @@ def child_answer(tmp_path):
     return run_child("print('{\"answer\": 42}')", tmp_path)
 
 
-def test_a_test_that_starts_a_process_or_runs_a_training_script_is_read_as_slow():
-    def spawns(tmp_path):
-        return run_child("print(1)", tmp_path)
+def spawns(tmp_path):
+    return run_child("print(1)", tmp_path)
 
+
+def test_a_test_that_starts_a_process_trains_or_exports_is_read_as_slow():
     def trains():
         from training import run_ner
         run_ner.main(["--help"])
 
+    def exports(model, tmp_path):
+        from hf_bahdanau.onnx import export_onnx
+        export_onnx(model, tmp_path)
+
+    def calls_a_helper_that_spawns(tmp_path):
+        return spawns(tmp_path)
+
     def computes():
         return sum(range(3))
 
-    assert [_spawns_or_trains(function) for function in (spawns, trains, computes)] == [True, True, False]
+    assert [_heavy(function) for function in (spawns, trains, exports, calls_a_helper_that_spawns, computes)] == [
+        True, True, True, True, False]
 
 
 def test_through_a_fixture_too(child_answer, request):

@@ -38,25 +38,27 @@ Batch = dict[str, Tensor]
 
 @dataclass
 class Over:
-    """An output [B, …] whose dimensions ``masks`` run over an input's positions: {dim: mask [B, length] of that
-    input (1 = real)}; the other dimensions (labels, target steps) belong to no input."""
+    """An output [B, …] some of whose dimensions run over an input's positions: {dim: mask [B, …] (1 = real)}, the
+    mask covering the output's dimensions dim, dim + 1, … (a sentence's words [B, L], a document's words by sentence
+    [B, N, W]); the other dimensions (labels, target steps) belong to no input."""
 
     values: Tensor
     masks: dict[int, Tensor] = field(default_factory=dict)
 
     def real(self, row: int) -> Tensor:
-        """Row ``row`` at its real positions only (padding dropped along every masked dimension)."""
+        """Row ``row`` at its real positions only: the real positions of each mask in order, padding dropped."""
         values = self.values[row]
-        for dim, mask in self.masks.items():
-            values = values.index_select(dim - 1, mask[row].nonzero()[:, 0])
+        for dim, mask in sorted(self.masks.items(), reverse=True):  # the later dimensions first: the earlier stay put
+            covered = list(range(dim - 1, dim - 1 + mask.dim() - 1))
+            values = values.movedim(covered, list(range(len(covered))))[mask[row].bool()].movedim(0, dim - 1)
         return values
 
     def padding(self) -> Tensor:
-        """bool [B, …]: True where any masked dimension is at a padded position."""
+        """bool [B, …]: True where any mask marks padding."""
         padded = torch.zeros(self.values.shape, dtype=torch.bool)
         for dim, mask in self.masks.items():
             shape = [1] * self.values.dim()
-            shape[0], shape[dim] = mask.shape
+            shape[0], shape[dim:dim + mask.dim() - 1] = mask.shape[0], mask.shape[1:]
             padded |= (mask == 0).reshape(shape)
         return padded
 
@@ -167,10 +169,6 @@ def ignored(labels: Tensor, *positions: tuple[int, ...]) -> Tensor:
     for position in positions:
         labels[position] = -100
     return labels
-
-
-def no_weights(model, output, batch) -> dict[str, Over]:
-    return {}
 
 
 def the_logits(model, output, batch) -> dict[str, Over]:
@@ -327,6 +325,14 @@ def pooling_weights(model, output, batch) -> dict[str, Over]:
     return {"attentions[0]": Over(output.attentions[0], {1: batch["attention_mask"]})}
 
 
+def sentence_weights(model, output, batch) -> dict[str, Over]:
+    """The word weights of each sentence α [B, N, W] and the sentence weights β [B, N], over the sentences the
+    model splits the text into."""
+    _, words = model.split_sentences(batch["input_ids"], batch["attention_mask"])
+    word_weights, weights = output.attentions
+    return {"attentions[0]": Over(word_weights, {1: words}), "attentions[1]": Over(weights, {1: words.any(-1).long()})}
+
+
 def classifier(hierarchical: bool) -> Tester:
     return Tester(
         name="classifier-han" if hierarchical else "classifier-flat", family="classifier",
@@ -335,7 +341,7 @@ def classifier(hierarchical: bool) -> Tester:
                            sentence_separator_token_id=SEP),
         batch=(lambda left: dict(zip(("input_ids", "attention_mask"), text_rows(DOCUMENTS, left)))) if hierarchical
         else encoder_batch,
-        padded=TEXT, outputs=the_logits, weights=no_weights if hierarchical else pooling_weights,
+        padded=TEXT, outputs=the_logits, weights=sentence_weights if hierarchical else pooling_weights,
         labels=lambda batch: torch.tensor([2, -100, 0]),
         reference=han_reference if hierarchical else flat_reference,
         padding_rows=lambda model: [(model.get_input_embeddings().weight, PAD)],
