@@ -452,9 +452,10 @@ SCRIPT_CASES = {
 
 
 @pytest.mark.parametrize("write, name, argument", SCRIPT_CASES.values(), ids=SCRIPT_CASES.keys())
-def test_the_seq2seq_script_refuses_unreadable_data_naming_the_file(tmp_path, write, name, argument):
+def test_the_seq2seq_script_refuses_unreadable_data_naming_the_file(tmp_path, capsys, write, name, argument):
     write(tmp_path)
-    refuses(lambda: run_seq2seq_main(seq2seq_script_arguments(tmp_path, tmp_path / name)), argument)
+    exits_as_argparse_does(lambda: run_seq2seq_main(seq2seq_script_arguments(tmp_path, tmp_path / name)), argument,
+                           capsys)
 
 
 def test_the_seq2seq_script_refuses_negative_max_steps(tmp_path, capsys):
@@ -484,8 +485,8 @@ def test_the_head_scripts_refuse_empty_data_and_negative_max_steps(tmp_path, cap
     (tmp_path / "empty.jsonl").write_text("")
     common = ["--train_file", str(tmp_path / "empty.jsonl"), "--do_train", "--output_dir", str(tmp_path / "out"),
               "--report_to", "none"]
-    refuses(lambda: run_ner(common), "train_file")
-    refuses(lambda: run_classification(common), "train_file")
+    exits_as_argparse_does(lambda: run_ner(common), "train_file", capsys)
+    exits_as_argparse_does(lambda: run_classification(common), "train_file", capsys)
     rows = tmp_path / "rows.jsonl"
     rows.write_text("".join(json.dumps({"text": f"word {n} .", "label": n % 2}) + "\n" for n in range(6)))
     arguments = ["--train_file", str(rows), "--do_train", "--output_dir", str(tmp_path / "out"), "--report_to",
@@ -533,7 +534,7 @@ def test_labels_without_a_start_or_pad_id_in_the_config_are_refused_naming_the_f
 @pytest.mark.parametrize("script, flags, config_class", [
     ("run_seq2seq", ["--preset", "rnnsearch"], "BahdanauConfig"),
     ("run_seq2seq", ["--architecture", "transformer"], "MarianConfig"),
-    ("run_pointer", [], "BahdanauConfig"),
+    ("run_pointer", [], "BahdanauPointerConfig"),
     ("run_classification", [], "BahdanauConfig"),
     ("run_ner", [], "BahdanauConfig"),
     ("run_image_to_text", [], "BahdanauImageToTextConfig"),
