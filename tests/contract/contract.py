@@ -6,8 +6,6 @@ Equalities run in float64, where two code paths differ only by rounding (``conft
 the values; weights, at most 1, against 1); padding is checked to be exactly 0, never nearly.
 """
 
-import json
-
 import pytest
 import torch
 from torch.nn import functional as F

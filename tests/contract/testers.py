@@ -11,7 +11,6 @@ options change what is checked (the seq2seq decoders, the flat and the hierarchi
 at run time passes its own ``Tester`` to the mixin.
 """
 
-import copy
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -25,7 +24,7 @@ from transformers import (
 
 from conftest import BOS, PAD, VOCAB, left_padded, padded_batch, random_labels, tiny_config, tiny_model
 from hf_bahdanau import (
-    BahdanauConfig, BahdanauForImageToText, BahdanauForPointerNetwork, BahdanauForSequenceClassification,
+    BahdanauForImageToText, BahdanauForPointerNetwork, BahdanauForSequenceClassification,
     BahdanauForTextPairClassification, BahdanauForTokenClassification, BahdanauForVisualQuestionAnswering,
     BahdanauImageProcessor, BahdanauImageToTextConfig, BahdanauMemoryNetworkConfig,
     BahdanauMemoryNetworkForSequenceClassification, BahdanauPointerConfig, BahdanauTextCoAttentionConfig,
