@@ -27,6 +27,7 @@ def test_every_private_hook_does_its_job_on_the_installed_transformers(preset):
     assert transformers_private.SHARED_BEAM_MEMORY
     assert transformers_private.CARD_UPLOAD
     assert transformers_private.EMBEDDING_RESIZE
+    assert transformers_private.AUTO_MAPPING_REGISTER
 
 
 def test_the_cache_name_is_the_installed_transformers_own():

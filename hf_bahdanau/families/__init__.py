@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hf_bahdanau.modeling.transformers_private import AUTO_MAPPING_REGISTER
+
 __all__ = ["CardWords", "FAMILIES", "Family", "Head", "Picture", "family_for_task", "family_of",
            "find_family", "register_family", "text_widget"]
 
@@ -113,8 +115,9 @@ def register_family(family: Family) -> Family:
     for head in family.heads:
         head.auto_class.register(family.config_class, head.model_class, exist_ok=True)
         head.model_class.register_for_auto_class(head.auto_class.__name__)
-        for upgraded in family.upgrades:  # transformers' register() refuses a head whose config_class is another
-            head.auto_class._model_mapping.register(upgraded, head.model_class, exist_ok=True)
+        for upgraded in family.upgrades if AUTO_MAPPING_REGISTER else ():  # transformers' register() refuses a
+            # head whose config_class is another (a private hook: modeling/transformers_private.py)
+            head.auto_class._model_mapping.register(key=upgraded, value=head.model_class, exist_ok=True)
     if family.image_processor is not None:
         AutoImageProcessor.register(family.config_class, slow_image_processor_class=family.image_processor,
                                     exist_ok=True)

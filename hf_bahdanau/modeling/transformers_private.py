@@ -30,6 +30,11 @@ generation hook is for, not only a signature:
 - ``Pipeline._prepare_generate_kwargs`` (``PIPELINE_GENERATE_KWARGS``): the translation and image-to-text
   pipelines put transformers' generation defaults for pipelines (e.g. ``max_new_tokens``) under the caller's
   arguments, as transformers' own pipelines do. Without it they pass the caller's arguments as they are.
+- ``_LazyAutoMapping.register`` of an Auto class's ``_model_mapping`` (``AUTO_MAPPING_REGISTER``): maps the
+  configs of folders saved before a family got its own config (a 0.1.0 tagger's ``BahdanauConfig``) to that
+  family's heads, which upgrade them on load (``hf_bahdanau.families``); the public ``register`` refuses a head
+  whose ``config_class`` is another. Without it such folders load through the head class
+  (``BahdanauForTokenClassification.from_pretrained``), not through the Auto class.
 - ``GenerationConfig._from_model_config`` (an attribute): ``save_pretrained`` clears it so that GNMT's beam
   options saved in generation_config.json are read back (transformers reads only its own fields from a file
   marked as made from the model config). Without it the options are lost on loading, which
@@ -52,10 +57,10 @@ from typing import NamedTuple
 import torch
 import transformers
 from packaging.version import Version
-from transformers import GenerationMixin, Pipeline, PreTrainedModel
+from transformers import AutoModel, GenerationMixin, Pipeline, PreTrainedModel
 from transformers.modeling_outputs import Seq2SeqLMOutput
 
-__all__ = ["CACHE_NAME", "CARD_UPLOAD", "EMBEDDING_RESIZE", "PIPELINE_GENERATE_KWARGS", "SEARCH_LOOPS",
+__all__ = ["AUTO_MAPPING_REGISTER", "CACHE_NAME", "CARD_UPLOAD", "EMBEDDING_RESIZE", "PIPELINE_GENERATE_KWARGS", "SEARCH_LOOPS",
            "SHARED_BEAM_MEMORY", "TESTED_TRANSFORMERS", "Finding", "cache_argument", "cache_of", "check_release",
            "fall_back_once", "probe_generation"]
 
@@ -108,6 +113,7 @@ EMBEDDING_RESIZE = (_accepts(PreTrainedModel, "_resize_token_embeddings",
                     and _accepts(PreTrainedModel, "_get_resized_embeddings",
                                  ("old_embeddings", "new_num_tokens", "mean_resizing")))
 PIPELINE_GENERATE_KWARGS = _accepts(Pipeline, "_prepare_generate_kwargs", ("generate_kwargs",), more_keywords=True)
+AUTO_MAPPING_REGISTER = _accepts(type(AutoModel._model_mapping), "register", ("key", "value", "exist_ok"))
 
 _WARNED: set[str] = set()
 
