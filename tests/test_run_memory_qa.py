@@ -148,7 +148,7 @@ def test_the_lstm_baseline_reads_the_story_and_question_as_one_text(tmp_path, mo
     text = ModelCard.load(tmp_path / "README.md").data.widget[0]["text"]  # sentences, then the question: no JSON
     assert text.endswith("?") and not text.startswith("{") and text in usage
     config = json.loads((tmp_path / "config.json").read_text())
-    assert config["model_type"] == "bahdanau" and config["pooling_type"] == "final_state"
+    assert config["model_type"] == "bahdanau-encoder" and config["pooling_type"] == "final_state"
     assert json.loads((tmp_path / "all_results.json").read_text())["predict_samples"] == 50
     example = generate_task(1, 1, seed=0)[0][0]
     tokenizer = run_memory_qa.PreTrainedTokenizerFast.from_pretrained(tmp_path)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import datasets
 from transformers import AutoConfig, AutoTokenizer, TrainingArguments
 
-from hf_bahdanau import PRESETS, BahdanauConfig
+from hf_bahdanau import PRESETS, BahdanauEncoderConfig
 from hf_bahdanau.word_vectors import prepare_meta_embedding
 from training.arguments import check_new_config, parse_config_overrides
 from training.data_files import load_raw_splits, requested_splits
@@ -32,8 +32,8 @@ class HeadModelArguments:
         default=None, metadata={"help": "A saved tagger/classifier, or a seq2seq checkpoint whose embedding and "
                                         "encoder are reused (folder or Hub id). Default: a new --preset model."})
     preset: str = field(
-        default="rnnsearch", metadata={"help": f"Encoder settings of a new model: a BahdanauConfig preset "
-                                               f"{sorted(PRESETS)} (its decoder fields are unused)."})
+        default="rnnsearch", metadata={"help": f"Encoder settings of a new model: the encoder of a preset "
+                                               f"{sorted(PRESETS)} (BahdanauEncoderConfig.from_preset)."})
     config_overrides: str | None = field(
         default=None, metadata={"help": "Config fields of a new model, e.g. 'hidden_size=128,embedding_size=64,"
                                         "dropout=0.2' and the head's attention: the tagger's token_attention_type="
@@ -103,10 +103,12 @@ def order_labels(model_args: HeadModelArguments, labels: list[str]) -> list[str]
     return labels
 
 
-def new_config(model_args: HeadModelArguments, tokenizer_fields: dict | None = None, **head_fields) -> BahdanauConfig:
-    """A new model's config: --preset, the tokenizer's fields (vocabulary, special ids), --config_overrides, then the
-    head's fields (labels, problem type, …)."""
-    return BahdanauConfig.from_preset(model_args.preset, **{
+def new_config(model_args: HeadModelArguments, tokenizer_fields: dict | None = None,
+               **head_fields) -> BahdanauEncoderConfig:
+    """A new model's config (encoder-only: the tagger and the classifiers have no decoder): --preset's encoder,
+    the tokenizer's fields (vocabulary, special ids), --config_overrides, then the head's fields (labels, problem
+    type, …)."""
+    return BahdanauEncoderConfig.from_preset(model_args.preset, **{
         **(tokenizer_fields or {}), **parse_config_overrides(model_args.config_overrides), **head_fields})
 
 
@@ -129,7 +131,7 @@ def load_head(auto_class, head_class, model_args: HeadModelArguments, tokenizer,
         prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)
         return model
     config = new_config(model_args, {"vocab_size": len(tokenizer), "pad_token_id": tokenizer.pad_token_id,
-                                     "bos_token_id": tokenizer.bos_token_id, "eos_token_id": tokenizer.eos_token_id},
+                                     "eos_token_id": tokenizer.eos_token_id},
                         **label_fields, **config_fields)
     model = head_class(config)
     prepare_meta_embedding(model, tokenizer, model_args.pretrained_vectors)

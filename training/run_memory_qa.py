@@ -56,8 +56,8 @@ from transformers import (  # noqa: E402
 )
 
 from hf_bahdanau import (  # noqa: E402
-    BahdanauConfig, BahdanauForSequenceClassification, BahdanauForTextPairClassification, BahdanauMemoryNetworkConfig,
-    BahdanauMemoryNetworkForSequenceClassification, BahdanauTextCoAttentionConfig,
+    BahdanauEncoderConfig, BahdanauForSequenceClassification, BahdanauForTextPairClassification,
+    BahdanauMemoryNetworkConfig, BahdanauMemoryNetworkForSequenceClassification, BahdanauTextCoAttentionConfig,
 )
 from hf_bahdanau.memory_training import LinearStartCallback  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForMemoryNetwork, DataCollatorForTextPairs  # noqa: E402
@@ -79,7 +79,7 @@ ARCHITECTURES = {
                {"hidden_size": 20, "num_hops": 3, "sentence_encoding": "position_encoding", "temporal_encoding": True,
                 "random_noise": 0.1, "weight_tying": "adjacent"},
                BahdanauMemoryNetworkForSequenceClassification),
-    "lstm": (BahdanauConfig,
+    "lstm": (BahdanauEncoderConfig,
              {"rnn_type": "lstm", "bidirectional": False, "embedding_size": 32, "hidden_size": 64,
               "pooling_type": "final_state", "problem_type": "single_label_classification"},
              BahdanauForSequenceClassification),
