@@ -89,7 +89,10 @@ def test_run_classification_small_run(hierarchical, tmp_path, capfd, recwarn):
     predictions = (tmp_path / "predictions.txt").read_text().splitlines()
     assert len(predictions) == 16 and set(predictions) <= set(config["label2id"])
     assert (tmp_path / "attention_0.png").stat().st_size > 1000
-    assert "text-classification" in (tmp_path / "README.md").read_text()
+    card = (tmp_path / "README.md").read_text()
+    assert "text-classification" in card and "An RNN encoder, the encoder of the rnnsearch preset" in card
+    assert "### What the pooling attended to" in card and "(attention_0.png)" in card
+    assert config["model_type"] == "bahdanau-encoder" and "decoder_layers" not in config
     model = AutoModelForSequenceClassification.from_pretrained(tmp_path)
     assert model.config.hierarchical is config["hierarchical"]
 

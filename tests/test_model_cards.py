@@ -221,6 +221,13 @@ def test_token_classification_card_and_usage(tmp_path):
         ("token-classification", "f1", 0.9)]
     assert "3 labels: O, B-DAY, I-DAY" in card.text
     assert "**Decoder**" not in card.text and "**Encoder**" in card.text
+    # an encoder without a decoder, named by the preset whose encoder it is; no generation among its limitations
+    assert "An RNN encoder, the encoder of the rnnsearch preset (Bahdanau et al., 2015), for token classification" \
+        in card.text
+    assert "- Recurrent encoder: each text is read token by token" in card.text and "generation" not in card.text
+    (folder / "attention_0.png").write_bytes(b"")
+    card = ModelCard(write_model_card(folder, task="token-classification").read_text())
+    assert "### Token attention\n" in card.text and "(attention_0.png)" in card.text
     plugin, remote = python_blocks(card.text)
     assert 'pipeline("token-classification"' in plugin and "trust_remote_code=True" in remote
 

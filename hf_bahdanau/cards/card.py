@@ -258,7 +258,7 @@ def set_model_id(card_path: str | PathLike, model_id: str) -> None:
 def summary(architecture: Architecture, task_words: str, trained: str) -> str:
     """The card's first sentence: what the model is, for which task, ``trained`` on what (" trained on dates")."""
     title = architecture.title
-    model = title[0].upper() + title[1:] if architecture.family else f"An RNN encoder–decoder, {title}"
+    model = title[0].upper() + title[1:] if architecture.family else f"{architecture.summary_noun}, {title}"
     return (f"{model}, for {task_words.lower()}{trained}; built with hf_bahdanau, which makes the classic "
             "RNN encoder–attention–decoder models first-class transformers models.")
 

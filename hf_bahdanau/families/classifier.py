@@ -1,12 +1,13 @@
 """The classifier family: the recurrent encoder pooled into one label per text, flat or hierarchical (HAN: words
 into sentences into the text) (``BahdanauForSequenceClassification``; its folders' ``architectures`` name it)."""
 
+import re
 from typing import Any
 
 from transformers import AutoModelForSequenceClassification, DataCollatorWithPadding
 
-from hf_bahdanau.families import CardWords, Family, Head, register_family
-from hf_bahdanau.families.recurrent import (ALIGNMENTS, encoder_line, matching_preset, paper_of,
+from hf_bahdanau.families import CardWords, Family, Head, Picture, register_family
+from hf_bahdanau.families.recurrent import (RECURRENT_ENCODER, encoder_line, matching_preset, paper_of,
                                             recurrent_limitations, recurrent_tags)
 from hf_bahdanau.families.words import (Architecture, dropout_lines, labelling_description, task_pipeline_usage,
                                         text_examples)
@@ -17,6 +18,11 @@ from hf_bahdanau.modeling.modeling_sequence_classification import BahdanauForSeq
 __all__ = ["CLASSIFIER", "describe_classifier"]
 
 TASK = "text-classification"
+# run_classification.py's pictures (pictures.plot_classifier_texts)
+POOLING_ATTENTION = Picture(re.compile(r"attention_\d+\.png"), "What the pooling attended to", "One test text "
+                            "per picture, titled with its predicted (and true) label: the pooling's weights over its "
+                            "tokens (a HAN's: each word's weight in its sentence and each sentence's in the text).",
+                            "pooling attention")
 
 
 def describe_classifier(config: dict[str, Any], trainer_state: dict[str, Any] | None = None) -> Architecture:
@@ -31,7 +37,7 @@ def describe_classifier(config: dict[str, Any], trainer_state: dict[str, Any] | 
                    f"(hierarchical attention network, Yang et al., 2016); each pooling: {pooling}")
     preset = matching_preset(config)
     lines = [encoder_line(config, word_level=True), f"**Pooling**: {pooling}", *dropout_lines(config)]
-    return Architecture(preset, paper_of(preset), lines)
+    return Architecture(preset, paper_of(preset), lines, encoder_only=True)
 
 
 CLASSIFIER = register_family(Family(
@@ -42,8 +48,8 @@ CLASSIFIER = register_family(Family(
     card=CardWords(task_words="Text Classification", pipeline_tag=TASK, architecture=describe_classifier,
                    tags=lambda config, processor: recurrent_tags(config, TASK),
                    description=labelling_description("the whole text"), usage=task_pipeline_usage(TASK),
-                   limitations=lambda config, processor: recurrent_limitations(config), examples=text_examples(),
-                   pictures=(ALIGNMENTS,)),
+                   limitations=lambda config, processor: recurrent_limitations(config, recurrent=RECURRENT_ENCODER),
+                   examples=text_examples(), pictures=(POOLING_ATTENTION,)),
     architectures=("BahdanauForSequenceClassification",),  # what its folders saved so far name
     collator=DataCollatorWithPadding,
 ))

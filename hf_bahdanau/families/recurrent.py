@@ -15,8 +15,9 @@ from hf_bahdanau.modeling.axes import (ATTENTION_MODES, ATTENTION_SCOPES, ATTENT
                                        DECODER_STYLES, DEEP_OUTPUTS, EMBEDDING_SOURCES, RNN_TYPES)
 from hf_bahdanau.modeling.configuration_bahdanau import PRESETS
 
-__all__ = ["ALIGNMENTS", "CLOSED_VOCABULARY", "PAPERS", "RECURRENT", "decoder_lines", "encoder_line",
-           "matching_preset", "paper_of", "recurrent_limitations", "recurrent_tags", "vocabulary_output"]
+__all__ = ["ALIGNMENTS", "CLOSED_VOCABULARY", "PAPERS", "RECURRENT", "RECURRENT_ENCODER", "decoder_lines",
+           "encoder_line", "matching_preset", "paper_of", "recurrent_limitations", "recurrent_tags",
+           "vocabulary_output"]
 
 SIZE_FIELDS = ("encoder_layers", "decoder_layers")  # presets fix them; small models override them
 
@@ -36,6 +37,8 @@ PAPERS = {
 }
 RECURRENT = ("Recurrent encoder and decoder: each sequence is read token by token, so long inputs are slower than with "
              "a Transformer of the same size, and generation cannot be parallelised over time steps.")
+RECURRENT_ENCODER = ("Recurrent encoder: each text is read token by token, so long inputs are slower than with a "
+                     "Transformer of the same size.")
 CLOSED_VOCABULARY = "Closed vocabulary: tokens absent from the tokenizer's training data become `<unk>`."
 # the pictures of each output token's attention over its source (the training scripts' align_*.png)
 ALIGNMENTS = Picture(re.compile("align"), "Alignments", "Soft alignments α_ij: one row per generated token, one column "
@@ -43,13 +46,16 @@ ALIGNMENTS = Picture(re.compile("align"), "Alignments", "Soft alignments α_ij: 
 
 
 def matching_preset(config: dict[str, Any]) -> str | None:
-    """The preset whose every axis (all its fields except the layer counts) the config shares; the most specific
-    one if several do."""
+    """The preset whose every axis (its fields but the layer counts) the config shares, among the fields the config
+    has (an encoder-only config, the tagger's and the classifiers', has no decoder field); the most specific one if
+    several do, the first declared of those equally specific (the encoders of rnnsearch and rnnsearch-location are
+    one)."""
     matches = [
-        (len(fields), name) for name, fields in PRESETS.items()
-        if all(config.get(key) == value for key, value in fields.items() if key not in SIZE_FIELDS)
+        (len([key for key in fields if key in config]), -order, name)
+        for order, (name, fields) in enumerate(PRESETS.items())
+        if all(config[key] == value for key, value in fields.items() if key not in SIZE_FIELDS and key in config)
     ]
-    return max(matches)[1] if matches else None
+    return max(matches)[2] if matches else None
 
 
 def paper_of(preset: str | None) -> tuple[str, str, str] | None:
@@ -167,10 +173,11 @@ def recurrent_tags(config: dict[str, Any], task: str, topics: tuple[str, ...] = 
     return ["hf_bahdanau", *topics, "rnn", attends, config["rnn_type"], *inputs, task, "custom_code"]
 
 
-def recurrent_limitations(config: dict[str, Any], vocabulary: str = CLOSED_VOCABULARY) -> list[str]:
-    """What every model with the recurrent encoder cannot do (``vocabulary``: what limits its outputs), and location
-    attention's bound on the source."""
-    lines = [RECURRENT, vocabulary, DISTRIBUTION]
+def recurrent_limitations(config: dict[str, Any], vocabulary: str = CLOSED_VOCABULARY, recurrent: str = RECURRENT
+                          ) -> list[str]:
+    """What every model with the recurrent encoder cannot do (``recurrent``: RECURRENT_ENCODER for a model without a
+    decoder; ``vocabulary``: what limits its outputs), and location attention's bound on the source."""
+    lines = [recurrent, vocabulary, DISTRIBUTION]
     if config.get("attention_type") == "location":
         lines.append(f"Location attention scores at most {config['max_source_positions']} source positions.")
     return lines

@@ -27,6 +27,7 @@ class Architecture:
     paper: tuple[str, str, str] | None  # (authors and year, title, URL)
     lines: list[str]
     family: str | None = None  # what the model is when no preset can be, e.g. the memory network's "MemN2N"
+    encoder_only: bool = False  # a preset's encoder without its decoder (the tagger's, the classifiers')
 
     @property
     def title(self) -> str:
@@ -34,7 +35,14 @@ class Architecture:
             return f"{self.family} ({self.paper[0]})"
         if self.preset is None:
             return "a custom configuration"
+        if self.encoder_only:
+            return f"the encoder of the {self.preset} preset ({self.paper[0]})"
         return f"the {self.preset} preset ({self.paper[0]})"
+
+    @property
+    def summary_noun(self) -> str:
+        """What the card's first sentence calls a model of a preset or a custom configuration."""
+        return "An RNN encoder" if self.encoder_only else "An RNN encoder–decoder"
 
 
 def dropout_lines(config: dict[str, Any]) -> list[str]:
