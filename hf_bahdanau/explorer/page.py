@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..cli import check_model_arguments, hide_loading_bars, load_text_model
+from ..cli import check_model_arguments, hide_loading_bars, is_onnx_export, load_text_model
 from . import shell
 from .alignment_page import SUMMARY_FIELDS, Examples, explorer_page, read_examples, read_references
 from .shell import Explorer, is_exact_match, read_model_metrics
@@ -91,6 +91,8 @@ def read_config(args: argparse.Namespace) -> dict[str, Any]:
     from transformers import PretrainedConfig
 
     hide_loading_bars()
+    if is_onnx_export(args.model):  # its manifest would read as a config of no model type
+        load_text_model(args.model, PROG, with_tokenizer=False)
     try:
         return PretrainedConfig.get_config_dict(args.model, revision=args.revision)[0]
     except OSError:
