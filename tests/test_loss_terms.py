@@ -2,13 +2,15 @@
 turns on, each computes its term from the head's outputs and is logged under its name, and the total
 NLL + Σ_k λ_k term_k is written once (``add_loss_terms``)."""
 
+from types import SimpleNamespace
+
 import pytest
 import torch
 
 from conftest import padded_batch, random_labels, tiny_config, tiny_model
 from hf_bahdanau import BahdanauForSequenceClassification
 from hf_bahdanau.modeling.axes import LOSS_TERMS
-from hf_bahdanau.modeling.loss_terms import (CoverageLoss, DoublyStochasticLoss, HeadOutputs, LossTerm, ReinforceLoss,
+from hf_bahdanau.modeling.loss_terms import (AttentionTerm, CoverageLoss, DoublyStochasticLoss, HeadOutputs, LossTerm, ReinforceLoss,
                                              SelfAttentionPenalty, add_loss_terms)
 
 
@@ -29,6 +31,15 @@ def test_every_declared_loss_term_has_its_class():
 def test_a_seq2seq_head_builds_the_terms_its_config_turns_on(overrides, expected):
     terms = tiny_model("rnnsearch", **overrides).loss_terms
     assert [(type(term), term.weight) for term in terms] == expected
+
+
+@pytest.mark.parametrize("cls, field", [(CoverageLoss, "coverage_loss_weight"),
+                                        (DoublyStochasticLoss, "doubly_stochastic_weight")])
+def test_an_attention_term_is_on_when_its_weight_field_is_positive(cls, field):
+    assert issubclass(cls, AttentionTerm) and cls.reads_attention and cls.weight_field == field
+    term = cls.from_config(SimpleNamespace(**{field: 0.3}), head=None)
+    assert type(term) is cls and term.weight == 0.3
+    assert cls.from_config(SimpleNamespace(**{field: 0.0}), head=None) is None
 
 
 def test_the_classifier_builds_the_self_attentive_penalty():

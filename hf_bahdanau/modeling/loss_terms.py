@@ -29,7 +29,7 @@ from .coverage import coverage_loss, doubly_stochastic_loss
 from .loss import per_target
 from .reinforce import reinforce_loss, token_log_likelihoods
 
-__all__ = ["LOSS_TERMS", "CoverageLoss", "DoublyStochasticLoss", "HeadOutputs", "LossTerm", "ReinforceLoss",
+__all__ = ["LOSS_TERMS", "AttentionTerm", "CoverageLoss", "DoublyStochasticLoss", "HeadOutputs", "LossTerm", "ReinforceLoss",
            "SelfAttentionPenalty", "add_loss_terms", "build_loss_terms"]
 
 
@@ -74,29 +74,33 @@ def _register(name: str):
     return add
 
 
-@_register("coverage_loss")
-class CoverageLoss(LossTerm):
-    """See et al.'s Σ_t Σ_j min(α_tj, c_tj) over the kept steps (``coverage.coverage_loss``)."""
+class AttentionTerm(LossTerm):
+    """A term over the attention weights α, on when its λ (the config's ``weight_field``) is > 0."""
 
     reads_attention = True
+    weight_field: str  # the config field holding λ
 
     @classmethod
-    def from_config(cls, config: Any, head: nn.Module) -> "CoverageLoss | None":
-        return cls(config.coverage_loss_weight) if config.coverage_loss_weight > 0 else None
+    def from_config(cls, config: Any, head: nn.Module) -> "AttentionTerm | None":
+        weight = getattr(config, cls.weight_field)
+        return cls(weight) if weight > 0 else None
+
+
+@_register("coverage_loss")
+class CoverageLoss(AttentionTerm):
+    """See et al.'s Σ_t Σ_j min(α_tj, c_tj) over the kept steps (``coverage.coverage_loss``)."""
+
+    weight_field = "coverage_loss_weight"
 
     def total(self, outputs: HeadOutputs) -> Tensor:
         return coverage_loss(outputs.weights, outputs.target_mask)  # the same over the caller's columns
 
 
 @_register("doubly_stochastic_loss")
-class DoublyStochasticLoss(LossTerm):
+class DoublyStochasticLoss(AttentionTerm):
     """Xu et al.'s Σ_j (1 − Σ_t α_tj)² over the real source positions (``coverage.doubly_stochastic_loss``)."""
 
-    reads_attention = True
-
-    @classmethod
-    def from_config(cls, config: Any, head: nn.Module) -> "DoublyStochasticLoss | None":
-        return cls(config.doubly_stochastic_weight) if config.doubly_stochastic_weight > 0 else None
+    weight_field = "doubly_stochastic_weight"
 
     def total(self, outputs: HeadOutputs) -> Tensor:
         weights = outputs.weights
