@@ -211,6 +211,22 @@ def test_every_pipeline_refuses_an_empty_list_by_name(saved, family):
         answer([])
 
 
+@pytest.mark.parametrize("family", ["memory", "passage", "vqa"])
+def test_answering_pipelines_name_a_bad_top_k_or_return_attentions(saved, family):
+    """One rule for the answering pipelines' options (``pipeline_inputs.answer_parameters``): ``top_k`` a positive int,
+    ``return_attentions`` True or False (the memory pipeline has no ``return_attentions``)."""
+    here, root = saved
+    answer, _ = here[family]
+    args = json.loads((root / "calls.json").read_text())[family]["args"]
+    for top_k in (0, True, 1.5):
+        with pytest.raises(ValueError, match=rf"^`top_k` must be a positive int, got {re.escape(repr(top_k))}\.$"):
+            answer(*args, top_k=top_k)
+    if family != "memory":
+        with pytest.raises(ValueError, match=r"^`return_attentions` must be True or False, got 1\.$"):
+            answer(*args, return_attentions=1)
+        assert "answers" in answer(*args, top_k=2, return_attentions=False)
+
+
 @pytest.mark.parametrize("family", ["image_to_text", "vqa"])
 def test_image_pipelines_refuse_what_is_not_an_image(saved, family, tmp_path):
     answer, _ = saved[0][family]

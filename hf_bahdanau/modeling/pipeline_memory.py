@@ -18,7 +18,7 @@ answer from the question alone. Unknown words in the memory or the question are 
 import torch
 from transformers import Pipeline
 
-from .pipeline_inputs import check_batch
+from .pipeline_inputs import answer_parameters, check_batch
 from .source_warnings import warn_about_source
 from .old_names import old_names
 
@@ -36,9 +36,7 @@ class BahdanauMemoryQuestionAnsweringPipeline(Pipeline):
     _load_tokenizer = True
 
     def _sanitize_parameters(self, top_k: int | None = None, **kwargs):
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-            raise ValueError(f"`top_k` must be a positive int, got {top_k!r}.")
-        return {}, {}, {} if top_k is None else {"top_k": top_k}
+        return {}, {}, answer_parameters(top_k)
 
     def __call__(self, inputs: dict | list[dict] | None = None, *, memory: list[str] | None = None,
                  question: str | None = None, **kwargs):

@@ -17,7 +17,7 @@ Unknown words in either text are logged as warnings.
 import torch
 from transformers import Pipeline
 
-from .pipeline_inputs import check_batch
+from .pipeline_inputs import answer_parameters, check_batch
 from .source_warnings import warn_about_source
 from .old_names import old_names
 
@@ -34,14 +34,7 @@ class BahdanauPassageQuestionAnsweringPipeline(Pipeline):
     _load_tokenizer = True
 
     def _sanitize_parameters(self, top_k: int | None = None, return_attentions: bool | None = None, **kwargs):
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-            raise ValueError(f"`top_k` must be a positive int, got {top_k!r}.")
-        if return_attentions is not None and not isinstance(return_attentions, bool):
-            raise ValueError(f"`return_attentions` must be True or False, got {return_attentions!r}.")
-        postprocess = {} if top_k is None else {"top_k": top_k}
-        if return_attentions is not None:
-            postprocess["return_attentions"] = return_attentions
-        return {}, {}, postprocess
+        return {}, {}, answer_parameters(top_k, return_attentions)
 
     def __call__(self, inputs: dict | list[dict] | None = None, *, context: str | None = None,
                  question: str | None = None, **kwargs):

@@ -22,7 +22,7 @@ import torch
 from PIL import Image
 from transformers import Pipeline
 
-from .pipeline_inputs import check_batch, read_image
+from .pipeline_inputs import answer_parameters, check_batch, read_image
 from .source_warnings import warn_about_source
 from .old_names import old_names
 
@@ -39,12 +39,7 @@ class BahdanauVisualQuestionAnsweringPipeline(Pipeline):
     _load_tokenizer = True
 
     def _sanitize_parameters(self, top_k: int | None = None, return_attentions: bool | None = None, **kwargs):
-        if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-            raise ValueError(f"`top_k` must be a positive int, got {top_k!r}.")
-        postprocess = {} if top_k is None else {"top_k": top_k}
-        if return_attentions is not None:
-            postprocess["return_attentions"] = bool(return_attentions)
-        return {}, {}, postprocess
+        return {}, {}, answer_parameters(top_k, return_attentions)
 
     def __call__(self, inputs: dict | list[dict] | None = None, *, image=None, question: str | None = None, **kwargs):
         """One question (a dict, or ``image=`` and ``question=``) -> one record; a list of dicts -> a record each."""
