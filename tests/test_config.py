@@ -299,3 +299,18 @@ def test_the_image_encoder_s_fields_are_declared_once_for_image_to_text_and_vqa(
         config = config_class()
         assert (config.num_channels, config.cnn_channels, config.cnn_pool_sizes) == \
             (channels, [32, 64, 128], [[2, 2], [2, 2], [2, 2]])
+
+
+def test_every_head_checks_its_config_again_when_built():
+    """One base (``validated_model.ValidatedPreTrainedModel``) for every family's models: a field changed after the
+    config was built is refused when a model is built from it."""
+    from hf_bahdanau import BahdanauForSequenceClassification
+    from hf_bahdanau.families import FAMILIES
+    from hf_bahdanau.modeling.validated_model import ValidatedPreTrainedModel
+
+    heads = [head.model_class for family in FAMILIES.values() for head in family.heads]
+    assert len(heads) == 13 and all(issubclass(head, ValidatedPreTrainedModel) for head in heads), heads
+    config = BahdanauEncoderConfig(num_labels=2, pooling_type="self_attentive", self_attention_rows=8)
+    config.pooling_type = "context_vector"
+    with pytest.raises(ValueError, match=r"^`self_attention_rows=8`: only `pooling_type='self_attentive'` reads it"):
+        BahdanauForSequenceClassification(config)

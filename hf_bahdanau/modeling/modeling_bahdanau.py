@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import torch
 from torch import Tensor, nn
-from transformers import GenerationConfig, GenerationMixin, PreTrainedModel
+from transformers import GenerationConfig, GenerationMixin
 from transformers import initialization as init
 from transformers.modeling_outputs import Seq2SeqLMOutput, Seq2SeqModelOutput
 from transformers.utils import can_return_tuple
@@ -26,6 +26,7 @@ from .recurrent import RNN_TYPES
 from .reinforce import MovingAverageBaseline
 from .search import BEAM_PENALTY_OPTIONS, FastSearchMixin
 from .state import RecurrentDecoderCache, resolve_rows_per_source
+from .validated_model import ValidatedPreTrainedModel
 from .transformers_private import (CACHE_NAME, EMBEDDING_RESIZE, SHARED_BEAM_MEMORY, cache_argument, cache_of,
                                    check_release, fall_back_once)
 
@@ -102,17 +103,13 @@ class BahdanauSeq2SeqLMOutput(Seq2SeqLMOutput):
     p_gen: Tensor | None = None
 
 
-class BahdanauPreTrainedModel(PreTrainedModel):
+class BahdanauPreTrainedModel(ValidatedPreTrainedModel):
     config_class = BahdanauConfig
     base_model_prefix = "model"
     main_input_name = "input_ids"
     supports_gradient_checkpointing = False
     _no_split_modules = ["BahdanauEncoder", "RecurrentDecoder"]
     _is_stateful = True  # the decoder state cannot be rolled back a token: generate() refuses assisted decoding
-
-    def __init__(self, config: BahdanauConfig, *inputs, **kwargs):
-        config.validate_architecture()  # a field may have been changed since the config was built
-        super().__init__(config, *inputs, **kwargs)
 
     @classmethod
     def _supports_default_dynamic_cache(cls) -> bool:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
-from transformers import AutoModel, PreTrainedModel
+from transformers import AutoModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput, can_return_tuple
 
@@ -28,6 +28,7 @@ from .input_checks import check_class_labels, check_embeddings, check_one_source
 from .loss import token_cross_entropy
 from .padding import PaddingLayout, check_attention_mask
 from .question_levels import QuestionLevels
+from .validated_model import ValidatedPreTrainedModel
 from .old_names import old_names
 
 __all__ = ["BahdanauForVisualQuestionAnswering", "BahdanauCoAttentionAnswerOutput", "BahdanauCoAttentionForAnswering",
@@ -75,14 +76,10 @@ class BahdanauVisualQuestionAnsweringOutput(BahdanauCoAttentionAnswerOutput):
     grid."""
 
 
-class BahdanauCoAttentionPreTrainedModel(PreTrainedModel):
+class BahdanauCoAttentionPreTrainedModel(ValidatedPreTrainedModel):
     config_class = BahdanauCoAttentionConfig
     base_model_prefix = "coattention"
     main_input_name = "input_ids"
-
-    def __init__(self, config: BahdanauCoAttentionConfig, *inputs, **kwargs):
-        config.validate_architecture()  # a field may have been changed since the config was built
-        super().__init__(config, *inputs, **kwargs)
 
     def _init_weights(self, module: nn.Module) -> None:
         """Embeddings N(0, init_std²); linear maps and n-gram convolutions Xavier-uniform; the LSTM's input weights

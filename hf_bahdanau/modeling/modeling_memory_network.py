@@ -18,7 +18,6 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
-from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.modeling_outputs import ModelOutput, SequenceClassifierOutput
 from transformers.utils import can_return_tuple
@@ -29,6 +28,7 @@ from .input_checks import check_class_labels, check_token_ids
 from .loss import token_cross_entropy
 from .memory import attend_memory, memory_times
 from .padding import check_attention_mask
+from .validated_model import ValidatedPreTrainedModel
 from .old_names import old_names
 
 __all__ = ["BahdanauMemoryNetworkForSequenceClassification", "BahdanauMemoryNetworkModel",
@@ -54,14 +54,10 @@ class BahdanauMemoryNetworkOutput(SequenceClassifierOutput):
     [B, M] distribution over the memory sentences per hop)."""
 
 
-class BahdanauMemoryNetworkPreTrainedModel(PreTrainedModel):
+class BahdanauMemoryNetworkPreTrainedModel(ValidatedPreTrainedModel):
     config_class = BahdanauMemoryNetworkConfig
     base_model_prefix = "memory_network"
     main_input_name = "input_ids"
-
-    def __init__(self, config: BahdanauMemoryNetworkConfig, *inputs, **kwargs):
-        config.validate_architecture()  # a field may have been changed since the config was built
-        super().__init__(config, *inputs, **kwargs)
 
     def _init_weights(self, module: nn.Module) -> None:
         """Every weight N(0, init_std²) (the paper: σ = 0.1)."""
