@@ -23,6 +23,7 @@ from hf_bahdanau import (
 from hf_bahdanau.families import FAMILIES as REGISTERED
 from hf_bahdanau.families import family_of
 from hf_bahdanau.modeling.configuration_bahdanau import CLASSIFIER_PIPELINES, CUSTOM_PIPELINES, TAGGER_PIPELINES
+from hf_bahdanau.modeling.pipeline_answers import answer_record
 from hf_bahdanau.modeling.pipeline_inputs import SCALE_WARNING
 from hf_bahdanau.modeling.pointing import positions
 from training.tokenization import train_tokenizer
@@ -213,7 +214,7 @@ def test_every_pipeline_refuses_an_empty_list_by_name(saved, family):
 
 @pytest.mark.parametrize("family", ["memory", "passage", "vqa"])
 def test_answering_pipelines_name_a_bad_top_k_or_return_attentions(saved, family):
-    """One rule for the answering pipelines' options (``pipeline_inputs.answer_parameters``): ``top_k`` a positive int,
+    """One rule for the answering pipelines' options (``pipeline_answers.answer_parameters``): ``top_k`` a positive int,
     ``return_attentions`` True or False (the memory pipeline has no ``return_attentions``)."""
     here, root = saved
     answer, _ = here[family]
@@ -225,6 +226,16 @@ def test_answering_pipelines_name_a_bad_top_k_or_return_attentions(saved, family
         with pytest.raises(ValueError, match=r"^`return_attentions` must be True or False, got 1\.$"):
             answer(*args, return_attentions=1)
         assert "answers" in answer(*args, top_k=2, return_attentions=False)
+
+
+def test_an_answer_record_is_the_likeliest_label_or_the_k_likeliest():
+    logits = torch.log(torch.tensor([0.2, 0.5, 0.3], dtype=torch.float64))
+    labels = {0: "red", 1: "blue", 2: "green"}
+    assert answer_record(logits, labels, 1) == {"answer": "blue", "score": pytest.approx(0.5, abs=1e-7)}
+    assert answer_record(logits, labels, 5) == {"answers": [
+        {"answer": "blue", "score": pytest.approx(0.5, abs=1e-7)},
+        {"answer": "green", "score": pytest.approx(0.3, abs=1e-7)},
+        {"answer": "red", "score": pytest.approx(0.2, abs=1e-7)}]}
 
 
 @pytest.mark.parametrize("family", ["image_to_text", "vqa"])

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-__all__ = ["SCALE_WARNING", "answer_parameters", "check_batch", "read_image"]
+__all__ = ["SCALE_WARNING", "check_batch", "read_image"]
 
 logger = logging.getLogger(__name__)
 SCALE_WARNING = 4  # an image resized by more than this factor (up or down) is far from the training images
@@ -30,17 +30,6 @@ def check_batch(inputs: Any, name: str, what: str) -> list:
     if not inputs:
         raise ValueError(f"`{name}` is an empty list: pass {what}, or a list of at least one.")
     return list(inputs)
-
-
-def answer_parameters(top_k: Any = None, return_attentions: Any = None) -> dict[str, Any]:
-    """An answering pipeline's postprocess parameters, those given: ``top_k`` (a positive int: the k likeliest
-    answers) and ``return_attentions`` (True or False); ValueError naming the one that is neither."""
-    if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1):
-        raise ValueError(f"`top_k` must be a positive int, got {top_k!r}.")
-    if return_attentions is not None and not isinstance(return_attentions, bool):
-        raise ValueError(f"`return_attentions` must be True or False, got {return_attentions!r}.")
-    given = {"top_k": top_k, "return_attentions": return_attentions}
-    return {name: value for name, value in given.items() if value is not None}
 
 
 def read_image(image: Any, name: str, image_processor, *, refuse_blank: bool) -> Any:

@@ -18,7 +18,8 @@ answer from the question alone. Unknown words in the memory or the question are 
 import torch
 from transformers import Pipeline
 
-from .pipeline_inputs import answer_parameters, check_batch
+from .pipeline_answers import answer_parameters, answer_record
+from .pipeline_inputs import check_batch
 from .source_warnings import warn_about_source
 from .old_names import old_names
 
@@ -77,15 +78,9 @@ class BahdanauMemoryQuestionAnsweringPipeline(Pipeline):
         return {"logits": outputs.logits, "attentions": outputs.attentions, "dropped": dropped, "given": given}
 
     def postprocess(self, model_outputs: dict, top_k: int = 1):
-        probabilities = model_outputs["logits"][0].float().softmax(-1)
-        scores, ids = probabilities.topk(min(top_k, len(probabilities)))
-        answers = [{"answer": self.model.config.id2label[int(index)], "score": float(score)}
-                   for score, index in zip(scores, ids)]
         dropped, given = model_outputs["dropped"], model_outputs["given"]
         hops = [[0.0] * dropped + hop[0, :given - dropped].tolist() for hop in model_outputs["attentions"]]
-        if top_k > 1:
-            return {"answers": answers, "hop_attentions": hops}
-        return {**answers[0], "hop_attentions": hops}
+        return {**answer_record(model_outputs["logits"][0], self.model.config.id2label, top_k), "hop_attentions": hops}
 
 
 def _check_item(item) -> None:

@@ -17,7 +17,8 @@ Unknown words in either text are logged as warnings.
 import torch
 from transformers import Pipeline
 
-from .pipeline_inputs import answer_parameters, check_batch
+from .pipeline_answers import answer_parameters, answer_record
+from .pipeline_inputs import check_batch
 from .source_warnings import warn_about_source
 from .old_names import old_names
 
@@ -64,11 +65,7 @@ class BahdanauPassageQuestionAnsweringPipeline(Pipeline):
                 "context_ids": model_inputs["context_ids"]}
 
     def postprocess(self, model_outputs: dict, top_k: int = 1, return_attentions: bool = False):
-        probabilities = model_outputs["logits"][0].float().softmax(-1)
-        scores, ids = probabilities.topk(min(top_k, len(probabilities)))
-        answers = [{"answer": self.model.config.id2label[int(index)], "score": float(score)}
-                   for score, index in zip(scores, ids)]
-        record = {"answers": answers} if top_k > 1 else dict(answers[0])
+        record = answer_record(model_outputs["logits"][0], self.model.config.id2label, top_k)
         if return_attentions:
             levels = self.model.config.question_levels
             question_weights = model_outputs["question_attentions"] or [None] * len(levels)

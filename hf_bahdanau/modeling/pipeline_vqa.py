@@ -22,7 +22,8 @@ import torch
 from PIL import Image
 from transformers import Pipeline
 
-from .pipeline_inputs import answer_parameters, check_batch, read_image
+from .pipeline_answers import answer_parameters, answer_record
+from .pipeline_inputs import check_batch, read_image
 from .source_warnings import warn_about_source
 from .old_names import old_names
 
@@ -70,11 +71,7 @@ class BahdanauVisualQuestionAnsweringPipeline(Pipeline):
                 "question_attentions": outputs.question_attentions, "image_attentions": outputs.context_attentions}
 
     def postprocess(self, model_outputs: dict, top_k: int = 1, return_attentions: bool = False) -> dict:
-        probabilities = model_outputs["logits"][0].float().softmax(-1)
-        scores, ids = probabilities.topk(min(top_k, len(probabilities)))
-        answers = [{"answer": self.model.config.id2label[int(index)], "score": float(score)}
-                   for score, index in zip(scores, ids)]
-        record = {"answers": answers} if top_k > 1 else dict(answers[0])
+        record = answer_record(model_outputs["logits"][0], self.model.config.id2label, top_k)
         if return_attentions:
             config = self.model.config
             record["levels"] = list(config.question_levels)
