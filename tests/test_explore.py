@@ -533,3 +533,20 @@ token.addEventListener("mouseenter", () => setTimeout(() => {{
 """)
     take_screenshot(tmp_path / "late.html", tmp_path / "late.png", hover=True)
     assert highlighted_pixels(tmp_path / "late.png") >= 300 * 200
+
+
+def test_judged_records_checks_the_list_makes_the_records_and_puts_the_wrong_ones_first():
+    """One path from a page's items to its records (``shell.judged_records``), for the image and memory pages."""
+    from hf_bahdanau.explorer.shell import judged_records
+
+    def record(index, item):
+        return {"index": index, "correct": item["right"]}
+
+    records, metrics = judged_records([{"right": True}, {"right": False}], "records", record, "an 'expected' answer",
+                                      "questions")
+    assert records == [{"index": 1, "correct": False}, {"index": 0, "correct": True}]
+    assert metrics == [("questions", "2"), ("accuracy", "50.0 % (1 / 2)"), ("wrong", "1")]
+    for bad in ([], "abc", {"right": True}):
+        with pytest.raises(ValueError) as caught:
+            judged_records(bad, "examples", record, "a 'reference'", "images")
+        assert str(caught.value) == f"`examples` must be a non-empty list of dicts, one per image, got {bad!r:.80}."

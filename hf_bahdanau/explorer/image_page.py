@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..pictures import OVERLAY_OPACITY, check_image, check_image_attention, cnn_stride, region_stride
-from .shell import (WEIGHT_DECIMALS, Explorer, check_page_size, html_page, is_exact_match, judged_first, page_data,
+from .shell import (WEIGHT_DECIMALS, Explorer, check_page_size, html_page, is_exact_match, judged_records, page_data,
                     read_model_metrics, read_rows, summarise_model, summary_line)
 
 __all__ = ["IMAGE_EXPLORER", "IMAGE_SUMMARY_FIELDS", "image_text_page", "png_data_uri", "write_image_text_page"]
@@ -109,11 +109,8 @@ def image_text_page(
         (``shell.read_model_metrics``).
     page_size: how many images the page draws at a time.
     """
-    if isinstance(examples, (str, Mapping)) or not isinstance(examples, Sequence) or not examples:
-        raise ValueError(f"`examples` must be a non-empty list of dicts, one per image, got {examples!r:.80}.")
     check_page_size(page_size)
-    records = [_example_record(index, example) for index, example in enumerate(examples)]
-    records, page_metrics = judged_first(records, "examples", "a 'reference'", "images")
+    records, page_metrics = judged_records(examples, "examples", _example_record, "a 'reference'", "images")
     data = page_data("image_text", ("examples", records), page_metrics, title=title, model_summary=model_summary,
                      metrics=metrics, page_size=page_size,
                      has_references=all(record["correct"] is not None for record in records),

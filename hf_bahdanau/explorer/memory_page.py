@@ -17,7 +17,7 @@ from os import PathLike
 from pathlib import Path
 
 from ..pictures import check_hop_attentions, check_supporting_facts
-from .shell import (WEIGHT_DECIMALS, Explorer, check_page_size, html_page, is_exact_match, judged_first, page_data,
+from .shell import (WEIGHT_DECIMALS, Explorer, check_page_size, html_page, is_exact_match, judged_records, page_data,
                     read_model_metrics, read_rows, summarise_model, summary_line)
 
 __all__ = ["MEMORY_EXPLORER", "MEMORY_SUMMARY_FIELDS", "memory_page", "write_memory_page"]
@@ -89,11 +89,9 @@ def memory_page(
         (``shell.read_model_metrics``).
     page_size: how many questions the page draws at a time.
     """
-    if isinstance(records, (str, Mapping)) or not isinstance(records, Sequence) or not records:
-        raise ValueError(f"`records` must be a non-empty list of dicts, one per question, got {records!r:.80}.")
     check_page_size(page_size)
-    questions = [_question_record(index, record) for index, record in enumerate(records)]
-    questions, page_metrics = judged_first(questions, "records", "an 'expected' answer", "questions")
+    questions, page_metrics = judged_records(records, "records", _question_record, "an 'expected' answer",
+                                             "questions")
     page_metrics += _supporting_fact_rates(questions)
     data = page_data("memory", ("questions", questions), page_metrics, title=title, model_summary=model_summary,
                      metrics=metrics, page_size=page_size,

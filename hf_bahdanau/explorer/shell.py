@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
 __all__ = ["Explorer", "check_all_or_none", "check_page_size", "html_page", "is_exact_match", "json_row",
-           "judged_first", "page_data", "plural", "read_model_metrics", "read_rows", "read_text_lines",
+           "judged_first", "judged_records", "page_data", "plural", "read_model_metrics", "read_rows", "read_text_lines",
            "summarise_model", "summary_line"]
 
 WEIGHT_DECIMALS = 4  # the page's data keep weights to this many decimals; it shows two (four in tooltips)
@@ -160,6 +160,16 @@ def judged_first(items: list[dict], argument: str, reference: str,
         metrics += [("accuracy", f"{100 * right / len(items):.1f} % ({right:,} / {len(items):,})"),
                     ("wrong", _format_value(len(items) - right))]
     return ordered, metrics
+
+
+def judged_records(items: Any, argument: str, record: Callable[[int, Mapping], dict], reference: str,
+                   noun: str) -> tuple[list[dict], list[tuple[str, str]]]:
+    """``items``, a non-empty list of dicts, one per ``noun`` minus its "s" (ValueError naming ``argument``
+    otherwise), each made a record by ``record(index, item)``, then ``judged_first``: wrong ones first, the page's
+    metrics."""
+    if isinstance(items, (str, Mapping)) or not isinstance(items, Sequence) or not items:
+        raise ValueError(f"`{argument}` must be a non-empty list of dicts, one per {noun[:-1]}, got {items!r:.80}.")
+    return judged_first([record(index, item) for index, item in enumerate(items)], argument, reference, noun)
 
 
 def summarise_model(model: PreTrainedModel, fields: Sequence[str]) -> dict[str, object]:
