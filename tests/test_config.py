@@ -1,6 +1,7 @@
 """BahdanauConfig: presets, validation of every axis, serialisation."""
 
 import pytest
+import torch
 
 from hf_bahdanau import PRESETS, BahdanauConfig, BahdanauEncoderConfig
 
@@ -314,3 +315,14 @@ def test_every_head_checks_its_config_again_when_built():
     config.pooling_type = "context_vector"
     with pytest.raises(ValueError, match=r"^`self_attention_rows=8`: only `pooling_type='self_attentive'` reads it"):
         BahdanauForSequenceClassification(config)
+
+
+def test_every_model_reads_its_output_flags_defaults_from_its_config():
+    """``ValidatedPreTrainedModel.output_flags``: the caller's flag where given, the config's where None."""
+    from hf_bahdanau import BahdanauForSequenceClassification
+
+    model = BahdanauForSequenceClassification(BahdanauEncoderConfig(num_labels=2, output_attentions=True))
+    assert model.output_flags(None, None) == (True, False)
+    assert model.output_flags(False, True) == (False, True)
+    outputs = model(torch.tensor([[4, 5, 6]]))
+    assert outputs.attentions is not None and outputs.hidden_states is None

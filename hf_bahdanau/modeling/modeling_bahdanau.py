@@ -297,9 +297,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
         Returns ``BahdanauSeq2SeqModelOutput``: its ``last_hidden_state`` is the pre-output t, not a decoder state;
         its cache field is ``cache`` (``past_key_values`` before transformers 5.24)."""
         cache = cache_argument(cache, past_key_values)
-        output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
-        output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
-                                else output_hidden_states)
+        output_attentions, output_hidden_states = self.output_flags(output_attentions, output_hidden_states)
         use_cache = self.config.use_cache if use_cache is None else use_cache
         if decoder_input_ids is None and decoder_inputs_embeds is None:
             if input_ids is None:

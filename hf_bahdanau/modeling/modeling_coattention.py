@@ -258,9 +258,7 @@ class BahdanauVisualQuestionAnsweringModel(BahdanauCoAttentionModel):
     ) -> BahdanauCoAttentionModelOutput:
         """input_ids [B, T] the question's word ids (or inputs_embeds [B, T, d]), attention_mask [B, T] (padding on
         either side); pixel_values [B, C, H, W] and pixel_mask [B, H, W] (the image processor's output)."""
-        output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
-        output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
-                                else output_hidden_states)
+        output_attentions, output_hidden_states = self.output_flags(output_attentions, output_hidden_states)
         question, layout = self.embed_question(input_ids, attention_mask, inputs_embeds)
         context = context_mask = grid_size = None
         if self.image_encoder is not None:

@@ -62,10 +62,7 @@ class BahdanauEncoderModel(BahdanauEncoderPreTrainedModel):
     ) -> BahdanauEncoderOutput:
         """input_ids [B, S] (or inputs_embeds [B, S, E]); attention_mask [B, S], 1 = real token. ``attentions``: the
         encoder's self-attention (with ``encoder_self_attention`` and ``output_attentions``)."""
-        if output_attentions is None:
-            output_attentions = self.config.output_attentions
-        if output_hidden_states is None:
-            output_hidden_states = self.config.output_hidden_states
+        output_attentions, output_hidden_states = self.output_flags(output_attentions, output_hidden_states)
         return self.encoder(
             input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
             output_attentions=output_attentions, output_hidden_states=output_hidden_states, return_dict=True,

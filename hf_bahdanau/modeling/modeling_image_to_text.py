@@ -68,9 +68,7 @@ class BahdanauImageToTextModel(BahdanauModel):
         ``encoder_outputs`` (a ``BahdanauImageEncoderOutput``); decoder_input_ids [B, T] (or decoder_inputs_embeds),
         right-padded. ``cache``/``rows_per_source`` as ``BahdanauModel.forward``."""
         cache = cache_argument(cache, past_key_values)
-        output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
-        output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
-                                else output_hidden_states)
+        output_attentions, output_hidden_states = self.output_flags(output_attentions, output_hidden_states)
         use_cache = self.config.use_cache if use_cache is None else use_cache
         self.check_decoder_inputs(decoder_input_ids, decoder_inputs_embeds)
 
@@ -166,9 +164,7 @@ class BahdanauForImageToText(BahdanauForConditionalGeneration):
                                                                  self.config.vocab_size)
             self._check_label_rows(labels, rows_per_source, cache, pixel_values=pixel_values,
                                    encoder_outputs=encoder_outputs)
-        output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
-        output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
-                                else output_hidden_states)
+        output_attentions, output_hidden_states = self.output_flags(output_attentions, output_hidden_states)
         use_cache = self.config.use_cache if use_cache is None else use_cache
         self.model.check_decoder_inputs(decoder_input_ids, decoder_inputs_embeds)
         if cache is None:  # the encoder's own output goes to the decoder as it is; a caller's is checked once

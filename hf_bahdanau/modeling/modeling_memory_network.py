@@ -101,9 +101,7 @@ class BahdanauMemoryNetworkModel(BahdanauMemoryNetworkPreTrainedModel):
         memory). Padding may be on either side of each sentence and between memories. A row without a memory reads
         nothing: every hop's attention is 0 and u^{K+1} is u^1 (H^K u^1 with layer-wise tying), the answer to the
         question alone, as a batch may hold such a row; the pipeline refuses a memory without a sentence."""
-        output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
-        output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
-                                else output_hidden_states)
+        output_attentions, output_hidden_states = self.output_flags(output_attentions, output_hidden_states)
         question_mask, memory_mask = self._check_inputs(input_ids, attention_mask, memory_ids, memory_attention_mask)
         real_memory = memory_mask.any(-1)  # [B, M]
         config, tying = self.config, self.tying

@@ -183,9 +183,7 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         the cache's): ``decoder_input_ids`` has k consecutive rows per input row (generate()'s beams)."""
         cache = cache_argument(cache, past_key_values)
         rows_per_source = resolve_rows_per_source(rows_per_source, cache)
-        output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
-        output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
-                                else output_hidden_states)
+        output_attentions, output_hidden_states = self.output_flags(output_attentions, output_hidden_states)
         if encoder_outputs is None:
             if cache is None:
                 encoder_outputs = self.encode(input_features, input_ids, attention_mask, output_hidden_states,

@@ -228,10 +228,7 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         (single-label), [B, num_labels] floats (multi-label) or [B] / [B, num_labels] values (regression), -100
         where ignored. logits [B, num_labels]; the loss: ``sequence_classification_loss``, plus λ times the
         ``self_attention_penalty`` with ``pooling_type="self_attentive"``."""
-        if output_attentions is None:
-            output_attentions = self.config.output_attentions
-        if output_hidden_states is None:
-            output_hidden_states = self.config.output_hidden_states
+        output_attentions, output_hidden_states = self.output_flags(output_attentions, output_hidden_states)
         if self.config.hierarchical:
             document, weights, penalties, hidden_states, encoder_weights = self._encode_document(
                 input_ids, attention_mask, inputs_embeds, output_hidden_states, output_attentions

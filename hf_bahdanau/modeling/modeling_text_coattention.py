@@ -105,9 +105,7 @@ class BahdanauTextCoAttentionModel(BahdanauCoAttentionModel):
     ) -> BahdanauCoAttentionModelOutput:
         """input_ids [B, T] the question's word ids (or inputs_embeds [B, T, d]), attention_mask [B, T]; context_ids
         [B, N] the passage's, context_attention_mask [B, N]; either text padded on either side."""
-        output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
-        output_hidden_states = (self.config.output_hidden_states if output_hidden_states is None
-                                else output_hidden_states)
+        output_attentions, output_hidden_states = self.output_flags(output_attentions, output_hidden_states)
         question, layout = self.embed_question(input_ids, attention_mask, inputs_embeds)
         context, context_mask = self.encode_context(context_ids, context_attention_mask,
                                                     None if question is None else question.shape[0])

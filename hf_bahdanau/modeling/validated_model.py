@@ -1,4 +1,5 @@
-"""The ``PreTrainedModel`` base of every family: a model checks its config again when it is built from it."""
+"""The ``PreTrainedModel`` base of every family: a model checks its config again when it is built from it, and reads
+the defaults of its output flags from it."""
 
 from transformers import PreTrainedModel
 
@@ -13,3 +14,8 @@ class ValidatedPreTrainedModel(PreTrainedModel):
     def __init__(self, config, *inputs, **kwargs):
         config.validate_architecture()
         super().__init__(config, *inputs, **kwargs)
+
+    def output_flags(self, output_attentions: bool | None, output_hidden_states: bool | None) -> tuple[bool, bool]:
+        """(``output_attentions``, ``output_hidden_states``) of a call: the caller's, the config's where None."""
+        return (self.config.output_attentions if output_attentions is None else output_attentions,
+                self.config.output_hidden_states if output_hidden_states is None else output_hidden_states)
