@@ -10,8 +10,8 @@ import torch
 from conftest import padded_batch, random_labels, tiny_config, tiny_model
 from hf_bahdanau import BahdanauForSequenceClassification
 from hf_bahdanau.modeling.axes import LOSS_TERMS
-from hf_bahdanau.modeling.loss_terms import (AttentionTerm, CoverageLoss, DoublyStochasticLoss, HeadOutputs, LossTerm, ReinforceLoss,
-                                             SelfAttentionPenalty, add_loss_terms)
+from hf_bahdanau.modeling.loss_terms import (AttentionTerm, CoverageLoss, DoublyStochasticLoss, HeadOutputs, LossTerm,
+                                             ReinforceLoss, SelfAttentionPenalty, add_loss_terms)
 
 
 def test_every_declared_loss_term_has_its_class():

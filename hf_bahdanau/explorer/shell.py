@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from transformers import PreTrainedModel
 
 __all__ = ["Explorer", "check_all_or_none", "check_page_size", "html_page", "is_exact_match", "json_row",
-           "judged_first", "judged_records", "page_data", "plural", "read_model_metrics", "read_rows", "read_text_lines",
-           "summarise_model", "summary_line"]
+           "judged_first", "judged_records", "page_data", "plural", "read_model_metrics", "read_rows",
+           "read_text_lines", "summarise_model", "summary_line"]
 
 WEIGHT_DECIMALS = 4  # the page's data keep weights to this many decimals; it shows two (four in tooltips)
 SPLITS = ("train", "eval", "validation", "test", "predict")  # metric prefixes of the training scripts

@@ -29,8 +29,8 @@ from .coverage import coverage_loss, doubly_stochastic_loss
 from .loss import per_target
 from .reinforce import reinforce_loss, token_log_likelihoods
 
-__all__ = ["LOSS_TERMS", "AttentionTerm", "CoverageLoss", "DoublyStochasticLoss", "HeadOutputs", "LossTerm", "ReinforceLoss",
-           "SelfAttentionPenalty", "add_loss_terms", "build_loss_terms"]
+__all__ = ["LOSS_TERMS", "AttentionTerm", "CoverageLoss", "DoublyStochasticLoss", "HeadOutputs", "LossTerm",
+           "ReinforceLoss", "SelfAttentionPenalty", "add_loss_terms", "build_loss_terms"]
 
 
 @dataclass
