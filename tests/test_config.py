@@ -303,14 +303,14 @@ def test_the_image_encoder_s_fields_are_declared_once_for_image_to_text_and_vqa(
 
 
 def test_every_head_checks_its_config_again_when_built():
-    """One base (``validated_model.ValidatedPreTrainedModel``) for every family's models: a field changed after the
+    """One base (``pretrained_base.BahdanauBasePreTrainedModel``) for every family's models: a field changed after the
     config was built is refused when a model is built from it."""
     from hf_bahdanau import BahdanauForSequenceClassification
     from hf_bahdanau.families import FAMILIES
-    from hf_bahdanau.modeling.validated_model import ValidatedPreTrainedModel
+    from hf_bahdanau.modeling.pretrained_base import BahdanauBasePreTrainedModel
 
     heads = [head.model_class for family in FAMILIES.values() for head in family.heads]
-    assert len(heads) == 13 and all(issubclass(head, ValidatedPreTrainedModel) for head in heads), heads
+    assert len(heads) == 13 and all(issubclass(head, BahdanauBasePreTrainedModel) for head in heads), heads
     config = BahdanauEncoderConfig(num_labels=2, pooling_type="self_attentive", self_attention_rows=8)
     config.pooling_type = "context_vector"
     with pytest.raises(ValueError, match=r"^`self_attention_rows=8`: only `pooling_type='self_attentive'` reads it"):
@@ -318,7 +318,7 @@ def test_every_head_checks_its_config_again_when_built():
 
 
 def test_every_model_reads_its_output_flags_defaults_from_its_config():
-    """``ValidatedPreTrainedModel.output_flags``: the caller's flag where given, the config's where None."""
+    """``BahdanauBasePreTrainedModel.output_flags``: the caller's flag where given, the config's where None."""
     from hf_bahdanau import BahdanauForSequenceClassification
 
     model = BahdanauForSequenceClassification(BahdanauEncoderConfig(num_labels=2, output_attentions=True))

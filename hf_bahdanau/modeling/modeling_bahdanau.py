@@ -22,11 +22,11 @@ from .loss import per_target, token_cross_entropy
 from .meta_embedding import CharacterSource, PretrainedSource, spell_tokens
 from .loss_terms import HeadOutputs, add_loss_terms, build_loss_terms
 from .output_layers import seq2seq_output_layer
+from .pretrained_base import BahdanauBasePreTrainedModel
 from .recurrent import RNN_TYPES
 from .reinforce import MovingAverageBaseline
 from .search import BEAM_PENALTY_OPTIONS, FastSearchMixin
 from .state import RecurrentDecoderCache, resolve_rows_per_source
-from .validated_model import ValidatedPreTrainedModel
 from .transformers_private import (CACHE_NAME, EMBEDDING_RESIZE, SHARED_BEAM_MEMORY, cache_argument, cache_of,
                                    check_release, fall_back_once)
 
@@ -103,7 +103,7 @@ class BahdanauSeq2SeqLMOutput(Seq2SeqLMOutput):
     p_gen: Tensor | None = None
 
 
-class BahdanauPreTrainedModel(ValidatedPreTrainedModel):
+class BahdanauPreTrainedModel(BahdanauBasePreTrainedModel):
     config_class = BahdanauConfig
     base_model_prefix = "model"
     main_input_name = "input_ids"

@@ -27,8 +27,8 @@ from .image_encoder import ImageEncoder
 from .input_checks import check_class_labels, check_embeddings, check_one_source, check_token_ids
 from .loss import token_cross_entropy
 from .padding import PaddingLayout, check_attention_mask
+from .pretrained_base import BahdanauBasePreTrainedModel
 from .question_levels import QuestionLevels
-from .validated_model import ValidatedPreTrainedModel
 from .old_names import old_names
 
 __all__ = ["BahdanauForVisualQuestionAnswering", "BahdanauCoAttentionAnswerOutput", "BahdanauCoAttentionForAnswering",
@@ -76,7 +76,7 @@ class BahdanauVisualQuestionAnsweringOutput(BahdanauCoAttentionAnswerOutput):
     grid."""
 
 
-class BahdanauCoAttentionPreTrainedModel(ValidatedPreTrainedModel):
+class BahdanauCoAttentionPreTrainedModel(BahdanauBasePreTrainedModel):
     config_class = BahdanauCoAttentionConfig
     base_model_prefix = "coattention"
     main_input_name = "input_ids"

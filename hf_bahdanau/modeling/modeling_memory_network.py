@@ -28,7 +28,7 @@ from .input_checks import check_class_labels, check_token_ids
 from .loss import token_cross_entropy
 from .memory import attend_memory, memory_times
 from .padding import check_attention_mask
-from .validated_model import ValidatedPreTrainedModel
+from .pretrained_base import BahdanauBasePreTrainedModel
 from .old_names import old_names
 
 __all__ = ["BahdanauMemoryNetworkForSequenceClassification", "BahdanauMemoryNetworkModel",
@@ -54,7 +54,7 @@ class BahdanauMemoryNetworkOutput(SequenceClassifierOutput):
     [B, M] distribution over the memory sentences per hop)."""
 
 
-class BahdanauMemoryNetworkPreTrainedModel(ValidatedPreTrainedModel):
+class BahdanauMemoryNetworkPreTrainedModel(BahdanauBasePreTrainedModel):
     config_class = BahdanauMemoryNetworkConfig
     base_model_prefix = "memory_network"
     main_input_name = "input_ids"

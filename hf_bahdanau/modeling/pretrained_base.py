@@ -3,10 +3,10 @@ the defaults of its output flags from it."""
 
 from transformers import PreTrainedModel
 
-__all__ = ["ValidatedPreTrainedModel"]
+__all__ = ["BahdanauBasePreTrainedModel"]
 
 
-class ValidatedPreTrainedModel(PreTrainedModel):
+class BahdanauBasePreTrainedModel(PreTrainedModel):
     """``PreTrainedModel`` that calls ``config.validate_architecture()`` before building (a field may have been
     changed since the config was built, e.g. ``config.pooling_type = …``): a bad combination is refused by name
     instead of building a model that does not match its config."""
