@@ -42,7 +42,9 @@ def checksum(model: nn.Module) -> float:
 @pytest.mark.parametrize("name", list(BUILDS))
 def test_initial_weights_are_those_of_the_code_before(name):
     torch.manual_seed(0)
-    assert checksum(BUILDS[name]()) == pytest.approx(CHECKSUMS[name], rel=1e-9)
+    # float32 draws and orthogonal_'s QR differ between CPU kernels by ~1e-7 relative per value (4.5e-8 on the sum
+    # measured under ATEN_CPU_CAPABILITY=default); another draw or draw order moves the sum by ~1e-2
+    assert checksum(BUILDS[name]()) == pytest.approx(CHECKSUMS[name], rel=1e-6)
 
 
 def test_each_module_sets_its_own_starting_values():
