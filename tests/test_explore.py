@@ -535,6 +535,30 @@ token.addEventListener("mouseenter", () => setTimeout(() => {{
     assert highlighted_pixels(tmp_path / "late.png") >= 300 * 200
 
 
+def test_a_screenshot_that_times_out_is_taken_again_in_a_fresh_browser(monkeypatch, tmp_path):
+    """chromedriver on a busy machine can time out attaching to the page; screenshot() repeats the take, at most
+    ATTEMPTS times, and then lets the timeout through."""
+    exceptions = pytest.importorskip("selenium.common.exceptions")
+    import training.explorer_screenshot as module
+
+    takes = []
+
+    def take(page, output, **sizes):
+        takes.append(sizes)
+        if len(takes) < failures:
+            raise exceptions.TimeoutException("timeout from aborted by navigation")
+
+    monkeypatch.setattr(module, "take", take)
+    failures = module.ATTEMPTS
+    screenshot(tmp_path / "page.html", tmp_path / "page.png", width=800, height=600, hover=True)
+    assert takes == [{"width": 800, "height": 600, "hover": True}] * module.ATTEMPTS
+    takes.clear()
+    failures = module.ATTEMPTS + 1
+    with pytest.raises(exceptions.TimeoutException):
+        screenshot(tmp_path / "page.html", tmp_path / "page.png")
+    assert len(takes) == module.ATTEMPTS
+
+
 def test_judged_records_checks_the_list_makes_the_records_and_puts_the_wrong_ones_first():
     """One path from a page's items to its records (``shell.judged_records``), for the image and memory pages."""
     from hf_bahdanau.explorer.shell import judged_records

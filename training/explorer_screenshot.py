@@ -14,6 +14,8 @@ from pathlib import Path
 CHROMIUM_NAMES = ("chromium", "chromium-browser", "google-chrome")
 INSTALL_HINT = "pip install selenium; apt-get install chromium chromium-driver"
 HOVER_TIMEOUT = 10  # seconds to wait for the page to highlight the hovered token
+PAGE_TIMEOUT = 30  # seconds to wait for the page to load
+ATTEMPTS = 3  # fresh browsers to try when chromedriver times out on a busy machine
 
 
 class BrowserMissing(RuntimeError):
@@ -43,7 +45,22 @@ def headless_chromium(width: int = 1280, height: int = 900):
 
 def screenshot(page: Path, output: Path, *, width: int = 1280, height: int = 900, hover: bool = False) -> None:
     """Open ``page`` from disk and save what the window shows as the PNG ``output``; with ``hover``, the mouse rests
-    on the first output token of the first sentence (its source tokens shaded by their weights)."""
+    on the first output token of the first sentence (its source tokens shaded by their weights).
+
+    A busy machine can make chromedriver give up on a page it is still attaching ("timeout from aborted by
+    navigation"); the whole take is then repeated in a fresh browser, up to ``ATTEMPTS`` times."""
+    from selenium.common.exceptions import TimeoutException
+
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            return take(page, output, width=width, height=height, hover=hover)
+        except TimeoutException:
+            if attempt == ATTEMPTS:
+                raise
+
+
+def take(page: Path, output: Path, *, width: int, height: int, hover: bool) -> None:
+    """One try of ``screenshot`` in its own headless chromium."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
@@ -51,6 +68,9 @@ def screenshot(page: Path, output: Path, *, width: int = 1280, height: int = 900
     browser = headless_chromium(width, height)
     try:
         browser.get(page.resolve().as_uri())
+        WebDriverWait(browser, PAGE_TIMEOUT).until(
+            lambda _: browser.execute_script("return document.readyState") == "complete",
+            f"the page did not finish loading within {PAGE_TIMEOUT} s")
         if hover:
             token = browser.find_element(By.CSS_SELECTOR, ".sentence .target-token")
             ActionChains(browser).move_to_element(token).perform()
