@@ -80,7 +80,7 @@ import torch
 from torch import Tensor
 
 from .modeling.encoder import BahdanauEncoderOutput
-from .modeling.state import EncoderMemory
+from .modeling.state import EncodedSource
 
 __all__ = ["POOLING_EQUATIONS", "bahdanau_decoder", "cho_decoder", "context_vector_pooling", "encode",
            "doubly_stochastic_regulariser", "encoder_self_attention", "logits", "luong_decoder", "mean_cell_state",
@@ -187,7 +187,7 @@ def _start(model, input_ids: Tensor, attention_mask: Tensor | None):
     annotations = encoded.last_hidden_state[:, real]
     if model.config.bridge == "mean_cell":
         return encoded, annotations, mean_cell_state(model.model.decoder.bridge, annotations[0])
-    state = model.model.decoder.bridge(encoded, EncoderMemory(annotations, torch.ones_like(real[real])[None]))
+    state = model.model.decoder.bridge(encoded, EncodedSource(annotations, torch.ones_like(real[real])[None]))
     layers = [(state.hidden[layer:layer + 1], None if state.cell is None else state.cell[layer:layer + 1])
               for layer in range(state.hidden.shape[0])]
     return encoded, annotations, layers
@@ -376,23 +376,24 @@ def pointer_network(model, attention_mask: Tensor, decoder_input_ids: Tensor, in
     rows = []
     for row, mask in enumerate(attention_mask.bool()):
         length = int(mask.sum())
-        memory = torch.cat([model.end_annotation[None, None], encoded.last_hidden_state[row:row + 1, :length]], 1)
-        row_encoded = BahdanauEncoderOutput(memory, encoded.final_hidden_state[row:row + 1],
+        annotations = torch.cat([model.end_annotation[None, None], encoded.last_hidden_state[row:row + 1, :length]], 1)
+        row_encoded = BahdanauEncoderOutput(annotations, encoded.final_hidden_state[row:row + 1],
                                             None if encoded.final_cell_state is None
                                             else encoded.final_cell_state[row:row + 1])
-        state = model.model.decoder.bridge(row_encoded, EncoderMemory(memory, torch.ones_like(memory[..., 0]).bool()))
+        real = torch.ones_like(annotations[..., 0]).bool()
+        state = model.model.decoder.bridge(row_encoded, EncodedSource(annotations, real))
         layers = [(state.hidden[layer:layer + 1], None if state.cell is None else state.cell[layer:layer + 1])
                   for layer in range(state.hidden.shape[0])]
         inputs = torch.cat([model.start_input[None], embedded[row, :length]])  # what pointer id k reads
-        attended, feed = _Attended(memory), memory.new_zeros(1, model.config.output_size)
+        attended, feed = _Attended(annotations), annotations.new_zeros(1, model.config.output_size)
         steps = []
         for pointer in decoder_input_ids[row].tolist():
             read = inputs[pointer][None]
             rnn_input = torch.cat([read, feed], dim=-1) if model.config.input_feeding else read
             query, layers = _cell_step(model, rnn_input, layers)  # d_i
-            context, weights = _attend(model, query, memory, attended)  # a_i over [e_0; h_1 … h_L]
+            context, weights = _attend(model, query, annotations, attended)  # a_i over [e_0; h_1 … h_L]
             feed = model.model.decoder.readout(torch.cat([context, query], dim=-1))
-            log_probs = memory.new_full((attention_mask.shape[1] + 1,), float("-inf"))
+            log_probs = annotations.new_full((attention_mask.shape[1] + 1,), float("-inf"))
             log_probs[:length + 1] = weights.log()
             steps.append(log_probs)
         rows.append(torch.stack(steps))

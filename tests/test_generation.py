@@ -534,14 +534,14 @@ def test_batched_generation_equals_each_sentence_alone(preset):
         assert ((alone_beams.sequences_scores - beams.sequences_scores[rows]).abs() <= 2 * error).all()
 
 
-# 9. the beams of a source share its encoder memory -----------------------------------------------------
+# 9. the beams of a source share its encoded source ----------------------------------------------------
 
 
 @pytest.mark.parametrize("preset", PRESET_NAMES)
 def test_rows_sharing_a_source_equal_the_source_repeated(preset):
     """decoder_input_ids with k consecutive rows per source (what generate() runs) give the logits, attentions and
     states of the same rows against the source repeated k times, through the cache too. In float64: the shared
-    memory is read by other products (other shapes, other kernels) than the copies, which round apart."""
+    encoded source is read by other products (other shapes, other kernels) than the copies, which round apart."""
     model = decisive_model(preset).double()
     input_ids, attention_mask = source_batch()
     rows = 3
@@ -552,8 +552,8 @@ def test_rows_sharing_a_source_equal_the_source_repeated(preset):
         shared = [model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids[:, :2],
                         rows_per_source=rows, output_attentions=True)]
         # global soft attention reads one copy per source; the others, whose state differs per row, one per row
-        copies = len(LENGTHS) * (1 if model.model.decoder.shares_beam_memory else rows)
-        assert cache_of(shared[0]).memory.mask.shape[0] == copies
+        copies = len(LENGTHS) * (1 if model.model.decoder.shares_encoded_source else rows)
+        assert cache_of(shared[0]).encoded.mask.shape[0] == copies
         shared.append(model(decoder_input_ids=decoder_input_ids[:, 2:], past_key_values=cache_of(shared[0]),
                             attention_mask=attention_mask, output_attentions=True))
         copied = [model(**repeated, decoder_input_ids=decoder_input_ids[:, :2], output_attentions=True)]
@@ -604,16 +604,16 @@ def test_a_cache_keeps_its_rows_per_source():
 
 
 @pytest.mark.parametrize("preset", ["rnnsearch", "luong-general", "rnnencdec"])
-def test_beam_search_with_shared_memory_equals_copied_memory(preset, monkeypatch):
-    """generate() keeps one memory per source; transformers' expansion (every beam its own copy) gives the same."""
+def test_beam_search_with_a_shared_encoded_source_equals_copies_of_it(preset, monkeypatch):
+    """generate() keeps one encoded source per source; transformers' expansion (every beam its own copy) gives the same."""
     model = decisive_model(preset, SOMETIMES).double()  # float64 model: only the search's float32 steps round
     input_ids, attention_mask = source_batch()
     shared = beam_generate(model, input_ids, attention_mask)
-    assert cache_of(shared).memory.annotations.shape[0] == len(LENGTHS)
+    assert cache_of(shared).encoded.annotations.shape[0] == len(LENGTHS)
     assert cache_of(shared).state.rnn.hidden.shape[1] == len(LENGTHS) * NUM_BEAMS
     monkeypatch.setattr(type(model), "_expand_inputs_for_generation", GenerationMixin._expand_inputs_for_generation)
     copied = beam_generate(model, input_ids, attention_mask)
-    assert cache_of(copied).memory.annotations.shape[0] == len(LENGTHS) * NUM_BEAMS
+    assert cache_of(copied).encoded.annotations.shape[0] == len(LENGTHS) * NUM_BEAMS
     assert shared.sequences.tolist() == copied.sequences.tolist()
     error = float32_search_error(model, input_ids, attention_mask, shared.sequences, 1.0)
     assert ((shared.sequences_scores - copied.sequences_scores).abs() <= 2 * error).all()
@@ -623,7 +623,7 @@ def test_beam_search_with_shared_memory_equals_copied_memory(preset, monkeypatch
 def test_search_steps_and_forward_share_one_output_head(preset):
     """A search step (``_next_token_logits``) and ``forward`` on the same cache run the same decoder step and the
     same ``output_head``: identical logits (the same operations on the same tensors, so bit for bit), with the
-    copy source the cache was built with (``head_memory``) on both paths."""
+    copy source the cache was built with (``output_layer_inputs``) on both paths."""
     model = decisive_model(preset).eval()
     input_ids, attention_mask = source_batch()
     rows = 2
@@ -634,9 +634,9 @@ def test_search_steps_and_forward_share_one_output_head(preset):
         caches = [cache_of(outputs) for outputs in prefill]
         assert caches[0].rows_per_source == rows
         if model.config.copy_attention:  # set when the cache was built: the source ids, one row per source
-            assert torch.equal(caches[0].head_memory.ids, input_ids)
+            assert torch.equal(caches[0].output_layer_inputs.ids, input_ids)
         else:
-            assert caches[0].head_memory is None
+            assert caches[0].output_layer_inputs is None
         tokens = torch.arange(3, 3 + len(LENGTHS) * rows)[:, None] % VOCAB
         stepped = model._next_token_logits(tokens, caches[0])
         forward = model(decoder_input_ids=tokens, cache=caches[1]).logits[:, -1]
@@ -655,6 +655,6 @@ def test_a_decoding_cache_keeps_the_coverage_in_either_grad_mode(grad):
         out = model(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,
                     use_cache=True, output_attentions=True)
         cache = cache_of(out)
-        coverage = cache.memory.to_caller_layout(cache.state.attention.coverage[:, None])[:, 0]
+        coverage = cache.encoded.to_caller_layout(cache.state.attention.coverage[:, None])[:, 0]
         assert_close(coverage, out.cross_attentions[0][:, 0].sum(1), atol=3 * 4e-7, rtol=0)  # 3 weights ≤ 1 added
-    assert model.model.decoder.initial_attention_state(cache.memory, keep_coverage=False).coverage is None
+    assert model.model.decoder.initial_attention_state(cache.encoded, keep_coverage=False).coverage is None

@@ -80,7 +80,8 @@ def test_the_first_alignment_is_uniform_over_the_real_positions():
     model = tiny_model(**LOCATION)
     input_ids, mask = padded_batch()
     encoded = model.get_encoder()(input_ids=input_ids, attention_mask=mask)
-    state = model.model.decoder.initial_attention_state(model.model.decoder.prepare_memory(encoded, mask))
+    decoder = model.model.decoder
+    state = decoder.initial_attention_state(decoder.prepare_encoded_source(encoded, mask))
     assert torch.equal(state.previous, mask / mask.sum(-1, keepdim=True))
 
 

@@ -9,6 +9,7 @@ import pkgutil
 import re
 
 import pytest
+import torch
 from transformers import BaseImageProcessor, Pipeline, PreTrainedConfig, PreTrainedModel
 from transformers.utils import ModelOutput
 
@@ -19,6 +20,9 @@ from hf_bahdanau import (
     BahdanauTextCoAttentionConfig, BahdanauVisualQuestionAnsweringConfig,
 )
 from hf_bahdanau import modeling
+from hf_bahdanau.modeling.state import RecurrentDecoderCache
+from hf_bahdanau.modeling.transformers_private import cache_of
+from tests.conftest import BOS, padded_batch, tiny_model
 
 MODEL_CLASSES = (PreTrainedConfig, PreTrainedModel, ModelOutput, Pipeline, BaseImageProcessor)
 PUBLIC_MODULES = ["hf_bahdanau", "hf_bahdanau.ensemble"] + [
@@ -58,6 +62,7 @@ RENAMED = [
      "BahdanauPassageQuestionAnsweringPipeline"),
     ("hf_bahdanau.modeling.pipeline_vqa", "VisualQuestionAnsweringPipeline",
      "BahdanauVisualQuestionAnsweringPipeline"),
+    ("hf_bahdanau.modeling.state", "EncoderMemory", "EncodedSource"),  # not a model class: "memory" is the family's
     ("hf_bahdanau.ensemble", "EnsembleEncoderOutput", "BahdanauEnsembleEncoderOutput"),
     ("hf_bahdanau.ensemble", "EnsembleForConditionalGeneration", "BahdanauEnsembleForConditionalGeneration"),
 ]
@@ -145,3 +150,63 @@ def test_a_new_save_names_the_new_classes_and_its_code_defines_them(tmp_path, mo
         module, name = value.split(".")
         assert name.startswith("Bahdanau"), value
         assert re.search(rf"^class {name}\(", (tmp_path / f"{module}.py").read_text(), flags=re.M), value
+
+
+# "memory" names the memory network only: the decoding names that said it, and what they are now
+OLD_ATTRIBUTES = [("RecurrentDecoderCache", "memory", "encoded"),
+                  ("RecurrentDecoderCache", "head_memory", "output_layer_inputs"),
+                  ("BahdanauDecoder", "prepare_memory", "prepare_encoded_source"),
+                  ("BahdanauDecoder", "shares_beam_memory", "shares_encoded_source"),
+                  ("BahdanauForPointerNetwork", "pointer_memory", "pointer_annotations")]
+
+
+def old_attribute_warning(owner: str, old: str, new: str) -> str:
+    return rf"^`{owner}\.{old}` is now `{owner}\.{new}`; use that name\.$"
+
+
+def copying_model_and_cache():
+    """A pointer-generator seq2seq model (its cache holds a ``CopySource``) and the cache of one decoder step."""
+    model = tiny_model("rnnsearch+copy")
+    input_ids, attention_mask = padded_batch()
+    with torch.no_grad():
+        outputs = model(input_ids=input_ids, attention_mask=attention_mask,
+                        decoder_input_ids=torch.full((3, 1), BOS), use_cache=True)
+    return model, input_ids, attention_mask, cache_of(outputs)
+
+
+@pytest.mark.parametrize("owner, old, new", OLD_ATTRIBUTES, ids=[old for _, old, _ in OLD_ATTRIBUTES])
+def test_an_old_attribute_name_reads_the_new_one_with_a_warning_that_names_it(owner, old, new):
+    model, _, _, cache = copying_model_and_cache()
+    pointer = BahdanauForPointerNetwork(BahdanauPointerConfig(input_feature_size=2, embedding_size=4, hidden_size=4))
+    instance = {"RecurrentDecoderCache": cache, "BahdanauDecoder": model.model.decoder,
+                "BahdanauForPointerNetwork": pointer}[owner]
+    assert type(instance).__name__ == owner
+    with pytest.warns(FutureWarning, match=old_attribute_warning(owner, old, new)):
+        value = getattr(instance, old)
+    assert value == getattr(instance, new)  # the same object, or the same bound method
+
+
+def test_the_caches_old_field_names_set_and_build_the_new_ones_with_a_warning():
+    _, _, _, cache = copying_model_and_cache()
+    encoded, copy_source = cache.encoded, cache.output_layer_inputs
+    with pytest.warns(FutureWarning, match=old_attribute_warning("RecurrentDecoderCache", "head_memory",
+                                                                 "output_layer_inputs")):
+        cache.head_memory = None
+    assert cache.output_layer_inputs is None and "head_memory" not in vars(cache)
+    with pytest.warns(FutureWarning, match=r"^`RecurrentDecoderCache\.__init__\(memory=…\)` is now `encoded=…`; pass "
+                                           r"it by that name\.$"):
+        rebuilt = RecurrentDecoderCache(memory=encoded, state=cache.state, output_layer_inputs=copy_source)
+    assert rebuilt.encoded is encoded and rebuilt.output_layer_inputs is copy_source
+
+
+def test_forward_takes_head_memory_as_output_layer_inputs_with_a_warning_and_refuses_both():
+    model, input_ids, attention_mask, cache = copying_model_and_cache()
+    inputs = dict(input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=torch.full((3, 1), BOS),
+                  use_cache=True)
+    with torch.no_grad(), pytest.warns(FutureWarning, match=r"^`BahdanauModel\.forward\(head_memory=…\)` is now "
+                                                            r"`output_layer_inputs=…`; pass it by that name\.$"):
+        outputs = model.model(**inputs, head_memory=cache.output_layer_inputs)
+    assert cache_of(outputs).output_layer_inputs is cache.output_layer_inputs
+    with pytest.raises(TypeError, match=r"^BahdanauModel\.forward\(\) got `head_memory` and its new name "
+                                        r"`output_layer_inputs`: pass `output_layer_inputs` only\.$"):
+        model.model(**inputs, head_memory=None, output_layer_inputs=None)

@@ -104,8 +104,8 @@ def test_first_step_by_hand():
         cell = model.model.decoder.rnn.layers[0]
         _, d1 = cell(model.start_input[None, None], s0[None])
         attention = model.model.decoder.attention
-        memory = torch.cat([model.end_annotation[None], annotations[0]])  # [e_0; h_1 … h_4]
-        energies = attention.energy_proj(torch.tanh(attention.query_proj(d1[0]) + attention.key_proj(memory)))[:, 0]
+        pointed = torch.cat([model.end_annotation[None], annotations[0]])  # [e_0; h_1 … h_4]
+        energies = attention.energy_proj(torch.tanh(attention.query_proj(d1[0]) + attention.key_proj(pointed)))[:, 0]
     assert_float64_close(logits, torch.log_softmax(energies, dim=-1))
 
 
@@ -167,7 +167,7 @@ def test_cache_stepping_equals_teacher_forcing(variant):
             cache = cache_of(output)
             steps.append(output.logits)
     assert_log_probs_close(torch.cat(steps, dim=1), full)
-    assert torch.equal(cache.head_memory, model.pointer_inputs(encoded))  # [x_start; x_1 … x_S], kept when built
+    assert torch.equal(cache.output_layer_inputs, model.pointer_inputs(encoded))  # [x_start; x_1 … x_S], kept when built
 
 
 def test_beams_read_their_own_sources_inputs_through_rows_per_source():

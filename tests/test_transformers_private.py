@@ -136,7 +136,7 @@ def test_without_the_expand_hook_beams_get_their_own_memory_and_the_same_results
             model.generate(**options)
     assert torch.equal(copied, shared)
     warnings = [record.getMessage() for record in caplog.records]
-    assert sum("one encoder memory per source" in message for message in warnings) == 1  # once
+    assert sum("the beams of a source sharing its encoded source" in message for message in warnings) == 1  # once
 
 
 def test_without_the_private_resize_helpers_resizing_is_refused_clearly(monkeypatch):

@@ -6,7 +6,7 @@ from torch import Tensor, nn
 from .axes import BRIDGES
 from .encoder import BahdanauEncoderOutput
 from .recurrent import RNN_TYPES, RecurrentState
-from .state import EncoderMemory
+from .state import EncodedSource
 
 
 @BRIDGES.register("zero")
@@ -18,7 +18,7 @@ class ZeroBridge(nn.Module):
         self.layers, self.hidden_size = config.decoder_layers, config.hidden_size
         self.has_cell = RNN_TYPES[config.rnn_type].has_memory_cell
 
-    def forward(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> RecurrentState:
+    def forward(self, encoder_outputs: BahdanauEncoderOutput, encoded: EncodedSource) -> RecurrentState:
         """-> state [decoder_layers, B, hidden_size]."""
         annotations = encoder_outputs.last_hidden_state
         zeros = annotations.new_zeros(self.layers, annotations.shape[0], self.hidden_size)
@@ -32,7 +32,7 @@ class LastStateBridge(nn.Module):
     def __init__(self, config):
         super().__init__()
 
-    def forward(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> RecurrentState:
+    def forward(self, encoder_outputs: BahdanauEncoderOutput, encoded: EncodedSource) -> RecurrentState:
         """final states [B, layers, D] -> [layers, B, D]."""
         cell = encoder_outputs.final_cell_state
         return RecurrentState(
@@ -50,8 +50,8 @@ class ProjectedBridge(nn.Module):
         self.has_cell = RNN_TYPES[config.rnn_type].has_memory_cell
         self.proj = nn.Linear(self.summary_size(config), config.decoder_layers * config.hidden_size)
 
-    def forward(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> RecurrentState:
-        summary = self.summarize(encoder_outputs, memory)
+    def forward(self, encoder_outputs: BahdanauEncoderOutput, encoded: EncodedSource) -> RecurrentState:
+        summary = self.summarize(encoder_outputs, encoded)
         hidden = torch.tanh(self.proj(summary)).view(-1, self.layers, self.hidden_size).transpose(0, 1).contiguous()
         return RecurrentState(hidden, torch.zeros_like(hidden) if self.has_cell else None)
 
@@ -65,7 +65,7 @@ class TanhBridge(ProjectedBridge):
     def summary_size(config) -> int:
         return config.encoder_hidden_size
 
-    def summarize(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> Tensor:
+    def summarize(self, encoder_outputs: BahdanauEncoderOutput, encoded: EncodedSource) -> Tensor:
         top = encoder_outputs.final_hidden_state[:, -1]
         return top[:, -self.proj.in_features:]
 
@@ -78,9 +78,9 @@ class MeanBridge(ProjectedBridge):
     def summary_size(config) -> int:
         return config.encoder_output_size
 
-    def summarize(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> Tensor:
-        weights = memory.mask.to(memory.annotations.dtype).unsqueeze(-1)
-        total = (memory.annotations * weights).sum(dim=1)
+    def summarize(self, encoder_outputs: BahdanauEncoderOutput, encoded: EncodedSource) -> Tensor:
+        weights = encoded.mask.to(encoded.annotations.dtype).unsqueeze(-1)
+        total = (encoded.annotations * weights).sum(dim=1)
         return total / weights.sum(dim=1).clamp(min=1)
 
 
@@ -94,10 +94,10 @@ class MeanCellBridge(MeanBridge):
         super().__init__(config)
         self.cell_proj = nn.Linear(self.proj.in_features, self.proj.out_features) if self.has_cell else None
 
-    def forward(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory) -> RecurrentState:
-        state = super().forward(encoder_outputs, memory)
+    def forward(self, encoder_outputs: BahdanauEncoderOutput, encoded: EncodedSource) -> RecurrentState:
+        state = super().forward(encoder_outputs, encoded)
         if self.cell_proj is None:
             return state
-        summary = self.summarize(encoder_outputs, memory)
+        summary = self.summarize(encoder_outputs, encoded)
         cell = torch.tanh(self.cell_proj(summary)).view(-1, self.layers, self.hidden_size).transpose(0, 1)
         return RecurrentState(state.hidden, cell.contiguous())

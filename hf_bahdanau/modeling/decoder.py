@@ -11,7 +11,7 @@ The papers' equations, one token at a time, are in ``reference``; each decoder h
 the work that does not depend on the previous step hoisted out of its loop. Each returns the pre-output vectors t [B, T, output_size]; the model head projects them onto the
 vocabulary once, after the loop. The same code runs a whole teacher-forced target (T tokens) and
 one ``generate()`` step (T = 1). A step loop's setup (weight slices, per-step linear maps, the
-attention over the memory) is a ``StepPlan``: built per forward pass, or once per ``generate()``
+attention over the encoded source) is a ``StepPlan``: built per forward pass, or once per ``generate()``
 and kept in its cache (building it is about an eighth of a batch-1 decoder step).
 """
 
@@ -30,16 +30,17 @@ from .coverage import CoverageFeature
 from .encoder import BahdanauEncoderOutput
 from .input_checks import check_embeddings, check_one_source, check_token_ids, exporting
 from .loop_linear import LoopLinear
+from .old_names import OldAttribute
 from .padding import check_attention_mask
 from .readout import DEEP_OUTPUTS
 from .recurrent import RecurrentStack
 from .scope import ATTENTION_SCOPES, GlobalScope, MonotonicScope
-from .state import AttentionState, DecoderState, EncoderMemory
+from .state import AttentionState, DecoderState, EncodedSource
 
 
 class DecoderOutput(NamedTuple):
     """pre_output [B, T, output_size]; hidden_states (when asked for): the embedded inputs E y [B, T, E] and every
-    RNN layer's states [B, T, hidden], bottom to top; attention_weights [B, T, S] over the memory's right-padded
+    RNN layer's states [B, T, hidden], bottom to top; attention_weights [B, T, S] over the encoded source's right-padded
     source positions, or None; state: the decoding state after the last token; generation_gate [B, T]: with
     ``copy_attention``, g_t of p_gen = σ(g_t) (``pointer_generator``), else None."""
 
@@ -52,7 +53,7 @@ class DecoderOutput(NamedTuple):
 
 class StepPlan(NamedTuple):
     """What a decoder's step loop reads besides its tokens and state; it depends only on the weights and
-    the memory. input_weight [gates * H, E], input_bias [gates * H]: the first layer's W_iy and b_ih, applied
+    the encoded source. input_weight [gates * H, E], input_bias [gates * H]: the first layer's W_iy and b_ih, applied
     to every target embedding before the loop; project_extra: x_t -> a_t + W_ix x_t, the rest of W_ih;
     step_weights: ``RecurrentStack.step_weights()``; attend: (query [N, H], AttentionState) -> (context [N, D],
     weights [N, S], the next AttentionState), or None.
@@ -89,7 +90,12 @@ class RecurrentDecoder(nn.Module):
 
     ``extra_input_size``: what the first RNN layer reads besides E y_{t-1};
     ``readout_input_size``: the size of the features the deep output reads.
+    ``prepare_memory`` and ``shares_beam_memory`` are the old names of ``prepare_encoded_source`` and
+    ``shares_encoded_source`` (with a FutureWarning).
     """
+
+    prepare_memory = OldAttribute("prepare_encoded_source")
+    shares_beam_memory = OldAttribute("shares_encoded_source")
 
     def __init__(self, config, embed_tokens: nn.Embedding, extra_input_size: int, readout_input_size: int):
         super().__init__()
@@ -121,8 +127,8 @@ class RecurrentDecoder(nn.Module):
         # Xu et al.'s gating scalar β_i = σ(w_βᵀ q_i + b_β) on the context (``context_gate``), or None
         self.context_gate = ContextGate(query_size) if config.context_gate else None
         self.reads_state = self.coverage is not None or self.attention.reads_previous_alignment
-        # Global soft attention of a score that reads no state keeps the fast paths: shared beam memory, batched or
-        # blocked scores.
+        # Global soft attention of a score that reads no state keeps the fast paths: an encoded source shared by its
+        # beams, batched or blocked scores.
         self.is_global_soft = (isinstance(self.scope, GlobalScope) and isinstance(self.attention_mode, SoftAttention)
                                and not self.reads_state)
 
@@ -133,10 +139,10 @@ class RecurrentDecoder(nn.Module):
         return self.context_gate(query) * context
 
     @property
-    def shares_beam_memory(self) -> bool:
-        """Whether the k decoder rows of a source (beam search) read one copy of its memory: without attention, and
-        with global soft attention, whose state is the same for every row; the other attentions keep a per-row state
-        (window position, previous alignment, coverage) and read a copy per row."""
+    def shares_encoded_source(self) -> bool:
+        """Whether the k decoder rows of a source (beam search) read one copy of its encoded source: without
+        attention, and with global soft attention, whose state is the same for every row; the other attentions keep a
+        per-row state (window position, previous alignment, coverage) and read a copy per row."""
         return self.attention is None or self.is_global_soft
 
     def p_gen_logits(self, states: Tensor, contexts: Tensor, embedded: Tensor) -> Tensor | None:
@@ -163,29 +169,30 @@ class RecurrentDecoder(nn.Module):
                                  "right from the decoder start token, so padding can only follow a row's tokens.")
         return inputs.shape[0]
 
-    def prepare_memory(self, encoder_outputs: BahdanauEncoderOutput, attention_mask: Tensor | None) -> EncoderMemory:
+    def prepare_encoded_source(self, encoder_outputs: BahdanauEncoderOutput,
+                               attention_mask: Tensor | None) -> EncodedSource:
         """Everything that depends only on the source, computed once (e.g. the keys U_a h_j); the annotations [B, S, D]
         in the caller's layout of ``attention_mask`` [B, S] are kept right-padded (``padding``)."""
         annotations = encoder_outputs.last_hidden_state
         layout = check_attention_mask(attention_mask, annotations.shape[:2], annotations.device)
         annotations = layout.to_right(annotations)
         projected_keys = None if self.attention is None else self.attention.project_keys(annotations)
-        return EncoderMemory(annotations, layout.right_mask, projected_keys, source_starts=layout.starts)
+        return EncodedSource(annotations, layout.right_mask, projected_keys, source_starts=layout.starts)
 
-    def initial_state(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory,
+    def initial_state(self, encoder_outputs: BahdanauEncoderOutput, encoded: EncodedSource,
                       keep_coverage: bool = True) -> DecoderState:
         """s_0 from the bridge, and the attention's step-0 state (``initial_attention_state``)."""
-        return DecoderState(self.bridge(encoder_outputs, memory),
-                            attention=self.initial_attention_state(memory, keep_coverage))
+        return DecoderState(self.bridge(encoder_outputs, encoded),
+                            attention=self.initial_attention_state(encoded, keep_coverage))
 
-    def initial_attention_state(self, memory: EncoderMemory, keep_coverage: bool = True) -> AttentionState | None:
+    def initial_attention_state(self, encoded: EncodedSource, keep_coverage: bool = True) -> AttentionState | None:
         """Step 0; α_0 [B, S]: a recurrent scope's (monotonic: position 0), else the score's when it reads the
         previous alignment (location-aware: uniform); the coverage c_0 = 0 [B, S] when the score reads it or
         ``keep_coverage`` asks for it (a decoding cache keeps it for a search that scores it: GNMT's coverage
         penalty)."""
         if self.attention is None:
             return None
-        mask, dtype = memory.mask, memory.annotations.dtype
+        mask, dtype = encoded.mask, encoded.annotations.dtype
         track_coverage = self.coverage is not None or keep_coverage
         previous = (self.scope.initial_previous(mask, dtype) if self.scope.is_recurrent
                     else self.attention.initial_alignment(mask, dtype))
@@ -203,11 +210,11 @@ class RecurrentDecoder(nn.Module):
         lower = [torch.stack(layer, dim=1) for layer in list(zip(*steps))[:-1]]
         return (embedded, *lower, top)
 
-    def plan_steps(self, memory: EncoderMemory) -> StepPlan:
-        """The step loop's setup for ``memory``. A forward pass with autograd builds its own (its ``LoopLinear``s
+    def plan_steps(self, encoded: EncodedSource) -> StepPlan:
+        """The step loop's setup for ``encoded``. A forward pass with autograd builds its own (its ``LoopLinear``s
         gather their weight gradients after that loop); without autograd one plan serves every step of a search."""
         embedding_weight, extra_weight, bias = self.rnn.first_layer_input_weights(self.embedding_size)
-        attend = None if self.attention is None else self.attend_stepwise(memory)
+        attend = None if self.attention is None else self.attend_stepwise(encoded)
         return StepPlan(embedding_weight, bias, LoopLinear(extra_weight), self.rnn.step_weights(), attend)
 
     @staticmethod
@@ -217,61 +224,61 @@ class RecurrentDecoder(nn.Module):
         gates = torch.addmm(plan.input_bias, embedded.flatten(0, 1), plan.input_weight.t())
         return gates.view(-1, embedded.shape[1], gates.shape[-1]).unbind(1)
 
-    def serve_rows(self, memory: EncoderMemory, state: DecoderState, rows: int) -> tuple[EncoderMemory, DecoderState]:
-        """Memory and initial state for ``rows`` decoder rows per source (beam search): the state is repeated,
-        rows b·k … b·k + k − 1 for source b; the memory is shared by the k rows or copied (``shares_beam_memory``;
-        shared, ``attend`` reads queries in groups of ``rows``)."""
-        source_of_row = torch.arange(memory.mask.shape[0], device=memory.mask.device).repeat_interleave(rows)
+    def serve_rows(self, encoded: EncodedSource, state: DecoderState, rows: int) -> tuple[EncodedSource, DecoderState]:
+        """Encoded source and initial state for ``rows`` decoder rows per source (beam search): the state is
+        repeated, rows b·k … b·k + k − 1 for source b; the encoded source is shared by the k rows or copied
+        (``shares_encoded_source``; shared, ``attend`` reads queries in groups of ``rows``)."""
+        source_of_row = torch.arange(encoded.mask.shape[0], device=encoded.mask.device).repeat_interleave(rows)
         state = state.index_select(source_of_row)
-        if self.shares_beam_memory:
-            return memory._replace(rows_per_source=rows), state
-        return memory.index_select(source_of_row), state
+        if self.shares_encoded_source:
+            return encoded._replace(rows_per_source=rows), state
+        return encoded.index_select(source_of_row), state
 
-    def attend(self, query: Tensor, memory: EncoderMemory,
+    def attend(self, query: Tensor, encoded: EncodedSource,
                state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
         """query [N, T, H] -> context [N, T, D], weights [N, T, S] and the state after the T steps;
         N = B · rows_per_source. Global soft attention: the rows of one source attend as one query sequence
         [B, rows · T, H] (every score reads each query on its own)."""
         if not self.is_global_soft:
-            return self._attend_scoped(query, memory, state)
-        rows, (total_rows, steps) = memory.rows_per_source, query.shape[:2]
-        context, weights = self.attention(query.reshape(-1, rows * steps, query.shape[-1]), memory.annotations,
-                                          memory.annotations, memory.mask, memory.projected_keys)
+            return self._attend_scoped(query, encoded, state)
+        rows, (total_rows, steps) = encoded.rows_per_source, query.shape[:2]
+        context, weights = self.attention(query.reshape(-1, rows * steps, query.shape[-1]), encoded.annotations,
+                                          encoded.annotations, encoded.mask, encoded.projected_keys)
         weights = weights.reshape(total_rows, steps, -1)
         return context.reshape(total_rows, steps, -1), weights, state.advance(weights)
 
-    def _attend_scoped(self, query: Tensor, memory: EncoderMemory,
+    def _attend_scoped(self, query: Tensor, encoded: EncodedSource,
                        state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
         """``attend`` for the other scopes and modes: e = score, α = mode(scope(e)), one row per source. A score that
         reads the attention state (coverage c_t, the previous alignment α_{t−1}) and a monotonic scan, which scores
         from the previous position, run their steps one at a time."""
         if self.reads_state or self._scans_monotonically():
             contexts, weights = [], []
-            attend = self.attend_stepwise(memory)
+            attend = self.attend_stepwise(encoded)
             for step_query in query.unbind(1):
                 context, step_weights, state = attend(step_query, state)
                 contexts.append(context)
                 weights.append(step_weights)
             return torch.stack(contexts, dim=1), torch.stack(weights, dim=1), state
-        scores = self.attention.score(query, memory.projected_keys)
-        aligned = self.scope.align(scores, query, memory.mask, state)
-        context, weights = self.attention.pool(self.attention_mode(aligned), memory.annotations)
+        scores = self.attention.score(query, encoded.projected_keys)
+        aligned = self.scope.align(scores, query, encoded.mask, state)
+        context, weights = self.attention.pool(self.attention_mode(aligned), encoded.annotations)
         return context, weights, state.advance(weights, aligned[..., -1, :] if self.scope.is_recurrent else None,
                                                self.attention_mode.policy(aligned, weights))
 
-    def attend_stepwise(self, memory: EncoderMemory) -> Callable[[Tensor, AttentionState],
+    def attend_stepwise(self, encoded: EncodedSource) -> Callable[[Tensor, AttentionState],
                                                                  tuple[Tensor, Tensor, AttentionState]]:
         """For a step loop: (query [N, H], state) -> (context [N, D], weights [N, S], next state). One row per
-        source reads the memory through ``AttentionMechanism.step_functions``; several rows per source (global soft
-        attention in beam search, which needs no gradients) run ``attend`` with one step."""
-        if memory.rows_per_source > 1:
+        source reads the encoded source through ``AttentionMechanism.step_functions``; several rows per source
+        (global soft attention in beam search, which needs no gradients) run ``attend`` with one step."""
+        if encoded.rows_per_source > 1:
             def attend_rows(query: Tensor, state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
-                context, weights, state = self.attend(query.unsqueeze(1), memory, state)
+                context, weights, state = self.attend(query.unsqueeze(1), encoded, state)
                 return context.squeeze(1), weights.squeeze(1), state
 
             return attend_rows
         if self.is_global_soft:
-            attend_global = self.attention.stepwise(memory.annotations, memory.mask, memory.projected_keys)
+            attend_global = self.attention.stepwise(encoded.annotations, encoded.mask, encoded.projected_keys)
 
             def attend(query: Tensor, state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
                 context, weights = attend_global(query)
@@ -279,17 +286,17 @@ class RecurrentDecoder(nn.Module):
 
             return attend
         if self._scans_monotonically():
-            return self._scan_stepwise(memory)
-        step_score, pool = self.attention.step_functions(memory.annotations, memory.projected_keys)
+            return self._scan_stepwise(encoded)
+        step_score, pool = self.attention.step_functions(encoded.annotations, encoded.projected_keys)
 
         def score(query: Tensor, state: AttentionState) -> Tensor:
             if not self.reads_state:
                 return step_score(query)
-            return self.attention.score(query, self.step_keys(memory.projected_keys, state))
+            return self.attention.score(query, self.step_keys(encoded.projected_keys, state))
 
         def attend_scoped(query: Tensor, state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
             scores = score(query, state).unsqueeze(-2)  # one step: [N, (H,) 1, S]
-            aligned = self.scope.align(scores, query.unsqueeze(1), memory.mask, state).squeeze(-2)
+            aligned = self.scope.align(scores, query.unsqueeze(1), encoded.mask, state).squeeze(-2)
             context, weights = pool(self.attention_mode(aligned))
             return context, weights, state.advance(weights, self._next_previous(aligned, weights),
                                                    self.attention_mode.policy(aligned, weights))
@@ -316,15 +323,15 @@ class RecurrentDecoder(nn.Module):
         return (isinstance(self.scope, MonotonicScope) and not self.scope.training and not torch.is_grad_enabled()
                 and self.attention.position_free and not torch.jit.is_tracing() and not exporting())
 
-    def _scan_stepwise(self, memory: EncoderMemory) -> Callable[[Tensor, AttentionState],
+    def _scan_stepwise(self, encoded: EncodedSource) -> Callable[[Tensor, AttentionState],
                                                                tuple[Tensor, Tensor, AttentionState]]:
         """``attend_stepwise`` of hard monotonic attention in linear time: score from the previous position on,
         c_t = h_{j_t} (0 when no position is left). A score that reads the attention state adds its features to all
         S keys first (``step_keys``), then scores the same positions."""
-        lengths, rows = memory.mask.sum(-1), torch.arange(memory.mask.shape[0], device=memory.mask.device)
+        lengths, rows = encoded.mask.sum(-1), torch.arange(encoded.mask.shape[0], device=encoded.mask.device)
 
         def attend(query: Tensor, state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
-            step_keys = self.step_keys(memory.projected_keys, state) if self.reads_state else memory.projected_keys
+            step_keys = self.step_keys(encoded.projected_keys, state) if self.reads_state else encoded.projected_keys
 
             def score_positions(positions: Tensor) -> Tensor:  # positions [N, C] -> e [N, C]
                 return self.attention.score(
@@ -333,8 +340,8 @@ class RecurrentDecoder(nn.Module):
             stopped = self.scope.scan(score_positions, state.previous, lengths)  # [N], −1: none
             found = (stopped >= 0).unsqueeze(-1)
             positions = stopped.clamp(min=0)
-            weights = nn.functional.one_hot(positions, memory.mask.shape[-1]).to(memory.annotations.dtype) * found
-            context = memory.annotations[rows, positions] * found
+            weights = nn.functional.one_hot(positions, encoded.mask.shape[-1]).to(encoded.annotations.dtype) * found
+            context = encoded.annotations[rows, positions] * found
             return context, weights, state.advance(weights, weights)
 
         return attend
@@ -352,12 +359,12 @@ class BahdanauDecoder(RecurrentDecoder):
         super().__init__(config, embed_tokens, context_size, config.hidden_size + context_size + config.embedding_size)
         self.add_attention(config, config.hidden_size, context_size)
 
-    def forward(self, input_ids: Tensor | None, memory: EncoderMemory, state: DecoderState,
+    def forward(self, input_ids: Tensor | None, encoded: EncodedSource, state: DecoderState,
                 plan: StepPlan | None = None, inputs_embeds: Tensor | None = None,
                 output_hidden_states: bool = False) -> DecoderOutput:
         """input_ids [B, T] (y_0 … y_{T-1}) or inputs_embeds [B, T, E]; step t attends with the state before it.
-        plan: ``plan_steps(memory)`` (built here when None)."""
-        plan = self.plan_steps(memory) if plan is None else plan
+        plan: ``plan_steps(encoded)`` (built here when None)."""
+        plan = self.plan_steps(encoded) if plan is None else plan
         embedded = self.embed(input_ids, inputs_embeds)
         layers, attention_state = self.rnn.unbind_state(state.rnn), state.attention
         states, contexts, weights, every_layer = [], [], [], []
@@ -392,32 +399,32 @@ class LuongDecoder(RecurrentDecoder):
                          context_size + config.hidden_size)
         self.add_attention(config, config.hidden_size, context_size)
 
-    def initial_state(self, encoder_outputs: BahdanauEncoderOutput, memory: EncoderMemory,
+    def initial_state(self, encoder_outputs: BahdanauEncoderOutput, encoded: EncodedSource,
                       keep_coverage: bool = True) -> DecoderState:
         """The base state, with Luong's input feed h̃_0 = 0 [B, output_size] when ``input_feeding``."""
-        state = super().initial_state(encoder_outputs, memory, keep_coverage)
+        state = super().initial_state(encoder_outputs, encoded, keep_coverage)
         if not self.input_feeding:
             return state
-        feed = memory.annotations.new_zeros(memory.annotations.shape[0], self.readout.output_size)
+        feed = encoded.annotations.new_zeros(encoded.annotations.shape[0], self.readout.output_size)
         return state._replace(input_feed=feed)
 
-    def forward(self, input_ids: Tensor | None, memory: EncoderMemory, state: DecoderState,
+    def forward(self, input_ids: Tensor | None, encoded: EncodedSource, state: DecoderState,
                 plan: StepPlan | None = None, inputs_embeds: Tensor | None = None,
                 output_hidden_states: bool = False) -> DecoderOutput:
-        """input_ids [B, T] or inputs_embeds [B, T, E]; plan: ``plan_steps(memory)`` for the input-feeding loop
+        """input_ids [B, T] or inputs_embeds [B, T, E]; plan: ``plan_steps(encoded)`` for the input-feeding loop
         (built here when None)."""
         embedded = self.embed(input_ids, inputs_embeds)
         if not self.input_feeding:
             layer_outputs, rnn_state = self.rnn(embedded, state.rnn)
             states = layer_outputs[-1]
-            contexts, weights, attention_state = self.attend(states, memory, state.attention)
+            contexts, weights, attention_state = self.attend(states, encoded, state.attention)
             contexts = self.gate_context(states, contexts)
             pre_output = self.readout(torch.cat([contexts, states], dim=-1))
             hidden_states = (embedded, *layer_outputs) if output_hidden_states else None
             return DecoderOutput(pre_output, hidden_states, weights, DecoderState(rnn_state, None, attention_state),
                                  self.p_gen_logits(states, contexts, embedded))
 
-        plan = self.plan_steps(memory) if plan is None else plan
+        plan = self.plan_steps(encoded) if plan is None else plan
         layers, feed, attention_state = self.rnn.unbind_state(state.rnn), state.input_feed, state.attention
         states, contexts, feeds, weights, every_layer = [], [], [], [], []
         for step_gates in self.project_embeddings(embedded, plan):
@@ -448,22 +455,23 @@ class ChoDecoder(RecurrentDecoder):
         context_size = config.encoder_output_size
         super().__init__(config, embed_tokens, context_size, config.hidden_size + context_size + config.embedding_size)
 
-    def prepare_memory(self, encoder_outputs: BahdanauEncoderOutput, attention_mask: Tensor) -> EncoderMemory:
-        memory = super().prepare_memory(encoder_outputs, attention_mask)
-        return memory._replace(summary=encoder_outputs.final_hidden_state[:, -1])
+    def prepare_encoded_source(self, encoder_outputs: BahdanauEncoderOutput,
+                               attention_mask: Tensor) -> EncodedSource:
+        encoded = super().prepare_encoded_source(encoder_outputs, attention_mask)
+        return encoded._replace(summary=encoder_outputs.final_hidden_state[:, -1])
 
-    def serve_rows(self, memory: EncoderMemory, state: DecoderState, rows: int) -> tuple[EncoderMemory, DecoderState]:
+    def serve_rows(self, encoded: EncodedSource, state: DecoderState, rows: int) -> tuple[EncodedSource, DecoderState]:
         """Every step reads C [N, D] with its row: C is repeated per row like the state."""
-        memory, state = super().serve_rows(memory, state, rows)
-        return memory._replace(summary=memory.summary.repeat_interleave(rows, dim=0)), state
+        encoded, state = super().serve_rows(encoded, state, rows)
+        return encoded._replace(summary=encoded.summary.repeat_interleave(rows, dim=0)), state
 
-    def forward(self, input_ids: Tensor | None, memory: EncoderMemory, state: DecoderState,
+    def forward(self, input_ids: Tensor | None, encoded: EncodedSource, state: DecoderState,
                 plan: StepPlan | None = None, inputs_embeds: Tensor | None = None,
                 output_hidden_states: bool = False) -> DecoderOutput:
         """input_ids [B, T] or inputs_embeds [B, T, E]: one RNN call over the whole target, C concatenated to every
         input; ``plan`` is not read."""
         embedded = self.embed(input_ids, inputs_embeds)
-        context = memory.summary.unsqueeze(1).expand(-1, embedded.shape[1], -1)
+        context = encoded.summary.unsqueeze(1).expand(-1, embedded.shape[1], -1)
         layer_outputs, rnn_state = self.rnn(torch.cat([embedded, context], dim=-1), state.rnn)
         pre_output = self.readout(torch.cat([layer_outputs[-1], context, embedded], dim=-1))
         hidden_states = (embedded, *layer_outputs) if output_hidden_states else None
@@ -478,7 +486,7 @@ class SutskeverDecoder(RecurrentDecoder):
     def __init__(self, config, embed_tokens: nn.Embedding):
         super().__init__(config, embed_tokens, 0, config.hidden_size)
 
-    def forward(self, input_ids: Tensor | None, memory: EncoderMemory, state: DecoderState,
+    def forward(self, input_ids: Tensor | None, encoded: EncodedSource, state: DecoderState,
                 plan: StepPlan | None = None, inputs_embeds: Tensor | None = None,
                 output_hidden_states: bool = False) -> DecoderOutput:
         """input_ids [B, T] or inputs_embeds [B, T, E]: one RNN call over the whole target; ``plan`` is not read."""

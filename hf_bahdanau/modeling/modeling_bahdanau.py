@@ -21,12 +21,13 @@ from .input_checks import check_embeddings, check_token_ids
 from .loss import per_target, token_cross_entropy
 from .meta_embedding import CharacterSource, PretrainedSource, spell_tokens
 from .loss_terms import HeadOutputs, add_loss_terms, build_loss_terms
+from .old_names import old_keywords
 from .output_layers import seq2seq_output_layer
 from .pretrained_base import BahdanauBasePreTrainedModel
 from .recurrent import RNN_TYPES
 from .reinforce import MovingAverageBaseline
 from .search import BEAM_PENALTY_OPTIONS, FastSearchMixin
-from .state import RecurrentDecoderCache, resolve_rows_per_source
+from .state import EncodedSource, RecurrentDecoderCache, resolve_rows_per_source
 from .transformers_private import (CACHE_NAME, EMBEDDING_RESIZE, SHARED_BEAM_MEMORY, cache_argument, cache_of,
                                    check_release, fall_back_once)
 
@@ -258,15 +259,16 @@ class BahdanauModel(BahdanauPreTrainedModel):
         return self.decoder
 
     def step_plan(self, cache: RecurrentDecoderCache) -> StepPlan | None:
-        """The decoder's step setup for the cache's memory, built once and kept in the cache for the steps of a
+        """The decoder's step setup for the cache's encoded source, built once and kept in the cache for the steps of a
         search; None under autograd, where each forward builds its own (its gradients are gathered per loop)."""
         if torch.is_grad_enabled():
             return None
         if cache.step_plan is None:
-            cache.step_plan = self.decoder.plan_steps(cache.memory)
+            cache.step_plan = self.decoder.plan_steps(cache.encoded)
         return cache.step_plan
 
     @can_return_tuple
+    @old_keywords({"head_memory": "output_layer_inputs"})
     def forward(
         self,
         input_ids: Tensor | None = None,
@@ -283,16 +285,17 @@ class BahdanauModel(BahdanauPreTrainedModel):
         return_dict: bool | None = None,
         cache: RecurrentDecoderCache | None = None,
         rows_per_source: int | None = None,
-        head_memory: Any = None,
+        output_layer_inputs: Any = None,
     ) -> BahdanauSeq2SeqModelOutput:
         """input_ids/attention_mask [B, S] (or inputs_embeds [B, S, E], or encoder_outputs); decoder_input_ids [B, T]
         (or decoder_inputs_embeds [B, T, E]; neither: input_ids shifted right, as BART does), right-padded: the
         decoder is causal, so ``decoder_attention_mask`` is accepted and not needed. ``rows_per_source`` k (default 1,
-        or the cache's): the decoder runs [B·k, T], k consecutive rows per source, which share its encoder memory
+        or the cache's): the decoder runs [B·k, T], k consecutive rows per source, which share its encoded source
         (generate()'s beams).
         With a ``cache`` (``past_key_values`` before transformers 5.24: either name) only the new decoder tokens are
-        read and the source is not re-encoded; a new cache keeps ``head_memory``, what the output head reads per
-        source at every step (``RecurrentDecoderCache``).
+        read and the source is not re-encoded; a new cache keeps ``output_layer_inputs``, what the head's output layer
+        reads per source at every step (``RecurrentDecoderCache``; ``head_memory`` before, still accepted with a
+        FutureWarning).
 
         Returns ``BahdanauSeq2SeqModelOutput``: its ``last_hidden_state`` is the pre-output t, not a decoder state;
         its cache field is ``cache`` (``past_key_values`` before transformers 5.24)."""
@@ -316,47 +319,48 @@ class BahdanauModel(BahdanauPreTrainedModel):
             return self._check_encoder_outputs(encoder_outputs, attention_mask), attention_mask
 
         return self.decode(encode, decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask, cache, use_cache,
-                           output_attentions, output_hidden_states, rows_per_source, head_memory)
+                           output_attentions, output_hidden_states, rows_per_source, output_layer_inputs)
 
     def decode(self, encode: Callable[[], tuple[BahdanauEncoderOutput, Tensor | None]],
                decoder_input_ids: Tensor | None, decoder_inputs_embeds: Tensor | None,
                decoder_attention_mask: Tensor | None, cache: RecurrentDecoderCache | None, use_cache: bool,
                output_attentions: bool, output_hidden_states: bool, rows_per_source: int | None,
-               head_memory: Any) -> BahdanauSeq2SeqModelOutput:
-        """``forward`` after its arguments are read: the decoder on its inputs, from the ``cache`` or from the memory of
-        ``encode()`` -> (encoder outputs, their mask [B, S] or None), which runs only without a cache (every model with
-        this decoder shares it: the image-to-text model encodes pixels)."""
+               output_layer_inputs: Any) -> BahdanauSeq2SeqModelOutput:
+        """``forward`` after its arguments are read: the decoder on its inputs, from the ``cache`` or from the encoded
+        source of ``encode()`` -> (encoder outputs, their mask [B, S] or None), which runs only without a cache (every
+        model with this decoder shares it: the image-to-text model encodes pixels)."""
         self.decoder.check_inputs(decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask)
         rows_per_source = resolve_rows_per_source(rows_per_source, cache)
         encoder_outputs = None
         if cache is None:
             encoder_outputs, attention_mask = encode()
-            memory = self.decoder.prepare_memory(encoder_outputs, attention_mask)
-            state = self.decoder.initial_state(encoder_outputs, memory, keep_coverage=use_cache)
-            sources = memory.batch_size
+            encoded = self.decoder.prepare_encoded_source(encoder_outputs, attention_mask)
+            state = self.decoder.initial_state(encoder_outputs, encoded, keep_coverage=use_cache)
+            sources = encoded.batch_size
             if rows_per_source > 1:
-                memory, state = self.decoder.serve_rows(memory, state, rows_per_source)
+                encoded, state = self.decoder.serve_rows(encoded, state, rows_per_source)
         else:
-            memory, state = cache.memory, cache.state
-            sources = memory.batch_size * memory.rows_per_source // rows_per_source
+            encoded, state = cache.encoded, cache.state
+            sources = encoded.batch_size * encoded.rows_per_source // rows_per_source
         decoder_inputs = ("decoder_input_ids", decoder_input_ids) if decoder_inputs_embeds is None else (
             "decoder_inputs_embeds", decoder_inputs_embeds)
         check_decoder_rows(*decoder_inputs, sources, rows_per_source,
                            "of the `cache`" if cache is not None else "in the batch")
 
         plan = None if cache is None else self.step_plan(cache)
-        decoded: DecoderOutput = self.decoder(decoder_input_ids, memory, state, plan, inputs_embeds=decoder_inputs_embeds,
+        decoded: DecoderOutput = self.decoder(decoder_input_ids, encoded, state, plan,
+                                              inputs_embeds=decoder_inputs_embeds,
                                               output_hidden_states=output_hidden_states)
         if use_cache:
             if cache is None:
-                cache = RecurrentDecoderCache(memory, decoded.state, head_memory, rows_per_source)
+                cache = RecurrentDecoderCache(encoded, decoded.state, output_layer_inputs, rows_per_source)
             cache.update_state(decoded.state, decoded.pre_output.shape[1])
 
         weights = decoded.attention_weights
         return BahdanauSeq2SeqModelOutput(
             last_hidden_state=decoded.pre_output,
             decoder_hidden_states=decoded.hidden_states,
-            cross_attentions=((memory.to_caller_layout(weights).unsqueeze(1),)
+            cross_attentions=((encoded.to_caller_layout(weights).unsqueeze(1),)
                               if output_attentions and weights is not None else None),
             encoder_last_hidden_state=None if encoder_outputs is None else encoder_outputs.last_hidden_state,
             encoder_hidden_states=None if encoder_outputs is None else encoder_outputs.hidden_states,
@@ -394,7 +398,7 @@ class BahdanauModel(BahdanauPreTrainedModel):
     def search_step(self, tokens: Tensor, cache: RecurrentDecoderCache) -> DecoderOutput:
         """One step of a search: the decoder on tokens [N, 1] from the cache's state; advances ``cache``. The same
         computation as ``forward(decoder_input_ids=tokens, cache=cache)``, without its output objects."""
-        decoded = self.decoder(tokens, cache.memory, cache.state, self.step_plan(cache))
+        decoded = self.decoder(tokens, cache.encoded, cache.state, self.step_plan(cache))
         cache.update_state(decoded.state, tokens.shape[1])
         return decoded
 
@@ -436,8 +440,9 @@ class RecurrentGenerationMixin(GenerationMixin):
             return expand(expand_size=expand_size, is_encoder_decoder=is_encoder_decoder, input_ids=input_ids,
                           **model_kwargs)
         if not SHARED_BEAM_MEMORY:
-            return fall_back_once("one encoder memory per source in beam search", expand, expand_size=expand_size,
-                                  is_encoder_decoder=is_encoder_decoder, input_ids=input_ids, **model_kwargs)
+            return fall_back_once("the beams of a source sharing its encoded source", expand,
+                                  expand_size=expand_size, is_encoder_decoder=is_encoder_decoder, input_ids=input_ids,
+                                  **model_kwargs)
         shared = {key: model_kwargs.pop(key)
                   for key in ("encoder_outputs", "attention_mask", *self.output_layer.per_source_inputs)
                   if key in model_kwargs}
@@ -498,17 +503,25 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         ``forward(decoder_input_ids=tokens, cache=cache)``, without its output objects (greedy and
         beam search call this at every step; at batch size 1 the objects cost a third of a step)."""
         decoded = self.model.search_step(self.output_layer.read_back(tokens), cache)
-        weights = (cache.memory.to_caller_layout(decoded.attention_weights) if self.output_layer.reads_attention
+        return self.decoded_logits(decoded, cache.encoded, cache.output_layer_inputs, cache.rows_per_source)[:, -1]
+
+    def decoded_logits(self, decoded: DecoderOutput, encoded: EncodedSource, output_layer_inputs: Any,
+                       rows_per_source: int) -> Tensor:
+        """The head's logits of decoder steps that read ``encoded``: ``output_head`` on their pre-outputs (after the
+        output dropout), attention weights (read back to the caller's source columns) and gate logits ->
+        [N, T, V] (softmax) or [N, T, V + n] (pointer-generator). The search steps and the ONNX step graph
+        (``hf_bahdanau.onnx``) compute their logits here."""
+        weights = (encoded.to_caller_layout(decoded.attention_weights) if self.output_layer.reads_attention
                    else None)
         return self.output_head(self.output_dropout(decoded.pre_output), weights, decoded.generation_gate,
-                                cache.head_memory, cache.rows_per_source)[:, -1]
+                                output_layer_inputs, rows_per_source)
 
     def output_head(self, pre_output: Tensor, weights: Tensor | None, gate_logits: Tensor | None, source: Any,
                     rows_per_source: int) -> Tensor:
         """The output layer, for ``forward`` and for each search step: pre-outputs t [N, T, output_size] ->
         ``self.output_layer``'s logits from W_o t + b [N, T, V], the attention weights α [N, T, S] (over the caller's
-        source columns), the gate logits g [N, T] and its ``source`` (the cache's ``head_memory``): W_o t + b itself
-        (softmax), or log P(w) over the extended vocabulary [N, T, V + n] (pointer-generator).
+        source columns), the gate logits g [N, T] and its ``source`` (the cache's ``output_layer_inputs``): W_o t + b
+        itself (softmax), or log P(w) over the extended vocabulary [N, T, V + n] (pointer-generator).
         N = B · rows_per_source."""
         return self.output_layer.logits(self.lm_head(pre_output), weights, gate_logits, source, rows_per_source)
 
@@ -547,7 +560,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
         vocab_size (decoder inputs read them as ``unk_token_id``), and ``logits`` is log P(w) of the mixture.
         ``cache``: the decoding cache (``past_key_values`` before transformers 5.24; either name is accepted).
         ``rows_per_source`` k (default 1, or the cache's): the decoder inputs and labels have k consecutive rows per
-        source [B·k, T] (generate()'s beams share each source's encoder memory)."""
+        source [B·k, T] (generate()'s beams share each source's encoded source)."""
         cache = cache_argument(cache, past_key_values)
         rows_per_source = resolve_rows_per_source(rows_per_source, cache)
         source = self.output_layer.source(copy_input_ids, input_ids, attention_mask, cache)
@@ -568,7 +581,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
             cache=cache, inputs_embeds=inputs_embeds, decoder_inputs_embeds=decoder_inputs_embeds,
             use_cache=use_cache, output_attentions=output_attentions or self._reads_attention(labels),
             output_hidden_states=output_hidden_states, return_dict=True, rows_per_source=rows_per_source,
-            head_memory=source,
+            output_layer_inputs=source,
         )
         return self._lm_output(outputs, labels, attention_mask, source, rows_per_source, num_items_in_batch,
                                logits_to_keep, output_attentions)

@@ -1,7 +1,7 @@
 """Pointer networks (Vinyals, Fortunato & Jaitly 2015): the output distribution is the attention over the inputs.
 
     x_j = W_x P_j + b  (``input_features`` P [B, S, F])  or  E P_j  (``input_ids``)      the embedded inputs
-    e_0 = learned end annotation;  e_j = h_j, the encoder's annotation of input j − 1     the memory [B, S + 1, D]
+    e_0 = learned end annotation;  e_j = h_j, the encoder's annotation of input j − 1     attended: [B, S + 1, D]
     d_i = f(d_{i-1}, x_{C_{i-1}})          the decoder reads the input it pointed at last (x_{C_0}: a learned start)
     u_ij = score(d_i, e_j)                 the decoder's attention score (``attention_type``), after its update
     p(C_i = j | C_<i, P) = softmax_j(u_ij) over the end and the real inputs: ``logits`` = log p [B, T, S + 1]
@@ -31,7 +31,7 @@ from .pointing import END, ForbidRepeatedPointers
 from .search import check_search_arguments
 from .state import RecurrentDecoderCache, resolve_rows_per_source
 from .transformers_private import CACHE_NAME, cache_argument, cache_of
-from .old_names import old_names
+from .old_names import OldAttribute, old_names
 
 __all__ = ["BahdanauForPointerNetwork", "BahdanauPointerOutput", "BahdanauPointerNetworkEncoderOutput"]
 
@@ -128,14 +128,17 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
                                      output_hidden_states=output_hidden_states, output_attentions=output_attentions)
         return BahdanauPointerNetworkEncoderOutput(**encoded, inputs_embeds=embedded, attention_mask=layout.right_mask)
 
-    def pointer_memory(self, encoder_outputs: BahdanauPointerNetworkEncoderOutput
-                       ) -> tuple[BahdanauEncoderOutput, Tensor]:
-        """The decoder's memory [e_0; h_1 … h_S] [B, S + 1, D] as encoder outputs, and its mask [B, S + 1]."""
+    def pointer_annotations(self, encoder_outputs: BahdanauPointerNetworkEncoderOutput
+                            ) -> tuple[BahdanauEncoderOutput, Tensor]:
+        """The annotations the decoder attends over, [e_0; h_1 … h_S] [B, S + 1, D], as encoder outputs, and their
+        mask [B, S + 1]."""
         annotations, mask = encoder_outputs.last_hidden_state, encoder_outputs.attention_mask
         end = self.end_annotation.to(annotations.dtype).expand(annotations.shape[0], 1, -1)
-        memory = BahdanauEncoderOutput(torch.cat([end, annotations], dim=1), encoder_outputs.final_hidden_state,
-                                       encoder_outputs.final_cell_state)
-        return memory, torch.cat([mask.new_ones(mask.shape[0], 1), mask], dim=1)
+        pointed = BahdanauEncoderOutput(torch.cat([end, annotations], dim=1), encoder_outputs.final_hidden_state,
+                                        encoder_outputs.final_cell_state)
+        return pointed, torch.cat([mask.new_ones(mask.shape[0], 1), mask], dim=1)
+
+    pointer_memory = OldAttribute("pointer_annotations")  # its name before
 
     def pointer_inputs(self, encoder_outputs: BahdanauPointerNetworkEncoderOutput) -> Tensor:
         """What the decoder reads for each pointer id: [x_start; x_1 … x_S] [B, S + 1, E]."""
@@ -192,10 +195,10 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
             raise TypeError("`encoder_outputs` of a pointer network must be a BahdanauPointerNetworkEncoderOutput "
                             f"(from `model.encode(...)`), got {type(encoder_outputs).__name__}.")
         if cache is not None:
-            inputs, mask = cache.head_memory, cache.memory.mask
+            inputs, mask = cache.output_layer_inputs, cache.encoded.mask
         else:
             inputs = self.pointer_inputs(encoder_outputs)
-            memory_outputs, mask = self.pointer_memory(encoder_outputs)
+            pointed, mask = self.pointer_annotations(encoder_outputs)
         if labels is not None:
             use_cache = False
             self.output_layer.check_labels(labels, mask)
@@ -208,17 +211,18 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         if decoder_input_ids is None:
             raise ValueError("Pass `decoder_input_ids` (pointer ids read so far, starting with 0) or `labels`.")
         outputs = self.model(
-            encoder_outputs=None if cache is not None else memory_outputs,
+            encoder_outputs=None if cache is not None else pointed,
             attention_mask=None if cache is not None else mask,
             decoder_inputs_embeds=self.output_layer.decoder_inputs(decoder_input_ids, inputs, mask, rows_per_source),
             cache=cache, use_cache=use_cache, output_attentions=output_attentions,
-            output_hidden_states=True, return_dict=True, rows_per_source=rows_per_source, head_memory=inputs,
+            output_hidden_states=True, return_dict=True, rows_per_source=rows_per_source,
+            output_layer_inputs=inputs,
         )
         cache = cache_of(outputs)
         if cache is not None:
-            keys = cache.memory.projected_keys
+            keys = cache.encoded.projected_keys
         else:
-            keys = self.model.decoder.attention.project_keys(memory_outputs.last_hidden_state)
+            keys = self.model.decoder.attention.project_keys(pointed.last_hidden_state)
         logits = self.pointer_log_probs(outputs.decoder_hidden_states[-1], keys, mask)
         loss = None if labels is None else token_cross_entropy(logits, labels, num_items_in_batch)
         return BahdanauPointerOutput(

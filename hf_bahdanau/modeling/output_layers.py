@@ -9,9 +9,9 @@ loss. One registered class per kind (``axes.OUTPUT_LAYERS``); the head builds on
 N = B · k decoder rows, k = ``rows_per_source`` consecutive rows per source (generate()'s beams); t_t the pre-output
 [N, T, output_size], α_t the attention over the caller's source columns [N, T, S], g_t the pointer-generator's gate
 logit [N, T] (``pointer_generator.py`` holds its equations). What a layer keeps per source (``source``: a
-``CopySource``, the pointer network's inputs) is stored once in the decoding cache as ``head_memory`` and shared by the
-source's k rows, so beam search never copies or reorders it; generate()'s keyword arguments that hold it stay one per
-source when beams are expanded (``per_source_inputs``).
+``CopySource``, the pointer network's inputs) is stored once in the decoding cache as ``output_layer_inputs`` and
+shared by the source's k rows, so beam search never copies or reorders it; generate()'s keyword arguments that hold it
+stay one per source when beams are expanded (``per_source_inputs``).
 
 No config field names the layer: a seq2seq head's is ``pointer_generator`` when ``copy_attention`` is set, else
 ``softmax`` (``seq2seq_output_layer``); the pointer network's is ``pointing``. A new kind is a class here with its line
@@ -48,7 +48,7 @@ class SoftmaxOutput:
 
     def source(self, copy_input_ids: Tensor | None, input_ids: Tensor | None, attention_mask: Tensor | None,
                cache: Any) -> Any:
-        """What the layer reads per source at every step (the cache's ``head_memory``); here nothing."""
+        """What the layer reads per source at every step (the cache's ``output_layer_inputs``); here nothing."""
         if copy_input_ids is not None:
             raise ValueError("`copy_input_ids` are the ids a pointer-generator copies from, and this model has "
                              "`copy_attention=False`; leave them out.")
@@ -109,8 +109,8 @@ class PointerGeneratorOutput(SoftmaxOutput):
                cache: Any) -> CopySource:
         """The cache's source, else ``copy_input_ids``, else ``input_ids`` (checked: non-negative ids of the source's
         shape, numbered as ``CopySource.of`` says)."""
-        if cache is not None and cache.head_memory is not None:
-            return cache.head_memory
+        if cache is not None and cache.output_layer_inputs is not None:
+            return cache.output_layer_inputs
         if copy_input_ids is None and input_ids is not None:  # it copies the input ids: words of the vocabulary
             check_token_ids("input_ids", input_ids, self.config.vocab_size)
         ids = input_ids if copy_input_ids is None else copy_input_ids
@@ -184,10 +184,10 @@ class PointingOutput:
         self.config = config
 
     def logits(self, attention: nn.Module, states: Tensor, keys: Tensor, mask: Tensor) -> Tensor:
-        """log p(C_i = j) = log softmax_j(u_ij) over the real memory positions (−∞ elsewhere), u = ``attention``'s
-        score: decoder states d_i [N, T, H], N = B · k rows (k per source, consecutive), keys = the score's
-        ``project_keys`` of the memory [B, S + 1, …], mask [B, S + 1] -> [N, T, S + 1]. A multi-head score's
-        distribution is the mean of its heads' (the attention's weights): log (1/h Σ_h p_h)."""
+        """log p(C_i = j) = log softmax_j(u_ij) over the real positions of [end; inputs] (−∞ elsewhere),
+        u = ``attention``'s score: decoder states d_i [N, T, H], N = B · k rows (k per source, consecutive), keys = the
+        score's ``project_keys`` of the annotations [e_0; h_1 … h_S] [B, S + 1, …], mask [B, S + 1] -> [N, T, S + 1].
+        A multi-head score's distribution is the mean of its heads' (the attention's weights): log (1/h Σ_h p_h)."""
         (rows, steps, size), sources = states.shape, mask.shape[0]
         scores = attention.score(states.reshape(sources, -1, size), keys)
         scores = scores.to(torch.promote_types(scores.dtype, torch.float32))

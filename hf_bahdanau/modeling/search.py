@@ -100,14 +100,14 @@ class BeamPenalties(NamedTuple):
                         rows: Tensor) -> Tensor:
         """s(Y, X) [B, K] of candidates of one length: log_probs [B, K] their log P(Y|X); rows [B, K] the decoder
         row each extends. cp reads that row's attention totals (the cache's coverage [N, S], which includes the step
-        that scored the candidate's last token) and its source's mask (``EncoderMemory.mask`` row
+        that scored the candidate's last token) and its source's mask (``EncodedSource.mask`` row
         row // rows_per_source)."""
         scores = log_probs / self.length_penalty(length)
         if not self.coverage:
             return scores
         rows = rows.flatten().to(torch.int64)
         totals = cache.state.attention.coverage.index_select(0, rows)
-        mask = cache.memory.mask.index_select(0, rows // cache.memory.rows_per_source)
+        mask = cache.encoded.mask.index_select(0, rows // cache.encoded.rows_per_source)
         totals = totals.to(torch.promote_types(totals.dtype, scores.dtype))
         return scores + coverage_penalty(totals, mask, self.coverage).view_as(scores).to(scores.dtype)
 

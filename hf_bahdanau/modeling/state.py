@@ -1,5 +1,5 @@
-"""Decoding state: what the encoder leaves for the decoder, what the decoder carries between steps,
-and the ``Cache`` that carries both through ``generate()``."""
+"""Decoding state: what the encoder leaves for the decoder (the ``EncodedSource``), what the decoder carries between
+steps, and the ``Cache`` that carries both through ``generate()``."""
 
 from typing import Any, NamedTuple
 
@@ -8,8 +8,12 @@ from torch import Tensor
 from transformers.cache_utils import Cache
 
 from .input_checks import check_rows_per_source
+from .old_names import OldAttribute, old_keywords, old_names
 from .padding import rotate_rows
 from .recurrent import RecurrentState
+
+__all__ = ["AttentionState", "DecoderState", "EncodedSource", "RecurrentDecoderCache", "RecurrentLayerCache",
+           "resolve_rows_per_source"]
 
 
 def _rows(tensor: Tensor | None, index: Tensor) -> Tensor | None:
@@ -17,16 +21,17 @@ def _rows(tensor: Tensor | None, index: Tensor) -> Tensor | None:
     return None if tensor is None else tensor.index_select(0, index)
 
 
-class EncoderMemory(NamedTuple):
-    """Computed once per source and reused at every decoder step.
+class EncodedSource(NamedTuple):
+    """The encoded source: Bahdanau et al.'s annotations h_j of each source and what the decoder derives from them
+    alone, computed once per source and read at every decoder step.
 
     annotations [B, S, D]: keys and values of the attention; mask [B, S] bool (True = real token);
     projected_keys: the attention's key projection (e.g. U_a h_j [B, S, A]), None without attention;
     summary [B, D]: Cho et al.'s fixed context C (the top encoder layer's final state), else None;
     rows_per_source: decoder rows b·k … b·k + k − 1 all read source b (the k beams of beam search share
-    one copy of its memory), so the decoder runs B · rows_per_source rows;
-    source_starts [B]: the memory is right-padded, and source b's tokens start at column source_starts[b] of the
-    caller's mask (None: they start at column 0; see ``padding``).
+    one copy of it), so the decoder runs B · rows_per_source rows;
+    source_starts [B]: the annotations are right-padded, and source b's tokens start at column source_starts[b] of
+    the caller's mask (None: they start at column 0; see ``padding``).
     """
 
     annotations: Tensor
@@ -41,13 +46,13 @@ class EncoderMemory(NamedTuple):
         """Sources B (the decoder runs B · rows_per_source rows)."""
         return self.mask.shape[0]
 
-    def index_select(self, index: Tensor) -> "EncoderMemory":
-        """The memory of sources ``index`` [N] (one row per source): a copy per decoder row."""
-        return EncoderMemory(_rows(self.annotations, index), _rows(self.mask, index), _rows(self.projected_keys, index),
+    def index_select(self, index: Tensor) -> "EncodedSource":
+        """The encoded sources ``index`` [N] (one row per source): a copy per decoder row."""
+        return EncodedSource(_rows(self.annotations, index), _rows(self.mask, index), _rows(self.projected_keys, index),
                              _rows(self.summary, index), 1, _rows(self.source_starts, index))
 
     def to_caller_layout(self, weights: Tensor) -> Tensor:
-        """Attention weights [B · rows_per_source, T, S] over the memory -> over the caller's source columns."""
+        """Attention weights [B · rows_per_source, T, S] over the annotations -> over the caller's source columns."""
         if self.source_starts is None:
             return weights
         return rotate_rows(weights, -self.source_starts.repeat_interleave(self.rows_per_source), dim=-1)
@@ -120,31 +125,36 @@ class RecurrentLayerCache(NamedTuple):
 
 
 class RecurrentDecoderCache(Cache):
-    """The cache of the recurrent decoder (``cache``; ``past_key_values`` before transformers 5.24): the encoder
-    memory plus the decoder state.
+    """The cache of the recurrent decoder (``cache``; ``past_key_values`` before transformers 5.24): the encoded
+    source (``encoded``) plus the decoder state.
 
     It keeps the ``Cache`` protocol where it applies to a recurrent state: ``len(cache)`` is the number of decoder
     layers and ``cache.layers[l]`` holds layer l's state; ``get_seq_length()`` counts the decoder tokens consumed;
     beam search calls ``reorder_cache(beam_idx)``. Only the decoder state is reordered, because every beam of a
-    source shares the same encoder memory (``beam_idx`` never crosses sources). There are no key/value tensors to
+    source shares the same encoded source (``beam_idx`` never crosses sources). There are no key/value tensors to
     ``update``, ``crop`` or offload: an RNN state cannot be rolled back a token (the model is ``_is_stateful``).
-    ``step_plan``: the decoder's ``StepPlan`` for this memory, which a search builds once for all its steps
-    (``plan_search_steps``); ``head_memory``: what the output head reads at every step besides the decoder's output,
-    per source and shared by its rows like the memory, given when the cache is built: a pointer-generator's
-    ``CopySource``, a pointer network's inputs [x_start; x_1 … x_S] [B, S + 1, E]; None for a plain LM head;
-    ``rows_per_source``: the decoder rows k of each source (beam search), whether the memory is shared by them
-    (``memory.rows_per_source`` = k) or copied per row (``memory.rows_per_source`` = 1).
+    ``step_plan``: the decoder's ``StepPlan`` for this encoded source, which a search builds once for all its steps
+    (``plan_search_steps``); ``output_layer_inputs``: what the head's output layer reads at every step besides the
+    decoder's output, per source and shared by its rows like the encoded source, given when the cache is built: a
+    pointer-generator's ``CopySource``, a pointer network's inputs [x_start; x_1 … x_S] [B, S + 1, E]; None for the
+    softmax; ``rows_per_source``: the decoder rows k of each source (beam search), whether the encoded source is
+    shared by them (``encoded.rows_per_source`` = k) or copied per row (``encoded.rows_per_source`` = 1).
+    Their names before: ``memory`` and ``head_memory`` (still read, set and passed, with a FutureWarning).
     """
 
     is_compileable = False
+    memory = OldAttribute("encoded")
+    head_memory = OldAttribute("output_layer_inputs")
 
-    def __init__(self, memory: EncoderMemory, state: DecoderState, head_memory: Any = None, rows_per_source: int = 1):
+    @old_keywords({"memory": "encoded", "head_memory": "output_layer_inputs"})
+    def __init__(self, encoded: EncodedSource, state: DecoderState, output_layer_inputs: Any = None,
+                 rows_per_source: int = 1):
         super().__init__(layers=[])
-        self.memory = memory
+        self.encoded = encoded
         self.state = state
         self.seen_tokens = 0
         self.step_plan = None
-        self.head_memory = head_memory
+        self.output_layer_inputs = output_layer_inputs
         self.rows_per_source = rows_per_source
 
     @property
@@ -183,3 +193,6 @@ def resolve_rows_per_source(rows_per_source: int | None, cache: RecurrentDecoder
         raise ValueError(f"`rows_per_source` = {rows_per_source} does not match the `cache`, which holds "
                          f"{cache.rows_per_source} decoder rows per source.")
     return cache.rows_per_source
+
+
+__getattr__ = old_names(__name__, {"EncoderMemory": EncodedSource})
