@@ -105,13 +105,12 @@ def usage(model_id, examples, generation, config, remote):
 TOY = register_family(Family(
     name="toy-bag", task="toy-classification", config_class=ToyBagConfig,
     heads=(Head(AutoModelForSequenceClassification, ToyBagForSequenceClassification),),
-    card_head=AutoModelForSequenceClassification,
     card=CardWords(
         task_words="Toy Classification", pipeline_tag="text-classification",
         architecture=lambda config, state: Architecture(
             None, ("Toy et al., 2026", "Bags of Embeddings", "https://example.org/toy"),
             [f"**Bag**: the mean of {config['hidden_size']}-dimensional embeddings"], family="a bag of embeddings"),
-        tags=lambda config, processor: ["toy", "custom_code"],
+        tags=("toy",),
         description=lambda config, processor: f"It labels a text with one of {len(config['id2label'])} labels.",
         usage=usage, limitations=lambda config, processor: ["Word order is lost."],
         examples=text_examples("mary moved"), metric_names={"bag_purity": "Bag purity"}.get,
@@ -173,6 +172,7 @@ def saved(toy, tmp_path_factory):
 
 def test_the_toy_family_is_registered_from_its_descriptor_alone(toy):
     assert FAMILIES["toy-bag"] is toy.TOY and family_for_task("toy-classification") is toy.TOY
+    assert toy.TOY.card_head is AutoModelForSequenceClassification  # not declared: its last head's Auto class
     config = AutoConfig.for_model("toy-bag", num_labels=3)
     assert type(config).__name__ == "ToyBagConfig" and config.hidden_size == 4
     assert type(AutoModelForSequenceClassification.from_config(config)).__name__ == "ToyBagForSequenceClassification"
@@ -211,7 +211,8 @@ def test_the_toy_folder_gets_a_card_from_the_generic_engine(saved, tmp_path):
     (folder / "bag_0.png").write_bytes(b"")
     (folder / "all_results.json").write_text(json.dumps({"eval_accuracy": 0.5, "eval_bag_purity": 0.25}))
     card = ModelCard.load(write_model_card(folder))
-    assert card.data.pipeline_tag == "text-classification" and card.data.tags == ["toy", "custom_code"]
+    assert card.data.pipeline_tag == "text-classification"
+    assert card.data.tags == ["hf_bahdanau", "toy", "toy-classification", "custom_code"]  # its own, the engine's
     assert card.data.widget == [{"text": "mary moved"}]
     assert card.data.eval_results[0].task_type == "toy-classification"
     assert card.data.eval_results[0].task_name == "Toy Classification"

@@ -37,6 +37,8 @@ METRIC_NAMES = {
     "wer_no_stress": "Word error rate, stress ignored", "per_no_stress": "Phoneme error rate, stress ignored",
     "error": "Error rate", "sequence_accuracy": "Sequence accuracy", "cer": "Character error rate",
 }  # the words of the metrics several families report; a family's own: CardWords.metric_names
+PACKAGE_TAG = "hf_bahdanau"  # the first tag of every hf_bahdanau family's card
+REMOTE_CODE_TAG = "custom_code"  # the Hub's tag of a folder that carries its model's code (the last one)
 LONG_INPUTS = "long_"  # "long_cer": on inputs longer than any in training (run_image_to_text.py's test_long split)
 NOT_IN_MODEL_INDEX = ("loss", "gen_len")  # reported in the table, not quality metrics (also with LONG_INPUTS)
 HYPERPARAMETERS = (
@@ -135,11 +137,9 @@ def build_model_card(model_dir: Path, *, task: str | None, results: dict[str, An
     state = read_json(model_dir / "trainer_state.json")
     processor = read_json(model_dir / "preprocessor_config.json") or {}
     architecture = words.architecture(config, state)
-    tags = words.tags(config, processor)
-    if architecture.preset:
-        tags.insert(1, architecture.preset)
     card_data = ModelCardData(
-        model_name=model_name, library_name="transformers", license=license, language=language, tags=tags,
+        model_name=model_name, library_name="transformers", license=license, language=language,
+        tags=card_tags(family, config, processor, architecture.preset),
         datasets=[dataset_name] if dataset_name else None, base_model=base_model, pipeline_tag=words.pipeline_tag,
         metrics=sorted({result.metric_type for result in eval_results}) or None,
         eval_results=eval_results or None,
@@ -199,6 +199,16 @@ def card_family(model_dir: Path, config: dict[str, Any], task: str | None) -> Fa
     if chosen is None:
         raise ValueError(f"`task={task!r}` does not fit the model in {model_dir} (model_type {model_type!r}).")
     return chosen
+
+
+def card_tags(family: Family, config: dict[str, Any], processor: dict[str, Any], preset: str | None) -> list[str]:
+    """The card's tags: a family's own (``CardWords.tags``) between those every hf_bahdanau card has, "hf_bahdanau"
+    and the ``preset`` its config matches before, its task and "custom_code" after; a tag given twice is kept where
+    it first appears. A Transformer baseline's are its own alone: transformers' model, no remote code."""
+    own = family.card.own_tags(config, processor)
+    if family.model_type in BASELINES:
+        return own
+    return list(dict.fromkeys([PACKAGE_TAG, *([preset] if preset else []), *own, family.task, REMOTE_CODE_TAG]))
 
 
 def picture_sections(model_dir: Path, kinds: Sequence[Picture], explorer_page: str | None, figures: list[str]

@@ -13,13 +13,13 @@ from transformers import AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel
 from hf_bahdanau.families import CardWords, Family, Head
 from hf_bahdanau.families.recurrent import ALIGNMENTS
 from hf_bahdanau.families.seq2seq import short_outputs_note
-from hf_bahdanau.families.words import Architecture, generate_kwargs, text_examples
+from hf_bahdanau.families.words import Architecture, generate_kwargs
 
 __all__ = ["BASELINES", "TRANSFORMER_MODEL_TYPES", "TRANSFORMER_PAPER", "TRANSFORMER_TAGS", "describe_transformer",
            "transformer_limitations", "transformer_summary", "transformer_task_description", "transformer_usage"]
 
 TRANSFORMER_PAPER = ("Vaswani et al., 2017", "Attention Is All You Need", "https://arxiv.org/abs/1706.03762")
-TRANSFORMER_TAGS = ["transformer", "marian", "baseline", "translation"]
+TRANSFORMER_TAGS = ("transformer", "marian", "baseline", "translation")  # all its card's: it is no hf_bahdanau family
 
 
 def describe_transformer(config: dict[str, Any], trainer_state: dict[str, Any] | None = None) -> Architecture:
@@ -90,12 +90,11 @@ def usage(model_id: str, examples: list[str], generation: dict[str, Any], config
 BASELINES = {  # transformers' own model types a card is written for, by model type
     MarianConfig.model_type: Family(
         name="transformer-baseline", task="translation", config_class=MarianConfig,
-        heads=(Head(AutoModelForSeq2SeqLM, MarianMTModel),), card_head=AutoModelForSeq2SeqLM,
+        heads=(Head(AutoModelForSeq2SeqLM, MarianMTModel),),
         card=CardWords(task_words="Translation", pipeline_tag="translation", architecture=describe_transformer,
-                       tags=lambda config, processor: list(TRANSFORMER_TAGS),
-                       description=lambda config, processor: transformer_task_description(), usage=usage,
+                       tags=TRANSFORMER_TAGS, usage=usage, results_note=short_outputs_note,
+                       description=lambda config, processor: transformer_task_description(),
                        limitations=lambda config, processor: transformer_limitations(config),
-                       examples=text_examples(), results_note=short_outputs_note, summary=transformer_summary,
-                       pictures=(ALIGNMENTS,))),
+                       summary=transformer_summary, pictures=(ALIGNMENTS,))),
 }
 TRANSFORMER_MODEL_TYPES = tuple(BASELINES)

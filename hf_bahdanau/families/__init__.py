@@ -12,12 +12,14 @@ its config names, a model card and the contract tests (tests/contract/).
 """
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from hf_bahdanau.modeling.transformers_private import AUTO_MAPPING_REGISTER
+
+from .words import text_examples
 
 __all__ = ["CardWords", "FAMILIES", "Family", "Head", "Picture", "family_for_task", "family_of",
            "find_family", "register_family", "text_widget"]
@@ -53,15 +55,17 @@ class CardWords:
     returned."""
 
     task_words: str  # how the task reads in words: "Translation"
-    pipeline_tag: str | None  # the Hub's pipeline tag, None when no Hub pipeline does the task
     architecture: Callable[[dict, dict | None], Any]  # (config, trainer_state or None) -> cards.Architecture
-    tags: Callable[[dict, dict], list[str]]  # (config, processor); the engine adds the matching preset's name
     description: Callable[[dict, dict], str]  # (config, processor) -> what the model reads and answers
     usage: Callable[..., str]  # (model_id, examples, generation, config, remote: bool) -> Python code; with
     # remote=True "" when the folder needs no remote code (then the card has one usage block)
     limitations: Callable[[dict, dict], list[str]]  # (config, processor)
-    examples: Callable[[Path, list[str] | None], list]  # (model_dir, example_inputs or None: the previous card's
-    # or none) -> the examples the usage code runs, checked; a ValueError naming `example_inputs`
+    pipeline_tag: str | None = None  # the Hub's pipeline tag, None when no Hub pipeline does the task
+    tags: Sequence[str] | Callable[[dict, dict], Sequence[str]] = ()  # the family's own tags, or (config,
+    # processor) -> them; the engine adds those every card has (cards.card.card_tags: the package, the matching
+    # preset's name, the task, custom_code)
+    examples: Callable[[Path, list[str] | None], list] = text_examples()  # (model_dir, example_inputs or None: the
+    # previous card's or none) -> the examples the usage code runs, checked; a ValueError naming `example_inputs`
     widget: Callable[[list], list[dict[str, Any]]] = text_widget  # examples -> the Hub widget; its "src" files
     # are example inputs, not figures
     pipeline_usage: Callable[..., str] | None = None  # (model_id, examples, generation, config) -> code or ""
@@ -73,6 +77,10 @@ class CardWords:
     pictures: tuple[Picture, ...] = ()
     explorer_page: str | None = None  # the attention explorer a training run writes in the folder
 
+    def own_tags(self, config: dict[str, Any], processor: dict[str, Any]) -> list[str]:
+        """``tags``, called with the folder's config and processor dicts when it is a function."""
+        return list(self.tags(config, processor) if callable(self.tags) else self.tags)
+
 
 @dataclass(frozen=True)
 class Family:
@@ -82,8 +90,8 @@ class Family:
     task: str  # the card's and write_model_card's task: "translation", "token-classification", ...
     config_class: type
     heads: tuple[Head, ...]
-    card_head: type  # the Auto class the card's usage code loads
     card: CardWords
+    card_head: type | None = None  # the Auto class the card's usage code loads; None: the last head's
     image_processor: type | None = None
     collator: Callable[..., Any] | None = None  # (tokenizer or processor, **options) -> a Trainer data collator
     architectures: tuple[str, ...] = field(default=())  # config.json "architectures" that mark this family when
@@ -96,6 +104,10 @@ class Family:
     # "bahdanau" folders of the tagger and the classifiers, seq2seq checkpoints): their Auto mappings name its heads
     explorer: Any = None  # the page hf-bahdanau-explore builds of its folders (an hf_bahdanau.explorer.Explorer);
     # None: the command refuses its folders
+
+    def __post_init__(self) -> None:
+        if self.card_head is None:
+            object.__setattr__(self, "card_head", self.heads[-1].auto_class)  # a frozen dataclass's own default
 
     @property
     def model_type(self) -> str:

@@ -8,9 +8,8 @@ from transformers import AutoModelForSequenceClassification, DataCollatorWithPad
 
 from hf_bahdanau.families import CardWords, Family, Head, Picture, register_family
 from hf_bahdanau.families.recurrent import (RECURRENT_ENCODER, encoder_line, matching_preset, paper_of,
-                                            recurrent_limitations, recurrent_tags)
-from hf_bahdanau.families.words import (Architecture, dropout_lines, labelling_description, task_pipeline_usage,
-                                        text_examples)
+                                            recurrent_limitations, rnn_tags)
+from hf_bahdanau.families.words import Architecture, dropout_lines, labelling_description, task_pipeline_usage
 from hf_bahdanau.modeling.axes import POOLINGS
 from hf_bahdanau.modeling.configuration_bahdanau import BahdanauConfig
 from hf_bahdanau.modeling.modeling_sequence_classification import BahdanauForSequenceClassification
@@ -44,12 +43,10 @@ CLASSIFIER = register_family(Family(
     name="classifier", task=TASK, config_class=BahdanauForSequenceClassification.config_class,
     upgrades=(BahdanauConfig,),
     heads=(Head(AutoModelForSequenceClassification, BahdanauForSequenceClassification),),
-    card_head=AutoModelForSequenceClassification,
     card=CardWords(task_words="Text Classification", pipeline_tag=TASK, architecture=describe_classifier,
-                   tags=lambda config, processor: recurrent_tags(config, TASK),
-                   description=labelling_description("the whole text"), usage=task_pipeline_usage(TASK),
-                   limitations=lambda config, processor: recurrent_limitations(config, recurrent=RECURRENT_ENCODER),
-                   examples=text_examples(), pictures=(POOLING_ATTENTION,)),
+                   tags=rnn_tags(), description=labelling_description("the whole text"),
+                   usage=task_pipeline_usage(TASK), pictures=(POOLING_ATTENTION,),
+                   limitations=lambda config, processor: recurrent_limitations(config, recurrent=RECURRENT_ENCODER)),
     architectures=("BahdanauForSequenceClassification",),  # what its folders saved so far name
     collator=DataCollatorWithPadding,
 ))

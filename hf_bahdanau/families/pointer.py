@@ -9,8 +9,8 @@ from transformers import AutoModel
 
 from hf_bahdanau.families import CardWords, Family, Head, register_family
 from hf_bahdanau.families.recurrent import (ALIGNMENTS, decoder_lines, encoder_line, matching_preset, paper_of,
-                                            recurrent_limitations, recurrent_tags)
-from hf_bahdanau.families.words import Architecture, dropout_lines, text_examples
+                                            recurrent_limitations, rnn_tags)
+from hf_bahdanau.families.words import Architecture, dropout_lines
 from hf_bahdanau.modeling.collators import DataCollatorForPointing
 from hf_bahdanau.modeling.configuration_bahdanau import BahdanauPointerConfig
 from hf_bahdanau.modeling.modeling_pointer import BahdanauForPointerNetwork
@@ -60,13 +60,12 @@ def usage(model_id: str, examples: list[str], generation: dict[str, Any], config
 
 POINTER = register_family(Family(
     name="pointer", task=TASK, config_class=BahdanauPointerConfig,
-    heads=(Head(AutoModel, BahdanauForPointerNetwork),), card_head=AutoModel,
-    card=CardWords(task_words="Pointer Network", pipeline_tag=None, architecture=describe_pointer,
-                   tags=lambda config, processor: recurrent_tags(config, TASK), description=description, usage=usage,
+    heads=(Head(AutoModel, BahdanauForPointerNetwork),),
+    card=CardWords(task_words="Pointer Network", architecture=describe_pointer, tags=rnn_tags(),
+                   description=description, usage=usage, metric_names=metric_names, pictures=(ALIGNMENTS,),
                    limitations=lambda config, processor: recurrent_limitations(config, (
                        "It can only point at its own inputs, and its accuracy falls for more inputs than it was "
-                       "trained on (Vinyals et al., 2015, table 1).")),
-                   examples=text_examples(), metric_names=metric_names, pictures=(ALIGNMENTS,)),
+                       "trained on (Vinyals et al., 2015, table 1)."))),
     refusal=("is a pointer network: it outputs positions of its inputs, not text; use "
              "AutoModel.from_pretrained(...).generate(input_features=...) or training/run_pointer.py."),
     collator=DataCollatorForPointing,

@@ -7,6 +7,7 @@ output layer is described without touching this file.
 """
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from hf_bahdanau.families import Picture
@@ -16,7 +17,7 @@ from hf_bahdanau.modeling.axes import (ATTENTION_MODES, ATTENTION_SCOPES, ATTENT
 from hf_bahdanau.modeling.configuration_bahdanau import PRESETS
 
 __all__ = ["ALIGNMENTS", "CLOSED_VOCABULARY", "PAPERS", "RECURRENT", "RECURRENT_ENCODER", "decoder_lines",
-           "encoder_line", "matching_preset", "paper_of", "recurrent_limitations", "recurrent_tags",
+           "encoder_line", "matching_preset", "paper_of", "recurrent_limitations", "recurrent_tags", "rnn_tags",
            "vocabulary_output"]
 
 SIZE_FIELDS = ("encoder_layers", "decoder_layers")  # presets fix them; small models override them
@@ -165,12 +166,21 @@ def decoder_lines(config: dict[str, Any], output: str) -> list[str]:
     return lines
 
 
+def rnn_tags(topics: tuple[str, ...] = (), inputs: tuple[str, ...] = ()) -> Callable[[dict, dict], list[str]]:
+    """``CardWords.tags`` of a recurrent model: its ``topics`` (e.g. "show-attend-and-tell"), rnn, whether it
+    attends, its cell and what it reads besides text (``inputs``, e.g. "vision")."""
+
+    def tags(config: dict[str, Any], processor: dict[str, Any]) -> list[str]:
+        attends = "attention" if config.get("attention_type") != "none" else "no-attention"
+        return [*topics, "rnn", attends, config["rnn_type"], *inputs]
+
+    return tags
+
+
 def recurrent_tags(config: dict[str, Any], task: str, topics: tuple[str, ...] = (), inputs: tuple[str, ...] = ()
                    ) -> list[str]:
-    """The tags of a recurrent model: the package, its ``topics`` (e.g. "show-attend-and-tell"), rnn, whether it
-    attends, its cell, what it reads besides text (``inputs``, e.g. "vision"), its task and custom_code."""
-    attends = "attention" if config.get("attention_type") != "none" else "no-attention"
-    return ["hf_bahdanau", *topics, "rnn", attends, config["rnn_type"], *inputs, task, "custom_code"]
+    """``rnn_tags`` between the package and the task and custom_code."""
+    return ["hf_bahdanau", *rnn_tags(topics, inputs)(config, {}), task, "custom_code"]
 
 
 def recurrent_limitations(config: dict[str, Any], vocabulary: str = CLOSED_VOCABULARY, recurrent: str = RECURRENT

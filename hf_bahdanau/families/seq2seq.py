@@ -10,8 +10,8 @@ from transformers import AutoModel, AutoModelForSeq2SeqLM
 from hf_bahdanau.explorer.alignment_page import ALIGNMENT_EXPLORER
 from hf_bahdanau.families import CardWords, Family, Head, register_family
 from hf_bahdanau.families.recurrent import (ALIGNMENTS, decoder_lines, encoder_line, matching_preset, paper_of,
-                                            recurrent_limitations, recurrent_tags, vocabulary_output)
-from hf_bahdanau.families.words import Architecture, dropout_lines, generate_kwargs, text_examples
+                                            recurrent_limitations, rnn_tags, vocabulary_output)
+from hf_bahdanau.families.words import Architecture, dropout_lines, generate_kwargs
 from hf_bahdanau.modeling.collators import DataCollatorWithRightPaddedLabels
 from hf_bahdanau.modeling.configuration_bahdanau import BahdanauConfig
 from hf_bahdanau.modeling.modeling_bahdanau import BahdanauForConditionalGeneration, BahdanauModel
@@ -99,10 +99,8 @@ def limitations(config: dict[str, Any], processor: dict[str, Any]) -> list[str]:
 SEQ2SEQ = register_family(Family(
     name="seq2seq", task=TASK, config_class=BahdanauConfig,
     heads=(Head(AutoModel, BahdanauModel), Head(AutoModelForSeq2SeqLM, BahdanauForConditionalGeneration)),
-    card_head=AutoModelForSeq2SeqLM,
-    card=CardWords(task_words="Translation", pipeline_tag=TASK, architecture=describe_seq2seq,
-                   tags=lambda config, processor: recurrent_tags(config, TASK), description=description, usage=usage,
-                   limitations=limitations, examples=text_examples(), pipeline_usage=pipeline_usage,
+    card=CardWords(task_words="Translation", pipeline_tag=TASK, architecture=describe_seq2seq, tags=rnn_tags(),
+                   description=description, usage=usage, limitations=limitations, pipeline_usage=pipeline_usage,
                    results_note=short_outputs_note, pictures=(ALIGNMENTS,)),
     text_to_text=True,
     explorer=ALIGNMENT_EXPLORER,

@@ -8,9 +8,8 @@ from transformers import AutoModelForTokenClassification, DataCollatorForTokenCl
 
 from hf_bahdanau.families import CardWords, Family, Head, Picture, register_family
 from hf_bahdanau.families.recurrent import (RECURRENT_ENCODER, encoder_line, matching_preset, paper_of,
-                                            recurrent_limitations, recurrent_tags)
-from hf_bahdanau.families.words import (Architecture, dropout_lines, labelling_description, task_pipeline_usage,
-                                        text_examples)
+                                            recurrent_limitations, rnn_tags)
+from hf_bahdanau.families.words import Architecture, dropout_lines, labelling_description, task_pipeline_usage
 from hf_bahdanau.modeling.axes import describe_token_attention
 from hf_bahdanau.modeling.configuration_bahdanau import BahdanauConfig
 from hf_bahdanau.modeling.modeling_token_classification import BahdanauForTokenClassification
@@ -35,12 +34,10 @@ def describe_tagger(config: dict[str, Any], trainer_state: dict[str, Any] | None
 TAGGER = register_family(Family(
     name="tagger", task=TASK, config_class=BahdanauForTokenClassification.config_class, upgrades=(BahdanauConfig,),
     heads=(Head(AutoModelForTokenClassification, BahdanauForTokenClassification),),
-    card_head=AutoModelForTokenClassification,
-    card=CardWords(task_words="Token Classification", pipeline_tag=TASK, architecture=describe_tagger,
-                   tags=lambda config, processor: recurrent_tags(config, TASK),
+    card=CardWords(task_words="Token Classification", pipeline_tag=TASK, architecture=describe_tagger, tags=rnn_tags(),
                    description=labelling_description("each token"), usage=task_pipeline_usage(TASK),
                    limitations=lambda config, processor: recurrent_limitations(config, recurrent=RECURRENT_ENCODER),
-                   examples=text_examples(), pictures=(TOKEN_ATTENTION,)),
+                   pictures=(TOKEN_ATTENTION,)),
     architectures=("BahdanauForTokenClassification",),  # what its folders saved so far name
     collator=DataCollatorForTokenClassification,
 ))
