@@ -149,6 +149,29 @@ def test_hierarchical_input_errors():
         BahdanauConfig(vocab_size=10, sentence_separator_token_id=10)
 
 
+@pytest.mark.parametrize("value, message", [
+    (2, r"`attention_mask` must hold 0 and 1 only \(or False and True\); row 0 is \[2, 1, 1, 1, 1, 1, 1, 1, 1\]\."),
+    (0, r"`attention_mask` must mark each row's real tokens as one contiguous run of ones .*; row 0 has a gap: "
+        r"\[1, 1, 1, 0, 1, 1, 1, 1, 1\]\."),
+])
+def test_a_bad_document_mask_is_refused_before_the_split(value, message):
+    """[B, S] ids are split into sentences after their mask is checked as every head checks it: a 2, or a gap."""
+    model = classifier()
+    input_ids, attention_mask = documents()
+    attention_mask[0, 0 if value == 2 else 3] = value
+    for split in (model.split_sentences, lambda ids, mask: model(input_ids=ids, attention_mask=mask)):
+        with pytest.raises(ValueError, match=message):
+            split(input_ids, attention_mask)
+
+
+def test_a_bad_sentence_mask_is_refused():
+    model = classifier()
+    sentences, mask = model.split_sentences(*documents())
+    mask[0, 1, 0] = 2
+    with pytest.raises(ValueError, match=r"`attention_mask` must hold 0 and 1 only"):
+        model(input_ids=sentences, attention_mask=mask)
+
+
 def test_several_sentence_separators_each_end_a_sentence():
     """With sentence_separator_token_id = [".", "?"], "a b ? c . d </s>" is the three sentences "a b", "c", "d" (the
     delimiters are dropped); with "." alone, two; a bad id in the list is refused by name."""

@@ -200,7 +200,8 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         self.post_init()
 
     def split_sentences(self, input_ids: Tensor, attention_mask: Tensor | None = None) -> tuple[Tensor, Tensor]:
-        """[B, S] -> sentences [B, N, W] and their mask, split at the separator and end-of-sequence tokens."""
+        """[B, S] -> sentences [B, N, W] and their mask, split at the separator and end-of-sequence tokens.
+        ``attention_mask`` [B, S] is checked as every head checks its mask (``padding.check_attention_mask``)."""
         if self.config.sentence_separator_token_id is None:
             raise ValueError(
                 "`config.sentence_separator_token_id` is None: set it to split [batch, tokens] input_ids into "
@@ -208,6 +209,7 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
             )
         delimiters = torch.tensor([token_id for field in ("sentence_separator_token_id", "eos_token_id")
                                    for token_id in _as_list(getattr(self.config, field))], device=input_ids.device)
+        check_attention_mask(attention_mask, tuple(input_ids.shape), input_ids.device)
         if attention_mask is None:
             attention_mask = torch.ones_like(input_ids)
         return split_sentences(input_ids, attention_mask, delimiters, self.config.pad_token_id or 0)

@@ -345,9 +345,6 @@ def classifier(hierarchical: bool) -> Tester:
         reference=han_reference if hierarchical else flat_reference,
         padding_rows=lambda model: [(model.get_input_embeddings().weight, PAD)],
         config_fields=dict(vocab_size=VOCAB),
-        known_failures={"test_a_bad_input_is_refused_naming_it": (
-            "attention_mask with a 2 in it is not refused: the hierarchical classifier splits [B, S] ids into "
-            "sentences without checking the mask's values")} if hierarchical else {},
     )
 
 
