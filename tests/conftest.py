@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import hf_bahdanau  # noqa: F401  (registers the Auto classes)
-from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
+from hf_bahdanau import BahdanauConfig, BahdanauEncoderConfig, BahdanauForConditionalGeneration
 
 pytest.register_assert_rewrite("contract")  # the contract suite's checks (tests/contract/) live outside test modules
 
@@ -97,6 +97,17 @@ def tiny_config(preset: str | None = None, **overrides) -> BahdanauConfig:
     if preset is None:
         return BahdanauConfig(**sizes)
     return BahdanauConfig.from_preset(preset, **sizes)
+
+
+def tiny_encoder_config(preset: str | None = None, **overrides) -> BahdanauEncoderConfig:
+    """``tiny_config``'s encoder, for the tagger and the classifiers: vocab 40, embedding 12, encoder 2 x 8
+    (bidirectional), attention 10. ``preset``: a preset (its encoder's fields)."""
+    sizes = dict(vocab_size=VOCAB, embedding_size=12, hidden_size=16, attention_size=10, max_source_positions=32,
+                 encoder_layers=1 if preset in (None, "rnnsearch", "rnnencdec") else 2)
+    sizes.update(overrides)
+    if preset is None:
+        return BahdanauEncoderConfig(**sizes)
+    return BahdanauEncoderConfig.from_preset(preset, **sizes)
 
 
 def tiny_model(preset: str | None = None, seed: int = 0, **overrides) -> BahdanauForConditionalGeneration:

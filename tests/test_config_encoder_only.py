@@ -16,7 +16,9 @@ from transformers import AutoConfig, AutoModelForSequenceClassification, AutoMod
 from fixtures.saved_outputs import read_saved, recorded_outputs
 from hf_bahdanau import (
     BahdanauConfig, BahdanauEncoderConfig, BahdanauForSequenceClassification, BahdanauForTokenClassification,
+    BahdanauImageToTextConfig, BahdanauPointerConfig,
 )
+from hf_bahdanau.families import family_of
 from hf_bahdanau.modeling.configuration_bahdanau import ClassifierFields, EncoderFields
 from hf_bahdanau.modeling.configuration_encoder_only import upgrade_bahdanau_config
 
@@ -41,6 +43,11 @@ UPGRADE_LOG = ("Upgraded a 'bahdanau' config (hf_bahdanau 0.1.0, or a seq2seq mo
                "('bahdanau-encoder'), which the tagger and the classifiers read: dropped 30 decoder fields they never "
                "read{}. Save the model again to store the new config.")
 
+SEQ2SEQ_REFUSAL = ("{given}: {config} (model type {model_type!r}) has no field of the tagger or the classifiers, which "
+                   "read BahdanauEncoderConfig (model type 'bahdanau-encoder'): build their config with it, or load a "
+                   "saved one with BahdanauEncoderConfig.from_pretrained.")
+SEQ2SEQ_FOLDERS = ["image_to_text", "pointer", "seq2seq_luong", "seq2seq_rnnsearch"]
+
 
 def names(config_class: type) -> list[str]:
     return sorted(config_field.name for config_field in dataclasses.fields(config_class))
@@ -50,7 +57,7 @@ def test_the_encoder_fields_are_declared_once_and_the_encoder_config_has_no_deco
     assert names(EncoderFields) == ENCODER_FIELDS and names(ClassifierFields) == CLASSIFIER_FIELDS
     inherited = names(PreTrainedConfig)
     assert names(BahdanauEncoderConfig) == sorted([*inherited, *ENCODER_FIELDS, *CLASSIFIER_FIELDS])
-    assert names(BahdanauConfig) == sorted([*inherited, *ENCODER_FIELDS, *CLASSIFIER_FIELDS, *DECODER_FIELDS])
+    assert names(BahdanauConfig) == sorted([*inherited, *ENCODER_FIELDS, *DECODER_FIELDS])  # no classifier field
     # declared in the parts only, not again in either config
     for config_class in (BahdanauConfig, BahdanauEncoderConfig):
         assert not set(config_class.__dict__.get("__annotations__", {})) & {*ENCODER_FIELDS, *CLASSIFIER_FIELDS}
@@ -119,9 +126,6 @@ def test_a_seq2seq_config_given_to_a_head_is_upgraded_naming_the_decoder_fields_
 
 @pytest.mark.parametrize("overrides, message", [
     (dict(rnn_type="cnn"), "`rnn_type` must be one of ['gru', 'lstm', 'rnn'], got 'cnn'."),
-    (dict(self_attention_rows=8), "`self_attention_rows=8`: only `pooling_type='self_attentive'` reads it, but "
-                                  "`pooling_type` is 'context_vector'; set `pooling_type='self_attentive'` or leave the "
-                                  "default."),
     (dict(encoder_self_attention="multihead", attention_size=10, num_attention_heads=3),
      "`attention_size` (10) must be divisible by `num_attention_heads` (3)."),
     (dict(eos_token_id=12, vocab_size=12), "`eos_token_id` must be a token id in [0, vocab_size=12) (or None), got 12."),
@@ -133,6 +137,18 @@ def test_the_encoder_config_refuses_what_bahdanau_config_refuses_in_the_same_wor
         with pytest.raises(ValueError) as caught:
             config_class(**overrides)
         assert str(caught.value) == message, config_class.__name__
+
+
+def test_a_classifier_field_set_where_it_is_not_read_is_refused_by_each_config_in_its_words():
+    with pytest.raises(ValueError) as caught:
+        BahdanauEncoderConfig(self_attention_rows=8)
+    assert str(caught.value) == ("`self_attention_rows=8`: only `pooling_type='self_attentive'` reads it, but "
+                                 "`pooling_type` is 'context_vector'; set `pooling_type='self_attentive'` or leave the "
+                                 "default.")
+    with pytest.raises(ValueError) as caught:
+        BahdanauConfig(self_attention_rows=8)
+    assert str(caught.value) == SEQ2SEQ_REFUSAL.format(given="`self_attention_rows=8`", config="BahdanauConfig",
+                                                       model_type="bahdanau")
 
 
 def test_the_tagger_s_multi_head_token_attention_splits_attention_size():
@@ -157,3 +173,99 @@ def test_a_preset_gives_the_encoder_config_its_encoder():
         BahdanauEncoderConfig.from_preset("rnnsearch", decoder_layers=2)
     assert str(caught.value).startswith("['decoder_layers'] is not a field of BahdanauEncoderConfig; its fields are "
                                         "['architectures', 'attention_size', ")
+
+
+# a seq2seq config holds no classifier field ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("config_class", [BahdanauConfig, BahdanauPointerConfig, BahdanauImageToTextConfig])
+def test_a_seq2seq_config_json_has_no_field_of_the_tagger_or_the_classifiers(config_class, tmp_path):
+    config_class().save_pretrained(tmp_path)
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert names(ClassifierFields) == CLASSIFIER_FIELDS and not set(saved) & set(CLASSIFIER_FIELDS)
+    assert not set(names(config_class)) & set(CLASSIFIER_FIELDS)
+
+
+@pytest.mark.parametrize("folder", SEQ2SEQ_FOLDERS)
+def test_a_0_1_0_seq2seq_config_json_loads_without_its_classifier_fields_at_their_defaults(folder, tmp_path, caplog):
+    """0.1.0 saved the 8 fields in every config.json, at their defaults (``classifier_attention_size``: half the
+    annotation size): dropped on load, silently; saved again, they are gone."""
+    saved = json.loads((SAVED / folder / "config.json").read_text())
+    assert {name: saved[name] for name in CLASSIFIER_FIELDS} == {
+        "classifier_attention_size": 4, "classifier_dropout": None, "hierarchical": False,
+        "pooling_type": "context_vector", "self_attention_penalty_weight": 1.0, "self_attention_rows": 4,
+        "sentence_separator_token_id": None, "token_attention_type": "additive"}
+    with caplog.at_level(logging.WARNING):
+        config = AutoConfig.from_pretrained(SAVED / folder)
+    assert caplog.messages == [] and type(config).__name__ != "BahdanauEncoderConfig"
+    assert not any(hasattr(config, name) for name in CLASSIFIER_FIELDS)
+    config.save_pretrained(tmp_path)
+    assert not set(json.loads((tmp_path / "config.json").read_text())) & set(CLASSIFIER_FIELDS)
+
+
+@pytest.mark.parametrize("field, value", [("pooling_type", "self_attentive"), ("hierarchical", True),
+                                          ("classifier_attention_size", 5), ("token_attention_type", "sentence")])
+def test_a_seq2seq_config_json_setting_a_classifier_field_is_refused_by_name(field, value, tmp_path):
+    """``classifier_attention_size`` 4 is the default of the folder's annotations (2 x 4): 5 is set; "sentence" is the
+    tagger's old name of "context_vector", not the default "additive"."""
+    shutil.copytree(SAVED / "seq2seq_rnnsearch", tmp_path, dirs_exist_ok=True)
+    saved = json.loads((tmp_path / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**saved, field: value}))
+    for load in (AutoConfig.from_pretrained, BahdanauConfig.from_pretrained):
+        with pytest.raises(ValueError) as caught:
+            load(tmp_path)
+        assert str(caught.value) == SEQ2SEQ_REFUSAL.format(given=f"`{field}={value!r}`", config="BahdanauConfig",
+                                                           model_type="bahdanau")
+
+
+def test_a_classifier_field_given_to_a_seq2seq_config_is_refused_by_name_unless_at_its_default():
+    with pytest.raises(ValueError) as caught:
+        BahdanauConfig(hierarchical=True, pooling_type="self_attentive", sentence_separator_token_id=4)
+    assert str(caught.value) == SEQ2SEQ_REFUSAL.format(
+        given="`hierarchical=True`, `pooling_type='self_attentive'`, `sentence_separator_token_id=4`",
+        config="BahdanauConfig", model_type="bahdanau")
+    with pytest.raises(ValueError) as caught:
+        BahdanauPointerConfig(input_feature_size=2, classifier_dropout=0.5)
+    assert str(caught.value) == SEQ2SEQ_REFUSAL.format(given="`classifier_dropout=0.5`",
+                                                       config="BahdanauPointerConfig", model_type="bahdanau-pointer")
+    config = BahdanauConfig(hidden_size=64, hierarchical=False, classifier_attention_size=32)  # the defaults
+    assert not any(hasattr(config, name) for name in CLASSIFIER_FIELDS)
+
+
+@pytest.mark.parametrize("folder, hierarchical", [("tagger", False), ("classifier", False), ("han", True)])
+def test_a_0_1_0_tagger_or_classifier_config_json_loads_as_their_encoder_config(folder, hierarchical):
+    """Its "bahdanau" config.json names their head: BahdanauConfig reads it as a BahdanauEncoderConfig, upgraded, its
+    classifier fields kept (the HAN's set ones too)."""
+    for load in (AutoConfig.from_pretrained, BahdanauConfig.from_pretrained):
+        config = load(SAVED / folder)
+        assert type(config) is BahdanauEncoderConfig and config.hierarchical is hierarchical
+        assert config.sentence_separator_token_id == (4 if hierarchical else None)
+
+
+@pytest.mark.parametrize("fields, family", [
+    ({"token_attention_type": "general"}, "tagger"),
+    ({"token_attention_type": "sentence"}, "tagger"),  # the old name of "context_vector"
+    ({"pooling_type": "self_attentive", "self_attention_rows": 2}, "classifier"),
+    ({"hierarchical": True}, "classifier"),
+    ({"sentence_separator_token_id": 4}, "classifier"),
+])
+def test_an_encoder_config_without_architectures_is_the_family_of_the_head_whose_fields_it_sets(fields, family):
+    config = BahdanauEncoderConfig(**fields).to_dict()
+    assert config["architectures"] is None and family_of(config).name == family
+
+
+@pytest.mark.parametrize("fields, sets", [
+    ({}, "none of them"),
+    ({"token_attention_type": "general", "hierarchical": True},
+     "`token_attention_type='general'` (BahdanauForTokenClassification's) and `hierarchical=True` "
+     "(BahdanauForSequenceClassification's)"),
+])
+def test_an_encoder_config_without_architectures_whose_fields_do_not_tell_the_head_is_refused(fields, sets):
+    with pytest.raises(ValueError) as caught:
+        family_of({"model_type": "bahdanau-encoder", **fields})
+    assert str(caught.value) == (
+        "A 'bahdanau-encoder' config without `architectures` is for the head whose own fields it sets "
+        "(BahdanauForTokenClassification: ['token_attention_type']; BahdanauForSequenceClassification: "
+        "['hierarchical', 'pooling_type', 'self_attention_rows', 'self_attention_penalty_weight', "
+        f"'sentence_separator_token_id']), but it sets {sets}: set `architectures` to the head's class name (saving "
+        "the model does).")

@@ -14,8 +14,8 @@ from torch.testing import assert_close
 from transformers import Trainer, TrainingArguments
 
 from conftest import (PAD, assert_float64_close, assert_float64_gradients_close, padded_batch, softmax_sum_tolerance,
-                      tiny_config)
-from hf_bahdanau import BahdanauConfig, BahdanauForSequenceClassification, reference
+                      tiny_encoder_config)
+from hf_bahdanau import BahdanauEncoderConfig, BahdanauForSequenceClassification, reference
 from hf_bahdanau.cards.architecture import describe
 from hf_bahdanau.modeling.axes import POOLINGS
 from hf_bahdanau.modeling.padding import rotate_rows
@@ -41,8 +41,8 @@ def classifier(pooling_type: str, hierarchical: bool, seed: int = 0, **overrides
     """A float64 classifier over 3 labels (float64: the batched and the one-document computations sum in other
     orders, so the arithmetic, not the CPU, decides the tolerance)."""
     torch.manual_seed(seed)
-    config = tiny_config(num_labels=3, hierarchical=hierarchical, sentence_separator_token_id=SEP,
-                         **pooling_fields(pooling_type, **overrides))
+    config = tiny_encoder_config(num_labels=3, hierarchical=hierarchical, sentence_separator_token_id=SEP,
+                                 **pooling_fields(pooling_type, **overrides))
     return BahdanauForSequenceClassification(config).double().eval()
 
 
@@ -134,7 +134,7 @@ def test_multi_dimensional_pooling_by_hand():
 @pytest.mark.parametrize("pooling_type", POOLINGS.declared)
 def test_poolings_match_the_reference_equations(pooling_type):
     torch.manual_seed(0)
-    config = tiny_config(**pooling_fields(pooling_type))
+    config = tiny_encoder_config(**pooling_fields(pooling_type))
     pooling = build_pooling(config, 6).double()
     lengths = torch.tensor([5, 3, 1])
     states = torch.randn(3, 5, 6, dtype=torch.float64)  # padding holds random values: the mask alone must hide them
@@ -301,11 +301,11 @@ def test_gradients_match_the_reference(pooling_type, hierarchical):
 ])
 def test_bad_values_are_refused_by_name(overrides, message):
     with pytest.raises(ValueError, match=re.escape(message)):
-        BahdanauConfig(**overrides)
+        BahdanauEncoderConfig(**overrides)
 
 
 def test_a_field_changed_after_construction_is_refused_when_the_model_is_built():
-    config = tiny_config(num_labels=2)
+    config = tiny_encoder_config(num_labels=2)
     config.pooling_type = "max"
     with pytest.raises(ValueError, match="`pooling_type` must be one of"):
         BahdanauForSequenceClassification(config)
@@ -314,7 +314,7 @@ def test_a_field_changed_after_construction_is_refused_when_the_model_is_built()
 @pytest.mark.parametrize("hierarchical", [False, True], ids=["flat", "han"])
 @pytest.mark.parametrize("pooling_type", POOLINGS.declared)
 def test_model_card_words(pooling_type, hierarchical):
-    config = tiny_config(num_labels=2, hierarchical=hierarchical, **pooling_fields(pooling_type)).to_dict()
+    config = tiny_encoder_config(num_labels=2, hierarchical=hierarchical, **pooling_fields(pooling_type)).to_dict()
     (line,) = [line for line in describe(config, task="text-classification").lines if line.startswith("**Pooling**")]
     assert POOLINGS.describe(pooling_type) in line
     assert ("hierarchical attention network" in line) is hierarchical

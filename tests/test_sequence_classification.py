@@ -7,8 +7,10 @@ import torch
 from torch.testing import assert_close
 from transformers.modeling_outputs import SequenceClassifierOutput
 
-from conftest import EOS, PAD, VOCAB, assert_float64_close, padded_batch, softmax_sum_tolerance, tiny_config, tiny_model
-from hf_bahdanau import BahdanauConfig, BahdanauForSequenceClassification
+from conftest import (
+    EOS, PAD, VOCAB, assert_float64_close, padded_batch, softmax_sum_tolerance, tiny_encoder_config, tiny_model,
+)
+from hf_bahdanau import BahdanauEncoderConfig, BahdanauForSequenceClassification
 from hf_bahdanau.modeling.modeling_sequence_classification import BahdanauSequenceClassifierOutput, split_sentences
 
 SEP = 5  # the sentence separator token id in these tests
@@ -19,8 +21,8 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 def classifier(hierarchical: bool = True, num_labels: int = 3, seed: int = 0, **overrides):
     torch.manual_seed(seed)
-    config = tiny_config(**{"num_labels": num_labels, "hierarchical": hierarchical,
-                            "sentence_separator_token_id": SEP, **overrides})
+    config = tiny_encoder_config(**{"num_labels": num_labels, "hierarchical": hierarchical,
+                                    "sentence_separator_token_id": SEP, **overrides})
     return BahdanauForSequenceClassification(config).eval()
 
 
@@ -146,7 +148,7 @@ def test_hierarchical_input_errors():
     with pytest.raises(ValueError, match=r"\[batch, tokens\] or \[batch, sentences, words\]"):
         model(input_ids=input_ids[:, None, None])
     with pytest.raises(ValueError, match="sentence_separator_token_id.*vocab_size"):
-        BahdanauConfig(vocab_size=10, sentence_separator_token_id=10)
+        BahdanauEncoderConfig(vocab_size=10, sentence_separator_token_id=10)
 
 
 @pytest.mark.parametrize("value, message", [
@@ -182,7 +184,7 @@ def test_several_sentence_separators_each_end_a_sentence():
     assert [row[m.bool()].tolist() for row, m in zip(sentences[0], mask[0]) if m.any()] == [[11, 12], [13], [14]]
     assert classifier(sentence_separator_token_id=SEP).split_sentences(input_ids)[1][0].any(-1).sum() == 2
     with pytest.raises(ValueError, match=r"`sentence_separator_token_id` must be a token id in \[0, vocab_size=10\)"):
-        BahdanauConfig(vocab_size=10, sentence_separator_token_id=[5, 10])
+        BahdanauEncoderConfig(vocab_size=10, sentence_separator_token_id=[5, 10])
 
 
 def test_flat_pooling_and_gradients():
@@ -317,7 +319,8 @@ def test_a_token_attention_is_refused_by_name_the_classifier_pools_with_pooling_
     """The classifier reads ``pooling_type``, never ``token_attention_type``: a token attention set for it would be
     silently ignored (flat and hierarchical alike)."""
     for hierarchical in (False, True):
-        config = tiny_config(num_labels=3, hierarchical=hierarchical, token_attention_type=token_attention_type)
+        config = tiny_encoder_config(num_labels=3, hierarchical=hierarchical,
+                                     token_attention_type=token_attention_type)
         with pytest.raises(ValueError, match=rf"`token_attention_type='{token_attention_type}'` is read by the tagger "
                                              r"only: the sequence classifier pools with `pooling_type`, one of "
                                              r"\['context_vector', 'self_attentive', 'multi_dimensional', 'final_state'\] \(here "

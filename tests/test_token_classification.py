@@ -9,13 +9,13 @@ import math
 import pytest
 import torch
 from torch.testing import assert_close
-from transformers import AutoModelForTokenClassification
+from transformers import AutoConfig, AutoModelForTokenClassification
 from transformers.modeling_outputs import TokenClassifierOutput
 
 from conftest import (
-    VOCAB, assert_float64_close, padded_batch, softmax_sum_tolerance, tiny_config, tiny_model,
+    VOCAB, assert_float64_close, padded_batch, softmax_sum_tolerance, tiny_config, tiny_encoder_config, tiny_model,
 )
-from hf_bahdanau import BahdanauConfig, BahdanauForTokenClassification
+from hf_bahdanau import BahdanauEncoderConfig, BahdanauForTokenClassification
 from hf_bahdanau.modeling.configuration_bahdanau import CUSTOM_PIPELINES, TAGGER_PIPELINES
 from hf_bahdanau.modeling.modeling_token_classification import BahdanauTokenClassifierOutput
 from hf_bahdanau.modeling.token_attention import ContextVectorTokenAttention, QueryTokenAttention, token_attention_types
@@ -29,9 +29,9 @@ pytestmark = pytest.mark.usefixtures("one_thread")
 
 def tagger(token_attention_type: str = "context_vector", seed: int = 0, **overrides) -> BahdanauForTokenClassification:
     torch.manual_seed(seed)
-    config = tiny_config(token_attention_type=token_attention_type, num_labels=len(LABELS),
-                         id2label=dict(enumerate(LABELS)), label2id={label: i for i, label in enumerate(LABELS)},
-                         **overrides)
+    config = tiny_encoder_config(token_attention_type=token_attention_type, num_labels=len(LABELS),
+                                 id2label=dict(enumerate(LABELS)),
+                                 label2id={label: i for i, label in enumerate(LABELS)}, **overrides)
     return BahdanauForTokenClassification(config).eval()
 
 
@@ -78,7 +78,7 @@ def test_context_vector_energy_golden_values():
 
 
 def test_seed_attention_reweights_each_annotation():
-    config = tiny_config(encoder_hidden_size=1, num_labels=3)  # annotations of size 2 (two directions)
+    config = tiny_encoder_config(encoder_hidden_size=1, num_labels=3)  # annotations of size 2 (two directions)
     seed = ContextVectorTokenAttention(config).double()
     seed.attention = fixed_context_attention()
     states = as_tensor([STATES, STATES])
@@ -93,7 +93,7 @@ def test_seed_attention_reweights_each_annotation():
 
 
 def test_query_attention_is_the_score_function_over_the_sentence():
-    config = tiny_config(token_attention_type="dot", encoder_hidden_size=1, num_labels=3)
+    config = tiny_encoder_config(token_attention_type="dot", encoder_hidden_size=1, num_labels=3)
     query = QueryTokenAttention(config).double()  # float64: the module and the products below round apart
     states = as_tensor([STATES])
     mask = torch.tensor([[True, True, True, False]])
@@ -160,15 +160,15 @@ def test_return_dict_false_and_config_validation(caplog):
     # the same computation on the same weights and inputs: the same kernels give the same bits
     assert torch.equal(as_tuple[0], as_dict.loss) and torch.equal(as_tuple[1], as_dict.logits)
     with pytest.raises(ValueError, match="token_attention_type.*'context_vector'.*'additive'"):
-        BahdanauConfig(token_attention_type="none")
+        BahdanauEncoderConfig(token_attention_type="none")
     with caplog.at_level(logging.WARNING):  # the old name of the context-vector attention still loads
-        assert BahdanauConfig(token_attention_type="sentence").token_attention_type == "context_vector"
+        assert BahdanauEncoderConfig(token_attention_type="sentence").token_attention_type == "context_vector"
     assert "token_attention_type='sentence' is now called 'context_vector'" in caplog.text
     with pytest.raises(ValueError, match="classifier_attention_size"):
-        BahdanauConfig(classifier_attention_size=0)
+        BahdanauEncoderConfig(classifier_attention_size=0)
     with pytest.raises(ValueError, match="classifier_dropout"):
-        BahdanauConfig(classifier_dropout=1.0)
-    assert BahdanauConfig(hidden_size=64).classifier_attention_size == 32  # d_a = h / 2
+        BahdanauEncoderConfig(classifier_dropout=1.0)
+    assert BahdanauEncoderConfig(hidden_size=64).classifier_attention_size == 32  # d_a = h / 2
 
 
 # 4. the seq2seq checkpoint -----------------------------------------------------------------------------
@@ -245,7 +245,7 @@ def test_plot_token_attention_draws_the_weights(tmp_path):
 def test_a_pooling_is_refused_by_name_the_tagger_attends_with_token_attention_type(pooling):
     """The tagger reads ``token_attention_type``, never ``pooling_type`` (nor the self-attentive fields, which the
     config allows only with that pooling): a pooling set for it would be silently ignored."""
-    config = tiny_config(num_labels=len(LABELS), **pooling)
+    config = tiny_encoder_config(num_labels=len(LABELS), **pooling)
     with pytest.raises(ValueError, match=rf"`pooling_type='{pooling['pooling_type']}'` is read by the sequence "
                                          r"classifier only: the tagger's attention is chosen by "
                                          r"`token_attention_type`, one of \['context_vector', 'additive', .*'general'"
@@ -266,10 +266,10 @@ def test_configs_saved_by_the_other_models_build_each_head_unless_they_set_the_o
 
     head, other = getattr(hf_bahdanau, head_name), getattr(hf_bahdanau, other_name)
     hf_bahdanau.BahdanauForConditionalGeneration(tiny_config()).save_pretrained(tmp_path / "seq2seq")
-    other(tiny_config(num_labels=3)).save_pretrained(tmp_path / "other")
+    other(tiny_encoder_config(num_labels=3)).save_pretrained(tmp_path / "other")
     for folder in ("seq2seq", "other"):
-        model = head(BahdanauConfig.from_pretrained(tmp_path / folder, num_labels=2))
+        model = head(AutoConfig.from_pretrained(tmp_path / folder, num_labels=2))
         assert model.config.pooling_type == "context_vector" and model.config.token_attention_type == "additive"
-    other(tiny_config(num_labels=3, **{field: value})).save_pretrained(tmp_path / "set")
+    other(tiny_encoder_config(num_labels=3, **{field: value})).save_pretrained(tmp_path / "set")
     with pytest.raises(ValueError, match=rf"`{field}='{value}'` is read by the (tagger|sequence classifier) only"):
         head.from_pretrained(tmp_path / "set")

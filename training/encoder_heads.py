@@ -60,7 +60,7 @@ class HeadModelArguments:
             raise ValueError(f"`--preset` must be one of {sorted(PRESETS)}, got {self.preset!r}.")
         if self.config_overrides is not None and self.model_name_or_path is not None:
             raise ValueError("`--config_overrides` configures a new model: use it without `--model_name_or_path`.")
-        parse_config_overrides(self.config_overrides)  # a bad field ends here, exit 2
+        parse_config_overrides(self.config_overrides, BahdanauEncoderConfig)  # a bad field ends here, exit 2
         if self.model_name_or_path is None:  # and a bad value
             check_new_config(lambda: new_config(self), self.config_overrides)
         if self.tokenizer_type not in TOKENIZER_KINDS:
@@ -109,7 +109,8 @@ def new_config(model_args: HeadModelArguments, tokenizer_fields: dict | None = N
     the tokenizer's fields (vocabulary, special ids), --config_overrides, then the head's fields (labels, problem
     type, …)."""
     return BahdanauEncoderConfig.from_preset(model_args.preset, **{
-        **(tokenizer_fields or {}), **parse_config_overrides(model_args.config_overrides), **head_fields})
+        **(tokenizer_fields or {}), **parse_config_overrides(model_args.config_overrides, BahdanauEncoderConfig),
+        **head_fields})
 
 
 def load_head(auto_class, head_class, model_args: HeadModelArguments, tokenizer, labels: list[str] | None,

@@ -149,13 +149,17 @@ def family_for_task(task: str) -> Family:
 def find_family(config: Mapping[str, Any]) -> Family | None:
     """The family of a saved folder's config.json (or ``config.to_dict()``), None when it is no family's: the one
     whose ``architectures`` (or head classes) it names, else the one of its model type (the family that declares
-    no ``architectures`` where several share it)."""
+    no ``architectures`` where several share it). Where none does, a config without ``architectures`` is for the
+    head its config class names (``head_of(config)``: the tagger's or the classifier's, by the fields it sets; a
+    ValueError when they do not tell)."""
     architectures = set(config.get("architectures") or ())
+    of_type = [family for family in FAMILIES.values() if family.model_type == config.get("model_type")]
+    if not architectures and len(of_type) > 1 and all(family.architectures for family in of_type):
+        architectures = {of_type[0].config_class.head_of(config)}
     named = [family for family in FAMILIES.values()
              if architectures & {*family.architectures, *(head.model_class.__name__ for head in family.heads)}]
     if len(named) == 1:
         return named[0]
-    of_type = [family for family in FAMILIES.values() if family.model_type == config.get("model_type")]
     return next((family for family in of_type if len(of_type) == 1 or not family.architectures), None)
 
 

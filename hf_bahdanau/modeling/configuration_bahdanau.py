@@ -6,8 +6,9 @@ values each accepts are the names its axis declares in ``axes.py`` (``RNN_TYPES`
 ``validate_architecture``. The declarations are plain data, so loading a config imports no model code. The classic
 systems of the papers are named presets: plain data, never subclasses.
 
-The encoder's fields (``EncoderFields``) and the tagger's and classifiers' (``ClassifierFields``) are declared once
-here, for ``BahdanauConfig`` and for the encoder-only ``BahdanauEncoderConfig`` (``configuration_encoder_only``).
+The encoder's fields (``EncoderFields``) are declared once here, for ``BahdanauConfig`` and for the encoder-only
+``BahdanauEncoderConfig`` (``configuration_encoder_only``); the tagger's and classifiers' (``ClassifierFields``) too,
+for ``BahdanauEncoderConfig`` alone: a seq2seq config has none (``drop_classifier_fields``).
 """
 
 import dataclasses
@@ -398,7 +399,12 @@ class ClassifierFields:
                            TOKEN_ATTENTION_LEGACY_NAMES[self.token_attention_type])
             self.token_attention_type = TOKEN_ATTENTION_LEGACY_NAMES[self.token_attention_type]
         if self.classifier_attention_size is None:
-            self.classifier_attention_size = max(1, self.encoder_output_size // 2)
+            self.classifier_attention_size = self.default_attention_size(self.encoder_output_size)
+
+    @staticmethod
+    def default_attention_size(encoder_output_size: int) -> int:
+        """d_a's default: half the annotation size (at least 1)."""
+        return max(1, encoder_output_size // 2)
 
     def _validate_classifier(self) -> None:
         """The tagger's and the classifier's fields; ValueError naming the field."""
@@ -409,13 +415,33 @@ class ClassifierFields:
         _require_labels(self)
 
 
+def drop_classifier_fields(config: EncoderFields, given: dict[str, Any]) -> None:
+    """Remove from ``given`` (the keyword arguments a config without ``ClassifierFields`` does not declare) the
+    tagger's and classifiers' fields, which hf_bahdanau 0.1.0 saved in every config.json: each at its default
+    (``classifier_attention_size``'s: None or half the annotation size of ``config``); another value is a ValueError
+    naming it, since only ``BahdanauEncoderConfig`` reads it."""
+    defaults = {config_field.name: config_field.default for config_field in dataclasses.fields(ClassifierFields)}
+    derived = {"classifier_attention_size": ClassifierFields.default_attention_size(config.encoder_output_size)}
+    changed = [f"`{name}={given[name]!r}`" for name in defaults
+               if name in given and given[name] not in (defaults[name], derived.get(name, defaults[name]))]
+    if changed:
+        raise ValueError(f"{', '.join(changed)}: {type(config).__name__} (model type {config.model_type!r}) has no "
+                         "field of the tagger or the classifiers, which read BahdanauEncoderConfig (model type "
+                         "'bahdanau-encoder'): build their config with it, or load a saved one with "
+                         "BahdanauEncoderConfig.from_pretrained.")
+    for name in defaults:
+        given.pop(name, None)
+
+
 @strict
-class BahdanauConfig(EncoderFields, ClassifierFields, SavesModelCode, PreTrainedConfig):
+class BahdanauConfig(EncoderFields, SavesModelCode, PreTrainedConfig):
     r"""Configuration of an RNN encoder–attention–decoder model (the seq2seq model): the encoder's fields
     (``EncoderFields``) and the decoder's (below). The tagger and the classifiers read ``BahdanauEncoderConfig``
-    (``configuration_encoder_only``), without the decoder's; a ``BahdanauConfig`` given to them (a folder saved by
-    hf_bahdanau 0.1.0, a seq2seq checkpoint) is upgraded to one, so it still carries their fields
-    (``ClassifierFields``).
+    (``configuration_encoder_only``), with their own fields (``ClassifierFields``) and without the decoder's; a
+    ``BahdanauConfig`` given to them (a folder saved by hf_bahdanau 0.1.0, a seq2seq checkpoint) is upgraded to one.
+    A config.json saved by 0.1.0 carries their fields at their defaults: they are dropped on load
+    (``drop_classifier_fields``; another value is a ValueError), and a tagger's or a classifier's loads as their
+    ``BahdanauEncoderConfig`` (``from_dict``).
 
     Use ``BahdanauConfig.from_preset(name, **overrides)`` for the classic systems (``PRESETS``). Every field is
     checked by ``validate_architecture`` (a ``ValueError`` naming it; a float must be finite), at construction and
@@ -554,13 +580,22 @@ class BahdanauConfig(EncoderFields, ClassifierFields, SavesModelCode, PreTrained
 
     def __post_init__(self, **kwargs):
         self._fill_encoder_defaults()
-        self._fill_classifier_defaults()
+        drop_classifier_fields(self, kwargs)
         if self.output_size is None:
             self.output_size = self.embedding_size
         if getattr(self, "auto_map", None) is None:
             self.auto_map = dict(self.default_auto_map)
         super().__post_init__(**kwargs)
         self.validate_architecture()
+
+    @classmethod
+    def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> PreTrainedConfig:
+        """transformers' ``from_dict``; the config.json of a tagger or a classifier saved by hf_bahdanau 0.1.0 (model
+        type "bahdanau", its ``architectures`` naming their head) is read by ``BahdanauEncoderConfig``, upgraded."""
+        from .configuration_encoder_only import FIELDS_OF_ONE_HEAD, BahdanauEncoderConfig  # it imports this module
+        if set(config_dict.get("architectures") or ()) & set(FIELDS_OF_ONE_HEAD):
+            return BahdanauEncoderConfig.from_dict(config_dict, **kwargs)
+        return super().from_dict(config_dict, **kwargs)
 
     def validate_architecture(self) -> None:
         """Check every field and combination; run at construction and again when a model is built from the config
@@ -570,9 +605,8 @@ class BahdanauConfig(EncoderFields, ClassifierFields, SavesModelCode, PreTrained
         self._validate_encoder(score_fields=("attention_type", "encoder_self_attention"))
         for registry in AXES:
             registry.check(getattr(self, registry.field))
-        self._validate_classifier()
         _require_token_ids(self, ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id",
-                                  "unk_token_id", "sentence_separator_token_id"))
+                                  "unk_token_id"))
         same_size = self.attention_type in ATTENTION_SCORES.flags["same_size_required"]
         if same_size and self.encoder_output_size != self.hidden_size:
             raise ValueError(
@@ -785,6 +819,6 @@ class BahdanauPointerConfig(BahdanauConfig):
 BahdanauPointerConfig.__setattr__ = _builtin_errors(BahdanauPointerConfig.__setattr__)
 
 __all__ = ["AXES", "BahdanauConfig", "BahdanauPointerConfig", "CLASSIFIER_PIPELINES", "CUSTOM_PIPELINES",
-           "ClassifierFields", "EncoderFields",
+           "ClassifierFields", "EncoderFields", "drop_classifier_fields",
            "HEAD_PIPELINES", "PIPELINE_TASK", "POINTER_PIPELINES", "PRESETS", "TAGGER_PIPELINES", "axes_table",
            "name_head_pipelines"]

@@ -9,11 +9,12 @@ Folders saved by hf_bahdanau 0.1.0 name ``model_type="bahdanau"`` (``BahdanauCon
 these heads too. They still load, as do seq2seq checkpoints whose encoder a head starts from: ``from_dict`` (so
 ``from_pretrained``) and the heads, given a ``BahdanauConfig``, upgrade it (``upgrade_bahdanau_config``: the
 decoder's fields dropped, with one log line naming those that were set). Saving the model again writes the new
-config.
+config. ``BahdanauConfig`` has none of the fields of the tagger and the classifiers (``ClassifierFields``).
 """
 
 import dataclasses
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from huggingface_hub.dataclasses import strict
@@ -27,12 +28,18 @@ from .remote_code import SavesModelCode
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ENCODER_AUTO_MAP", "BahdanauEncoderConfig", "upgrade_bahdanau_config"]
+__all__ = ["ENCODER_AUTO_MAP", "FIELDS_OF_ONE_HEAD", "BahdanauEncoderConfig", "upgrade_bahdanau_config"]
 
 ENCODER_AUTO_MAP = {
     "AutoConfig": "configuration_encoder_only.BahdanauEncoderConfig",
     "AutoModelForTokenClassification": "modeling_token_classification.BahdanauForTokenClassification",
     "AutoModelForSequenceClassification": "modeling_sequence_classification.BahdanauForSequenceClassification",
+}
+# The fields only one of the heads reads (each head refuses the other's set): they tell which head a config is for.
+FIELDS_OF_ONE_HEAD = {
+    "BahdanauForTokenClassification": ("token_attention_type",),
+    "BahdanauForSequenceClassification": ("hierarchical", "pooling_type", "self_attention_rows",
+                                          "self_attention_penalty_weight", "sentence_separator_token_id"),
 }
 # config.json keys of a BahdanauConfig that an encoder-only config takes from the folder, not from the old dict
 _REWRITTEN = ("model_type", "auto_map", "is_encoder_decoder", "transformers_version")
@@ -66,6 +73,24 @@ class BahdanauEncoderConfig(EncoderFields, ClassifierFields, SavesModelCode, Pre
         self._validate_classifier()
         _refuse_fields_not_read(self)
         _require_token_ids(self, ("pad_token_id", "eos_token_id", "sentence_separator_token_id"))
+
+    @classmethod
+    def head_of(cls, config: Mapping[str, Any]) -> str:
+        """The head (class name) that a config.json of this type saved without ``architectures`` is for: the one
+        whose ``FIELDS_OF_ONE_HEAD`` it sets to a value other than their default. A ValueError naming those fields
+        when it sets none, or fields of both heads."""
+        defaults = {config_field.name: config_field.default for config_field in dataclasses.fields(cls)}
+        set_by_head = {head: [f"`{name}={config[name]!r}`" for name in fields
+                              if name in config and config[name] != defaults[name]]
+                       for head, fields in FIELDS_OF_ONE_HEAD.items()}
+        heads = [head for head, fields in set_by_head.items() if fields]
+        if len(heads) == 1:
+            return heads[0]
+        own = "; ".join(f"{head}: {list(fields)}" for head, fields in FIELDS_OF_ONE_HEAD.items())
+        sets = " and ".join(f"{', '.join(set_by_head[head])} ({head}'s)" for head in heads) or "none of them"
+        raise ValueError(f"A {cls.model_type!r} config without `architectures` is for the head whose own fields it "
+                         f"sets ({own}), but it sets {sets}: set `architectures` to the head's class name (saving the "
+                         "model does).")
 
     @classmethod
     def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> PreTrainedConfig:

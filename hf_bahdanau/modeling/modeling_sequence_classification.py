@@ -177,13 +177,13 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
     accepts_loss_kwargs = True  # Trainer passes num_items_in_batch: the loss is exact under gradient accumulation
 
     def __init__(self, config: BahdanauEncoderConfig):
+        super().__init__(config)
+        config = self.config  # a BahdanauConfig given is upgraded (``modeling_encoder_only``)
         if config.token_attention_type != BahdanauEncoderConfig.token_attention_type:
             raise ValueError(f"`token_attention_type={config.token_attention_type!r}` is read by the tagger only: the "
                              f"sequence classifier pools with `pooling_type`, one of {POOLINGS.allowed} (here "
                              f"{config.pooling_type!r}); leave `token_attention_type` at its default "
                              f"{BahdanauEncoderConfig.token_attention_type!r}.")
-        super().__init__(config)
-        config = self.config  # a BahdanauConfig given is upgraded (``modeling_encoder_only``)
         self.num_labels = config.num_labels
         size = config.encoder_output_size
         self.model = BahdanauEncoderModel(config)

@@ -46,13 +46,13 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
     accepts_loss_kwargs = True  # Trainer passes num_items_in_batch: the loss is exact under gradient accumulation
 
     def __init__(self, config: BahdanauEncoderConfig):
+        super().__init__(config)
+        config = self.config  # a BahdanauConfig given is upgraded (``modeling_encoder_only``)
         if config.pooling_type != BahdanauEncoderConfig.pooling_type:  # so the self-attentive fields: set only with it
             raise ValueError(f"`pooling_type={config.pooling_type!r}` is read by the sequence classifier only: the "
                              f"tagger's attention is chosen by `token_attention_type`, one of "
                              f"{token_attention_types()} (here {config.token_attention_type!r}); leave `pooling_type` "
                              f"at its default {BahdanauEncoderConfig.pooling_type!r}.")
-        super().__init__(config)
-        config = self.config  # a BahdanauConfig given is upgraded (``modeling_encoder_only``)
         self.num_labels = config.num_labels
         self.model = BahdanauEncoderModel(config)
         self.token_attention = build_token_attention(config)
