@@ -177,11 +177,17 @@
     return table;
   }
 
-  function labelledLine(label, content) {
-    const line = element("div", "line");
-    line.appendChild(element("span", "label", label));
-    line.appendChild(content);
-    return line;
+  // A <tag class=className> holding the nodes children, in order.
+  function holding(tag, className, children) {
+    const node = element(tag, className);
+    node.append(...children);
+    return node;
+  }
+
+  // An item's text: one line per [label, content] pair, in order; null (an absent reference) gives none.
+  function itemText(lines) {
+    return holding("div", "sentence-text", lines.filter((line) => line !== null).map(([label, content]) =>
+      holding("div", "line", [element("span", "label", label), content])));
   }
 
   // An item's frame: its number and, with references, whether it is right or wrong.
@@ -200,22 +206,17 @@
 
   function sentenceView(sentence) {
     const article = itemArticle(sentence);
-    const text = element("div", "sentence-text");
-    text.appendChild(labelledLine("source", element("span", "source-text", sentence.source)));
-    text.appendChild(labelledLine("prediction", element("span", "prediction-text", sentence.prediction)));
-    if (sentence.references !== null) {
-      const references = element("span", "references");
-      for (const reference of sentence.references) references.appendChild(element("span", "reference", reference));
-      text.appendChild(labelledLine(sentence.references.length === 1 ? "reference" : "references", references));
-    }
+    const references = sentence.references;
     const sources = sentence.source_tokens.map(sourceToken);
     const targets = sentence.target_tokens.map((token, t) => targetToken(sentence, token, t));
-    const sourceLine = element("div", "tokens source-tokens");
-    sourceLine.append(...sources);
-    const targetLine = element("div", "tokens target-tokens");
-    targetLine.append(...targets);
-    text.appendChild(labelledLine("source tokens", sourceLine));
-    text.appendChild(labelledLine("output tokens", targetLine));
+    const text = itemText([
+      ["source", element("span", "source-text", sentence.source)],
+      ["prediction", element("span", "prediction-text", sentence.prediction)],
+      references === null ? null : [references.length === 1 ? "reference" : "references", holding(
+        "span", "references", references.map((reference) => element("span", "reference", reference)))],
+      ["source tokens", holding("div", "tokens source-tokens", sources)],
+      ["output tokens", holding("div", "tokens target-tokens", targets)],
+    ]);
     const caption = element("div", "caption");
     text.appendChild(caption);
     const details = element("details", "heatmap-details");
@@ -223,9 +224,7 @@
     details.appendChild(element("summary", "", "heat map (rows: output tokens, columns: source tokens)"));
     const table = heatmap(sentence);
     details.appendChild(table);
-    const body = element("div", "sentence-body");
-    body.append(text, details);
-    article.append(body);
+    article.append(holding("div", "sentence-body", [text, details]));
 
     const view = { sentence, sources, targets, caption, heatmapRows: Array.from(table.tBodies[0].rows) };
     bindTokens(sentence, targets, (t) => select(view, t));
@@ -236,12 +235,11 @@
   // weight p^k_i (printed in the cell), supporting facts marked "*"; above them the question and the answers.
   function questionView(question) {
     const article = itemArticle(question);
-    const text = element("div", "sentence-text");
-    text.appendChild(labelledLine("question", element("span", "question-text", question.question)));
-    text.appendChild(labelledLine("answer", element("span", "prediction-text", question.answer)));
-    if (question.expected !== null) {
-      text.appendChild(labelledLine("expected", element("span", "reference", question.expected)));
-    }
+    const text = itemText([
+      ["question", element("span", "question-text", question.question)],
+      ["answer", element("span", "prediction-text", question.answer)],
+      question.expected === null ? null : ["expected", element("span", "reference", question.expected)],
+    ]);
     const table = element("table", "heatmap memory");
     const header = table.createTHead().insertRow();
     question.hop_attentions.forEach((_, k) => header.appendChild(element("th", "hop", "hop " + (k + 1))));
@@ -286,20 +284,15 @@
     canvas.width = example.width;
     canvas.height = example.height;
     frame.append(picture, canvas);
-    const text = element("div", "sentence-text");
-    text.appendChild(labelledLine("prediction", element("span", "prediction-text", example.prediction)));
-    if (example.reference !== null) {
-      text.appendChild(labelledLine("reference", element("span", "reference", example.reference)));
-    }
     const targets = example.tokens.map(outputToken);
-    const targetLine = element("div", "tokens target-tokens");
-    targetLine.append(...targets);
-    text.appendChild(labelledLine("output tokens", targetLine));
+    const text = itemText([
+      ["prediction", element("span", "prediction-text", example.prediction)],
+      example.reference === null ? null : ["reference", element("span", "reference", example.reference)],
+      ["output tokens", holding("div", "tokens target-tokens", targets)],
+    ]);
     const caption = element("div", "caption");
     text.appendChild(caption);
-    const body = element("div", "sentence-body");
-    body.append(frame, text);
-    article.appendChild(body);
+    article.appendChild(holding("div", "sentence-body", [frame, text]));
 
     const context = canvas.getContext("2d");
     bindTokens(example, targets, (t) => {
