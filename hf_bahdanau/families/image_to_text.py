@@ -13,7 +13,7 @@ from hf_bahdanau.explorer.image_page import IMAGE_EXPLORER
 from hf_bahdanau.families import CardWords, Family, Head, Picture, register_family
 from hf_bahdanau.families.images import (example_paths, folder_images, image_encoder_words, image_size_words,
                                          in_folder)
-from hf_bahdanau.families.recurrent import CLOSED_VOCABULARY, decoder_lines, recurrent_tags, vocabulary_output
+from hf_bahdanau.families.recurrent import CLOSED_VOCABULARY, decoder_lines, rnn_tags, vocabulary_output
 from hf_bahdanau.families.words import Architecture, dropout_lines, generate_kwargs
 from hf_bahdanau.modeling.collators import DataCollatorForImageToText
 from hf_bahdanau.modeling.configuration_image_to_text import BahdanauImageToTextConfig
@@ -125,7 +125,7 @@ IMAGE_TO_TEXT = register_family(Family(
     heads=(Head(AutoModel, BahdanauImageToTextModel), Head(AutoModelForImageTextToText, BahdanauForImageToText)),
     card_head=AutoModelForImageTextToText,
     card=CardWords(task_words="Image-to-Text", pipeline_tag=TASK, architecture=describe_image_to_text,
-                   tags=lambda config, processor: recurrent_tags(config, TASK, ("show-attend-and-tell",), ("vision",)),
+                   tags=rnn_tags(("show-attend-and-tell",), ("vision",)),
                    description=description, usage=image_usage, limitations=image_limitations,
                    examples=example_images, widget=lambda examples: [{"src": name} for name in examples],
                    pictures=(ATTENTION,), explorer_page="image_explorer.html"),

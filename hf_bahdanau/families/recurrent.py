@@ -17,7 +17,7 @@ from hf_bahdanau.modeling.axes import (ATTENTION_MODES, ATTENTION_SCOPES, ATTENT
 from hf_bahdanau.modeling.configuration_bahdanau import PRESETS
 
 __all__ = ["ALIGNMENTS", "CLOSED_VOCABULARY", "PAPERS", "RECURRENT", "RECURRENT_ENCODER", "decoder_lines",
-           "encoder_line", "matching_preset", "paper_of", "recurrent_limitations", "recurrent_tags", "rnn_tags",
+           "encoder_line", "matching_preset", "paper_of", "recurrent_limitations", "rnn_tags",
            "vocabulary_output"]
 
 SIZE_FIELDS = ("encoder_layers", "decoder_layers")  # presets fix them; small models override them
@@ -175,12 +175,6 @@ def rnn_tags(topics: tuple[str, ...] = (), inputs: tuple[str, ...] = ()) -> Call
         return [*topics, "rnn", attends, config["rnn_type"], *inputs]
 
     return tags
-
-
-def recurrent_tags(config: dict[str, Any], task: str, topics: tuple[str, ...] = (), inputs: tuple[str, ...] = ()
-                   ) -> list[str]:
-    """``rnn_tags`` between the package and the task and custom_code."""
-    return ["hf_bahdanau", *rnn_tags(topics, inputs)(config, {}), task, "custom_code"]
 
 
 def recurrent_limitations(config: dict[str, Any], vocabulary: str = CLOSED_VOCABULARY, recurrent: str = RECURRENT

@@ -196,8 +196,7 @@ VQA = register_family(Family(
     card_head=AutoModelForVisualQuestionAnswering,
     card=CardWords(task_words="Visual Question Answering", pipeline_tag=TASK,
                    architecture=describe_visual_question_answering,
-                   tags=lambda config, processor: ["hf_bahdanau", VQA_TAGS[config["coattention"]], "vision", TASK,
-                                                   "custom_code"],
+                   tags=lambda config, processor: [VQA_TAGS[config["coattention"]], "vision"],
                    description=vqa_task_description, usage=vqa_usage, limitations=vqa_limitations,
                    examples=vqa_examples, widget=lambda examples: [{"src": item["image"], "text": item["question"]}
                                                                    for item in examples],
