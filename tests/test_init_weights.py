@@ -8,13 +8,19 @@ from transformers import initialization as init
 
 from conftest import tiny_config, tiny_model
 from hf_bahdanau import (BahdanauForConditionalGeneration, BahdanauForImageToText, BahdanauForPointerNetwork,
-                         BahdanauImageToTextConfig, BahdanauPointerConfig)
+                         BahdanauImageToTextConfig, BahdanauMemoryNetworkConfig,
+                         BahdanauMemoryNetworkForSequenceClassification, BahdanauPointerConfig)
 
 
 def image_config() -> BahdanauImageToTextConfig:
     return BahdanauImageToTextConfig(vocab_size=12, embedding_size=8, hidden_size=16, attention_size=8, output_size=8,
                                      cnn_channels=[4, 8], cnn_pool_sizes=[[2, 2], [2, 3]], context_gate=True,
                                      attention_mode="hard_reinforce")
+
+
+def memory_network(**options) -> BahdanauMemoryNetworkForSequenceClassification:
+    return BahdanauMemoryNetworkForSequenceClassification(BahdanauMemoryNetworkConfig(
+        vocab_size=23, hidden_size=6, num_labels=4, memory_size=8, **options))
 
 
 BUILDS = {
@@ -25,11 +31,16 @@ BUILDS = {
     "image": lambda: BahdanauForImageToText(image_config()),
     "pointer": lambda: BahdanauForPointerNetwork(BahdanauPointerConfig(input_feature_size=2, hidden_size=16,
                                                                        embedding_size=8, attention_size=8)),
+    "memory_adjacent": lambda: memory_network(answer_token_ids=[3, 4, 5, 6]),  # W^T = C^K, time tables
+    "memory_layer_wise": lambda: memory_network(weight_tying="layer_wise", init_std=0.05),  # H and W
 }
 # Measured with the code before the modules initialised themselves (commit 7618d4e, when ``_init_weights`` named
 # GaussianKernelAttention, ContextGate, Conv2d, MovingAverageBaseline and MonotonicScope), torch.manual_seed(0).
+# The memory networks': measured before their torch layers were initialised through the shared base (commit
+# fe0bbf7, when BahdanauMemoryNetworkPreTrainedModel had its own _init_weights).
 CHECKSUMS = {"gaussian_monotonic": 3573.1327338127903, "reinforce": 2805.596040519603, "image": 1597.1617371136585,
-             "pointer": 1581.8707480742362}
+             "pointer": 1581.8707480742362, "memory_adjacent": 26.199867060640315,
+             "memory_layer_wise": 3.691063051179724}
 
 
 def checksum(model: nn.Module) -> float:
@@ -79,3 +90,15 @@ def test_a_new_module_initialises_itself_without_editing_the_base_class():
     model.init_weights()  # what post_init runs; the modules initialised before are left alone
     assert model.model.decoder.scaled.scale.tolist() == [0.5, 0.5, 0.5]
     assert torch.equal(model.lm_head.weight, tiny_model().lm_head.weight)
+
+
+def test_a_new_module_of_the_memory_network_initialises_itself():
+    """The memory network's base states its rule for torch's layers only (every weight N(0, init_std²)); a module of
+    its own with ``init_parameters`` is initialised by it, as in every family (``pretrained_base``)."""
+    torch.manual_seed(0)
+    model = BUILDS["memory_layer_wise"]()
+    model.memory_network.scaled = Scaled()
+    model.init_weights()
+    assert model.memory_network.scaled.scale.tolist() == [0.5, 0.5, 0.5]
+    torch.manual_seed(0)
+    assert torch.equal(model.answer.weight, BUILDS["memory_layer_wise"]().answer.weight)

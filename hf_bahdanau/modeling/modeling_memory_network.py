@@ -59,8 +59,8 @@ class BahdanauMemoryNetworkPreTrainedModel(BahdanauBasePreTrainedModel):
     base_model_prefix = "memory_network"
     main_input_name = "input_ids"
 
-    def _init_weights(self, module: nn.Module) -> None:
-        """Every weight N(0, init_std²) (the paper: σ = 0.1)."""
+    def _init_layer(self, module: nn.Module) -> None:
+        """Every weight N(0, init_std²) (the paper: σ = 0.1): the word and time embeddings, H and W."""
         if isinstance(module, (nn.Embedding, nn.Linear)):
             init.normal_(module.weight, mean=0.0, std=self.config.init_std)
 
