@@ -92,6 +92,33 @@ def test_reinforce_adds_nothing_and_keeps_its_baseline_without_autograd():
     assert out.reinforce_loss is not None and model.reinforce_baseline.updates.item() == 1
 
 
+def test_the_baseline_after_training_steps_is_the_running_mean_of_the_batches_rewards():
+    """decay 0.8, two optimiser steps; R_n = Σ_t log p(y_t | …) from each step's logits, by hand. The b the next
+    batch gets (its rewards are not read once b has a history): after step 1 R̄_1 (total 0.2 R̄_1, bias-corrected by
+    1 − 0.8); after step 2, (0.8 · 0.2 R̄_1 + 0.2 R̄_2) / (1 − 0.8²)."""
+    model = tiny_model("rnnsearch", attention_mode="hard_reinforce", reinforce_baseline_decay=0.8).double().train()
+    optimiser = torch.optim.SGD(model.parameters(), lr=0.5)
+    input_ids, mask = padded_batch()
+    labels = random_labels(3, 6)
+    labels[1, 4:] = -100
+    torch.manual_seed(5)
+    means, next_rewards = [], torch.zeros(3, dtype=torch.float64)
+    for _ in range(2):
+        out = model(input_ids=input_ids, attention_mask=mask, labels=labels)
+        log_probs = torch.log_softmax(out.logits.detach(), dim=-1)
+        means.append(sum(float(log_probs[n, t, labels[n, t]]) for n in range(3) for t in range(6)
+                         if labels[n, t] != -100) / 3)
+        optimiser.zero_grad()
+        out.loss.backward()
+        optimiser.step()
+        if len(means) == 1:
+            assert model.reinforce_baseline.value(next_rewards).item() == pytest.approx(means[0], rel=1e-12)
+    assert means[0] != pytest.approx(means[1], rel=1e-3)  # the step moved the model
+    expected = (0.8 * 0.2 * means[0] + 0.2 * means[1]) / (1 - 0.8 ** 2)
+    assert model.reinforce_baseline.value(next_rewards).item() == pytest.approx(expected, rel=1e-12)
+    assert int(model.reinforce_baseline.updates) == 2
+
+
 class Fixed(LossTerm):
     """A term whose total is given: the arithmetic of ``add_loss_terms`` alone."""
 

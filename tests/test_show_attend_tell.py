@@ -240,6 +240,18 @@ def test_moving_average_baseline_by_hand():
     assert float(last.value(first.float())) == -1.0
 
 
+def test_calling_the_baseline_gives_b_then_updates_it_in_training_only():
+    """The batches of ``test_moving_average_baseline_by_hand``, through the module's call, as the REINFORCE term uses
+    it: each batch gets the b of the batches before it, and in eval b stays."""
+    baseline = MovingAverageBaseline(0.9).double()
+    first, second = torch.tensor([-2.0, -4.0], **F64), torch.tensor([-1.0], **F64)
+    assert float(baseline(first)) == -3.0 and int(baseline.updates) == 1
+    assert math.isclose(float(baseline(second)), -3.0, rel_tol=1e-15) and int(baseline.updates) == 2
+    baseline.eval()
+    assert math.isclose(float(baseline(first)), -0.37 / 0.19, rel_tol=1e-14)
+    assert int(baseline.updates) == 2 and math.isclose(float(baseline.total), -0.37, rel_tol=1e-15)
+
+
 def _force(monkeypatch, position: int) -> None:
     """Every hard choice picks ``position`` (training and eval)."""
     monkeypatch.setattr(ReinforceHardAttention, "choose",

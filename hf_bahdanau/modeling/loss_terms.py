@@ -112,7 +112,8 @@ class DoublyStochasticLoss(AttentionTerm):
 @_register("reinforce_loss")
 class ReinforceLoss(LossTerm):
     """REINFORCE's score-function and entropy terms for ``attention_mode="hard_reinforce"`` (``reinforce``), in
-    training; R = log p(y | j̃, x) from the logits, b the head's ``reinforce_baseline``, updated after each batch."""
+    training; R = log p(y | j̃, x) from the logits, b the head's ``reinforce_baseline`` (a module of the head, saved
+    with it), which gives each batch's b and then updates itself with the batch's R."""
 
     def __init__(self, weight: float, entropy_weight: float, baseline: nn.Module):
         super().__init__(weight)
@@ -128,12 +129,9 @@ class ReinforceLoss(LossTerm):
     def total(self, outputs: HeadOutputs) -> Tensor | None:
         if outputs.policy is None:  # outside training: the positions were not sampled
             return None
-        target_mask = outputs.target_mask
-        rewards = token_log_likelihoods(outputs.logits, outputs.labels.to(outputs.logits.device))
-        baseline = self.baseline.value((rewards * target_mask).sum(1))
-        total = reinforce_loss(rewards, *outputs.policy, target_mask, baseline, self.entropy_weight)
-        self.baseline.update((rewards * target_mask).sum(1))
-        return total
+        log_likelihoods = token_log_likelihoods(outputs.logits, outputs.labels.to(outputs.logits.device))
+        baseline = self.baseline((log_likelihoods * outputs.target_mask).sum(1))  # b, then R updates it
+        return reinforce_loss(log_likelihoods, *outputs.policy, outputs.target_mask, baseline, self.entropy_weight)
 
 
 @_register("self_attention_penalty")

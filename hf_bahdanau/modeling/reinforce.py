@@ -40,7 +40,10 @@ def reinforce_loss(log_likelihoods: Tensor, log_policy: Tensor, entropy: Tensor,
 
 class MovingAverageBaseline(nn.Module):
     """b ← decay · b + (1 − decay) · mean_n R_n after every training batch, bias-corrected for its first updates as
-    Adam's moments are (b / (1 − decay^k) after k updates); the first batch, with no history, uses its own mean."""
+    Adam's moments are (b / (1 − decay^k) after k updates); the first batch, with no history, uses its own mean.
+
+    A running statistic of the batches it is called on, kept and updated by the module itself as BatchNorm keeps its
+    running mean: calling it on a batch's rewards gives that batch's b and then, in training, adds them."""
 
     def __init__(self, decay: float):
         super().__init__()
@@ -52,6 +55,13 @@ class MovingAverageBaseline(nn.Module):
         """No history: b's total and update count 0 (the model's ``_init_weights`` calls it)."""
         init.zeros_(self.total)
         init.zeros_(self.updates)
+
+    def forward(self, rewards: Tensor) -> Tensor:
+        """b for this batch of rewards R [N] (``value``); in training, R then updates b (``update``)."""
+        baseline = self.value(rewards)
+        if self.training:
+            self.update(rewards)
+        return baseline
 
     def value(self, rewards: Tensor) -> Tensor:
         """b for this batch of rewards R [N] (before they update it)."""
