@@ -273,3 +273,24 @@ def test_configs_saved_by_the_other_models_build_each_head_unless_they_set_the_o
     other(tiny_encoder_config(num_labels=3, **{field: value})).save_pretrained(tmp_path / "set")
     with pytest.raises(ValueError, match=rf"`{field}='{value}'` is read by the (tagger|sequence classifier) only"):
         head.from_pretrained(tmp_path / "set")
+
+
+@pytest.mark.parametrize("head", ["tagger", "classifier"])
+def test_the_dropout_before_the_classifier_is_classifier_dropout_or_else_dropout(head):
+    from hf_bahdanau import BahdanauForSequenceClassification
+
+    head_class = BahdanauForTokenClassification if head == "tagger" else BahdanauForSequenceClassification
+    assert head_class(tiny_encoder_config(num_labels=3, dropout=0.3)).dropout.p == 0.3
+    assert head_class(tiny_encoder_config(num_labels=3, dropout=0.3, classifier_dropout=0.1)).dropout.p == 0.1
+
+
+def test_the_tagger_reads_its_output_flags_from_its_config():
+    """Both defaults from the config (``output_flags``), the caller's flags over them."""
+    torch.manual_seed(0)
+    model = BahdanauForTokenClassification(tiny_encoder_config(num_labels=3, output_attentions=True,
+                                                               output_hidden_states=True)).eval()
+    input_ids, mask = padded_batch()
+    out = model(input_ids=input_ids, attention_mask=mask)
+    assert out.attentions[0].shape == (3, 1, 7, 7) and out.hidden_states[-1].shape == (3, 7, 16)
+    out = model(input_ids=input_ids, attention_mask=mask, output_attentions=False, output_hidden_states=False)
+    assert (out.attentions, out.hidden_states) == (None, None)

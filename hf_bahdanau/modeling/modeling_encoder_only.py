@@ -15,7 +15,13 @@ from .configuration_encoder_only import BahdanauEncoderConfig, upgrade_bahdanau_
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .modeling_bahdanau import BahdanauPreTrainedModel
 
-__all__ = ["BahdanauEncoderModel", "BahdanauEncoderPreTrainedModel"]
+__all__ = ["BahdanauEncoderModel", "BahdanauEncoderPreTrainedModel", "classifier_dropout"]
+
+
+def classifier_dropout(config: BahdanauEncoderConfig) -> nn.Dropout:
+    """The dropout of the tagger's and the classifier's features before their classifier: ``classifier_dropout``, or
+    ``dropout`` when None (transformers' heads' rule)."""
+    return nn.Dropout(config.dropout if config.classifier_dropout is None else config.classifier_dropout)
 
 
 class BahdanauEncoderPreTrainedModel(BahdanauPreTrainedModel):

@@ -39,7 +39,7 @@ from .encoder import BahdanauEncoder
 from .input_checks import check_class_labels, require_tensor
 from .loss import per_item_loss, token_cross_entropy
 from .loss_terms import HeadOutputs, add_loss_terms, build_loss_terms
-from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel
+from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel, classifier_dropout
 from .padding import check_attention_mask
 from .pooling import build_pooling
 
@@ -192,8 +192,7 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
         if config.hierarchical:
             self.sentence_encoder = _sentence_level_encoder(config, pooled_size)
             self.sentence_attention = build_pooling(config, size)
-        dropout = config.dropout if config.classifier_dropout is None else config.classifier_dropout
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = classifier_dropout(config)
         self.classifier = nn.Linear(pooled_size, config.num_labels)
         self.loss_terms = build_loss_terms(config, self, ("self_attention_penalty",))  # loss = NLL + λ P
         name_head_pipelines(config, CLASSIFIER_PIPELINES)  # pipeline(model=folder, trust_remote_code=True)

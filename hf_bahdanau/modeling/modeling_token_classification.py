@@ -14,7 +14,7 @@ from .configuration_bahdanau import TAGGER_PIPELINES, name_head_pipelines
 from .configuration_encoder_only import BahdanauEncoderConfig
 from .input_checks import check_class_labels
 from .loss import token_cross_entropy
-from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel
+from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel, classifier_dropout
 from .padding import check_attention_mask
 from .token_attention import build_token_attention, token_attention_types
 
@@ -56,8 +56,7 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
         self.num_labels = config.num_labels
         self.model = BahdanauEncoderModel(config)
         self.token_attention = build_token_attention(config)
-        dropout = config.dropout if config.classifier_dropout is None else config.classifier_dropout
-        self.dropout = nn.Dropout(dropout)
+        self.dropout = classifier_dropout(config)
         self.classifier = nn.Linear(self.token_attention.output_size, config.num_labels)
         name_head_pipelines(config, TAGGER_PIPELINES)  # pipeline(model=folder, trust_remote_code=True)
         self.post_init()
@@ -75,8 +74,7 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
     ) -> BahdanauTokenClassifierOutput:
         """input_ids / attention_mask / labels [B, S]; logits [B, S, num_labels]. The loss is the summed
         cross-entropy over labels != -100 divided by ``num_items_in_batch`` (Trainer) or by their count."""
-        if output_attentions is None:
-            output_attentions = self.config.output_attentions
+        output_attentions, output_hidden_states = self.output_flags(output_attentions, output_hidden_states)
         encoded = self.model(
             input_ids=input_ids, attention_mask=attention_mask, inputs_embeds=inputs_embeds,
             output_hidden_states=output_hidden_states, output_attentions=output_attentions,
