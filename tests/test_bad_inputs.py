@@ -14,7 +14,7 @@ import pytest
 import torch
 from transformers import GenerationConfig
 
-from conftest import VOCAB, exits_as_argparse_does, padded_batch, tiny_config, tiny_model
+from conftest import VOCAB, exits_as_argparse_does, padded_batch, tiny_config, tiny_encoder_config, tiny_model
 from hf_bahdanau import (
     BahdanauConfig,
     BahdanauForConditionalGeneration,
@@ -123,9 +123,9 @@ def test_unknown_preset_fields_are_refused():
 @pytest.fixture(scope="module")
 def models():
     seq2seq = tiny_model("rnnsearch")
-    tagger_config = tiny_config(num_labels=NUM_LABELS)
-    classifier_config = tiny_config(num_labels=NUM_LABELS)
-    han_config = tiny_config(num_labels=NUM_LABELS, hierarchical=True, sentence_separator_token_id=SEP)
+    tagger_config = tiny_encoder_config(num_labels=NUM_LABELS)
+    classifier_config = tiny_encoder_config(num_labels=NUM_LABELS)
+    han_config = tiny_encoder_config(num_labels=NUM_LABELS, hierarchical=True, sentence_separator_token_id=SEP)
     torch.manual_seed(0)
     return dict(
         seq2seq=seq2seq,
@@ -535,8 +535,8 @@ def test_labels_without_a_start_or_pad_id_in_the_config_are_refused_naming_the_f
     ("run_seq2seq", ["--preset", "rnnsearch"], "BahdanauConfig"),
     ("run_seq2seq", ["--architecture", "transformer"], "MarianConfig"),
     ("run_pointer", [], "BahdanauPointerConfig"),
-    ("run_classification", [], "BahdanauConfig"),
-    ("run_ner", [], "BahdanauConfig"),
+    ("run_classification", [], "BahdanauEncoderConfig"),
+    ("run_ner", [], "BahdanauEncoderConfig"),
     ("run_image_to_text", [], "BahdanauImageToTextConfig"),
     ("run_vqa", [], "BahdanauVisualQuestionAnsweringConfig"),
 ])

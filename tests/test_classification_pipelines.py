@@ -13,7 +13,7 @@ from transformers import pipeline
 
 from child_process import run_child
 from conftest import assert_float64_close
-from hf_bahdanau import BahdanauConfig, BahdanauForSequenceClassification, BahdanauForTokenClassification
+from hf_bahdanau import BahdanauEncoderConfig, BahdanauForSequenceClassification, BahdanauForTokenClassification
 from training.tokenization import train_tokenizer
 
 TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
@@ -42,8 +42,9 @@ def tokenizer():
 
 @pytest.fixture(scope="module")
 def tagger(tokenizer):
-    config = BahdanauConfig(vocab_size=len(tokenizer), embedding_size=12, hidden_size=16, token_attention_type="general",
-                            id2label=dict(enumerate(TAGS)), label2id={tag: i for i, tag in enumerate(TAGS)})
+    config = BahdanauEncoderConfig(vocab_size=len(tokenizer), embedding_size=12, hidden_size=16,
+                                   token_attention_type="general", id2label=dict(enumerate(TAGS)),
+                                   label2id={tag: i for i, tag in enumerate(TAGS)})
     return decisive(BahdanauForTokenClassification(config))
 
 
@@ -69,9 +70,10 @@ def float32_score_error(logits: torch.Tensor, single_label: bool) -> torch.Tenso
 
 
 def han(tokenizer, problem_type: str | None = None):
-    config = BahdanauConfig(vocab_size=len(tokenizer), embedding_size=12, hidden_size=16, hierarchical=True,
-                            sentence_separator_token_id=tokenizer.convert_tokens_to_ids("."), problem_type=problem_type,
-                            id2label=dict(enumerate(CLASSES)), label2id={name: i for i, name in enumerate(CLASSES)})
+    config = BahdanauEncoderConfig(vocab_size=len(tokenizer), embedding_size=12, hidden_size=16, hierarchical=True,
+                                   sentence_separator_token_id=tokenizer.convert_tokens_to_ids("."),
+                                   problem_type=problem_type, id2label=dict(enumerate(CLASSES)),
+                                   label2id={name: i for i, name in enumerate(CLASSES)})
     return decisive(BahdanauForSequenceClassification(config))
 
 

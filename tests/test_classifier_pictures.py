@@ -12,7 +12,7 @@ import pytest
 import torch
 from matplotlib import colormaps
 
-from conftest import exits_as_argparse_does, padded_batch, tiny_config
+from conftest import exits_as_argparse_does, padded_batch, tiny_encoder_config
 from hf_bahdanau import BahdanauForSequenceClassification
 from hf_bahdanau.modeling.axes import POOLINGS
 from hf_bahdanau.modeling.padding import rotate_rows
@@ -32,8 +32,8 @@ EPS = float(np.finfo(np.float32).eps)
 def classifier(pooling_type: str, hierarchical: bool = False, **overrides) -> BahdanauForSequenceClassification:
     """A tiny random classifier over 3 labels: encoder 1 x 8 per direction, so D = 16 features."""
     torch.manual_seed(0)
-    config = tiny_config(num_labels=3, hierarchical=hierarchical, sentence_separator_token_id=SEP,
-                         pooling_type=pooling_type, self_attention_rows=ROWS, encoder_layers=1, **overrides)
+    config = tiny_encoder_config(num_labels=3, hierarchical=hierarchical, sentence_separator_token_id=SEP,
+                                 pooling_type=pooling_type, self_attention_rows=ROWS, encoder_layers=1, **overrides)
     return BahdanauForSequenceClassification(config).eval()
 
 

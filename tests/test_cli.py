@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from conftest import tiny_config, tiny_model
+from conftest import tiny_encoder_config, tiny_model
 from hf_bahdanau import BahdanauForSequenceClassification, BahdanauForTokenClassification
 from hf_bahdanau.cli import main as translate_main
 from hf_bahdanau.modeling.decoding import translate
@@ -133,7 +133,7 @@ def test_a_folder_of_another_head_is_refused_naming_what_it_holds(tmp_path, comm
     """AutoModelForSeq2SeqLM would load a tagger's or a classifier's folder with a randomly initialised decoder:
     every command refuses it before loading, in one line, and writes nothing."""
     tokenizer = train_tokenizer(SENTENCES, kind="char")
-    head(tiny_config(num_labels=3, vocab_size=len(tokenizer))).save_pretrained(tmp_path / "model")
+    head(tiny_encoder_config(num_labels=3, vocab_size=len(tokenizer))).save_pretrained(tmp_path / "model")
     tokenizer.save_pretrained(tmp_path / "model")
     (tmp_path / "in.txt").write_text("3/14/15\n")
     main, arguments = COMMANDS[command]

@@ -17,7 +17,8 @@ import pytest
 import torch
 
 from conftest import (assert_float64_close, assert_logits_and_gradients_equal_the_reference, left_padded,
-                      logits_in_cached_chunks, padded_batch, random_labels, tiny_config, tiny_model)
+                      logits_in_cached_chunks, padded_batch, random_labels, tiny_config, tiny_encoder_config,
+                      tiny_model)
 from hf_bahdanau import (BahdanauForConditionalGeneration, BahdanauForPointerNetwork, BahdanauForSequenceClassification,
                          BahdanauForTokenClassification, BahdanauPointerConfig, reference)
 from hf_bahdanau.cards.architecture import describe
@@ -172,8 +173,8 @@ def test_the_onnx_export_decodes_like_generate(score, tmp_path):
 
 def test_the_tagger_returns_the_encoder_attentions_beside_its_own():
     torch.manual_seed(0)
-    model = BahdanauForTokenClassification(tiny_config(num_labels=3, encoder_self_attention="dot",
-                                                       hidden_size=16)).double().eval()
+    model = BahdanauForTokenClassification(tiny_encoder_config(num_labels=3, encoder_self_attention="dot",
+                                                               hidden_size=16)).double().eval()
     input_ids, mask = padded_batch()
     with torch.no_grad():
         out = model(input_ids=input_ids, attention_mask=mask, output_attentions=True)
@@ -192,8 +193,8 @@ def test_the_tagger_returns_the_encoder_attentions_beside_its_own():
 @pytest.mark.parametrize("hierarchical", [False, True], ids=["flat", "han"])
 def test_the_classifier_equals_the_reference_and_returns_the_encoder_attentions(hierarchical):
     torch.manual_seed(0)
-    config = tiny_config(num_labels=3, hierarchical=hierarchical, sentence_separator_token_id=SEP,
-                         encoder_self_attention="general")
+    config = tiny_encoder_config(num_labels=3, hierarchical=hierarchical, sentence_separator_token_id=SEP,
+                                 encoder_self_attention="general")
     model = BahdanauForSequenceClassification(config).double().eval()
     input_ids, mask = documents() if hierarchical else padded_batch()
     with torch.no_grad():

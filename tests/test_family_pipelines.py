@@ -14,8 +14,9 @@ from PIL import Image
 
 from child_process import run_child
 from hf_bahdanau import (
-    BahdanauConfig, BahdanauEncoderModel, BahdanauForConditionalGeneration, BahdanauForImageToText,
-    BahdanauForPointerNetwork, BahdanauForSequenceClassification, BahdanauForTextPairClassification,
+    BahdanauConfig, BahdanauEncoderConfig, BahdanauEncoderModel, BahdanauForConditionalGeneration,
+    BahdanauForImageToText, BahdanauForPointerNetwork, BahdanauForSequenceClassification,
+    BahdanauForTextPairClassification,
     BahdanauForTokenClassification, BahdanauForVisualQuestionAnswering, BahdanauImageProcessor,
     BahdanauImageToTextConfig, BahdanauMemoryNetworkConfig, BahdanauMemoryNetworkForSequenceClassification,
     BahdanauPointerConfig, BahdanauTextCoAttentionConfig, BahdanauVisualQuestionAnsweringConfig,
@@ -67,11 +68,11 @@ def families(vocab: int, separator: int) -> dict:
         "pointer": (BahdanauForPointerNetwork(BahdanauPointerConfig(input_feature_size=2, embedding_size=8,
                                                                     hidden_size=8)), None,
                     ([[0.1, 0.9], [0.5, 0.2], [0.8, 0.7], [0.3, 0.3]],), dict(forbid_repeats=True)),
-        "tagger": (BahdanauForTokenClassification(BahdanauConfig(**text, **labelled())), None,
+        "tagger": (BahdanauForTokenClassification(BahdanauEncoderConfig(**text, **labelled())), None,
                    ("john went to the hallway .",), {}),
-        "classifier": (BahdanauForSequenceClassification(BahdanauConfig(**text, **labelled())), None,
+        "classifier": (BahdanauForSequenceClassification(BahdanauEncoderConfig(**text, **labelled())), None,
                        (["it is red .", "where is mary ?"],), dict(top_k=None)),
-        "han": (BahdanauForSequenceClassification(BahdanauConfig(
+        "han": (BahdanauForSequenceClassification(BahdanauEncoderConfig(
             **text, **labelled(hierarchical=True, sentence_separator_token_id=separator))), None,
                 ("it is red . it is round .",), dict(top_k=2)),
         "memory": (BahdanauMemoryNetworkForSequenceClassification(BahdanauMemoryNetworkConfig(

@@ -21,8 +21,8 @@ from transformers.dynamic_module_utils import get_relative_import_files
 import hf_bahdanau
 from child_process import run_child
 from conftest import (
-    BOS, EOS, VOCAB, assert_float64_close, cross_entropy_tolerance, padded_batch, random_labels, tiny_config,
-    tiny_model,
+    BOS, EOS, VOCAB, assert_float64_close, cross_entropy_tolerance, padded_batch, random_labels,
+    tiny_encoder_config, tiny_model,
 )
 from hf_bahdanau import (
     BahdanauConfig, BahdanauForConditionalGeneration, BahdanauForPointerNetwork, BahdanauModel, BahdanauPointerConfig,
@@ -119,7 +119,7 @@ def test_saved_folders_carry_exactly_the_modeling_subpackage(tmp_path):
     seq2seq, tagger, pointer, memory, image, vqa, text_pair = (tmp_path / name for name in (
         "seq2seq", "tagger", "pointer", "memory", "image", "vqa", "text_pair"))
     tiny_model("rnnsearch").save_pretrained(seq2seq)
-    hf_bahdanau.BahdanauForTokenClassification(tiny_config()).save_pretrained(tagger)
+    hf_bahdanau.BahdanauForTokenClassification(tiny_encoder_config()).save_pretrained(tagger)
     BahdanauForPointerNetwork(BahdanauPointerConfig(input_feature_size=2, hidden_size=8, embedding_size=8,
                                                     attention_size=8)).save_pretrained(pointer)
     hf_bahdanau.BahdanauMemoryNetworkForSequenceClassification(

@@ -19,7 +19,7 @@ from transformers import GenerationMixin
 
 from conftest import (assert_float64_close, assert_logits_and_gradients_equal_the_reference, left_padded,
                       logits_in_cached_chunks, padded_batch, random_labels, softmax_sum_tolerance, tiny_config,
-                      tiny_model)
+                      tiny_encoder_config, tiny_model)
 from test_generation import NUM_BEAMS, beam_generate, decisive_model, float32_search_error, generated, \
     teacher_forced_beam_scores
 from hf_bahdanau import BahdanauConfig, BahdanauPointerConfig
@@ -204,7 +204,7 @@ def test_heads_that_score_without_a_previous_alignment_refuse_it():
     α_{t−1} to convolve."""
     assert "location_aware" not in token_attention_types()
     with pytest.raises(ValueError, match=r"`token_attention_type` must be one of .*got 'location_aware'"):
-        tiny_config(token_attention_type="location_aware")
+        tiny_encoder_config(token_attention_type="location_aware")
     with pytest.raises(ValueError, match=r"pointer network .* `attention_type='location_aware'` reads each step's "
                                          r"previous alignment"):
         BahdanauPointerConfig(input_feature_size=2, attention_type="location_aware")

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 
 from conftest import (
     assert_float64_close, assert_float64_gradients_close, cross_entropy_tolerance, padded_batch, product_tolerance,
-    random_labels, tiny_config, tiny_model,
+    random_labels, tiny_encoder_config, tiny_model,
 )
 from hf_bahdanau import BahdanauForSequenceClassification, BahdanauForTokenClassification
 from hf_bahdanau.modeling.loss import linear_cross_entropy, per_item_loss
@@ -148,7 +148,7 @@ def test_every_head_divides_the_summed_loss_by_num_items_in_batch_or_the_count(c
     ``labels.ne(-100).sum()`` (transformers' ``Trainer._get_num_items_in_batch``), gives the mean back."""
     head, overrides, labels, ignore, item_loss = HEAD_CASES[case]
     torch.manual_seed(0)
-    model = head(tiny_config(hierarchical=False, **overrides)).double().eval()
+    model = head(tiny_encoder_config(hierarchical=False, **overrides)).double().eval()
     assert head.accepts_loss_kwargs is True  # Trainer passes num_items_in_batch and does not scale the loss again
     input_ids, attention_mask = padded_batch((7, 5, 2))
     labels = labels.clone()
@@ -199,7 +199,7 @@ def test_trainer_gradient_accumulation_takes_the_full_batch_step(head, tmp_path)
 
     def update(batch_size: int, accumulation_steps: int) -> torch.Tensor:
         torch.manual_seed(0)
-        model = head(tiny_config(num_labels=3, hierarchical=False, dropout=0.0)).double()
+        model = head(tiny_encoder_config(num_labels=3, hierarchical=False, dropout=0.0)).double()
         start = [parameter.detach().clone() for parameter in model.parameters()]
         args = TrainingArguments(tmp_path / f"{batch_size}", per_device_train_batch_size=batch_size,
                                  gradient_accumulation_steps=accumulation_steps, max_steps=1, learning_rate=1.0,

@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from conftest import padded_batch, random_labels, tiny_config, tiny_model
+from conftest import padded_batch, random_labels, tiny_encoder_config, tiny_model
 from hf_bahdanau import BahdanauForSequenceClassification
 from hf_bahdanau.modeling.axes import LOSS_TERMS
 from hf_bahdanau.modeling.loss_terms import (AttentionTerm, CoverageLoss, DoublyStochasticLoss, HeadOutputs, LossTerm,
@@ -43,10 +43,10 @@ def test_an_attention_term_is_on_when_its_weight_field_is_positive(cls, field):
 
 
 def test_the_classifier_builds_the_self_attentive_penalty():
-    config = tiny_config(num_labels=3, pooling_type="self_attentive", self_attention_penalty_weight=0.5)
+    config = tiny_encoder_config(num_labels=3, pooling_type="self_attentive", self_attention_penalty_weight=0.5)
     terms = BahdanauForSequenceClassification(config).loss_terms
     assert [(type(term), term.weight) for term in terms] == [(SelfAttentionPenalty, 0.5)]
-    assert BahdanauForSequenceClassification(tiny_config(num_labels=3)).loss_terms == []
+    assert BahdanauForSequenceClassification(tiny_encoder_config(num_labels=3)).loss_terms == []
 
 
 # Measured with the code before the loss terms (commit 7618d4e), torch.manual_seed(0), padded_batch() and

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from conftest import PAD, VOCAB, padded_batch, tiny_config
+from conftest import PAD, VOCAB, padded_batch, tiny_config, tiny_encoder_config
 
 from hf_bahdanau import (BahdanauConfig, BahdanauForConditionalGeneration, BahdanauForSequenceClassification,
                          BahdanauForTokenClassification)
@@ -167,8 +167,8 @@ def test_every_model_class_mixes_its_source_embeddings():
     input_ids, mask = padded_batch((6, 4))
     config = dict(num_labels=3, meta_embedding_sources=SOURCES, pretrained_embedding_size=5)
     heads = {
-        "tagger": BahdanauForTokenClassification(tiny_config("rnnsearch", **config)),
-        "classifier": BahdanauForSequenceClassification(tiny_config("rnnsearch", **config)),
+        "tagger": BahdanauForTokenClassification(tiny_encoder_config("rnnsearch", **config)),
+        "classifier": BahdanauForSequenceClassification(tiny_encoder_config("rnnsearch", **config)),
     }
     for name, head in heads.items():
         filled(head).eval()
@@ -182,7 +182,7 @@ def test_every_model_class_mixes_its_source_embeddings():
 
 def test_the_hierarchical_classifier_returns_the_weights_per_sentence():
     torch.manual_seed(0)
-    head = filled(BahdanauForSequenceClassification(tiny_config(
+    head = filled(BahdanauForSequenceClassification(tiny_encoder_config(
         "rnnsearch", num_labels=2, hierarchical=True, meta_embedding_sources=SOURCES, pretrained_embedding_size=5)))
     words = torch.tensor([[[5, 6, 7], [8, 9, PAD]], [[10, PAD, PAD], [PAD, PAD, PAD]]])
     with torch.no_grad():

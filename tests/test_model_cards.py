@@ -15,7 +15,7 @@ from huggingface_hub import ModelCard
 from transformers import Seq2SeqTrainingArguments
 
 from child_process import child_env, run_script
-from conftest import tiny_config
+from conftest import tiny_config, tiny_encoder_config
 from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauForTokenClassification
 from hf_bahdanau.pictures import plot_alignment
 from hf_bahdanau.cards import set_model_id, write_model_card
@@ -210,8 +210,9 @@ def test_token_classification_card_and_usage(tmp_path):
     tokenizer = train_tokenizer(EXAMPLES, kind="word")
     labels = {0: "O", 1: "B-DAY", 2: "I-DAY"}
     torch.manual_seed(0)
-    model = BahdanauForTokenClassification(tiny_config("rnnsearch", vocab_size=len(tokenizer), id2label=labels,
-                                                      label2id={v: k for k, v in labels.items()}))
+    config = tiny_encoder_config("rnnsearch", vocab_size=len(tokenizer), id2label=labels,
+                                 label2id={v: k for k, v in labels.items()})
+    model = BahdanauForTokenClassification(config)
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     card = ModelCard(write_model_card(folder, task="token-classification", results={"eval_f1": 0.9},

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from conftest import (
-    BOS, VOCAB, assert_float64_close, padded_batch, product_tolerance, random_labels, tiny_config, tiny_model,
+    BOS, VOCAB, assert_float64_close, padded_batch, product_tolerance, random_labels, tiny_config, tiny_encoder_config,
+    tiny_model,
 )
 from hf_bahdanau import (
     PRESETS,
@@ -72,7 +73,7 @@ def test_hidden_states_follow_the_config_and_keep_their_graph():
 
 
 def test_the_tagger_and_classifier_return_the_encoder_layers():
-    config = tiny_config(num_labels=3, encoder_layers=2)
+    config = tiny_encoder_config(num_labels=3, encoder_layers=2)
     input_ids, mask = padded_batch()
     for model in (BahdanauForTokenClassification(config), BahdanauForSequenceClassification(config)):
         out = model(input_ids=input_ids, attention_mask=mask, output_hidden_states=True)
@@ -114,7 +115,7 @@ def test_the_encoder_heads_take_embeddings():
     input_ids, mask = padded_batch()
     for head in (BahdanauForTokenClassification, BahdanauForSequenceClassification):
         torch.manual_seed(0)
-        model = head(tiny_config(num_labels=3)).eval()
+        model = head(tiny_encoder_config(num_labels=3)).eval()
         with torch.no_grad():
             from_ids = model(input_ids=input_ids, attention_mask=mask).logits
             from_embeddings = model(inputs_embeds=model.get_input_embeddings()(input_ids), attention_mask=mask).logits

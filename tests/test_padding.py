@@ -10,7 +10,7 @@ equal to the bit (``torch.equal``), on any CPU.
 import pytest
 import torch
 
-from conftest import EOS, PAD, VOCAB, tiny_config, tiny_model
+from conftest import EOS, PAD, VOCAB, tiny_encoder_config, tiny_model
 from hf_bahdanau import BahdanauForSequenceClassification, BahdanauForTokenClassification, PRESETS
 from hf_bahdanau.modeling.token_attention import token_attention_types
 from hf_bahdanau.modeling.padding import check_attention_mask, rotate_rows
@@ -99,7 +99,8 @@ def test_generate_equals_right_padding(preset, num_beams, starts):
 @pytest.mark.parametrize("token_attention_type", token_attention_types())
 def test_the_tagger_equals_right_padding(token_attention_type, starts):
     torch.manual_seed(0)
-    model = BahdanauForTokenClassification(tiny_config(token_attention_type=token_attention_type, num_labels=5)).eval()
+    config = tiny_encoder_config(token_attention_type=token_attention_type, num_labels=5)
+    model = BahdanauForTokenClassification(config).eval()
     ids, mask = right_padded()
     with torch.no_grad():
         right = model(input_ids=ids, attention_mask=mask, output_attentions=True)
@@ -114,7 +115,7 @@ def test_the_tagger_equals_right_padding(token_attention_type, starts):
 def test_the_classifiers_equal_right_padding(hierarchical, starts):
     torch.manual_seed(0)
     model = BahdanauForSequenceClassification(
-        tiny_config(num_labels=3, hierarchical=hierarchical, sentence_separator_token_id=5)).eval()
+        tiny_encoder_config(num_labels=3, hierarchical=hierarchical, sentence_separator_token_id=5)).eval()
     ids, mask = right_padded()
     ids[0, 2] = ids[3, 1] = 5  # two documents of several sentences
     with torch.no_grad():
@@ -130,7 +131,7 @@ def test_the_classifiers_equal_right_padding(hierarchical, starts):
 
 def test_hierarchical_words_padded_on_the_left_equal_right_padding():
     torch.manual_seed(0)
-    model = BahdanauForSequenceClassification(tiny_config(num_labels=3, hierarchical=True)).eval()
+    model = BahdanauForSequenceClassification(tiny_encoder_config(num_labels=3, hierarchical=True)).eval()
     words = torch.tensor([[[11, 12, 13, PAD], [14, 15, PAD, PAD]], [[16, PAD, PAD, PAD], [PAD, PAD, PAD, PAD]]])
     mask = (words != PAD).long()
     moved_words, moved_mask = (torch.roll(tensor, shifts=1, dims=-1) for tensor in (words, mask))  # [PAD, w, w, w]
@@ -146,7 +147,7 @@ def test_hierarchical_words_padded_on_the_left_equal_right_padding():
 
 def test_an_empty_sentence_in_the_middle_of_a_document_changes_nothing():
     torch.manual_seed(0)
-    model = BahdanauForSequenceClassification(tiny_config(num_labels=3, hierarchical=True)).double().eval()
+    model = BahdanauForSequenceClassification(tiny_encoder_config(num_labels=3, hierarchical=True)).double().eval()
     words = torch.tensor([[[11, 12, 13], [14, 15, PAD], [16, 17, 18]]])
     with_gap = torch.tensor([[[11, 12, 13], [PAD, PAD, PAD], [14, 15, PAD], [PAD, PAD, PAD], [16, 17, 18]]])
     with torch.no_grad():

@@ -22,7 +22,8 @@ from transformers import (
     AutoModelForTokenClassification, AutoModelForVisualQuestionAnswering, PreTrainedModel,
 )
 
-from conftest import BOS, PAD, VOCAB, left_padded, padded_batch, random_labels, tiny_config, tiny_model
+from conftest import (BOS, PAD, VOCAB, left_padded, padded_batch, random_labels, tiny_encoder_config,
+                      tiny_model)
 from hf_bahdanau import (
     BahdanauForImageToText, BahdanauForPointerNetwork, BahdanauForSequenceClassification,
     BahdanauForTextPairClassification, BahdanauForTokenClassification, BahdanauForVisualQuestionAnswering,
@@ -274,7 +275,7 @@ def encoder_batch(left: bool, lengths=LENGTHS) -> Batch:
 def encoder_head(head: type, **overrides) -> Callable[[], PreTrainedModel]:
     def build() -> PreTrainedModel:
         torch.manual_seed(0)
-        return head(tiny_config(**overrides)).double().eval()
+        return head(tiny_encoder_config(**overrides)).double().eval()
     return build
 
 
