@@ -89,7 +89,7 @@ def test_generation_parameters_do_not_live_in_the_config():
 @pytest.mark.parametrize("config_class", [BahdanauConfig, BahdanauEncoderConfig], ids=lambda cls: cls.__name__)
 def test_every_field_is_documented_with_its_type_and_default(config_class):
     """Each field has an entry in the Args of the one class that declares it (the config, or the part it shares:
-    ``EncoderFields``, ``ClassifierFields``)."""
+    ``EncoderFields``; the encoder config's ``ClassifierFields``)."""
     from dataclasses import fields
 
     from transformers import PreTrainedConfig
@@ -120,7 +120,6 @@ def _every_config_class():
     ("encoder_hidden_size", 8.5, "`encoder_hidden_size` must be an int or None, got 8.5 (float)."),
     ("dropout", None, "`dropout` must be a number, got None (NoneType)."),
     ("dropout", "0.1", "`dropout` must be a number, got '0.1' (str)."),
-    ("classifier_dropout", True, "`classifier_dropout` must be a number or None, got True (bool)."),
     ("bidirectional", 1, "`bidirectional` must be True or False, got 1 (int)."),
     ("rnn_type", None, "`rnn_type` must be a string, got None (NoneType)."),
     ("eos_token_id", 2.0, "`eos_token_id` must be an int, a list of ints or None, got 2.0 (float)."),

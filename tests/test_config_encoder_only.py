@@ -157,10 +157,14 @@ def test_the_tagger_s_multi_head_token_attention_splits_attention_size():
     assert str(caught.value) == "`attention_size` (10) must be divisible by `num_attention_heads` (3)."
 
 
-def test_a_wrong_type_is_a_type_error_naming_the_field():
+@pytest.mark.parametrize("field, value, message", [
+    ("encoder_layers", "2", "`encoder_layers` must be an int, got '2' (str)."),
+    ("classifier_dropout", True, "`classifier_dropout` must be a number or None, got True (bool)."),
+])
+def test_a_wrong_type_is_a_type_error_naming_the_field(field, value, message):
     with pytest.raises(TypeError) as caught:
-        BahdanauEncoderConfig(encoder_layers="2")
-    assert str(caught.value) == "`encoder_layers` must be an int, got '2' (str)."
+        BahdanauEncoderConfig(**{field: value})
+    assert str(caught.value) == message
 
 
 def test_a_preset_gives_the_encoder_config_its_encoder():

@@ -607,6 +607,7 @@ class BahdanauConfig(EncoderFields, SavesModelCode, PreTrainedConfig):
             registry.check(getattr(self, registry.field))
         _require_token_ids(self, ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id",
                                   "unk_token_id"))
+        _require_labels(self)
         same_size = self.attention_type in ATTENTION_SCORES.flags["same_size_required"]
         if same_size and self.encoder_output_size != self.hidden_size:
             raise ValueError(
