@@ -294,3 +294,17 @@ def test_the_tagger_reads_its_output_flags_from_its_config():
     assert out.attentions[0].shape == (3, 1, 7, 7) and out.hidden_states[-1].shape == (3, 7, 16)
     out = model(input_ids=input_ids, attention_mask=mask, output_attentions=False, output_hidden_states=False)
     assert (out.attentions, out.hidden_states) == (None, None)
+
+
+@pytest.mark.parametrize("field, value, shown", [("hierarchical", True, "False"),
+                                                 ("sentence_separator_token_id", 5, "None")])
+def test_every_field_only_the_classifier_reads_is_refused_by_the_tagger(field, value, shown):
+    """Each of ``FIELDS_OF_ONE_HEAD``'s classifier fields, not only the pooling: a HAN config built as a tagger would
+    tag each token, its sentences ignored."""
+    config = tiny_encoder_config(num_labels=3, **{field: value})
+    with pytest.raises(ValueError) as caught:
+        BahdanauForTokenClassification(config)
+    assert str(caught.value) == (
+        f"`{field}={value!r}` is read by the sequence classifier only: the tagger's attention is chosen by "
+        f"`token_attention_type`, one of {token_attention_types()} (here 'additive'); leave `{field}` at its default "
+        f"{shown}.")

@@ -11,17 +11,33 @@ from transformers import PreTrainedModel
 from transformers.utils import can_return_tuple
 
 from .configuration_bahdanau import name_head_pipelines
-from .configuration_encoder_only import BahdanauEncoderConfig, upgrade_bahdanau_config
+from .configuration_encoder_only import FIELDS_OF_ONE_HEAD, BahdanauEncoderConfig, upgrade_bahdanau_config
 from .encoder import BahdanauEncoder, BahdanauEncoderOutput, token_embedding
 from .modeling_bahdanau import BahdanauPreTrainedModel
 
-__all__ = ["BahdanauEncoderModel", "BahdanauEncoderPreTrainedModel", "classifier_dropout"]
+__all__ = ["BahdanauEncoderModel", "BahdanauEncoderPreTrainedModel", "classifier_dropout",
+           "refuse_the_other_heads_fields"]
+
+HEAD_WORDS = {"BahdanauForTokenClassification": "the tagger",
+              "BahdanauForSequenceClassification": "the sequence classifier"}  # FIELDS_OF_ONE_HEAD's heads in words
 
 
 def classifier_dropout(config: BahdanauEncoderConfig) -> nn.Dropout:
     """The dropout of the tagger's and the classifier's features before their classifier: ``classifier_dropout``, or
     ``dropout`` when None (transformers' heads' rule)."""
     return nn.Dropout(config.dropout if config.classifier_dropout is None else config.classifier_dropout)
+
+
+def refuse_the_other_heads_fields(config: BahdanauEncoderConfig, head: str, attention_choice: str) -> None:
+    """ValueError naming the first field that only the other head reads (``FIELDS_OF_ONE_HEAD``) and ``config`` sets
+    to a value other than its default: ``head`` (a key of ``FIELDS_OF_ONE_HEAD``) would silently ignore it.
+    ``attention_choice``: how ``head`` chooses its attention, said in the message."""
+    for other, fields in FIELDS_OF_ONE_HEAD.items():
+        for name in fields if other != head else ():
+            value, default = getattr(config, name), getattr(BahdanauEncoderConfig, name)
+            if value != default:
+                raise ValueError(f"`{name}={value!r}` is read by {HEAD_WORDS[other]} only: {attention_choice}; leave "
+                                 f"`{name}` at its default {default!r}.")
 
 
 class BahdanauEncoderPreTrainedModel(BahdanauPreTrainedModel):

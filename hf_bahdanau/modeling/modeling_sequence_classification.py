@@ -39,7 +39,8 @@ from .encoder import BahdanauEncoder
 from .input_checks import check_class_labels, require_tensor
 from .loss import per_item_loss, token_cross_entropy
 from .loss_terms import HeadOutputs, add_loss_terms, build_loss_terms
-from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel, classifier_dropout
+from .modeling_encoder_only import (BahdanauEncoderModel, BahdanauEncoderPreTrainedModel, classifier_dropout,
+                                    refuse_the_other_heads_fields)
 from .padding import check_attention_mask
 from .pooling import build_pooling
 
@@ -179,11 +180,9 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
     def __init__(self, config: BahdanauEncoderConfig):
         super().__init__(config)
         config = self.config  # a BahdanauConfig given is upgraded (``modeling_encoder_only``)
-        if config.token_attention_type != BahdanauEncoderConfig.token_attention_type:
-            raise ValueError(f"`token_attention_type={config.token_attention_type!r}` is read by the tagger only: the "
-                             f"sequence classifier pools with `pooling_type`, one of {POOLINGS.allowed} (here "
-                             f"{config.pooling_type!r}); leave `token_attention_type` at its default "
-                             f"{BahdanauEncoderConfig.token_attention_type!r}.")
+        refuse_the_other_heads_fields(config, "BahdanauForSequenceClassification",
+                                      f"the sequence classifier pools with `pooling_type`, one of {POOLINGS.allowed} "
+                                      f"(here {config.pooling_type!r})")
         self.num_labels = config.num_labels
         size = config.encoder_output_size
         self.model = BahdanauEncoderModel(config)

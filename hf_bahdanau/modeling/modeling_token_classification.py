@@ -14,7 +14,8 @@ from .configuration_bahdanau import TAGGER_PIPELINES, name_head_pipelines
 from .configuration_encoder_only import BahdanauEncoderConfig
 from .input_checks import check_class_labels
 from .loss import token_cross_entropy
-from .modeling_encoder_only import BahdanauEncoderModel, BahdanauEncoderPreTrainedModel, classifier_dropout
+from .modeling_encoder_only import (BahdanauEncoderModel, BahdanauEncoderPreTrainedModel, classifier_dropout,
+                                    refuse_the_other_heads_fields)
 from .padding import check_attention_mask
 from .token_attention import build_token_attention, token_attention_types
 
@@ -48,11 +49,9 @@ class BahdanauForTokenClassification(BahdanauEncoderPreTrainedModel):
     def __init__(self, config: BahdanauEncoderConfig):
         super().__init__(config)
         config = self.config  # a BahdanauConfig given is upgraded (``modeling_encoder_only``)
-        if config.pooling_type != BahdanauEncoderConfig.pooling_type:  # so the self-attentive fields: set only with it
-            raise ValueError(f"`pooling_type={config.pooling_type!r}` is read by the sequence classifier only: the "
-                             f"tagger's attention is chosen by `token_attention_type`, one of "
-                             f"{token_attention_types()} (here {config.token_attention_type!r}); leave `pooling_type` "
-                             f"at its default {BahdanauEncoderConfig.pooling_type!r}.")
+        refuse_the_other_heads_fields(config, "BahdanauForTokenClassification",
+                                      f"the tagger's attention is chosen by `token_attention_type`, one of "
+                                      f"{token_attention_types()} (here {config.token_attention_type!r})")
         self.num_labels = config.num_labels
         self.model = BahdanauEncoderModel(config)
         self.token_attention = build_token_attention(config)
