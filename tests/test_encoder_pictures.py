@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from conftest import padded_batch, tiny_config
+from conftest import padded_batch, tiny_config, tiny_encoder_config
 from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauForSequenceClassification
 from hf_bahdanau.modeling.padding import rotate_rows
 from hf_bahdanau.pictures import plot_embedding_mixture, plot_encoder_self_attention, plot_encoder_text
@@ -32,9 +32,8 @@ def model_of(kind: str, spellings=TOKENS, **overrides):
     """A tiny random seq2seq model or classifier with both options, its spellings filled from ``spellings`` (the
     tokens, or a tokenizer)."""
     torch.manual_seed(0)
-    config = tiny_config(**OPTIONS, **overrides)
-    model = (BahdanauForConditionalGeneration(config) if kind == "seq2seq"
-             else BahdanauForSequenceClassification(config))
+    model = (BahdanauForConditionalGeneration(tiny_config(**OPTIONS, **overrides)) if kind == "seq2seq"
+             else BahdanauForSequenceClassification(tiny_encoder_config(**OPTIONS, **overrides)))
     model.set_token_spellings(spellings)
     return model.eval()
 

@@ -101,7 +101,8 @@ def plot_encoder_text(model: Any, tokenizer: Any, text: str | Sequence[str],
         return {}
     encoding = tokenizer(text, return_tensors="pt", **tokenizer_options).to(model.device)
     ids, mask = encoding["input_ids"], encoding["attention_mask"]
-    if config.hierarchical:  # the text's non-empty sentences as a batch [N, W], as the classifier encodes them
+    hierarchical = getattr(config, "hierarchical", False)  # a field of the classifiers' config alone
+    if hierarchical:  # the text's non-empty sentences as a batch [N, W], as the classifier encodes them
         sentences, word_mask = model.split_sentences(ids, mask)
         real = word_mask[0].bool().any(-1)
         ids, mask = sentences[0][real], word_mask[0][real]
@@ -115,7 +116,7 @@ def plot_encoder_text(model: Any, tokenizer: Any, text: str | Sequence[str],
         blocks = [weights[0][row_keep][:, row_keep] for weights, row_keep in zip(encoded.attentions[0], keep)]
         figures["encoder_self_attention"] = plot_encoder_self_attention(
             torch.block_diag(*blocks), tokens, title=f"self-attention ({config.encoder_self_attention})"
-            + ("\nwithin each sentence" if config.hierarchical else ""))
+            + ("\nwithin each sentence" if hierarchical else ""))
     if encoded.embedding_attentions is not None:
         figures["embedding_mixture"] = plot_embedding_mixture(
             encoded.embedding_attentions[keep], tokens, config.meta_embedding_sources,
