@@ -6,7 +6,7 @@ The same model and inputs as run_benchmarks.py (random weights, vocab 8000, batc
 30 new tokens), through ``generate()``, alternating; medians, and ours over the alternative (> 1: ours is better):
 - our greedy and beam search loops (hf_bahdanau/modeling/search.py) against transformers' ``GenerationMixin._sample`` /
   ``_beam_search``: greedy sentences/s at batch 64, beam-5 sentences/s at batch 64, batch-1 greedy ms per sentence;
-- one encoder memory per source in beam search against transformers' copy per beam
+- one encoded source per source in beam search (its beams share it) against transformers' copy per beam
   (``GenerationMixin._expand_inputs_for_generation``), both with our loops: beam-5 sentences/s at batch 64.
 Then the output rows that differ: untrained models tie scores to the last bit, where either search may keep
 either hypothesis (tests/test_search.py and tests/test_generation.py check equality on decisive models).
@@ -95,7 +95,8 @@ def main() -> None:
             print(f"  {key:28s} ours {ours:8.1f}   transformers' loop {theirs:8.1f}   x{ratio:.2f}")
         ours, theirs, ratio = ours_over_theirs(metrics["beam5_b64_sentences_per_s"], model, EXPANSION, args.repeats,
                                                False)
-        print(f"  {'beam5, memory per source':28s} ours {ours:8.1f}   copy per beam      {theirs:8.1f}   x{ratio:.2f}")
+        label = "beam5, shared encoded source"
+        print(f"  {label:28s} ours {ours:8.1f}   copy per beam      {theirs:8.1f}   x{ratio:.2f}")
         for num_beams in (1, 5):
             print(f"  rows differing from transformers' loop, {num_beams} beam(s): "
                   f"{differing_rows(model, batch, num_beams, SEARCH_METHODS)} of {batch['input_ids'].shape[0]}")

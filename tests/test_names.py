@@ -62,7 +62,7 @@ RENAMED = [
      "BahdanauPassageQuestionAnsweringPipeline"),
     ("hf_bahdanau.modeling.pipeline_vqa", "VisualQuestionAnsweringPipeline",
      "BahdanauVisualQuestionAnsweringPipeline"),
-    ("hf_bahdanau.modeling.state", "EncoderMemory", "EncodedSource"),  # not a model class: "memory" is the family's
+    ("hf_bahdanau.modeling.state", "EncoderMemory", "EncodedSource"),  # "memory" names the memory network only
     ("hf_bahdanau.ensemble", "EnsembleEncoderOutput", "BahdanauEnsembleEncoderOutput"),
     ("hf_bahdanau.ensemble", "EnsembleForConditionalGeneration", "BahdanauEnsembleForConditionalGeneration"),
 ]

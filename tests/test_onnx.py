@@ -25,8 +25,9 @@ from hf_bahdanau import BahdanauPointerConfig
 from hf_bahdanau.cli import export_main
 from hf_bahdanau.modeling.input_checks import check_token_ids
 from hf_bahdanau.modeling.padding import check_attention_mask
+from hf_bahdanau.modeling.output_layers import OUTPUT_LAYERS, SoftmaxOutput
 from hf_bahdanau.onnx.export import OPSET, export_onnx, quantize_onnx, unexportable_options
-from tests.conftest import EOS, padded_batch, tiny_model
+from tests.conftest import EOS, VOCAB, padded_batch, tiny_model
 from tests.test_onnx_search import PRESETS, decisive_model
 
 onnx = pytest.importorskip("onnx", reason="the onnx extra: pip install -e \".[onnx]\"")
@@ -168,8 +169,8 @@ def test_the_step_graph_returns_the_top_k_of_its_log_probs(exported):
     """top_log_probs / top_tokens are the largest log_probs of each row in order, the lower id first on ties (the
     search's assumption: argmax's choice), for any top_k up to the vocabulary."""
     _, runtime = exported("rnnsearch")
-    memory, state = runtime.encode(*(tensor.numpy() for tensor in padded_batch((6, 3), seed=2)))
-    feeds = {"tokens": np.array([1, 7]), **memory, **state}
+    encoded, state = runtime.encode(*(tensor.numpy() for tensor in padded_batch((6, 3), seed=2)))
+    feeds = {"tokens": np.array([1, 7]), **encoded, **state}
     feeds = {name: value for name, value in feeds.items() if name in runtime.step_inputs | {"tokens"}}
     for top_k in (1, 8, 40):
         log_probs, values, ids = runtime.decoder.run(["log_probs", "top_log_probs", "top_tokens"],
@@ -207,11 +208,51 @@ def test_graphs_pass_the_checker_with_the_opset_and_dynamic_axes(exported, tmp_p
 
 
 def test_what_cannot_export_is_refused_with_the_reason(tmp_path):
-    with pytest.raises(ValueError, match=r"cannot be exported to ONNX yet: copy_attention=True"):
-        export_onnx(tiny_model("rnnsearch+copy"), tmp_path)
+    """The step graph computes the output layers of EXPORTABLE_OUTPUT_LAYERS; any other is refused by its name (its
+    registry name, or its class for one outside the registry) before anything is written."""
+    copying = tiny_model("rnnsearch+copy")
+    pointer_generator = (f"output_layer='pointer_generator' ({OUTPUT_LAYERS.describe('pointer_generator')}; the step "
+                         "graph computes ['softmax'])")
+    assert unexportable_options(copying.config) == [pointer_generator]
+    with pytest.raises(ValueError, match=rf"^This model cannot be exported to ONNX yet: {re.escape(pointer_generator)}"
+                                         r"\. Decode it with generate\(\) instead\.$"):
+        export_onnx(copying, tmp_path)
+
+    class TemperedSoftmax(SoftmaxOutput):
+        """Not registered: what it computes is not known to be the softmax's."""
+
+    model = tiny_model("rnnsearch")
+    model.output_layer = TemperedSoftmax(model.config)
+    assert unexportable_options(model.config) == []  # the config's own output layer exports
+    with pytest.raises(ValueError, match=r"^This model cannot be exported to ONNX yet: output_layer=TemperedSoftmax "
+                                         r"\(not a registered output layer; the step graph computes \['softmax'\]\)\."):
+        export_onnx(model, tmp_path)
     assert unexportable_options(BahdanauPointerConfig()) == [
         "model_type='bahdanau-pointer' (only seq2seq models export)"]
     assert not list(tmp_path.iterdir())
+
+
+def test_the_step_graph_computes_the_models_output_layer(tmp_path, monkeypatch):
+    """decoder_step.onnx's log_probs are the log-softmax of the head's own logits (``decoded_logits``: its output
+    layer on the step, as generate() computes them), not of the vocabulary projection alone: with the softmax
+    layer's logits shifted per token, which the projection does not see, the exported step still equals forward."""
+    shift = torch.linspace(-2.0, 2.0, VOCAB)
+    monkeypatch.setattr(SoftmaxOutput, "logits", lambda self, logits, *rest: logits + shift.to(logits.dtype))
+    model = tiny_model("rnnsearch")
+    runtime = OnnxSeq2Seq(export_onnx(model, tmp_path), threads=1)
+    input_ids, attention_mask = padded_batch((6, 3), seed=2)
+    encoded, state = runtime.encode(input_ids.numpy(), attention_mask.numpy())
+    tokens = np.array([1, 7])
+    feeds = {"tokens": tokens, **encoded, **state}
+    feeds = {name: value for name, value in feeds.items() if name in runtime.step_inputs | {"tokens"}}
+    (log_probs,) = runtime.decoder.run(["log_probs"], feeds | {"top_k": np.array(1)})
+    with torch.no_grad():
+        logits = model(input_ids=input_ids, attention_mask=attention_mask,
+                       decoder_input_ids=torch.from_numpy(tokens)[:, None]).logits[:, -1]
+    expected = torch.log_softmax(logits, dim=-1).numpy()
+    unshifted = torch.log_softmax(logits - shift, dim=-1).numpy()  # the projection's alone: what the graph computed
+    assert np.abs(expected - unshifted).max() > 0.5
+    np.testing.assert_allclose(log_probs, expected, rtol=0, atol=1e-5)  # |log p| ≲ 6, float32 through two runtimes
 
 
 def test_int8_graphs_decode(exported, tmp_path):
@@ -569,13 +610,13 @@ def test_every_scope_mode_and_cell_exports_through_torch_export(preset, override
 @pytest.mark.parametrize("preset, overrides", [("sutskever", {}), ("luong-general", {}), ("rnnsearch", {}),
                                                ("rnnsearch", {"rnn_type": "lstm"}), ("rnnsearch", {"rnn_type": "rnn"})],
                          ids=lambda item: str(item or ""))
-def test_the_encoder_graph_returns_pytorchs_memory_and_state_for_a_padded_batch(preset, overrides, tmp_path):
+def test_the_encoder_graph_returns_pytorchs_encoded_source_and_state_for_a_padded_batch(preset, overrides, tmp_path):
     """The encoder graph's annotations and initial decoder state (an LSTM's memory cell included, which its ONNX
     operator reads after the padded steps it holds) equal PyTorch's for rows of several lengths, longer than the
     traced example: float32 through two runtimes' kernels, values of size ≤ 1 over ≤ 4 layers of 16-wide sums."""
     import onnxruntime
 
-    from hf_bahdanau.onnx.export import EncoderGraph, memory_and_state_names
+    from hf_bahdanau.onnx.export import EncoderGraph, encoded_and_state_names
 
     model = tiny_model(preset, **overrides)
     export_onnx(model, tmp_path)
@@ -584,7 +625,7 @@ def test_the_encoder_graph_returns_pytorchs_memory_and_state_for_a_padded_batch(
         expected = EncoderGraph(model)(input_ids, attention_mask)
     session = onnxruntime.InferenceSession(str(tmp_path / "encoder.onnx"), providers=["CPUExecutionProvider"])
     names = [output.name for output in session.get_outputs()]
-    assert names == sum(memory_and_state_names(model.config), [])
+    assert names == sum(encoded_and_state_names(model.config), [])
     outputs = session.run(None, {"input_ids": input_ids.numpy(), "attention_mask": attention_mask.numpy()})
     for name, output, value in zip(names, outputs, expected):
         np.testing.assert_allclose(output, value.numpy(), rtol=0, atol=1e-5, err_msg=name)

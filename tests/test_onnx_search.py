@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from hf_bahdanau.modeling.alignments import alignments_from_generate
-from hf_bahdanau.onnx.export import ROW_AXIS, DecoderStepGraph, EncoderGraph, memory_and_state_names
+from hf_bahdanau.onnx.export import ROW_AXIS, DecoderStepGraph, EncoderGraph, encoded_and_state_names
 from hf_bahdanau.onnx.beam_search import beam_search
 from tests.conftest import BOS, EOS, PAD, padded_batch, tiny_model
 
@@ -31,9 +31,9 @@ PRESETS = ["rnnsearch", "rnnencdec", "sutskever", "luong-general", "luong-local-
 def torch_search_functions(model, input_ids, attention_mask, rows_per_source: int):
     """step(tokens, state, top_k) and reorder(state, rows) in numpy terms over the traced graphs, and the initial
     state with ``rows_per_source`` rows per source."""
-    memory_names, state_names = memory_and_state_names(model.config)
+    encoded_names, state_names = encoded_and_state_names(model.config)
     with torch.no_grad():
-        named = dict(zip(memory_names + state_names, EncoderGraph(model)(input_ids, attention_mask)))
+        named = dict(zip(encoded_names + state_names, EncoderGraph(model)(input_ids, attention_mask)))
     step_graph = DecoderStepGraph(model)
 
     def pick(name, value, rows):
@@ -41,13 +41,13 @@ def torch_search_functions(model, input_ids, attention_mask, rows_per_source: in
         return value if axis is None else value.index_select(axis, torch.as_tensor(rows))
 
     rows = torch.arange(input_ids.shape[0]).repeat_interleave(rows_per_source)
-    memory = [pick(name, named[name], rows) for name in memory_names]
+    encoded = [pick(name, named[name], rows) for name in encoded_names]
     state = {name: pick(name, named[name], rows) for name in state_names}
 
     def step(tokens, state, top_k):
         top_k = torch.tensor(min(top_k, model.config.vocab_size))
         with torch.no_grad():
-            _, log_probs, ids, *next_state, weights = step_graph(torch.from_numpy(tokens), top_k, *memory,
+            _, log_probs, ids, *next_state, weights = step_graph(torch.from_numpy(tokens), top_k, *encoded,
                                                                  *(state[name] for name in state_names))
         return log_probs.numpy(), ids.numpy(), dict(zip(state_names, next_state)), weights.numpy()
 

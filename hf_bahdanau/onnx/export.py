@@ -2,25 +2,27 @@
 once per generated token, for ONNX Runtime (``runtime``) or any other ONNX runtime.
 
     encoder.onnx       input_ids [B, S] int64, attention_mask [B, S] int64 (right padding, 1 = real token)
-                       -> the memory: annotations h_j [B, S, D], mask [B, S] bool, the attention's keys U_a h_j
-                          [B, S, A] (with attention), Cho's summary C [B, D] (``context_mode="cho"``)
+                       -> the encoded source: annotations h_j [B, S, D], mask [B, S] bool, the attention's keys
+                          U_a h_j [B, S, A] (with attention), Cho's summary C [B, D] (``context_mode="cho"``)
                        -> the initial decoder state: hidden [L, B, H], cell [L, B, H] (LSTM), input_feed [B, O]
                           (Luong's input feeding), attention_step [] int64, previous α [B, S] (monotonic scope),
                           coverage [B, S] (with attention)
-    decoder_step.onnx  tokens [N] int64, top_k [] int64, the memory of each row, the state -> log_probs [N, V]
-                       float32, top_log_probs and top_tokens [N, top_k] (the top_k most likely next tokens of each
-                       row, largest first, the lower id first on ties), the next state (outputs named
-                       ``next_<name>``), attention [N, S] (α_t over the memory's positions)
+    decoder_step.onnx  tokens [N] int64, top_k [] int64, the encoded source of each row, the state -> log_probs
+                       [N, V] float32 (the model's own output layer: ``decoded_logits``), top_log_probs and
+                       top_tokens [N, top_k] (the top_k most likely next tokens of each row, largest first, the lower
+                       id first on ties), the next state (outputs named ``next_<name>``), attention [N, S] (α_t over
+                       the source positions)
     greedy.onnx        the step graph in an ONNX Loop: a whole greedy search in one call (``onnx_greedy``)
 
 The graphs are traced by torch's exporter (``torch.onnx.export(dynamo=True)`` over ``torch.export``, with
 onnxscript), where it can yet, else by its deprecated TorchScript-based one with a warning that says why
 (``_export_graph``), and simplified with onnx-simplifier when it is installed. Batch and source length are dynamic
-axes. ``onnx_config.json`` lists the memory and state tensors with their row
-axis, the special token ids, the longest source the graphs score (None: any) and the generation defaults; the folder also carries the tokenizer, the runtime
-(``runtime.py``, ``beam_search.py``, ``source_warnings.py``) and a model card: the source folder's, with a section on the graphs.
-Every preset, cell, score, scope, mode and output layer exports; ``unexportable_options`` names what does not yet
-(copy attention, pointer networks).
+axes. ``onnx_config.json`` lists the encoded source's tensors (under ``"memory"``, the format's name for them) and the
+state's, with their row axis, the special token ids, the longest source the graphs score (None: any) and the
+generation defaults; the folder also carries the tokenizer, the runtime (``runtime.py``, ``beam_search.py``,
+``source_warnings.py``) and a model card: the source folder's, with a section on the graphs.
+Every preset, cell, score, scope and mode exports, with the output layers of ``EXPORTABLE_OUTPUT_LAYERS`` (the
+softmax); ``unexportable_options`` names what does not yet (the pointer-generator, pointer networks).
 
     hf-bahdanau-export outputs/dates-rnnsearch outputs/dates-onnx
 """
@@ -35,6 +37,7 @@ import logging
 import shutil
 import warnings
 from collections.abc import Iterator
+from typing import Any
 from pathlib import Path
 
 import torch
@@ -44,7 +47,8 @@ from ..families import find_family
 from ..modeling import source_warnings
 from ..modeling.attention import ATTENTION_SCORES
 from ..modeling.recurrent import RNN_TYPES, SATURATED, RecurrentState
-from ..modeling.state import AttentionState, DecoderState, EncoderMemory
+from ..modeling.output_layers import OUTPUT_LAYERS, seq2seq_output_layer
+from ..modeling.state import AttentionState, DecoderState, EncodedSource
 from . import beam_search, runtime
 from .graphs import greedy_graph
 from .runtime import FORMAT, MANIFEST
@@ -53,6 +57,9 @@ __all__ = ["OPSET", "export_onnx", "quantize_onnx", "simplify_onnx", "unexportab
 
 OPSET = 18  # the lowest opset torch's exporter writes without converting down
 ROW_AXIS = {"hidden": 1, "cell": 1, "attention_step": None}  # every other tensor has its rows on axis 0
+# The output layers the step graph computes: their log-probabilities are over the vocabulary, and they read nothing per
+# source but the encoded source (the pointer-generator reads its ``CopySource`` and widens the vocabulary per source).
+EXPORTABLE_OUTPUT_LAYERS = ("softmax",)
 GRAPHS = ("encoder.onnx", "decoder_step.onnx", "greedy.onnx")
 # The runtime the exported folder carries: flat modules that import each other as top-level modules there.
 RUNTIME_MODULES = (runtime, beam_search, source_warnings)
@@ -84,89 +91,100 @@ LEGACY_EXPECTED_WARNINGS = (
 EXPORTER_LOGGERS = ("torch.onnx._internal.exporter._registration", "onnx_ir.passes.common.initializer_deduplication")
 
 
-def unexportable_options(config) -> list[str]:
-    """The config options the export cannot express yet, as ``field=value`` strings (empty: it exports)."""
-    options = []
-    if getattr(config, "copy_attention", False):
-        options.append("copy_attention=True (the pointer-generator's extended vocabulary)")
+def unexportable_options(config, output_layer: Any = None) -> list[str]:
+    """What the export cannot express yet of a model with ``config`` and ``output_layer`` (its head's; None: the one
+    a seq2seq head builds from ``config``), as ``name=value`` strings (empty: it exports)."""
     family = find_family(config.to_dict())
     if family is None or not family.text_to_text:  # what the descriptor says, not the model type's name
-        options.append(f"model_type={config.model_type!r} (only seq2seq models export)")
-    return options
+        return [f"model_type={config.model_type!r} (only seq2seq models export)"]
+    if output_layer is None and hasattr(config, "copy_attention"):
+        output_layer = seq2seq_output_layer(config)
+    if output_layer is None:
+        return []
+    name = next((name for name, layer in OUTPUT_LAYERS.items() if type(output_layer) is layer), None)
+    if name is None:
+        return [f"output_layer={type(output_layer).__name__} (not a registered output layer; the step graph "
+                f"computes {list(EXPORTABLE_OUTPUT_LAYERS)})"]
+    if name not in EXPORTABLE_OUTPUT_LAYERS:
+        return [f"output_layer={name!r} ({OUTPUT_LAYERS.describe(name)}; the step graph computes "
+                f"{list(EXPORTABLE_OUTPUT_LAYERS)})"]
+    return []
 
 
-def memory_and_state_names(config) -> tuple[list[str], list[str]]:
-    """The tensors of the memory and of the decoder state a model with ``config`` carries, in graph order."""
+def encoded_and_state_names(config) -> tuple[list[str], list[str]]:
+    """The tensors of the encoded source and of the decoder state a model with ``config`` carries, in graph order."""
     attends = config.attention_type != "none"
-    memory = ["annotations", "mask"]
+    encoded = ["annotations", "mask"]
     if attends:
-        memory.append("projected_keys")
+        encoded.append("projected_keys")
     elif config.context_mode == "cho":
-        memory.append("summary")
+        encoded.append("summary")
     state = ["hidden"] + ["cell"] * RNN_TYPES[config.rnn_type].has_memory_cell
     if attends:
         state += ["input_feed"] * (config.decoder_style == "luong" and config.input_feeding)
         reads_previous = (config.attention_scope == "monotonic"
                           or ATTENTION_SCORES[config.attention_type].reads_previous_alignment)
         state += ["attention_step"] + ["previous"] * reads_previous + ["coverage"]
-    return memory, state
+    return encoded, state
 
 
-def _flatten(memory: EncoderMemory, state: DecoderState, memory_names: list[str],
+def _flatten(encoded: EncodedSource, state: DecoderState, encoded_names: list[str],
              state_names: list[str]) -> tuple[Tensor, ...]:
     attention = state.attention
-    values = {"annotations": memory.annotations, "mask": memory.mask, "projected_keys": memory.projected_keys,
-              "summary": memory.summary, "hidden": state.rnn.hidden, "cell": state.rnn.cell,
+    values = {"annotations": encoded.annotations, "mask": encoded.mask, "projected_keys": encoded.projected_keys,
+              "summary": encoded.summary, "hidden": state.rnn.hidden, "cell": state.rnn.cell,
               "input_feed": state.input_feed}
     if attention is not None:
         step = attention.step if isinstance(attention.step, Tensor) else torch.tensor(attention.step)
         values.update(attention_step=step, previous=attention.previous, coverage=attention.coverage)
-    return tuple(values[name] for name in memory_names + state_names)
+    return tuple(values[name] for name in encoded_names + state_names)
 
 
-def _unflatten(tensors: tuple[Tensor, ...], memory_names: list[str],
-               state_names: list[str]) -> tuple[EncoderMemory, DecoderState]:
-    named = dict(zip(memory_names + state_names, tensors))
-    memory = EncoderMemory(named["annotations"], named["mask"], named.get("projected_keys"), named.get("summary"))
+def _unflatten(tensors: tuple[Tensor, ...], encoded_names: list[str],
+               state_names: list[str]) -> tuple[EncodedSource, DecoderState]:
+    named = dict(zip(encoded_names + state_names, tensors))
+    encoded = EncodedSource(named["annotations"], named["mask"], named.get("projected_keys"), named.get("summary"))
     attention = None
     if "attention_step" in named:
         attention = AttentionState(named["attention_step"], named.get("previous"), named.get("coverage"))
     state = DecoderState(RecurrentState(named["hidden"], named.get("cell")), named.get("input_feed"), attention)
-    return memory, state
+    return encoded, state
 
 
 class EncoderGraph(nn.Module):
-    """(input_ids, attention_mask) -> the memory and initial state tensors, in ``memory_and_state_names`` order."""
+    """(input_ids, attention_mask) -> the encoded source's and the initial state's tensors, in
+    ``encoded_and_state_names`` order."""
 
     def __init__(self, model) -> None:
         super().__init__()
         self.model = model.model
-        self.names = memory_and_state_names(model.config)
+        self.names = encoded_and_state_names(model.config)
 
     def forward(self, input_ids: Tensor, attention_mask: Tensor) -> tuple[Tensor, ...]:
-        encoded = self.model.encoder(input_ids=input_ids, attention_mask=attention_mask)
-        memory = self.model.decoder.prepare_memory(encoded, attention_mask)
-        return _flatten(memory, self.model.decoder.initial_state(encoded, memory), *self.names)
+        encoder_outputs = self.model.encoder(input_ids=input_ids, attention_mask=attention_mask)
+        encoded = self.model.decoder.prepare_encoded_source(encoder_outputs, attention_mask)
+        return _flatten(encoded, self.model.decoder.initial_state(encoder_outputs, encoded), *self.names)
 
 
 class DecoderStepGraph(nn.Module):
-    """(tokens [N], top_k [], memory and state tensors) -> log_probs [N, V], their top_k largest [N, top_k] and
-    those tokens [N, top_k], the next state tensors, α [N, S]. A search fetches the top_k it needs (2k candidates
+    """(tokens [N], top_k [], the encoded source's and the state's tensors) -> log_probs [N, V], their top_k largest
+    [N, top_k] and those tokens [N, top_k], the next state tensors, α [N, S]. The logits are the model's own output
+    layer's (``decoded_logits``, as its search steps compute them). A search fetches the top_k it needs (2k candidates
     per beam row, 1 for greedy) instead of the whole [N, V]."""
 
     def __init__(self, model) -> None:
         super().__init__()
         self.model = model
-        self.names = memory_and_state_names(model.config)
+        self.names = encoded_and_state_names(model.config)
 
     def forward(self, tokens: Tensor, top_k: Tensor, *tensors: Tensor) -> tuple[Tensor, ...]:
-        memory, state = _unflatten(tensors, *self.names)
+        encoded, state = _unflatten(tensors, *self.names)
         decoder = self.model.model.decoder
-        decoded = decoder(tokens.unsqueeze(1), memory, state, decoder.plan_steps(memory))
-        logits = self.model.lm_head(decoded.pre_output[:, -1])
-        next_state = _flatten(memory, decoded.state, [], self.names[1])
+        decoded = decoder(tokens.unsqueeze(1), encoded, state, decoder.plan_steps(encoded))
+        logits = self.model.decoded_logits(decoded, encoded, None, encoded.rows_per_source)[:, -1]
+        next_state = _flatten(encoded, decoded.state, [], self.names[1])
         weights = decoded.attention_weights
-        weights = weights[:, -1] if weights is not None else memory.mask.to(logits.dtype)[:, :0]
+        weights = weights[:, -1] if weights is not None else encoded.mask.to(logits.dtype)[:, :0]
         log_probs = torch.log_softmax(logits.float(), dim=-1)
         top_log_probs, top_tokens = torch.topk(log_probs, top_k)
         return (log_probs, top_log_probs, top_tokens, *next_state, weights)
@@ -192,29 +210,29 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
     if isinstance(opset, bool) or not isinstance(opset, int) or not OPSET <= opset <= highest:
         raise ValueError(f"`opset` must be an integer from {OPSET} to {highest} (the installed onnx's newest), got "
                          f"{opset!r}.")
-    blocked = unexportable_options(model.config)
+    blocked = unexportable_options(model.config, model.output_layer)
     if blocked:
         raise ValueError(f"This model cannot be exported to ONNX yet: {'; '.join(blocked)}. Decode it with "
                          "generate() instead.")
     output_dir = Path(output_dir)
     output_dir.mkdir(parents=True, exist_ok=True)
     model = copy.deepcopy(model).float().eval()  # the caller's model keeps its mode and dtype
-    memory_names, state_names = memory_and_state_names(model.config)
-    rows = {name: ROW_AXIS.get(name, 0) for name in memory_names + state_names}
+    encoded_names, state_names = encoded_and_state_names(model.config)
+    rows = {name: ROW_AXIS.get(name, 0) for name in encoded_names + state_names}
     input_ids, attention_mask = _example_source(model.config)
     # Evaluation mode for the tracing; torch.onnx.export puts each wrapper back in the mode it had, so they are
     # built in evaluation mode too (a fresh module is in training mode, which would reach the model).
     encoder, step = EncoderGraph(model).eval(), DecoderStepGraph(model).eval()
 
     with torch.no_grad():
-        memory_and_state = encoder(input_ids, attention_mask)
+        encoded_and_state = encoder(input_ids, attention_mask)
         # The source-length axes are where a source one token longer changes the size (annotations [B, S, D],
         # multi-head keys [B, heads, S, d], …).
         longer_mask = torch.cat([attention_mask, torch.tensor([[1], [0]])], 1)  # the first source gains a token
         longer = encoder(torch.cat([input_ids, input_ids[:, :1]], 1), longer_mask)
     source_axes = {name: [axis for axis, (size, longer_size) in enumerate(zip(value.shape, other.shape))
                           if size != longer_size]
-                   for name, value, other in zip(memory_names + state_names, memory_and_state, longer)}
+                   for name, value, other in zip(encoded_names + state_names, encoded_and_state, longer)}
 
     def axes(names: list[str], prefix: str = "") -> dict[str, dict[int, str]]:
         return {prefix + name: ({} if rows[name] is None else {rows[name]: "rows"})
@@ -222,11 +240,11 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
 
     source = {0: "rows", 1: "source_length"}
     _export_graph(encoder, (input_ids, attention_mask), output_dir / "encoder.onnx", opset,
-                  {"input_ids": source, "attention_mask": source}, axes(memory_names + state_names))
+                  {"input_ids": source, "attention_mask": source}, axes(encoded_names + state_names))
     tokens = torch.full((2,), model.config.decoder_start_token_id, dtype=torch.long)
     top = {0: "rows", 1: "top_k"}
-    _export_graph(step, (tokens, torch.tensor(2), *memory_and_state), output_dir / "decoder_step.onnx", opset,
-                  {"tokens": {0: "rows"}, "top_k": {}, **axes(memory_names + state_names)},
+    _export_graph(step, (tokens, torch.tensor(2), *encoded_and_state), output_dir / "decoder_step.onnx", opset,
+                  {"tokens": {0: "rows"}, "top_k": {}, **axes(encoded_names + state_names)},
                   {"log_probs": {0: "rows"}, "top_log_probs": top, "top_tokens": top, **axes(state_names, "next_"),
                    "attention": source})
     simplified = all([simplify_onnx(output_dir / "encoder.onnx"), simplify_onnx(output_dir / "decoder_step.onnx")])
@@ -238,7 +256,7 @@ def export_onnx(model, output_dir: str | Path, tokenizer=None, opset: int = OPSE
     for graph in GRAPHS:
         onnx.checker.check_model(str(output_dir / graph), full_check=True)
     manifest = {
-        "format": FORMAT, "opset": opset, "memory": memory_names, "state": state_names,
+        "format": FORMAT, "opset": opset, "memory": encoded_names, "state": state_names,
         "row_axis": rows, "vocab_size": model.config.vocab_size,
         "decoder_start_token_id": model.config.decoder_start_token_id,
         "eos_token_id": eos, "pad_token_id": model.config.pad_token_id,
@@ -406,7 +424,7 @@ def write_card(output_dir: Path, source: Path, manifest: dict) -> Path:
     ONNX graphs and how to decode them."""
     source_card = source / "README.md"
     card = source_card.read_text() if source_card.is_file() else f"# {source.name or 'model'} (ONNX)\n"
-    section = ONNX_CARD_SECTION.format(opset=manifest["opset"], memory=", ".join(manifest["memory"]),
+    section = ONNX_CARD_SECTION.format(opset=manifest["opset"], encoded=", ".join(manifest["memory"]),
                                        state=", ".join(manifest["state"]))
     (output_dir / "README.md").write_text(card.rstrip() + "\n\n" + section)
     return output_dir / "README.md"
@@ -415,9 +433,9 @@ def write_card(output_dir: Path, source: Path, manifest: dict) -> Path:
 ONNX_CARD_SECTION = """## ONNX Runtime
 
 This folder is the model exported by `hf-bahdanau-export` (ONNX opset {opset}): `encoder.onnx` reads a batch of
-right-padded sources once (memory: {memory}; initial state: {state}); `decoder_step.onnx` reads the previous tokens,
-the memory and the state, and returns the log-probabilities (and the top k of them), the next state and the
-attention weights; `greedy.onnx` runs that step in a loop, a whole greedy search in one call. Batch and source
+right-padded sources once (encoded source: {encoded}; initial state: {state}); `decoder_step.onnx` reads the previous
+tokens, the encoded source and the state, and returns the log-probabilities (and the top k of them), the next state
+and the attention weights; `greedy.onnx` runs that step in a loop, a whole greedy search in one call. Batch and source
 length are dynamic. `*.int8.onnx`, when present, are dynamically quantised copies. `onnx_config.json` lists the
 tensors, the special tokens and the generation defaults.
 

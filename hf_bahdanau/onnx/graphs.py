@@ -2,8 +2,8 @@
 ONNX Runtime call instead of one call (and one trip through Python) per token. Batch-1 decoding is dominated by
 that per-step overhead (benchmarks/onnx_runtime.py; docs/performance.md).
 
-    greedy.onnx  start_tokens [N] int64, max_new_tokens [] int64, min_new_tokens [] int64, the memory (as
-                 decoder_step.onnx reads it), the initial state (initial_<name>)
+    greedy.onnx  start_tokens [N] int64, max_new_tokens [] int64, min_new_tokens [] int64, the encoded source
+                 (as decoder_step.onnx reads it), the initial state (initial_<name>)
                  -> new_tokens [T, N] int64, new_token_log_probs [T, N] float32, new_attention [T, N, S]
 
 Each iteration is transformers' greedy step: y_t = argmax_y log p(y | y_<t, x), with every EOS id at -inf before
@@ -25,7 +25,7 @@ def greedy_graph(step: onnx.ModelProto, state_names: list[str], eos_ids: list[in
     ``top_log_probs``, ``top_tokens`` outputs)."""
     graph = step.graph
     inputs = {value.name: value for value in graph.input}
-    memory_names = [name for name in inputs if name not in ["tokens", "top_k", *state_names]]
+    encoded_names = [name for name in inputs if name not in ["tokens", "top_k", *state_names]]
 
     def constant(name: str, value, dtype=TensorProto.INT64, dims=()) -> onnx.NodeProto:
         values = value if isinstance(value, list) else [value]
@@ -43,7 +43,7 @@ def greedy_graph(step: onnx.ModelProto, state_names: list[str], eos_ids: list[in
 
     body_nodes = [
         constant("top_k", candidates),
-        *graph.node,  # as exported: it reads tokens, top_k, the state (body inputs) and the memory (outer scope)
+        *graph.node,  # as exported: it reads tokens, top_k, the state (body inputs), the encoded source (outer scope)
         *(constant(f"eos_id_{index}", eos_id) for index, eos_id in enumerate(eos_ids)),
         constant("pad_id", pad_id),
         constant("no", 0),
@@ -107,7 +107,7 @@ def greedy_graph(step: onnx.ModelProto, state_names: list[str], eos_ids: list[in
         [renamed_input("tokens", "start_tokens"),
          helper.make_tensor_value_info("max_new_tokens", TensorProto.INT64, []),
          helper.make_tensor_value_info("min_new_tokens", TensorProto.INT64, []),
-         *(inputs[name] for name in memory_names), *(renamed_input(name, f"initial_{name}") for name in state_names)],
+         *(inputs[name] for name in encoded_names), *(renamed_input(name, f"initial_{name}") for name in state_names)],
         [helper.make_tensor_value_info("new_tokens", TensorProto.INT64, ["steps", "rows"]),
          helper.make_tensor_value_info("new_token_log_probs", TensorProto.FLOAT, ["steps", "rows"]),
          helper.make_tensor_value_info("new_attention", TensorProto.FLOAT, ["steps", "rows", "source_length"])],

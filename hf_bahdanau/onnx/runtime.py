@@ -8,7 +8,7 @@ installed::
 
 The encoder graph runs once per batch. Greedy search is one call of the greedy graph (the decoder step in an ONNX
 Loop); beam search calls the decoder-step graph once per generated token, on k rows per source (each with its copy
-of the source's memory), and chooses among each row's best 2k tokens (``beam_search``).
+of the encoded source), and chooses among each row's best 2k tokens (``beam_search``).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ class OnnxSeq2Seq:
                     + ".")
             sessions.append(self._session(self.folder / name, options, list(providers)))
         self.encoder, self.decoder, self.greedy = sessions
-        self.memory_names, self.state_names = self.manifest["memory"], self.manifest["state"]
+        self.encoded_names, self.state_names = self.manifest["memory"], self.manifest["state"]
         self.next_state_names = [f"next_{name}" for name in self.state_names]
         self.row_axis = self.manifest["row_axis"]
         # The graph keeps only the inputs it reads (a decoder without attention never reads the annotations).
@@ -133,10 +133,10 @@ class OnnxSeq2Seq:
                 for name, value in tensors.items()}
 
     def encode(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> tuple[dict, dict]:
-        """The memory and initial state of sources input_ids [B, S] with attention_mask [B, S] (right padding)."""
+        """The encoded source and initial state of sources input_ids [B, S], attention_mask [B, S] (right padding)."""
         outputs = self.encoder.run(None, {"input_ids": input_ids, "attention_mask": attention_mask})
-        named = dict(zip(self.memory_names + self.state_names, outputs))
-        return ({name: named[name] for name in self.memory_names}, {name: named[name] for name in self.state_names})
+        named = dict(zip(self.encoded_names + self.state_names, outputs))
+        return ({name: named[name] for name in self.encoded_names}, {name: named[name] for name in self.state_names})
 
     def generate(self, input_ids: np.ndarray, attention_mask: np.ndarray | None = None, num_beams: int | None = None,
                  max_new_tokens: int | None = None, min_new_tokens: int = 0, length_penalty: float | None = None,
@@ -171,18 +171,18 @@ class OnnxSeq2Seq:
         if num_return_sequences > num_beams:
             raise ValueError(f"`num_return_sequences` ({num_return_sequences}) must be ≤ `num_beams` ({num_beams}).")
         coverage_penalty, length_penalty_style = self._beam_penalties(coverage_penalty, length_penalty_style, num_beams)
-        memory, state = self.encode(input_ids, attention_mask)
-        memory = {name: value for name, value in memory.items() if name in self.step_inputs}
+        encoded, state = self.encode(input_ids, attention_mask)
+        encoded = {name: value for name, value in encoded.items() if name in self.step_inputs}
         batch_size = input_ids.shape[0]
         if num_beams > 1:
             rows = np.repeat(np.arange(batch_size), num_beams)
-            memory, state = self._rows(memory, rows), self._rows(state, rows)
+            encoded, state = self._rows(encoded, rows), self._rows(state, rows)
 
         fetches = ["top_log_probs", "top_tokens", *self.next_state_names] + ["attention"] * output_alignments
         vocab_size = self.manifest["vocab_size"]
 
         def step(tokens: np.ndarray, state: dict, top_k: int) -> tuple[np.ndarray, np.ndarray, dict, np.ndarray]:
-            feeds = {"tokens": tokens, "top_k": np.array(min(top_k, vocab_size), dtype=np.int64), **memory, **state}
+            feeds = {"tokens": tokens, "top_k": np.array(min(top_k, vocab_size), dtype=np.int64), **encoded, **state}
             log_probs, ids, *next_state = self.decoder.run(fetches, feeds)
             attention = next_state.pop() if output_alignments else None
             return log_probs, ids, dict(zip(self.state_names, next_state)), attention
@@ -193,12 +193,12 @@ class OnnxSeq2Seq:
         if num_beams == 1:
             if num_return_sequences != 1:
                 raise ValueError("`num_return_sequences` > 1 needs beam search (`num_beams` > 1).")
-            return self._greedy(memory, state, batch_size, **special)
+            return self._greedy(encoded, state, batch_size, **special)
 
         def penalty(state: dict, rows: np.ndarray) -> np.ndarray:
             """cp = β Σ_j log(min(Σ_t α_tj, 1)) over the real positions (a never-attended one counts log 1e-10)."""
             covered = np.log(np.clip(state["coverage"][rows], np.float32(1e-10), np.float32(1)))
-            return np.float32(coverage_penalty) * (covered * memory["mask"][rows]).sum(-1, dtype=np.float32)
+            return np.float32(coverage_penalty) * (covered * encoded["mask"][rows]).sum(-1, dtype=np.float32)
 
         return beam_search(step, self._rows, state, batch_size, num_beams, length_penalty=length_penalty,
                            early_stopping=early_stopping, num_return_sequences=num_return_sequences,
@@ -229,12 +229,12 @@ class OnnxSeq2Seq:
                              "(num_beams > 1).")
         return float(coverage_penalty), length_penalty_style
 
-    def _greedy(self, memory: dict, state: dict, batch_size: int, start_id: int, eos_ids: list[int], pad_id: int,
+    def _greedy(self, encoded: dict, state: dict, batch_size: int, start_id: int, eos_ids: list[int], pad_id: int,
                 max_new_tokens: int, min_new_tokens: int, output_alignments: bool) -> SearchOutput:
         """Greedy search in one call of the greedy graph (``onnx_greedy``): its loop runs the decoder steps."""
         tokens, log_probs, attention = self.greedy.run(None, {
             "start_tokens": np.full(batch_size, start_id, dtype=np.int64), "max_new_tokens": np.array(max_new_tokens),
-            "min_new_tokens": np.array(min_new_tokens), **memory,
+            "min_new_tokens": np.array(min_new_tokens), **encoded,
             **{f"initial_{name}": value for name, value in state.items()}})
         sequences = np.concatenate([np.full((batch_size, 1), start_id, dtype=np.int64), tokens.T], axis=1)
         alignments = None
