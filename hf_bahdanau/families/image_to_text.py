@@ -16,6 +16,7 @@ from hf_bahdanau.families.images import (example_paths, folder_images, image_enc
 from hf_bahdanau.families.recurrent import CLOSED_VOCABULARY, decoder_lines, rnn_tags, vocabulary_output
 from hf_bahdanau.families.words import Architecture, dropout_lines, generate_kwargs
 from hf_bahdanau.modeling.collators import DataCollatorForImageToText
+from hf_bahdanau.modeling.configuration_bahdanau import BahdanauDecoderConfig
 from hf_bahdanau.modeling.configuration_image_encoder import BahdanauImageEncoderConfig
 from hf_bahdanau.modeling.configuration_image_to_text import BahdanauImageToTextConfig
 from hf_bahdanau.modeling.image_processing_bahdanau import BahdanauImageProcessor
@@ -121,8 +122,9 @@ def image_limitations(config: dict[str, Any], processor: dict[str, Any]) -> list
     return lines
 
 
-# the image encoder's sub-config (also the VQA config's), loaded by AutoConfig from its model type
-AutoConfig.register(BahdanauImageEncoderConfig.model_type, BahdanauImageEncoderConfig, exist_ok=True)
+# the sub-configs (the image encoder's is also the VQA config's), loaded by AutoConfig from their model types
+for sub_config in (BahdanauImageEncoderConfig, BahdanauDecoderConfig):
+    AutoConfig.register(sub_config.model_type, sub_config, exist_ok=True)
 IMAGE_TO_TEXT = register_family(Family(
     name="image-to-text", task=TASK, config_class=BahdanauImageToTextConfig,
     heads=(Head(AutoModel, BahdanauImageToTextModel), Head(AutoModelForImageTextToText, BahdanauForImageToText)),

@@ -183,10 +183,10 @@ def _require_token_ids(config: Any, fields: tuple[str, ...]) -> None:
 
 
 @dataclasses.dataclass(kw_only=True, repr=False, eq=False)
-class EncoderFields:
-    r"""The fields of the encoder (embeddings -> (Bi)RNN annotations h_j [-> self-attention]) and of the scores an
-    encoder-side attention reads, declared once for every config whose model has this encoder: ``BahdanauConfig``
-    (the seq2seq model) and ``BahdanauEncoderConfig`` (the tagger and the classifiers).
+class CommonFields:
+    r"""The fields both sides of the model read: the vocabulary, the sizes, the recurrent cell, the attention scores'
+    parameters and the special ids; declared once for every config (``EncoderFields``' configs and the decoder's,
+    ``BahdanauDecoderConfig``).
 
     Args:
         vocab_size (`int`, *optional*, defaults to 1000):
@@ -195,15 +195,79 @@ class EncoderFields:
         embedding_size (`int`, *optional*, defaults to 256):
             Size of the token embeddings E (the seq2seq model's source and target).
         hidden_size (`int`, *optional*, defaults to 256):
-            The model's width: the seq2seq model's decoder state s_i (every decoder layer); the default of
-            ``encoder_hidden_size`` (so of the annotation size) and of ``attention_size``.
+            The model's width: the decoder state s_i (every decoder layer); the default of ``attention_size``
+            (and of the encoder's ``encoder_hidden_size``, so of the annotation size).
+        rnn_type (`str`, *optional*, defaults to `"gru"`):
+            The recurrent cell of encoder and decoder: a name in ``axes.RNN_TYPES`` (gru, lstm, rnn).
+        dropout (`float`, *optional*, defaults to 0.0):
+            Dropout on embeddings, between RNN layers and before the output projection, in [0, 1).
+        attention_size (`int`, *optional*):
+            Size A of the additive score's hidden layer and of the multi-head projections. Default: ``hidden_size``.
+        num_attention_heads (`int`, *optional*, defaults to 1):
+            Heads of ``attention_type="multihead"``; must divide ``attention_size``.
+        max_source_positions (`int`, *optional*, defaults to 256):
+            Longest source ``attention_type="location"`` can score (one weight row per position).
+        gaussian_kernel_width (`float`, *optional*, defaults to 1.0):
+            Width w > 0 of ``attention_type="gaussian_kernel"``, e_ij = -½ (w ‖q_i - h_j‖)².
+        gaussian_kernel_learnable (`bool`, *optional*, defaults to `True`):
+            Whether w is learned (parametric Nadaraya–Watson pooling) or fixed.
+        init_std (`float`, *optional*, defaults to 0.1):
+            Standard deviation (≥ 0) of the normal initialisation of the embeddings.
+        pad_token_id (`int`, *optional*, defaults to 0):
+            Padding token, in [0, vocab_size) or None.
+        eos_token_id (`int` or `list[int]`, *optional*, defaults to 2):
+            End-of-sequence token(s), each in [0, vocab_size); the hierarchical classifier also ends a sentence at it.
+    """
+
+    vocab_size: int = 1000
+    embedding_size: int = 256
+    hidden_size: int = 256
+    rnn_type: str = "gru"
+    dropout: float | int = 0.0
+    attention_size: int | None = None
+    num_attention_heads: int = 1
+    max_source_positions: int = 256
+    gaussian_kernel_width: float | int = 1.0
+    gaussian_kernel_learnable: bool = True
+    init_std: float | int = 0.1
+    pad_token_id: int | None = 0
+    eos_token_id: int | list[int] | None = 2
+
+    def _fill_common_defaults(self) -> None:
+        """``attention_size`` left None is ``hidden_size``."""
+        if self.attention_size is None:
+            self.attention_size = self.hidden_size
+
+    def _validate_common(self, score_fields: tuple[str, ...]) -> None:
+        """The sizes, every float field of the config (finite, in its ``FLOAT_RANGES`` range) and the cell;
+        ``score_fields``: the fields naming the attention scores the model builds (their multi-head score splits
+        ``attention_size``). Raises ValueError naming the field."""
+        for field in ("vocab_size", "embedding_size", "hidden_size", "attention_size", "num_attention_heads",
+                      "max_source_positions"):
+            _require_positive(field, getattr(self, field))
+        for field in float_fields(type(self)):
+            _require_real(field, getattr(self, field))
+        RNN_TYPES.check(self.rnn_type)
+        if "multihead" in [getattr(self, field) for field in score_fields] and \
+                self.attention_size % self.num_attention_heads:
+            raise ValueError(
+                f"`attention_size` ({self.attention_size}) must be divisible by `num_attention_heads` "
+                f"({self.num_attention_heads})."
+            )
+
+
+@dataclasses.dataclass(kw_only=True, repr=False, eq=False)
+class EncoderFields(CommonFields):
+    r"""The fields of the encoder (embeddings -> (Bi)RNN annotations h_j [-> self-attention]) besides those both sides
+    read (``CommonFields``), declared once for every config whose model has this encoder: ``BahdanauConfig``
+    (the seq2seq model) and ``BahdanauEncoderConfig`` (the tagger and the classifiers).
+
+    Args:
         encoder_hidden_size (`int`, *optional*):
             Units per direction of the encoder RNN; the annotations h_j have ``encoder_output_size`` =
             ``encoder_hidden_size`` × directions. Default: ``hidden_size // 2`` if bidirectional, else ``hidden_size``.
         encoder_layers (`int`, *optional*, defaults to 1):
             Stacked encoder RNN layers (dropout between them).
-        rnn_type (`str`, *optional*, defaults to `"gru"`):
-            The recurrent cell of encoder and decoder: a name in ``axes.RNN_TYPES`` (gru, lstm, rnn).
         bidirectional (`bool`, *optional*, defaults to `True`):
             Whether the encoder reads the source in both directions, h_j = [→h_j; ←h_j] (Bahdanau et al.).
         reverse_source (`bool`, *optional*, defaults to `False`):
@@ -228,35 +292,13 @@ class EncoderFields:
             ``set_token_spellings`` widens it to the tokenizer's longest token.
         pretrained_embedding_size (`int`, *optional*):
             P, the size of the vectors of the ``"pretrained"`` source (``set_pretrained_vectors``); needed with it.
-        dropout (`float`, *optional*, defaults to 0.0):
-            Dropout on embeddings, between RNN layers and before the output projection, in [0, 1).
-        attention_size (`int`, *optional*):
-            Size A of the additive score's hidden layer and of the multi-head projections. Default: ``hidden_size``.
-        num_attention_heads (`int`, *optional*, defaults to 1):
-            Heads of ``attention_type="multihead"``; must divide ``attention_size``.
-        max_source_positions (`int`, *optional*, defaults to 256):
-            Longest source ``attention_type="location"`` can score (one weight row per position).
-        gaussian_kernel_width (`float`, *optional*, defaults to 1.0):
-            Width w > 0 of ``attention_type="gaussian_kernel"``, e_ij = -½ (w ‖q_i - h_j‖)².
-        gaussian_kernel_learnable (`bool`, *optional*, defaults to `True`):
-            Whether w is learned (parametric Nadaraya–Watson pooling) or fixed.
-        init_std (`float`, *optional*, defaults to 0.1):
-            Standard deviation (≥ 0) of the normal initialisation of the embeddings.
-        pad_token_id (`int`, *optional*, defaults to 0):
-            Padding token, in [0, vocab_size) or None.
-        eos_token_id (`int` or `list[int]`, *optional*, defaults to 2):
-            End-of-sequence token(s), each in [0, vocab_size); the hierarchical classifier also ends a sentence at it.
         max_training_source_length (`int`, *optional*):
             The longest source seen in training, in tokens (set by the training scripts); decoding warns about
             longer inputs.
     """
 
-    vocab_size: int = 1000
-    embedding_size: int = 256
-    hidden_size: int = 256
     encoder_hidden_size: int | None = None
     encoder_layers: int = 1
-    rnn_type: str = "gru"
     bidirectional: bool = True
     reverse_source: bool = False
     encoder_self_attention: str | None = None
@@ -265,15 +307,6 @@ class EncoderFields:
     char_hidden_size: int = 32
     token_spelling_length: int = 16
     pretrained_embedding_size: int | None = None
-    dropout: float | int = 0.0
-    attention_size: int | None = None
-    num_attention_heads: int = 1
-    max_source_positions: int = 256
-    gaussian_kernel_width: float | int = 1.0
-    gaussian_kernel_learnable: bool = True
-    init_std: float | int = 0.1
-    pad_token_id: int | None = 0
-    eos_token_id: int | list[int] | None = 2
     max_training_source_length: int | None = None
 
     @classmethod
@@ -298,27 +331,17 @@ class EncoderFields:
         """The sizes left None take their documented defaults."""
         if self.encoder_hidden_size is None:
             self.encoder_hidden_size = self.hidden_size // 2 if self.bidirectional else self.hidden_size
-        if self.attention_size is None:
-            self.attention_size = self.hidden_size
+        self._fill_common_defaults()
 
     def _validate_encoder(self, score_fields: tuple[str, ...]) -> None:
         """The encoder's fields; ``score_fields``: the fields naming the attention scores the model builds (their
         multi-head score splits ``attention_size``). Raises ValueError naming the field."""
-        for field in ("vocab_size", "embedding_size", "hidden_size", "encoder_hidden_size", "encoder_layers",
-                      "attention_size", "num_attention_heads", "max_source_positions"):
+        self._validate_common(score_fields)
+        for field in ("encoder_hidden_size", "encoder_layers"):
             _require_positive(field, getattr(self, field))
-        for field in float_fields(type(self)):
-            _require_real(field, getattr(self, field))
-        RNN_TYPES.check(self.rnn_type)
         _require_choice("encoder_self_attention", self.encoder_self_attention, (None, *all_at_once_scores()))
         if self.max_training_source_length is not None:
             _require_positive("max_training_source_length", self.max_training_source_length)
-        if "multihead" in [getattr(self, field) for field in score_fields] and \
-                self.attention_size % self.num_attention_heads:
-            raise ValueError(
-                f"`attention_size` ({self.attention_size}) must be divisible by `num_attention_heads` "
-                f"({self.num_attention_heads})."
-            )
         self._validate_meta_embedding()
 
     def _validate_meta_embedding(self) -> None:
@@ -433,20 +456,12 @@ def drop_classifier_fields(config: EncoderFields, given: dict[str, Any]) -> None
         given.pop(name, None)
 
 
-@strict
-class BahdanauConfig(EncoderFields, SavesModelCode, PreTrainedConfig):
-    r"""Configuration of an RNN encoder–attention–decoder model (the seq2seq model): the encoder's fields
-    (``EncoderFields``) and the decoder's (below). The tagger and the classifiers read ``BahdanauEncoderConfig``
-    (``configuration_encoder_only``), with their own fields (``ClassifierFields``) and without the decoder's; a
-    ``BahdanauConfig`` given to them (a folder saved by hf_bahdanau 0.1.0, a seq2seq checkpoint) is upgraded to one.
-    A config.json saved by 0.1.0 carries their fields at their defaults: they are dropped on load
-    (``drop_classifier_fields``; another value is a ValueError), and a tagger's or a classifier's loads as their
-    ``BahdanauEncoderConfig`` (``from_dict``).
-
-    Use ``BahdanauConfig.from_preset(name, **overrides)`` for the classic systems (``PRESETS``). Every field is
-    checked by ``validate_architecture`` (a ``ValueError`` naming it; a float must be finite), at construction and
-    again when a model is built. Fields that pick one of several implementations accept the names their axis declares;
-    ``axes_table()`` lists them with their meaning.
+@dataclasses.dataclass(kw_only=True, repr=False, eq=False)
+class DecoderFields:
+    r"""The fields of the recurrent decoder (its cell's layers, the attention over the annotations, the bridge, the
+    output layer, generation's ids), declared once for ``BahdanauConfig`` and the decoder's own config
+    (``BahdanauDecoderConfig``, the image-to-text config's ``decoder``). The decoder also reads ``CommonFields`` and
+    ``encoder_output_size``, the annotation size D.
 
     Args:
         decoder_layers (`int`, *optional*, defaults to 1):
@@ -539,13 +554,6 @@ class BahdanauConfig(EncoderFields, SavesModelCode, PreTrainedConfig):
             The decoder's first input token, in [0, vocab_size).
     """
 
-    model_type = "bahdanau"
-    default_auto_map = AUTO_MAP
-    # the cache's names from transformers 5.24 / before; the scalar losses Trainer must not gather as predictions
-    keys_to_ignore_at_inference = ["cache", "past_key_values", "coverage_loss", "self_attention_penalty",
-                                   "doubly_stochastic_loss", "reinforce_loss"]
-    attribute_map = {"num_hidden_layers": "encoder_layers"}  # as BART: transformers' generic code reads this name
-
     decoder_layers: int = 1
     attention_type: str = "additive"
     location_filters: int = 10
@@ -578,36 +586,20 @@ class BahdanauConfig(EncoderFields, SavesModelCode, PreTrainedConfig):
     unk_token_id: int | None = 3
     decoder_start_token_id: int | None = 1
 
-    def __post_init__(self, **kwargs):
-        self._fill_encoder_defaults()
-        drop_classifier_fields(self, kwargs)
+    def _fill_decoder_defaults(self) -> None:
+        """``output_size`` left None is ``embedding_size``."""
         if self.output_size is None:
             self.output_size = self.embedding_size
-        if getattr(self, "auto_map", None) is None:
-            self.auto_map = dict(self.default_auto_map)
-        super().__post_init__(**kwargs)
-        self.validate_architecture()
 
-    @classmethod
-    def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> PreTrainedConfig:
-        """transformers' ``from_dict``; the config.json of a tagger or a classifier saved by hf_bahdanau 0.1.0 (model
-        type "bahdanau", its ``architectures`` naming their head) is read by ``BahdanauEncoderConfig``, upgraded."""
-        from .configuration_encoder_only import FIELDS_OF_ONE_HEAD, BahdanauEncoderConfig  # it imports this module
-        if set(config_dict.get("architectures") or ()) & set(FIELDS_OF_ONE_HEAD):
-            return BahdanauEncoderConfig.from_dict(config_dict, **kwargs)
-        return super().from_dict(config_dict, **kwargs)
-
-    def validate_architecture(self) -> None:
-        """Check every field and combination; run at construction and again when a model is built from the config
-        (a field may have been changed in between). Raises ValueError naming the field."""
+    def _validate_decoder(self) -> None:
+        """The decoder's fields and the combinations they refuse (with ``CommonFields`` and the annotation size);
+        ValueError naming the field."""
         for field in ("decoder_layers", "output_size", "local_window", "location_filters", "location_kernel_size"):
             _require_positive(field, getattr(self, field))
-        self._validate_encoder(score_fields=("attention_type", "encoder_self_attention"))
         for registry in AXES:
             registry.check(getattr(self, registry.field))
         _require_token_ids(self, ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id",
                                   "unk_token_id"))
-        _require_labels(self)
         same_size = self.attention_type in ATTENTION_SCORES.flags["same_size_required"]
         if same_size and self.encoder_output_size != self.hidden_size:
             raise ValueError(
@@ -622,19 +614,12 @@ class BahdanauConfig(EncoderFields, SavesModelCode, PreTrainedConfig):
                 "`input_feeding=True` feeds Luong's attentional vector back into the decoder: it needs "
                 "`decoder_style='luong'` and an `attention_type` other than 'none'."
             )
-        if self.bridge == "last":
-            if self.encoder_layers != self.decoder_layers:
-                raise ValueError(
-                    f"`bridge='last'` copies each encoder layer's final state into the same decoder layer: "
-                    f"`encoder_layers` ({self.encoder_layers}) must equal `decoder_layers` ({self.decoder_layers}); "
-                    "use bridge 'tanh', 'mean' or 'zero' otherwise."
-                )
-            if self.encoder_output_size != self.hidden_size:
-                raise ValueError(
-                    f"`bridge='last'` copies the encoder's final states (size {self.encoder_output_size} = "
-                    f"`encoder_hidden_size` x directions) into the decoder: they must match `hidden_size` "
-                    f"({self.hidden_size}); use bridge 'tanh' or 'mean' to project them."
-                )
+        if self.bridge == "last" and self.encoder_output_size != self.hidden_size:
+            raise ValueError(
+                f"`bridge='last'` copies the encoder's final states (size {self.encoder_output_size} = "
+                f"`encoder_hidden_size` x directions) into the decoder: they must match `hidden_size` "
+                f"({self.hidden_size}); use bridge 'tanh' or 'mean' to project them."
+            )
         if self.tie_word_embeddings and self.output_size != self.embedding_size:
             raise ValueError(
                 f"`tie_word_embeddings=True` shares the decoder embedding with the output projection: "
@@ -673,6 +658,61 @@ class BahdanauConfig(EncoderFields, SavesModelCode, PreTrainedConfig):
         if self.copy_attention and self.unk_token_id is None:
             raise ValueError("`copy_attention=True` feeds a copied word the vocabulary lacks back to the decoder as "
                              "the unknown token: set `unk_token_id` (the tokenizer's unk id).")
+
+
+@strict
+class BahdanauConfig(EncoderFields, DecoderFields, SavesModelCode, PreTrainedConfig):
+    r"""Configuration of an RNN encoder–attention–decoder model (the seq2seq model): the encoder's fields
+    (``EncoderFields``) and the decoder's (``DecoderFields``). The tagger and the classifiers read
+    ``BahdanauEncoderConfig`` (``configuration_encoder_only``), with their own fields (``ClassifierFields``) and
+    without the decoder's; a ``BahdanauConfig`` given to them (a folder saved by hf_bahdanau 0.1.0, a seq2seq
+    checkpoint) is upgraded to one. A config.json saved by 0.1.0 carries their fields at their defaults: they
+    are dropped on load (``drop_classifier_fields``; another value is a ValueError), and a tagger's or a
+    classifier's loads as their ``BahdanauEncoderConfig`` (``from_dict``).
+
+    Use ``BahdanauConfig.from_preset(name, **overrides)`` for the classic systems (``PRESETS``). Every field is
+    checked by ``validate_architecture`` (a ``ValueError`` naming it; a float must be finite), at construction and
+    again when a model is built. Fields that pick one of several implementations accept the names their axis declares;
+    ``axes_table()`` lists them with their meaning.
+    """
+
+    model_type = "bahdanau"
+    default_auto_map = AUTO_MAP
+    # the cache's names from transformers 5.24 / before; the scalar losses Trainer must not gather as predictions
+    keys_to_ignore_at_inference = ["cache", "past_key_values", "coverage_loss", "self_attention_penalty",
+                                   "doubly_stochastic_loss", "reinforce_loss"]
+    attribute_map = {"num_hidden_layers": "encoder_layers"}  # as BART: transformers' generic code reads this name
+
+    def __post_init__(self, **kwargs):
+        self._fill_encoder_defaults()
+        drop_classifier_fields(self, kwargs)
+        self._fill_decoder_defaults()
+        if getattr(self, "auto_map", None) is None:
+            self.auto_map = dict(self.default_auto_map)
+        super().__post_init__(**kwargs)
+        self.validate_architecture()
+
+    @classmethod
+    def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> PreTrainedConfig:
+        """transformers' ``from_dict``; the config.json of a tagger or a classifier saved by hf_bahdanau 0.1.0 (model
+        type "bahdanau", its ``architectures`` naming their head) is read by ``BahdanauEncoderConfig``, upgraded."""
+        from .configuration_encoder_only import FIELDS_OF_ONE_HEAD, BahdanauEncoderConfig  # it imports this module
+        if set(config_dict.get("architectures") or ()) & set(FIELDS_OF_ONE_HEAD):
+            return BahdanauEncoderConfig.from_dict(config_dict, **kwargs)
+        return super().from_dict(config_dict, **kwargs)
+
+    def validate_architecture(self) -> None:
+        """Check every field and combination; run at construction and again when a model is built from the config
+        (a field may have been changed in between). Raises ValueError naming the field."""
+        self._validate_encoder(score_fields=("attention_type", "encoder_self_attention"))
+        self._validate_decoder()
+        _require_labels(self)
+        if self.bridge == "last" and self.encoder_layers != self.decoder_layers:
+            raise ValueError(
+                f"`bridge='last'` copies each encoder layer's final state into the same decoder layer: "
+                f"`encoder_layers` ({self.encoder_layers}) must equal `decoder_layers` ({self.decoder_layers}); "
+                "use bridge 'tanh', 'mean' or 'zero' otherwise."
+            )
 
 
 # How a config's error message names the values of a field's annotation ("an int or None").
@@ -762,6 +802,41 @@ BahdanauConfig.__setattr__ = _builtin_errors(BahdanauConfig.__setattr__)
 
 
 @strict
+class BahdanauDecoderConfig(CommonFields, DecoderFields, PreTrainedConfig):
+    r"""Configuration of the recurrent decoder alone, a sub-config: the image-to-text config's ``decoder``
+    (``configuration_image_to_text``), beside its image encoder's. Its fields are the decoder's (``DecoderFields``),
+    those both sides read (``CommonFields``: vocabulary, sizes, cell, the scores' parameters, special ids) and the size
+    of the annotations it attends over; validated as ``BahdanauConfig`` validates them.
+
+    Args:
+        encoder_output_size (`int`, *optional*):
+            D, the size of the annotations the decoder attends over (its encoder's output). Default: ``hidden_size``.
+    """
+
+    model_type = "bahdanau-decoder"
+    attribute_map = {"num_hidden_layers": "decoder_layers"}  # transformers' generic code reads this name
+
+    encoder_output_size: int | None = None
+
+    def __post_init__(self, **kwargs):
+        if self.encoder_output_size is None:
+            self.encoder_output_size = self.hidden_size
+        self._fill_common_defaults()
+        self._fill_decoder_defaults()
+        super().__post_init__(**kwargs)
+        self.validate_architecture()
+
+    def validate_architecture(self) -> None:
+        """``CommonFields``', the annotation size's and ``DecoderFields``' checks; ValueError naming the field."""
+        self._validate_common(score_fields=("attention_type",))
+        _require_positive("encoder_output_size", self.encoder_output_size)
+        self._validate_decoder()
+
+
+BahdanauDecoderConfig.__setattr__ = _builtin_errors(BahdanauDecoderConfig.__setattr__)
+
+
+@strict
 class BahdanauPointerConfig(BahdanauConfig):
     r"""Configuration of a pointer network (``modeling_pointer.BahdanauForPointerNetwork``; Vinyals et al. 2015): the
     fields of ``BahdanauConfig``, read the same way, plus ``input_feature_size``. The decoder's attention over the
@@ -819,7 +894,8 @@ class BahdanauPointerConfig(BahdanauConfig):
 
 BahdanauPointerConfig.__setattr__ = _builtin_errors(BahdanauPointerConfig.__setattr__)
 
-__all__ = ["AXES", "BahdanauConfig", "BahdanauPointerConfig", "CLASSIFIER_PIPELINES", "CUSTOM_PIPELINES",
-           "ClassifierFields", "EncoderFields", "drop_classifier_fields",
+__all__ = ["AXES", "BahdanauConfig", "BahdanauDecoderConfig", "BahdanauPointerConfig", "CLASSIFIER_PIPELINES",
+           "CUSTOM_PIPELINES", "ClassifierFields", "CommonFields", "DecoderFields", "EncoderFields",
+           "drop_classifier_fields",
            "HEAD_PIPELINES", "PIPELINE_TASK", "POINTER_PIPELINES", "PRESETS", "TAGGER_PIPELINES", "axes_table",
            "name_head_pipelines"]
