@@ -188,6 +188,17 @@ def test_a_mask_value_other_than_0_and_1_is_refused(value):
         model(input_ids=ids, attention_mask=mask, decoder_input_ids=ids[:, :2])
 
 
+def test_a_row_without_a_token_is_refused_where_every_row_needs_one():
+    """``nonempty``: what a row is, for the heads whose every question (passage) must hold a word."""
+    mask = torch.tensor([[1, 1, 0], [0, 0, 0], [0, 0, 0]])
+    assert check_attention_mask(mask, (3, 3), mask.device).lengths.tolist() == [2, 0, 0]
+    with pytest.raises(ValueError) as caught:
+        check_attention_mask(mask, (3, 3), mask.device, name="context_attention_mask", nonempty="passage")
+    assert str(caught.value) == ("Every passage needs at least one word: row 1 of `context_attention_mask` is all "
+                                 "padding.")
+    assert check_attention_mask(None, (3, 3), mask.device, nonempty="question").lengths.tolist() == [3, 3, 3]
+
+
 @pytest.mark.parametrize("dtype", [torch.bool, torch.float32, torch.float16, torch.int32, torch.uint8])
 def test_bool_and_float_masks_equal_a_long_mask(dtype, starts):
     model = tiny_model("luong-general")

@@ -221,11 +221,7 @@ class BahdanauCoAttentionModel(BahdanauCoAttentionPreTrainedModel):
             check_token_ids("input_ids", input_ids, self.config.vocab_size, what="[batch, question words]")
         else:
             check_embeddings("inputs_embeds", inputs_embeds, self.config.hidden_size)
-        layout = check_attention_mask(attention_mask, tuple(given.shape[:2]), given.device)
-        empty = (layout.lengths == 0).nonzero()
-        if len(empty):
-            raise ValueError(f"Every question needs at least one word: row {int(empty[0])} of `attention_mask` is all "
-                             "padding.")
+        layout = check_attention_mask(attention_mask, tuple(given.shape[:2]), given.device, nonempty="question")
         return (self.embeddings(input_ids) if input_ids is not None else inputs_embeds), layout
 
 

@@ -146,10 +146,8 @@ class BahdanauMemoryNetworkModel(BahdanauMemoryNetworkPreTrainedModel):
         if memory_ids.shape[0] != input_ids.shape[0]:
             raise ValueError(f"`memory_ids` needs one memory per question: {input_ids.shape[0]} questions in "
                              f"`input_ids`, {memory_ids.shape[0]} memories.")
-        question_mask = check_attention_mask(attention_mask, tuple(input_ids.shape), input_ids.device).mask
-        if not question_mask.any(-1).all():
-            row = int((~question_mask.any(-1)).nonzero()[0])
-            raise ValueError(f"Every question needs at least one word: row {row} of `attention_mask` is all padding.")
+        question_mask = check_attention_mask(attention_mask, tuple(input_ids.shape), input_ids.device,
+                                             nonempty="question").mask
         batch, sentences, words = memory_ids.shape
         if memory_attention_mask is not None and tuple(memory_attention_mask.shape) != (batch, sentences, words):
             raise ValueError(f"`memory_attention_mask` must have the shape of `memory_ids`, {[batch, sentences, words]}"

@@ -79,11 +79,7 @@ class BahdanauTextCoAttentionModel(BahdanauCoAttentionModel):
             raise ValueError(f"One passage per question: {batch_size} questions, {context_ids.shape[0]} rows of "
                              "`context_ids`.")
         layout = check_attention_mask(context_attention_mask, tuple(context_ids.shape), context_ids.device,
-                                      name="context_attention_mask")
-        empty = (layout.lengths == 0).nonzero()
-        if len(empty):
-            raise ValueError(f"Every passage needs at least one word: row {int(empty[0])} of `context_attention_mask` "
-                             "is all padding.")
+                                      name="context_attention_mask", nonempty="passage")
         words = self.embeddings(context_ids)
         if self.context_encoder is None:
             return words, layout.mask

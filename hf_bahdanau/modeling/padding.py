@@ -61,13 +61,13 @@ def rotate_rows(values: Tensor, shifts: Tensor, dim: int) -> Tensor:
 
 
 def check_attention_mask(attention_mask: Tensor | None, shape: tuple[int, int], device: torch.device,
-                         name: str = "attention_mask") -> PaddingLayout:
+                         name: str = "attention_mask", nonempty: str | None = None) -> PaddingLayout:
     """The layout of ``attention_mask`` for ids of ``shape`` [B, S] on ``device`` (None: every token is real).
 
     Raises ValueError (TypeError for a non-tensor) naming ``name`` when the mask has another shape, holds values
-    other than 0 and 1, or a row's real tokens are not one contiguous run. While ``torch.export`` traces
-    (``exporting``), the values are not read: the mask is taken as right-padded, possibly padded, as an exported
-    graph's inputs are.
+    other than 0 and 1, or a row's real tokens are not one contiguous run; with ``nonempty`` (what a row is:
+    "question", "passage"), when a row has no real token. While ``torch.export`` traces (``exporting``), the values
+    are not read: the mask is taken as right-padded, possibly padded, as an exported graph's inputs are.
     """
     batch_size, length = shape
     if attention_mask is None:
@@ -88,7 +88,7 @@ def check_attention_mask(attention_mask: Tensor | None, shape: tuple[int, int], 
     lengths = mask.sum(dim=1)
     starts = run_starts.to(torch.uint8).argmax(dim=1)  # 0 for a row without real tokens
     flags = torch.stack([not_binary, (run_starts.sum(dim=1) > 1).any(), (starts > 0).any(),
-                         (lengths < length).any()]).tolist()
+                         (lengths < length).any(), (lengths == 0).any()]).tolist()
     if flags[0]:
         row = int((attention_mask != 1).logical_and_(mask).any(dim=1).nonzero()[0])
         raise ValueError(f"`{name}` must hold 0 and 1 only (or False and True); row {row} is "
@@ -99,6 +99,9 @@ def check_attention_mask(attention_mask: Tensor | None, shape: tuple[int, int], 
             f"`{name}` must mark each row's real tokens as one contiguous run of ones (right padding [1, 1, 0], left "
             f"padding [0, 1, 1], or both); row {row} has a gap: {_shown(attention_mask[row])}."
         )
+    if nonempty is not None and flags[4]:
+        row = int((lengths == 0).nonzero()[0])
+        raise ValueError(f"Every {nonempty} needs at least one word: row {row} of `{name}` is all padding.")
     return PaddingLayout(mask, lengths, starts if flags[2] else None, flags[3])
 
 
