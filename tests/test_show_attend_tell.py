@@ -18,7 +18,7 @@ from hf_bahdanau.modeling.attention_mode import ReinforceHardAttention
 from hf_bahdanau.modeling.bridge import MeanBridge, MeanCellBridge
 from hf_bahdanau.modeling.coverage import doubly_stochastic_loss
 from hf_bahdanau.modeling.reinforce import MovingAverageBaseline, token_log_likelihoods
-from hf_bahdanau.modeling.state import EncoderMemory
+from hf_bahdanau.modeling.state import EncodedSource
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -100,11 +100,11 @@ def test_a_wide_open_gate_is_no_gate():
 # mean_cell: h_0 and c_0 from the mean annotation ---------------------------------------------------------------------
 
 
-def _memory(config) -> EncoderMemory:
+def _encoded(config) -> EncodedSource:
     """Three annotations of size D, the third padding: a_1 = 1 e_0, a_2 = 3 e_0, a_3 = 100 e_0 (masked); ā = 2 e_0."""
     annotations = torch.zeros(1, 3, config.encoder_output_size, **F64)
     annotations[0, :, 0] = torch.tensor([1.0, 3.0, 100.0], **F64)
-    return EncoderMemory(annotations, torch.tensor([[True, True, False]]))
+    return EncodedSource(annotations, torch.tensor([[True, True, False]]))
 
 
 def test_mean_cell_bridge_by_hand():
@@ -120,12 +120,12 @@ def test_mean_cell_bridge_by_hand():
         bridge.proj.weight[:, 0] = torch.tensor([0.1, -0.2, 0.3, 0.0], **F64)
         bridge.proj.bias[3] = 0.5
         bridge.cell_proj.weight[:, 0] = torch.tensor([1.0, 0.0, 0.0, -1.0], **F64)
-    memory = _memory(config)
-    state = bridge(None, memory)
+    encoded = _encoded(config)
+    state = bridge(None, encoded)
     t = math.tanh
     assert_close(state.hidden, torch.tensor([[[t(0.2), t(-0.4)]], [[t(0.6), t(0.5)]]], **F64), rtol=1e-15, atol=0)
     assert_close(state.cell, torch.tensor([[[t(2.0), 0.0]], [[0.0, t(-2.0)]]], **F64), rtol=1e-15, atol=0)
-    layers = reference.mean_cell_state(bridge, memory.annotations[0, :2])
+    layers = reference.mean_cell_state(bridge, encoded.annotations[0, :2])
     assert_close(torch.cat([h for h, _ in layers]), state.hidden, rtol=1e-15, atol=1e-16)
     assert_close(torch.cat([c for _, c in layers]), state.cell, rtol=1e-15, atol=1e-16)
 
@@ -137,8 +137,8 @@ def test_mean_cell_bridge_without_a_cell_is_the_mean_bridge():
     bridge = MeanCellBridge(config).double()
     mean = MeanBridge(config).double()
     mean.load_state_dict(bridge.state_dict())  # proj only: a GRU's mean_cell has no cell_proj
-    memory = _memory(config)
-    state, expected = bridge(None, memory), mean(None, memory)
+    encoded = _encoded(config)
+    state, expected = bridge(None, encoded), mean(None, encoded)
     assert bridge.cell_proj is None and state.cell is None and expected.cell is None
     assert_float64_close(state.hidden, expected.hidden)
     assert state.hidden.shape == (2, 1, config.hidden_size)
