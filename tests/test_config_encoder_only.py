@@ -185,8 +185,8 @@ def test_a_preset_gives_the_encoder_config_its_encoder():
 @pytest.mark.parametrize("config_class", [BahdanauConfig, BahdanauPointerConfig, BahdanauImageToTextConfig])
 def test_a_seq2seq_config_json_has_no_field_of_the_tagger_or_the_classifiers(config_class, tmp_path):
     config_class().save_pretrained(tmp_path)
-    saved = json.loads((tmp_path / "config.json").read_text())
-    assert names(ClassifierFields) == CLASSIFIER_FIELDS and not set(saved) & set(CLASSIFIER_FIELDS)
+    saved = (tmp_path / "config.json").read_text()  # sub-configs included
+    assert names(ClassifierFields) == CLASSIFIER_FIELDS and not any(f'"{name}"' in saved for name in CLASSIFIER_FIELDS)
     assert not set(names(config_class)) & set(CLASSIFIER_FIELDS)
 
 
@@ -201,10 +201,11 @@ def test_a_0_1_0_seq2seq_config_json_loads_without_its_classifier_fields_at_thei
         "sentence_separator_token_id": None, "token_attention_type": "additive"}
     with caplog.at_level(logging.WARNING):
         config = AutoConfig.from_pretrained(SAVED / folder)
-    assert caplog.messages == [] and type(config).__name__ != "BahdanauEncoderConfig"
+    assert not [message for message in caplog.messages if any(name in message for name in CLASSIFIER_FIELDS)]
+    assert type(config).__name__ != "BahdanauEncoderConfig"
     assert not any(hasattr(config, name) for name in CLASSIFIER_FIELDS)
     config.save_pretrained(tmp_path)
-    assert not set(json.loads((tmp_path / "config.json").read_text())) & set(CLASSIFIER_FIELDS)
+    assert not any(f'"{name}"' in (tmp_path / "config.json").read_text() for name in CLASSIFIER_FIELDS)
 
 
 @pytest.mark.parametrize("field, value", [("pooling_type", "self_attentive"), ("hierarchical", True),
