@@ -8,8 +8,10 @@ from transformers import initialization as init
 
 from conftest import tiny_config, tiny_model
 from hf_bahdanau import (BahdanauForConditionalGeneration, BahdanauForImageToText, BahdanauForPointerNetwork,
+                         BahdanauForTextPairClassification, BahdanauForVisualQuestionAnswering,
                          BahdanauImageToTextConfig, BahdanauMemoryNetworkConfig,
-                         BahdanauMemoryNetworkForSequenceClassification, BahdanauPointerConfig)
+                         BahdanauMemoryNetworkForSequenceClassification, BahdanauPointerConfig,
+                         BahdanauTextCoAttentionConfig, BahdanauVisualQuestionAnsweringConfig)
 
 
 def image_config() -> BahdanauImageToTextConfig:
@@ -33,14 +35,19 @@ BUILDS = {
                                                                        embedding_size=8, attention_size=8)),
     "memory_adjacent": lambda: memory_network(answer_token_ids=[3, 4, 5, 6]),  # W^T = C^K, time tables
     "memory_layer_wise": lambda: memory_network(weight_tying="layer_wise", init_std=0.05),  # H and W
+    "vqa": lambda: BahdanauForVisualQuestionAnswering(BahdanauVisualQuestionAnsweringConfig(
+        vocab_size=12, hidden_size=6, attention_size=5, answer_hidden_size=7, num_labels=4, phrase_windows=[1, 2, 3],
+        cnn_channels=[4, 8], cnn_pool_sizes=[[2, 2], [2, 2]])),
+    "text_pair": lambda: BahdanauForTextPairClassification(BahdanauTextCoAttentionConfig(
+        vocab_size=12, hidden_size=6, attention_size=5, answer_hidden_size=7, context_hidden_size=4, num_labels=4)),
 }
 # Measured with the code before the modules initialised themselves (commit 7618d4e, when ``_init_weights`` named
 # GaussianKernelAttention, ContextGate, Conv2d, MovingAverageBaseline and MonotonicScope), torch.manual_seed(0).
-# The memory networks': measured before their torch layers were initialised through the shared base (commit
-# fe0bbf7, when BahdanauMemoryNetworkPreTrainedModel had its own _init_weights).
+# The memory networks' and the co-attention models': measured before their torch layers were initialised through the
+# shared base (commits fe0bbf7 and b3f3d50, when their PreTrainedModel classes had their own _init_weights).
 CHECKSUMS = {"gaussian_monotonic": 3573.1327338127903, "reinforce": 2805.596040519603, "image": 1597.1617371136585,
              "pointer": 1581.8707480742362, "memory_adjacent": 26.199867060640315,
-             "memory_layer_wise": 3.691063051179724}
+             "memory_layer_wise": 3.691063051179724, "vqa": 2544.8976236819035, "text_pair": 3027.0737531998384}
 
 
 def checksum(model: nn.Module) -> float:
@@ -92,13 +99,15 @@ def test_a_new_module_initialises_itself_without_editing_the_base_class():
     assert torch.equal(model.lm_head.weight, tiny_model().lm_head.weight)
 
 
-def test_a_new_module_of_the_memory_network_initialises_itself():
-    """The memory network's base states its rule for torch's layers only (every weight N(0, init_std²)); a module of
-    its own with ``init_parameters`` is initialised by it, as in every family (``pretrained_base``)."""
+@pytest.mark.parametrize("name, body", [("memory_layer_wise", "memory_network"), ("text_pair", "coattention")])
+def test_a_new_module_of_every_family_initialises_itself(name, body):
+    """Each family's base states its rule for torch's layers only (``_init_layer``); a module with
+    ``init_parameters`` is initialised by it in every family (``pretrained_base``), the others are left alone."""
     torch.manual_seed(0)
-    model = BUILDS["memory_layer_wise"]()
-    model.memory_network.scaled = Scaled()
+    model = BUILDS[name]()
+    getattr(model, body).scaled = Scaled()
     model.init_weights()
-    assert model.memory_network.scaled.scale.tolist() == [0.5, 0.5, 0.5]
+    assert getattr(model, body).scaled.scale.tolist() == [0.5, 0.5, 0.5]
     torch.manual_seed(0)
-    assert torch.equal(model.answer.weight, BUILDS["memory_layer_wise"]().answer.weight)
+    before = BUILDS[name]().state_dict()
+    assert all(torch.equal(value, before[key]) for key, value in model.state_dict().items() if "scaled" not in key)

@@ -116,19 +116,13 @@ class BahdanauPreTrainedModel(BahdanauBasePreTrainedModel):
     def _supports_default_dynamic_cache(cls) -> bool:
         return False  # the decoder state is recurrent: RecurrentDecoderCache, not key/value tensors
 
-    def _init_weights(self, module: nn.Module) -> None:
-        """A module of ours with an ``init_parameters()`` method initialises its own parameters and buffers (with
-        ``transformers.initialization``'s functions, which leave loaded ones alone): the context gate, the Gaussian
-        kernel's width, the monotonic scope's energy, REINFORCE's baseline, the image encoder's convolutions, the
-        pointer network's start and end vectors. torch's layers here: embeddings N(0, init_std²); linear maps
-        Xavier-uniform; RNN input weights Xavier-uniform, recurrent weights orthogonal (Bahdanau et al., appendix B);
-        their biases 0. Modules are visited children first (transformers' ``initialize_weights``); for custom code
-        transformers skips a module with no parameters or buffers of its own, so the hook goes on the module that holds
-        them."""
-        init_parameters = getattr(module, "init_parameters", None)
-        if init_parameters is not None:
-            init_parameters()
-        elif isinstance(module, nn.Embedding):
+    def _init_layer(self, module: nn.Module) -> None:
+        """torch's layers: embeddings N(0, init_std²); linear maps Xavier-uniform; RNN input weights Xavier-uniform,
+        recurrent weights orthogonal (Bahdanau et al., appendix B); their biases 0. The modules of ours with an
+        ``init_parameters()`` method (the context gate, the Gaussian kernel's width, the monotonic scope's energy,
+        REINFORCE's baseline, the image encoder's convolutions, the pointer network's start and end vectors)
+        initialise themselves (``BahdanauBasePreTrainedModel._init_weights``)."""
+        if isinstance(module, nn.Embedding):
             init.normal_(module.weight, mean=0.0, std=self.config.init_std)
         elif isinstance(module, nn.Linear):
             init.xavier_uniform_(module.weight)

@@ -81,9 +81,11 @@ class BahdanauCoAttentionPreTrainedModel(BahdanauBasePreTrainedModel):
     base_model_prefix = "coattention"
     main_input_name = "input_ids"
 
-    def _init_weights(self, module: nn.Module) -> None:
+    def _init_layer(self, module: nn.Module) -> None:
         """Embeddings N(0, init_std²); linear maps and n-gram convolutions Xavier-uniform; the LSTM's input weights
-        Xavier-uniform and recurrent weights orthogonal; the image CNN Kaiming-normal (ReLU); biases 0."""
+        Xavier-uniform and recurrent weights orthogonal; biases 0. The modules of ours with ``init_parameters()``
+        initialise themselves (``BahdanauBasePreTrainedModel._init_weights``): the image CNN's convolutions
+        Kaiming-normal (``image_encoder.ReluConvolution``)."""
         if isinstance(module, nn.Embedding):
             init.normal_(module.weight, mean=0.0, std=self.config.init_std)
         elif isinstance(module, (nn.Linear, nn.Conv1d)):
@@ -98,10 +100,6 @@ class BahdanauCoAttentionPreTrainedModel(BahdanauBasePreTrainedModel):
                     init.xavier_uniform_(parameter)
                 else:
                     init.zeros_(parameter)
-        elif isinstance(module, nn.Conv2d):
-            init.kaiming_normal_(module.weight, mode="fan_out", nonlinearity="relu")
-            if module.bias is not None:
-                init.zeros_(module.bias)
 
 
 class BahdanauCoAttentionForAnswering(BahdanauCoAttentionPreTrainedModel):
