@@ -730,7 +730,7 @@ def visual_question_answering(model, question: list[int] | None, image: Tensor |
         annotations = model.coattention.image_encoder(image).last_hidden_state[0]  # [N, D]
         W_i, b_i = p["coattention.region_projection.weight"], p["coattention.region_projection.bias"]
         V = torch.tanh(W_i @ annotations.T + b_i[:, None])
-    return _coattention_answer(model.config, p, question, V)
+    return _coattention_answer(model.config.text_config, p, question, V)
 
 
 def text_coattention(model, question: list[int], context: list[int]

@@ -170,8 +170,9 @@ def test_memory_network_refuses_zero_answers_that_gave_empty_logits():
         BahdanauMemoryNetworkConfig(num_labels=0)
 
 
-@pytest.mark.parametrize("config_class", [config_class for config_class in _every_config_class()
-                                          if "cnn_channels" in config_class.__dataclass_fields__],
+@pytest.mark.parametrize("config_class", [config_class for config_class in _every_config_class()  # VQA's: routed
+                                          if {"cnn_channels", "vision_config"} & set(config_class.__dataclass_fields__)
+                                          ],
                          ids=lambda config_class: config_class.__name__)
 def test_image_encoder_lists_name_their_bad_entry(config_class):
     with pytest.raises(ValueError) as caught:
@@ -293,12 +294,13 @@ def test_the_image_encoder_s_fields_are_declared_once_for_image_to_text_and_vqa(
                             "use_pretrained_backbone", "region_position_encoding"]
     for field in image_fields:
         assert f"        {field} (`" in ImageEncoderFields.__doc__
-    for config_class, channels in ((BahdanauImageToTextConfig, 1), (BahdanauVisualQuestionAnsweringConfig, 3)):
-        assert set(image_fields) <= {field.name for field in fields(config_class)}
-        assert set(config_class.__dict__.get("__annotations__", {})) & set(image_fields) <= {"num_channels"}
-        config = config_class()
-        assert (config.num_channels, config.cnn_channels, config.cnn_pool_sizes) == \
-            (channels, [32, 64, 128], [[2, 2], [2, 2], [2, 2]])
+    encoder = BahdanauImageToTextConfig().encoder  # image-to-text's: a BahdanauImageEncoderConfig, grey
+    assert {field.name for field in fields(type(encoder))} >= set(image_fields)
+    assert (type(encoder).__name__, encoder.num_channels, encoder.cnn_channels, encoder.cnn_pool_sizes) == \
+        ("BahdanauImageEncoderConfig", 1, [32, 64, 128], [[2, 2], [2, 2], [2, 2]])
+    vision = BahdanauVisualQuestionAnsweringConfig().vision_config  # VQA's: a BahdanauImageEncoderConfig, RGB
+    assert (type(vision).__name__, vision.num_channels, vision.cnn_channels, vision.cnn_pool_sizes) == \
+        ("BahdanauImageEncoderConfig", 3, [32, 64, 128], [[2, 2], [2, 2], [2, 2]])
 
 
 def test_every_head_checks_its_config_again_when_built():

@@ -252,7 +252,9 @@ def test_the_model_config_holds_the_tokenizer_s_special_ids_so_trainer_aligns_no
     from training.run_vqa import VQAModelArguments, build_model
 
     model = build_model(VQAModelArguments(), tokenizer, ANSWERS)
-    assert (model.config.pad_token_id, model.config.bos_token_id, model.config.eos_token_id) == (
+    text = model.config.get_text_config()  # the sub-config Trainer aligns: the question's
+    assert text is model.config.text_config
+    assert (text.pad_token_id, text.bos_token_id, text.eos_token_id) == (
         tokenizer.pad_token_id, tokenizer.bos_token_id, tokenizer.eos_token_id)
     with caplog.at_level(logging.WARNING):
         align_special_tokens(model, tokenizer)
@@ -268,7 +270,8 @@ def test_a_16_bit_example_picture_keeps_its_greys(tmp_path):
 
     image = Image.fromarray(np.full((6, 8), 32896, dtype=np.uint16))
     assert image.mode == "I;16"
-    model = SimpleNamespace(config=SimpleNamespace(inputs="question"), eval=lambda: None)  # no attention to plot
+    model = SimpleNamespace(config=SimpleNamespace(text_config=SimpleNamespace(inputs="question")),  # nothing to plot
+                            eval=lambda: None)
     arguments = SimpleNamespace(num_pictures=1, image_column="image", question_column="question",
                                 answer_column="answer")
     examples = save_attention_pictures(model, None, None, [{"image": image, "question": "what?", "answer": "grey"}],

@@ -64,9 +64,9 @@ def answer_alone(model, processor, folder: Path, example: dict) -> str:
     """The model's answer to one example, its image and question alone (only the one a baseline reads)."""
     ids = torch.tensor([[WORDS.index(word) for word in example["question"].split()]])
     inputs = {}
-    if model.config.inputs != "context":
+    if model.config.text_config.inputs != "context":
         inputs |= dict(input_ids=ids, attention_mask=torch.ones_like(ids))
-    if model.config.inputs != "question":
+    if model.config.text_config.inputs != "question":
         inputs |= processor(Image.open(folder / example["image"]), return_tensors="pt")
     with torch.no_grad():
         return ANSWERS[int(model(**inputs).logits.argmax())]

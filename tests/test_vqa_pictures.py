@@ -110,7 +110,7 @@ def test_plot_vqa_example_draws_the_models_own_weights(tiny_vqa, tmp_path):
                                      f"expected: red {'✓' if answer == 'red' else '✗'}")
     axes = labelled_axes(figure)
     maps = attention_maps(torch.stack(outputs.context_attentions)[:, 0], (3, 3), (12, 10), stride=(4, 4))
-    for level, question_weights, expected in zip(model.config.question_levels, outputs.question_attentions, maps):
+    for level, question_weights, expected in zip(model.config.text_config.question_levels, outputs.question_attentions, maps):
         words = axes[f"question · {level}"]
         assert [label.get_text() for label in words.get_xticklabels()] == question.split()  # no special tokens
         np.testing.assert_array_equal(words.images[0].get_array(), question_weights.double().numpy())
@@ -123,7 +123,8 @@ def test_plot_vqa_example_refuses_a_model_reading_one_input(tiny_vqa):
     model, processor, tokenizer = tiny_vqa
     baseline = BahdanauForVisualQuestionAnswering(model.config.__class__(**model.config.to_dict() | dict(
         inputs="question", coattention="none")))
-    with pytest.raises(ValueError, match=r"`model` reads one input \(`config.inputs='question'`, a baseline\)"):
+    with pytest.raises(ValueError,
+                       match=r"`model` reads one input \(`config.text_config.inputs='question'`, a baseline\)"):
         plot_vqa_example(baseline, processor, tokenizer, np.zeros((12, 10, 3), np.uint8), "what color ?")
     with pytest.raises(ValueError, match=r"`question` '  ' has no token"):
         plot_vqa_example(model, processor, tokenizer, np.zeros((12, 10, 3), np.uint8), "  ")

@@ -142,8 +142,9 @@ def check_training_arguments(training_args: TrainingArguments) -> None:
 def parse_config_overrides(overrides: str | None, config_class: type = BahdanauConfig) -> dict:
     """'hidden_size=256,attention_type=general,bidirectional=false' -> {"hidden_size": 256, ...}; a list in brackets,
     'meta_embedding_sources=[word,chars]' -> ["word", "chars"], nested ones too ('cnn_pool_sizes=[[2,2],[2,1]]');
-    the fields are ``config_class``'s."""
-    allowed = {config_field.name for config_field in fields(config_class)}
+    the fields are ``config_class``'s and its sub-configs' (a composed config routes those given flat)."""
+    allowed = {config_field.name for part in (config_class, *config_class.sub_configs.values())
+               for config_field in fields(part)}
     parsed = {}
     for item in filter(None, _top_level_items(overrides or "")):
         key, separator, text = item.partition("=")

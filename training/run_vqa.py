@@ -14,8 +14,9 @@ easy-VQA (64×64 images of one coloured shape, 13 answers; MIT licence) read fro
 
 --coattention picks the co-attention form (``parallel``, ``alternating``, ``context``: image attention guided by the
 question's mean, ``none``: means of both, a CNN with bag of words) and --inputs the baselines that read one input
-(``question``, ``context`` = the image alone). Every other ``BahdanauVisualQuestionAnsweringConfig`` field is a
---config_overrides entry. --max_train_minutes stops training at a budget.
+(``question``, ``context`` = the image alone). Every other field of ``BahdanauVisualQuestionAnsweringConfig``'s
+sub-configs (the image encoder's ``vision_config``, the question's ``text_config``) is a --config_overrides entry,
+given flat (``hidden_size=256,cnn_channels=[32,64]``). --max_train_minutes stops training at a budget.
 
 The output folder gets the model (code included: loadable with trust_remote_code=True, with the
 visual-question-answering pipeline), the image processor, the word tokenizer, all_results.json (accuracy overall and
@@ -76,8 +77,8 @@ class VQAModelArguments:
                                                           "the question or the image (context) alone."})
     model_name_or_path: str | None = field(default=None, metadata={"help": "Fine-tune this saved model instead."})
     config_overrides: str | None = field(
-        default=None, metadata={"help": "'field=value,...' of BahdanauVisualQuestionAnsweringConfig, e.g. "
-                                        "'hidden_size=256,question_levels=[\"word\"]'."})
+        default=None, metadata={"help": "'field=value,...' of BahdanauVisualQuestionAnsweringConfig's sub-configs, "
+                                        "given flat, e.g. 'hidden_size=256,question_levels=[\"word\"]'."})
     max_train_minutes: float | None = field(default=None, metadata={"help": "Stop training after this many minutes "
                                                                             "(evaluations not counted)."})
     torch_num_threads: int | None = field(default=None, metadata={"help": "torch.set_num_threads."})
@@ -233,7 +234,8 @@ def main(argv: list[str] | None = None) -> None:
         model = build_model(model_args, tokenizer, answers)
         collator = DataCollatorForVisualQuestionAnswering(
             processor, tokenizer, model.config.label2id, data_args.image_column, data_args.question_column,
-            data_args.answer_column, data_args.question_type_column if types else None, types, model.config.inputs)
+            data_args.answer_column, data_args.question_type_column if types else None, types,
+            model.config.text_config.inputs)
 
         def compute_metrics(prediction) -> dict[str, float]:
             labels, type_ids = (prediction.label_ids if types else (prediction.label_ids, None))
@@ -283,11 +285,12 @@ def shape_attention_metrics(model, collator, test: datasets.Dataset, batch_size:
     percent."""
     from training.data.easy_vqa_data import peak_on_shape, shape_attention_mass, shape_mask
 
-    if model.config.inputs == "question":
+    if model.config.text_config.inputs == "question":
         return {}
     model.eval()
-    peaks: dict[str, list[bool]] = {level: [] for level in model.config.question_levels}
-    masses: dict[str, list[float]] = {level: [] for level in model.config.question_levels}
+    levels = model.config.text_config.question_levels
+    peaks: dict[str, list[bool]] = {level: [] for level in levels}
+    masses: dict[str, list[float]] = {level: [] for level in levels}
     for start in range(0, len(test), batch_size):
         rows = test.select(range(start, min(start + batch_size, len(test))))
         batch = collator([dict(row) for row in rows])
@@ -298,12 +301,12 @@ def shape_attention_metrics(model, collator, test: datasets.Dataset, batch_size:
             image = np.asarray(PICTURE_READER.to_image(row[collator.image_column]))
             mask = shape_mask(image)
             grid = tuple(output.grid_size[row_index].tolist())
-            for level, weights in zip(model.config.question_levels, output.context_attentions):
+            for level, weights in zip(levels, output.context_attentions):
                 region_weights = weights[row_index, :grid[0] * grid[1]].float().cpu().numpy()
                 peaks[level].append(peak_on_shape(region_weights, grid, mask))
                 masses[level].append(shape_attention_mass(region_weights, grid, mask))
     metrics = {}
-    for level in model.config.question_levels:
+    for level in levels:
         metrics[f"shape_peak_overlap_{level}"] = float(np.mean(peaks[level]))
         metrics[f"shape_attention_mass_{level}"] = float(np.mean(masses[level]))
     return in_percent(metrics)
@@ -323,7 +326,7 @@ def save_attention_pictures(model, processor, tokenizer, test: datasets.Dataset,
         row = test[index]
         image, question = PICTURE_READER.to_image(row[data_args.image_column]), row[data_args.question_column]
         image.save(output_dir / f"example_{index}.png")
-        if model.config.inputs == "both":  # a baseline reading one input attends to nothing
+        if model.config.text_config.inputs == "both":  # a baseline reading one input attends to nothing
             plot_vqa_example(model, processor, tokenizer, image, question, expected=row[data_args.answer_column],
                              path=output_dir / f"coattention_{index}.png")
         examples.append(json.dumps({"image": f"example_{index}.png", "question": question}))

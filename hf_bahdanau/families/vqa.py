@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from transformers import AutoModel, AutoModelForVisualQuestionAnswering
+from transformers import AutoConfig, AutoModel, AutoModelForVisualQuestionAnswering
 
 from hf_bahdanau.families import CardWords, Family, Head, Picture, register_family
 from hf_bahdanau.families.coattention import CO_ATTENTION_PAPER, coattention_lines
@@ -21,14 +21,15 @@ from hf_bahdanau.families.images import (example_paths, folder_images, image_enc
 from hf_bahdanau.families.words import Architecture, closed_answers, dropout_lines, json_example, label_names
 from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering
 from hf_bahdanau.modeling.axes import QUESTION_LEVELS
-from hf_bahdanau.modeling.configuration_coattention import BahdanauVisualQuestionAnsweringConfig
-from hf_bahdanau.modeling.configuration_image_to_text import backbone_feature_size
+from hf_bahdanau.modeling.configuration_coattention import (BahdanauCoAttentionConfig,
+                                                             BahdanauVisualQuestionAnsweringConfig)
+from hf_bahdanau.modeling.configuration_image_encoder import backbone_feature_size
 from hf_bahdanau.modeling.image_processing_bahdanau import BahdanauImageProcessor
 from hf_bahdanau.modeling.modeling_coattention import (BahdanauForVisualQuestionAnswering,
                                                        BahdanauVisualQuestionAnsweringModel)
 
 __all__ = ["VQA", "VQA_QUESTION", "VQA_TAGS", "describe_visual_question_answering", "vqa_examples",
-           "vqa_limitations", "vqa_pipeline_usage", "vqa_task_description", "vqa_usage"]
+           "vqa_limitations", "vqa_parts", "vqa_pipeline_usage", "vqa_task_description", "vqa_usage"]
 
 TASK = "visual-question-answering"
 VQA_QUESTION = "What is in the image?"  # asked of each of the folder's example images when no example is given
@@ -61,19 +62,27 @@ def metric_names(name: str) -> str | None:
     return VQA_METRICS.get(name)
 
 
+def vqa_parts(config: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(image encoder, question) of a ``BahdanauVisualQuestionAnsweringConfig`` dict: its ``vision_config``, and its
+    ``text_config`` with the answers the head holds (``id2label``); a flat config.json (hf_bahdanau 0.1.0) is both."""
+    question = {**config.get("text_config", config), "id2label": config.get("id2label")}
+    return config.get("vision_config", config), question
+
+
 def describe_visual_question_answering(config: dict[str, Any], trainer_state: dict[str, Any] | None = None
                                        ) -> Architecture:
     """Bullet lines naming every choice of a ``BahdanauVisualQuestionAnsweringConfig`` dict (Lu et al., 2016): the image
     encoder (as Show, Attend and Tell's, ``image_encoder_words``), then ``coattention_lines``."""
-    if config["inputs"] == "question":
+    vision, question = vqa_parts(config)
+    if question["inputs"] == "question":
         image = "none: this baseline reads the question alone (v̂ = 0)"
     else:
-        annotations = (config["cnn_channels"][-1] if config.get("backbone_config") is None
-                       else backbone_feature_size(config["backbone_config"]))
-        image = image_encoder_words(config, annotations,
-                                    f"made question-sized, v_n = tanh(W_i a_n + b_i), d = {config['hidden_size']}")
-    lines = [f"**Image encoder**: {image}", *coattention_lines(config, "image"), *dropout_lines(config)]
-    family = VQA_BASELINES.get(config["inputs"]) or VQA_FAMILIES[config["coattention"]]
+        annotations = (vision["cnn_channels"][-1] if vision.get("backbone_config") is None
+                       else backbone_feature_size(vision["backbone_config"]))
+        image = image_encoder_words(vision, annotations,
+                                    f"made question-sized, v_n = tanh(W_i a_n + b_i), d = {question['hidden_size']}")
+    lines = [f"**Image encoder**: {image}", *coattention_lines(question, "image"), *dropout_lines(question)]
+    family = VQA_BASELINES.get(question["inputs"]) or VQA_FAMILIES[question["coattention"]]
     return Architecture(None, CO_ATTENTION_PAPER, lines, family=family)
 
 
@@ -122,6 +131,7 @@ def vqa_usage(model_id: str, examples: list[dict[str, str]], generation: dict[st
     """Answering ``examples`` through the Auto classes (one padded batch), with remote code only or with the plugin;
     with the plugin and a model reading both inputs, then the first example's attention picture
     (``plot_vqa_example``)."""
+    reads = vqa_parts(config)[1]["inputs"]
     trust = ", trust_remote_code=True" if remote else ""
     imports = ("from PIL import Image\nfrom transformers import AutoImageProcessor, "
                "AutoModelForVisualQuestionAnswering, AutoTokenizer")
@@ -132,10 +142,10 @@ def vqa_usage(model_id: str, examples: list[dict[str, str]], generation: dict[st
         processor = AutoImageProcessor.from_pretrained(folder{trust})
         tokenizer = AutoTokenizer.from_pretrained(folder{trust})
         model = AutoModelForVisualQuestionAnswering.from_pretrained(folder{trust})
-""") + _inputs(config["inputs"]) + textwrap.dedent("""\
+""") + _inputs(reads) + textwrap.dedent("""\
         logits = model(**inputs).logits  # [questions, answers]
         print([model.config.id2label[int(index)] for index in logits.argmax(-1)])""")
-    if remote or config["inputs"] != "both":
+    if remote or reads != "both":
         return code
     return code + "\n\n" + textwrap.dedent("""\
         # the first example's attention over the question's words and the image's regions, level by level
@@ -161,9 +171,10 @@ def vqa_pipeline_usage(model_id: str, examples: list[dict[str, str]], generation
 def vqa_task_description(config: dict[str, Any], processor: dict[str, Any]) -> str:
     """What the model reads and outputs; processor: its image processor's preprocessor_config.json."""
     count, names = label_names(config)
+    levels = ", ".join(vqa_parts(config)[1]["question_levels"])
     return (f"It reads an image ({image_size_words(processor)}) into a grid of regions and a question, and picks the "
             f"answer from a closed vocabulary of {count} answers: {names}. At each level of the question "
-            f"({', '.join(config['question_levels'])}) the question's words and the image's regions attend to each "
+            f"({levels}) the question's words and the image's regions attend to each "
             "other; `output_attentions=True` returns per level `question_attentions` [batch, words] and "
             "`context_attentions` [batch, regions] (each image's own grid first, row-major; `grid_size` gives its "
             "rows and columns), and for parallel co-attention the `affinities` [batch, words, regions]. The shipped "
@@ -173,13 +184,14 @@ def vqa_task_description(config: dict[str, Any], processor: dict[str, Any]) -> s
 
 def vqa_limitations(config: dict[str, Any], processor: dict[str, Any]) -> list[str]:
     """What a VQA model cannot do, from its config and its image processor's."""
+    question = vqa_parts(config)[1]
     lines = [closed_answers(config),
              "Closed vocabulary: question words the tokenizer does not know become its unknown token."]
-    if config["inputs"] != "both":
-        unread = "image" if config["inputs"] == "question" else "question"
-        lines.append(f"A baseline: it reads no {unread} (`inputs={config['inputs']!r}`), so it answers from the other "
-                     "input alone.")
-    elif config["coattention"] != "none":
+    if question["inputs"] != "both":
+        unread = "image" if question["inputs"] == "question" else "question"
+        lines.append(f"A baseline: it reads no {unread} (`inputs={question['inputs']!r}`), so it answers from the "
+                     "other input alone.")
+    elif question["coattention"] != "none":
         lines.append("Attention weights are learned without being shown where the answer lies: they usually, not "
                      "always, fall on the words and the regions that decide it.")
     lines += [f"Every image is {image_size_words(processor)}: images much unlike the training ones (sizes, scenes, "
@@ -189,6 +201,8 @@ def vqa_limitations(config: dict[str, Any], processor: dict[str, Any]) -> list[s
     return lines
 
 
+# the question's sub-config (the image encoder's is registered with the image-to-text family), loaded by AutoConfig
+AutoConfig.register(BahdanauCoAttentionConfig.model_type, BahdanauCoAttentionConfig, exist_ok=True)
 VQA = register_family(Family(
     name="vqa", task=TASK, config_class=BahdanauVisualQuestionAnsweringConfig,
     heads=(Head(AutoModel, BahdanauVisualQuestionAnsweringModel),
@@ -196,7 +210,7 @@ VQA = register_family(Family(
     card_head=AutoModelForVisualQuestionAnswering,
     card=CardWords(task_words="Visual Question Answering", pipeline_tag=TASK,
                    architecture=describe_visual_question_answering,
-                   tags=lambda config, processor: [VQA_TAGS[config["coattention"]], "vision"],
+                   tags=lambda config, processor: [VQA_TAGS[vqa_parts(config)[1]["coattention"]], "vision"],
                    description=vqa_task_description, usage=vqa_usage, limitations=vqa_limitations,
                    examples=vqa_examples, widget=lambda examples: [{"src": item["image"], "text": item["question"]}
                                                                    for item in examples],

@@ -5,17 +5,23 @@ an answer chosen from a fixed answer vocabulary (``id2label``). Loading a config
 """
 
 import dataclasses
+import functools
+import logging
+from typing import Any
 
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
+from transformers.configuration_utils import SubConfigSpec
 
 from .axes import CO_ATTENTIONS, QUESTION_LEVELS
 from .configuration_bahdanau import _builtin_errors, _require_labels, _require_positive, _require_real
-from .configuration_image_to_text import ImageEncoderFields, resolve_image_encoder, validate_image_encoder
+from .configuration_image_encoder import BahdanauImageEncoderConfig, ImageEncoderFields
 from .remote_code import SavesModelCode
 from .old_names import old_names
 
-__all__ = ["CO_ATTENTION_INPUTS", "VQA_AUTO_MAP", "VQA_PIPELINES", "BahdanauCoAttentionConfig",
+logger = logging.getLogger(__name__)
+
+__all__ = ["CO_ATTENTION_INPUTS", "VQA_AUTO_MAP", "VQA_PIPELINES", "VQA_SUB_CONFIG_FIELDS", "BahdanauCoAttentionConfig",
            "BahdanauVisualQuestionAnsweringConfig"]
 
 VQA_AUTO_MAP = {
@@ -33,7 +39,8 @@ CO_ATTENTION_INPUTS = ("both", "question", "context")
 @strict
 class BahdanauCoAttentionConfig(SavesModelCode, PreTrainedConfig):
     r"""The fields every co-attention model shares: the question's words, the levels, the form of co-attention and the
-    answer. A subclass adds its context encoder.
+    answer. A subclass adds its context encoder (the passage's, ``BahdanauTextCoAttentionConfig``); the VQA config
+    holds one as its ``text_config`` (model type ``"bahdanau-coattention"``), beside its image encoder's.
 
     At each level l of ``question_levels`` the question's features Q^l [B, T, d] and the context's V [B, N, d]
     co-attend into q̂^l, v̂^l, and the answer reads them level by level (Lu et al.'s recursive MLP):
@@ -68,6 +75,7 @@ class BahdanauCoAttentionConfig(SavesModelCode, PreTrainedConfig):
             The padding word id (padding is read from the masks; this id is what collators fill with).
     """
 
+    model_type = "bahdanau-coattention"
     keys_to_ignore_at_inference = ["hidden_states", "question_attentions", "context_attentions", "affinities",
                                    "grid_size"]
 
@@ -113,40 +121,109 @@ class BahdanauCoAttentionConfig(SavesModelCode, PreTrainedConfig):
         _require_labels(self)
 
 
-@strict
-class BahdanauVisualQuestionAnsweringConfig(ImageEncoderFields, BahdanauCoAttentionConfig):
-    r"""Configuration of ``BahdanauForVisualQuestionAnswering``: a question [B, T] and an image [B, C, H, W] -> an
-    answer of ``num_labels`` (``id2label``). The image is a grid of N region annotations a_n of size D (Show, Attend and
-    Tell's encoder, ``image_encoder.py``), made question-sized, v_n = tanh(W_i a_n + b_i) [B, N, d].
+# The fields of the VQA config's sub-configs, by sub-config: where a field given flat goes (the tokenizer's bos and eos
+# ids, which the model does not read, go with the question's pad id, where Trainer aligns them)
+VQA_SUB_CONFIG_FIELDS = {
+    "vision_config": tuple(config_field.name for config_field in dataclasses.fields(ImageEncoderFields)),
+    "text_config": tuple(config_field.name for config_field in dataclasses.fields(BahdanauCoAttentionConfig)
+                         if config_field.name not in {base.name for base in dataclasses.fields(PreTrainedConfig)})
+    + ("bos_token_id", "eos_token_id"),
+}
 
-    Args (besides ``BahdanauCoAttentionConfig``'s and the image encoder's, ``ImageEncoderFields``'):
-        num_channels (`int`, *optional*, defaults to 3):
-            C, the channels of ``pixel_values`` (1 grey, 3 RGB).
+
+@strict
+class BahdanauVisualQuestionAnsweringConfig(SavesModelCode, PreTrainedConfig):
+    r"""Configuration of ``BahdanauForVisualQuestionAnswering``: a question [B, T] and an image [B, C, H, W] -> an
+    answer of ``num_labels`` (``id2label``). A composed config, as transformers' vision–language ones: the image is
+    Show, Attend and Tell's grid of N region annotations a_n of size D (``vision_config``, ``image_encoder.py``), made
+    question-sized, v_n = tanh(W_i a_n + b_i) [B, N, d]; the question, the co-attention and the answer MLP are
+    ``text_config``'s; the answers (``id2label``) are this config's own.
+
+    Built flat (``BahdanauVisualQuestionAnsweringConfig(hidden_size=…, cnn_channels=…)``, or a flat config.json saved
+    by hf_bahdanau 0.1.0), each field goes to the sub-config that declares it (``VQA_SUB_CONFIG_FIELDS``), over the
+    values of a sub-config given with it; a field neither declares is a ValueError naming it, and so is setting a
+    sub-config's field on this config (``config.text_config.hidden_size = …``, not ``config.hidden_size = …``).
+
+    Args:
+        vision_config (`BahdanauImageEncoderConfig` or `dict`, *optional*):
+            The image encoder (``ImageEncoderFields``); default: its defaults with ``num_channels=3`` (RGB).
+        text_config (`BahdanauCoAttentionConfig` or `dict`, *optional*):
+            The question's words and levels, the co-attention, the answer MLP, and the tokenizer's special ids
+            (``bos_token_id``, ``eos_token_id``, which Trainer aligns on ``get_text_config()``).
     """
 
     model_type = "bahdanau-vqa"
     default_auto_map = VQA_AUTO_MAP
+    sub_configs_defaults = {
+        "vision_config": SubConfigSpec(config_class=BahdanauImageEncoderConfig, init_kwargs={"num_channels": 3}),
+        "text_config": SubConfigSpec(config_class=BahdanauCoAttentionConfig),
+    }
+    keys_to_ignore_at_inference = BahdanauCoAttentionConfig.keys_to_ignore_at_inference
 
-    num_channels: int = 3
+    vision_config: BahdanauImageEncoderConfig | dict | None = None
+    text_config: BahdanauCoAttentionConfig | dict | None = None
 
     def __post_init__(self, **kwargs):
+        for key, names in VQA_SUB_CONFIG_FIELDS.items():
+            flat = {name: kwargs.pop(name) for name in names if name in kwargs}
+            if flat:
+                given = getattr(self, key)
+                given = given.to_dict() if isinstance(given, PreTrainedConfig) else given
+                setattr(self, key, {**(self.sub_configs_defaults[key].init_kwargs if given is None else given), **flat})
+        if getattr(self, "auto_map", None) is None:
+            self.auto_map = dict(self.default_auto_map)
         if not getattr(self, "custom_pipelines", None):
             self.custom_pipelines = VQA_PIPELINES
-        resolve_image_encoder(self)
         super().__post_init__(**kwargs)
+        unknown = sorted(name for name in vars(self) if not name.startswith("_") and name not in _OWN_ATTRIBUTES)
+        if unknown:
+            raise ValueError(f"{', '.join(f'`{name}`' for name in unknown)}: not a field of "
+                             f"BahdanauVisualQuestionAnsweringConfig nor of its sub-configs; their fields are "
+                             f"{ {key: list(names) for key, names in VQA_SUB_CONFIG_FIELDS.items()} }.")
+        self.validate_architecture()
 
-    @property
-    def annotation_size(self) -> int:
-        """D, the size of the image encoder's region annotations."""
-        return resolve_image_encoder(self)
+    @classmethod
+    def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> PreTrainedConfig:
+        """transformers' ``from_dict``; a flat dict (a config.json saved by hf_bahdanau 0.1.0) is routed to the
+        sub-configs, with one log line."""
+        flat = sorted(name for names in VQA_SUB_CONFIG_FIELDS.values() for name in names if name in config_dict)
+        if flat:
+            logger.warning("Upgraded a flat 'bahdanau-vqa' config (hf_bahdanau 0.1.0) to its sub-configs "
+                           "`vision_config` and `text_config` (%d fields moved). Save the model again to store the "
+                           "new config.", len(flat))
+        return super().from_dict(config_dict, **kwargs)
 
     def validate_architecture(self) -> None:
-        super().validate_architecture()
-        validate_image_encoder(self, self.annotation_size)
+        """Check both sub-configs (a field may have been changed since they were built) and the answers; ValueError
+        naming the field."""
+        self.vision_config.validate_architecture()
+        self.text_config.validate_architecture()
+        _require_labels(self)
 
 
 BahdanauCoAttentionConfig.__setattr__ = _builtin_errors(BahdanauCoAttentionConfig.__setattr__)
-BahdanauVisualQuestionAnsweringConfig.__setattr__ = _builtin_errors(BahdanauVisualQuestionAnsweringConfig.__setattr__)
+
+
+def _refuse_sub_config_fields(setattr_checked):
+    """A field of a VQA sub-config set on the VQA config itself (``config.hidden_size = …``) would be a new attribute
+    no model reads: a ValueError naming where it lives instead."""
+
+    @functools.wraps(setattr_checked)
+    def setattr_composed(self, name: str, value: Any) -> None:
+        for key, names in VQA_SUB_CONFIG_FIELDS.items():
+            if name in names:
+                raise ValueError(f"`{name}` is a field of the sub-config `{key}`: set `config.{key}.{name}`.")
+        setattr_checked(self, name, value)
+
+    return setattr_composed
+
+
+BahdanauVisualQuestionAnsweringConfig.__setattr__ = _refuse_sub_config_fields(
+    _builtin_errors(BahdanauVisualQuestionAnsweringConfig.__setattr__))
+# what a VQA config holds besides its dataclass fields: what transformers and ``SavesModelCode`` write (and a loaded
+# config.json's model type)
+_OWN_ATTRIBUTES = {config_field.name for config_field in dataclasses.fields(BahdanauVisualQuestionAnsweringConfig)} | {
+    "auto_map", "custom_pipelines", "model_type"}
 
 
 __getattr__ = old_names(__name__, {  # the names before the Bahdanau prefix

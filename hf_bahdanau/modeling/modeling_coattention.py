@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
-from transformers import AutoModel
+from transformers import AutoModel, PreTrainedConfig
 from transformers import initialization as init
 from transformers.utils import ModelOutput, can_return_tuple
 
@@ -81,13 +81,19 @@ class BahdanauCoAttentionPreTrainedModel(BahdanauBasePreTrainedModel):
     base_model_prefix = "coattention"
     main_input_name = "input_ids"
 
+    @property
+    def coattention_config(self) -> BahdanauCoAttentionConfig:
+        """The fields of the question, the co-attention and the answer: ``config.get_text_config()``, the config
+        itself (a passage's, ``BahdanauTextCoAttentionConfig``) or a composed config's ``text_config`` (VQA's)."""
+        return self.config.get_text_config()
+
     def _init_layer(self, module: nn.Module) -> None:
         """Embeddings N(0, init_std²); linear maps and n-gram convolutions Xavier-uniform; the LSTM's input weights
         Xavier-uniform and recurrent weights orthogonal; biases 0. The modules of ours with ``init_parameters()``
         initialise themselves (``BahdanauBasePreTrainedModel._init_weights``): the image CNN's convolutions
         Kaiming-normal (``image_encoder.ReluConvolution``)."""
         if isinstance(module, nn.Embedding):
-            init.normal_(module.weight, mean=0.0, std=self.config.init_std)
+            init.normal_(module.weight, mean=0.0, std=self.coattention_config.init_std)
         elif isinstance(module, (nn.Linear, nn.Conv1d)):
             init.xavier_uniform_(module.weight)
             if module.bias is not None:
@@ -113,7 +119,7 @@ class BahdanauCoAttentionForAnswering(BahdanauCoAttentionPreTrainedModel):
     def __init__(self, config: BahdanauCoAttentionConfig):
         super().__init__(config)
         self.coattention = self.body_class(config)
-        self.answer = nn.Linear(config.answer_hidden_size, config.num_labels)
+        self.answer = nn.Linear(self.coattention_config.answer_hidden_size, config.num_labels)
         self.post_init()
 
     def answer_from(self, read: BahdanauCoAttentionModelOutput, labels: Tensor | None,
@@ -133,17 +139,18 @@ class BahdanauCoAttentionModel(BahdanauCoAttentionPreTrainedModel):
     """The question's levels, the co-attention at each and the answer MLP, over a context a subclass encodes
     (``encode_context``)."""
 
-    def __init__(self, config: BahdanauCoAttentionConfig):
+    def __init__(self, config: PreTrainedConfig):
         super().__init__(config)
-        size = config.hidden_size
-        self.embeddings = nn.Embedding(config.vocab_size, size)
-        self.levels = QuestionLevels(size, config.question_levels, config.phrase_windows)
-        self.coattentions = nn.ModuleList(build_coattention(config.coattention, size, config.attention_size)
-                                          for _ in config.question_levels)
-        answer_size = config.answer_hidden_size
+        fields = self.coattention_config
+        size = fields.hidden_size
+        self.embeddings = nn.Embedding(fields.vocab_size, size)
+        self.levels = QuestionLevels(size, fields.question_levels, fields.phrase_windows)
+        self.coattentions = nn.ModuleList(build_coattention(fields.coattention, size, fields.attention_size)
+                                          for _ in fields.question_levels)
+        answer_size = fields.answer_hidden_size
         self.answer_layers = nn.ModuleList(nn.Linear(size if index == 0 else size + answer_size, answer_size)
-                                           for index in range(len(config.question_levels)))
-        self.dropout = nn.Dropout(config.dropout)
+                                           for index in range(len(fields.question_levels)))
+        self.dropout = nn.Dropout(fields.dropout)
 
     def get_input_embeddings(self) -> nn.Module:
         return self.embeddings
@@ -161,7 +168,7 @@ class BahdanauCoAttentionModel(BahdanauCoAttentionPreTrainedModel):
             words = layout.to_right(question) * layout.right_mask.unsqueeze(-1)
             question_levels = self.levels(self.dropout(words), layout.lengths)
         else:
-            question_levels = [None] * len(self.config.question_levels)
+            question_levels = [None] * len(self.coattention_config.question_levels)
         if context is not None:
             context = context * context_mask.unsqueeze(-1)
         answer, readings = None, []
@@ -209,16 +216,17 @@ class BahdanauCoAttentionModel(BahdanauCoAttentionPreTrainedModel):
                        inputs_embeds: Tensor | None) -> tuple[Tensor | None, PaddingLayout | None]:
         """The question's word embeddings [B, T, d] and padding layout, checked; (None, None) when the config reads
         no question (``inputs="context"``)."""
-        if self.config.inputs == "context":
+        fields = self.coattention_config
+        if fields.inputs == "context":
             if input_ids is not None or inputs_embeds is not None or attention_mask is not None:
                 raise ValueError("This model reads no question (`inputs='context'`, a context-only baseline): leave "
                                  "`input_ids`, `inputs_embeds` and `attention_mask` out.")
             return None, None
         given = check_one_source("input_ids", input_ids, "inputs_embeds", inputs_embeds)
         if input_ids is not None:
-            check_token_ids("input_ids", input_ids, self.config.vocab_size, what="[batch, question words]")
+            check_token_ids("input_ids", input_ids, fields.vocab_size, what="[batch, question words]")
         else:
-            check_embeddings("inputs_embeds", inputs_embeds, self.config.hidden_size)
+            check_embeddings("inputs_embeds", inputs_embeds, fields.hidden_size)
         layout = check_attention_mask(attention_mask, tuple(given.shape[:2]), given.device, nonempty="question")
         return (self.embeddings(input_ids) if input_ids is not None else inputs_embeds), layout
 
@@ -232,9 +240,10 @@ class BahdanauVisualQuestionAnsweringModel(BahdanauCoAttentionModel):
 
     def __init__(self, config: BahdanauVisualQuestionAnsweringConfig):
         super().__init__(config)
-        reads_image = config.inputs != "question"
-        self.image_encoder = ImageEncoder(config) if reads_image else None
-        self.region_projection = nn.Linear(config.annotation_size, config.hidden_size) if reads_image else None
+        reads_image = config.text_config.inputs != "question"
+        self.image_encoder = ImageEncoder(config.vision_config) if reads_image else None
+        self.region_projection = (nn.Linear(config.vision_config.annotation_size, config.text_config.hidden_size)
+                                  if reads_image else None)
         self.post_init()
 
     @can_return_tuple
@@ -281,18 +290,19 @@ class BahdanauForVisualQuestionAnswering(BahdanauCoAttentionForAnswering):
 
     def __init__(self, config: BahdanauVisualQuestionAnsweringConfig):
         super().__init__(config)
-        if config.backbone is not None and config.use_pretrained_backbone:
-            self.load_backbone_weights(config.backbone)
+        if config.vision_config.backbone is not None and config.vision_config.use_pretrained_backbone:
+            self.load_backbone_weights(config.vision_config.backbone)
 
     def load_backbone_weights(self, name_or_path: str) -> None:
         """Load a vision checkpoint's weights (a Hub name or a local folder) into the backbone image encoder; the
-        config's ``use_pretrained_backbone`` becomes False (the weights are the model's own from then on)."""
+        config's ``vision_config.use_pretrained_backbone`` becomes False (the weights are the model's own from then
+        on)."""
         encoder = self.coattention.image_encoder
         if encoder is None or not hasattr(encoder.regions, "backbone"):
             raise ValueError("This model has no backbone image encoder: set `backbone_config` (or `backbone`) to use "
                              "a vision checkpoint.")
         encoder.regions.backbone.load_state_dict(AutoModel.from_pretrained(name_or_path).state_dict())
-        self.config.use_pretrained_backbone = False
+        self.config.vision_config.use_pretrained_backbone = False
 
     @can_return_tuple
     def forward(

@@ -63,7 +63,7 @@ class BahdanauVisualQuestionAnsweringPipeline(Pipeline):
                 "attention_mask": torch.ones(1, len(question), dtype=torch.long)}
 
     def _forward(self, model_inputs: dict) -> dict:
-        reads = self.model.config.inputs  # a baseline reading one input is not given the other
+        reads = self.model.config.text_config.inputs  # a baseline reading one input is not given the other
         unread = {"question": ("pixel_values", "pixel_mask"), "context": ("input_ids", "attention_mask")}.get(reads, ())
         outputs = self.model(**{key: value for key, value in model_inputs.items() if key not in unread},
                              output_attentions=True)
@@ -73,8 +73,7 @@ class BahdanauVisualQuestionAnsweringPipeline(Pipeline):
     def postprocess(self, model_outputs: dict, top_k: int = 1, return_attentions: bool = False) -> dict:
         record = answer_record(model_outputs["logits"][0], self.model.config.id2label, top_k)
         if return_attentions:
-            config = self.model.config
-            record["levels"] = list(config.question_levels)
+            record["levels"] = list(self.model.config.text_config.question_levels)
             record["question_tokens"] = self.tokenizer.convert_ids_to_tokens(model_outputs["input_ids"][0].tolist())
             if model_outputs["question_attentions"] is not None:
                 record["question_attentions"] = [weights[0].tolist() for weights in model_outputs["question_attentions"]]

@@ -137,16 +137,16 @@ def plot_vqa_example(
     """Answer ``question`` about ``image`` with a ``BahdanauForVisualQuestionAnswering`` that reads both inputs and
     draw both of its attentions with ``plot_coattention``: the image as the model reads it
     (``processor.to_image``: resized), the question's tokens as the shipped pipeline reads them
-    (``tokenizer(question, add_special_tokens=False)``), one row per ``config.question_levels``, titled with the
-    question, and the answer with its probability (and ``expected``, marked ✓ or ✗). image: a PIL image, a uint8
-    array or a path; our CNN's regions are drawn at its stride (the product of ``cnn_pool_sizes``), a backbone's at
+    (``tokenizer(question, add_special_tokens=False)``), one row per ``config.text_config.question_levels``, titled
+    with the question, and the answer with its probability (and ``expected``, marked ✓ or ✗). image: a PIL image, a
+    uint8 array or a path; our CNN's regions are drawn at its stride (the product of ``cnn_pool_sizes``), a backbone's at
     ⌈H / H'⌉ × ⌈W / W'⌉."""
     from PIL import Image
 
     config = model.config
-    if config.inputs != "both":
-        raise ValueError(f"`model` reads one input (`config.inputs={config.inputs!r}`, a baseline): it has no "
-                         "attention across question and image to draw.")
+    if config.text_config.inputs != "both":
+        raise ValueError(f"`model` reads one input (`config.text_config.inputs={config.text_config.inputs!r}`, a "
+                         "baseline): it has no attention across question and image to draw.")
     picture = processor.to_image(Image.open(image) if isinstance(image, (str, PathLike)) else image)
     encoding = tokenizer(question, add_special_tokens=False, return_tensors="pt")
     if encoding["input_ids"].shape[1] == 0:
@@ -164,5 +164,5 @@ def plot_vqa_example(
     return plot_coattention(
         np.asarray(picture), tokenizer.convert_ids_to_tokens(encoding["input_ids"][0].tolist()),
         torch.stack(outputs.question_attentions)[:, 0], torch.stack(outputs.context_attentions)[:, 0, :rows * columns],
-        (rows, columns), levels=config.question_levels, answer=answer, title=f"Q: {question}",
-        stride=cnn_stride(config), path=path)
+        (rows, columns), levels=config.text_config.question_levels, answer=answer, title=f"Q: {question}",
+        stride=cnn_stride(config.vision_config), path=path)

@@ -1,0 +1,127 @@
+"""The VQA config is composed of sub-configs, as transformers' vision–language configs: the image encoder's
+(``vision_config``, a ``BahdanauImageEncoderConfig``) and the question's, co-attention's and answer MLP's
+(``text_config``, a ``BahdanauCoAttentionConfig``); the answers (``id2label``) are its own. Built flat, or loaded from a
+flat config.json saved by hf_bahdanau 0.1.0, each field goes to its sub-config."""
+
+import json
+import logging
+from pathlib import Path
+
+import pytest
+from transformers import AutoConfig
+
+from hf_bahdanau import BahdanauForVisualQuestionAnswering, BahdanauVisualQuestionAnsweringConfig
+from hf_bahdanau.modeling.configuration_coattention import VQA_SUB_CONFIG_FIELDS, BahdanauCoAttentionConfig
+from hf_bahdanau.modeling.configuration_image_encoder import BahdanauImageEncoderConfig
+from training.arguments import parse_config_overrides
+
+OLD_FOLDER = Path(__file__).parent / "fixtures" / "saved_by_0.1.0" / "vqa"
+VISION = dict(cnn_channels=[4, 8], cnn_pool_sizes=[[2, 2], [2, 3]])
+TEXT = dict(vocab_size=19, hidden_size=6, attention_size=5, answer_hidden_size=7, coattention="alternating")
+ANSWERS = {0: "yes", 1: "no", 2: "red"}
+
+
+def contents(config: BahdanauVisualQuestionAnsweringConfig) -> dict:
+    """``to_dict()`` without where it was loaded from."""
+    return {key: value for key, value in config.to_dict().items() if key != "_name_or_path"}
+
+
+def test_a_flat_config_routes_each_field_to_its_sub_config():
+    flat = BahdanauVisualQuestionAnsweringConfig(**VISION, **TEXT, id2label=ANSWERS, bos_token_id=1, eos_token_id=2)
+    nested = BahdanauVisualQuestionAnsweringConfig(
+        vision_config=BahdanauImageEncoderConfig(num_channels=3, **VISION),
+        text_config=BahdanauCoAttentionConfig(**TEXT, bos_token_id=1, eos_token_id=2), id2label=ANSWERS)
+    assert flat.to_dict() == nested.to_dict()
+    assert (type(flat.vision_config), type(flat.text_config)) == (BahdanauImageEncoderConfig, BahdanauCoAttentionConfig)
+    assert (flat.vision_config.num_channels, flat.vision_config.cnn_pool_sizes) == (3, [[2, 2], [2, 3]])  # VQA: RGB
+    assert (flat.text_config.hidden_size, flat.text_config.coattention, flat.text_config.pad_token_id) == \
+        (6, "alternating", 0)
+    # the tokenizer's special ids live where Trainer aligns them (align_special_tokens reads get_text_config())
+    assert flat.get_text_config() is flat.text_config
+    assert (flat.text_config.bos_token_id, flat.text_config.eos_token_id) == (1, 2)
+    assert (flat.num_labels, flat.id2label) == (3, ANSWERS)
+
+
+def test_flat_fields_go_over_a_sub_config_given_with_them():
+    base = BahdanauVisualQuestionAnsweringConfig(**VISION, **TEXT, id2label=ANSWERS)
+    changed = BahdanauVisualQuestionAnsweringConfig(**base.to_dict() | dict(inputs="question", coattention="none"))
+    assert (changed.text_config.inputs, changed.text_config.coattention, changed.text_config.hidden_size) == \
+        ("question", "none", 6)
+    assert changed.vision_config.to_dict() == base.vision_config.to_dict()
+
+
+def test_a_field_of_no_sub_config_is_refused_by_name():
+    with pytest.raises(ValueError) as caught:
+        BahdanauVisualQuestionAnsweringConfig(hidden_size=6, hiden_size=8)
+    assert str(caught.value) == (
+        "`hiden_size`: not a field of BahdanauVisualQuestionAnsweringConfig nor of its sub-configs; their fields are "
+        f"{ {key: list(names) for key, names in VQA_SUB_CONFIG_FIELDS.items()} }.")
+
+
+def test_a_sub_config_s_field_set_on_the_vqa_config_is_refused_with_where_it_lives():
+    config = BahdanauVisualQuestionAnsweringConfig(**VISION, **TEXT)
+    with pytest.raises(ValueError, match=r"^`hidden_size` is a field of the sub-config `text_config`: set "
+                                         r"`config\.text_config\.hidden_size`\.$"):
+        config.hidden_size = 8
+    with pytest.raises(ValueError, match=r"^`cnn_channels` is a field of the sub-config `vision_config`"):
+        config.cnn_channels = [4]
+    assert (config.text_config.hidden_size, "hidden_size" in vars(config)) == (6, False)
+
+
+def test_bad_values_are_named_by_the_sub_config_that_checks_them():
+    with pytest.raises(ValueError, match=r"^`hidden_size` must be a positive integer, got 0"):
+        BahdanauVisualQuestionAnsweringConfig(hidden_size=0)
+    with pytest.raises(ValueError, match=r"^`cnn_pool_sizes` must be one \[height, width\] pair"):
+        BahdanauVisualQuestionAnsweringConfig(cnn_channels=[4, 8], cnn_pool_sizes=[[2, 2]])
+    with pytest.raises(TypeError, match=r"^`vocab_size` must be an int, got None \(NoneType\)\.$"):
+        BahdanauVisualQuestionAnsweringConfig(vocab_size=None)
+    config = BahdanauVisualQuestionAnsweringConfig(**VISION, **TEXT)
+    config.text_config.question_levels = ["phrase", "word"]  # changed after it was built: refused by the model
+    with pytest.raises(ValueError, match=r"^`question_levels` must be one or more of"):
+        BahdanauForVisualQuestionAnswering(config)
+
+
+def test_the_saved_config_json_is_nested_and_loads_back_equal(tmp_path):
+    model = BahdanauForVisualQuestionAnswering(BahdanauVisualQuestionAnsweringConfig(
+        **VISION, **TEXT, id2label=ANSWERS, bos_token_id=1))
+    model.save_pretrained(tmp_path)
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert not set(saved) & {name for names in VQA_SUB_CONFIG_FIELDS.values() for name in names}
+    assert (saved["model_type"], saved["vision_config"]["model_type"], saved["text_config"]["model_type"]) == \
+        ("bahdanau-vqa", "bahdanau-image-encoder", "bahdanau-coattention")
+    assert {key: saved["vision_config"][key] for key in VISION} == VISION
+    assert {key: saved["text_config"][key] for key in TEXT} == TEXT
+    assert (saved["text_config"]["bos_token_id"], saved["vision_config"]["num_channels"]) == (1, 3)
+    assert saved["id2label"] == {str(key): value for key, value in ANSWERS.items()}
+    loaded = AutoConfig.from_pretrained(tmp_path)
+    assert type(loaded) is BahdanauVisualQuestionAnsweringConfig
+    assert contents(loaded) == contents(model.config)
+
+
+def test_a_flat_config_json_saved_by_0_1_0_loads_into_the_sub_configs_with_a_log_line(tmp_path, caplog):
+    old = json.loads((OLD_FOLDER / "config.json").read_text())
+    with caplog.at_level(logging.WARNING):
+        config = AutoConfig.from_pretrained(OLD_FOLDER)
+    assert [record.getMessage() for record in caplog.records] == [
+        "Upgraded a flat 'bahdanau-vqa' config (hf_bahdanau 0.1.0) to its sub-configs `vision_config` and "
+        "`text_config` (18 fields moved). Save the model again to store the new config."]
+    for key, names in VQA_SUB_CONFIG_FIELDS.items():
+        part = getattr(config, key)
+        assert {name: getattr(part, name) for name in names if name in old} == \
+            {name: old[name] for name in names if name in old}, key
+    assert config.id2label == {int(key): value for key, value in old["id2label"].items()}
+    config.save_pretrained(tmp_path)
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        again = AutoConfig.from_pretrained(tmp_path)  # the new, nested form: no upgrade
+    assert caplog.records == [] and contents(again) == contents(config)
+
+
+def test_config_overrides_take_the_sub_configs_fields_flat():
+    overrides = parse_config_overrides("hidden_size=8,cnn_channels=[4,8],inputs=question",
+                                       BahdanauVisualQuestionAnsweringConfig)
+    assert overrides == {"hidden_size": 8, "cnn_channels": [4, 8], "inputs": "question"}
+    with pytest.raises(ValueError, match=r"^`--config_overrides` takes 'field=value,\.\.\.' with "
+                                         r"BahdanauVisualQuestionAnsweringConfig fields \[.*'answer_hidden_size'.*\], "
+                                         r"got 'hiden_size=8'\.$"):
+        parse_config_overrides("hiden_size=8", BahdanauVisualQuestionAnsweringConfig)
