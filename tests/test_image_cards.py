@@ -194,7 +194,7 @@ def test_a_backbone_and_reinforce_are_described_by_the_config():
     assert image_size_words({"size": {"height": 32, "width": 128}}) == "resized to 32 × 128 pixels"
     assert image_size_words({"size": {"height": 32}, "max_width": 400}) == ("resized to 32 pixels high, keeping its "
                                                                             "aspect ratio, at most 400 wide")
-    random_start = describe(config | {"backbone": None}, TASK).lines[0]
+    random_start = describe(config | {"encoder": config["encoder"] | {"backbone": None}}, TASK).lines[0]
     assert random_start.startswith("**Image encoder**: a transformers `resnet` vision backbone, weights initialised "
                                    "at random, over 1 input channel (grey);")
     without_attention = describe(image_config(attention_type="none", context_mode="sutskever").to_dict(), TASK)

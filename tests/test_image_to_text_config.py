@@ -3,6 +3,7 @@ decoder's."""
 
 import dataclasses
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from transformers import AutoConfig, PreTrainedConfig
 from hf_bahdanau.modeling.configuration_bahdanau import (BahdanauConfig, BahdanauDecoderConfig, ClassifierFields,
                                                          CommonFields, DecoderFields, EncoderFields)
 from hf_bahdanau.modeling.configuration_image_encoder import BahdanauImageEncoderConfig
+from hf_bahdanau.modeling.configuration_image_to_text import BahdanauImageDecoderConfig, BahdanauImageToTextConfig
 
 SAVED = Path(__file__).parent / "fixtures" / "saved_by_0.1.0"
 
@@ -74,3 +76,99 @@ def test_the_decoder_config_holds_the_decoder_and_the_fields_both_sides_read():
         "annotation size `encoder_hidden_size` x directions (8); use 'general' or 'additive' for different sizes.")
     with pytest.raises(ValueError, match=r"^`encoder_output_size` must be a positive integer, got 0\.$"):
         BahdanauDecoderConfig(encoder_output_size=0)
+
+
+TINY = dict(vocab_size=12, embedding_size=8, hidden_size=16, attention_size=8, output_size=8, cnn_channels=[4, 8],
+            cnn_pool_sizes=[[2, 2], [2, 3]])
+
+
+def test_flat_fields_go_to_the_sub_config_that_declares_them_and_config_json_is_nested(tmp_path):
+    config = BahdanauImageToTextConfig(**TINY, attention_type="general", region_position_encoding=True)
+    assert type(config.encoder) is BahdanauImageEncoderConfig and type(config.decoder) is BahdanauImageDecoderConfig
+    assert isinstance(config.decoder, BahdanauDecoderConfig)
+    assert (config.encoder.cnn_channels, config.encoder.cnn_pool_sizes, config.encoder.region_position_encoding) == (
+        [4, 8], [[2, 2], [2, 3]], True)
+    assert (config.decoder.vocab_size, config.decoder.hidden_size, config.decoder.attention_type) == (12, 16, "general")
+    assert config.decoder.encoder_output_size == config.encoder.annotation_size == 8  # D, from the encoder
+    # the paper's decoder where nothing is given
+    assert (config.decoder.rnn_type, config.decoder.bridge, config.decoder.deep_output,
+            config.decoder.context_gate) == ("lstm", "mean_cell", "none", True)
+    assert config.get_text_config(decoder=True) is config.decoder  # what generate() and the cache read
+    config.save_pretrained(tmp_path)
+    saved = json.loads((tmp_path / "config.json").read_text())
+    assert sorted(saved) == ["auto_map", "custom_pipelines", "decoder", "encoder", "is_encoder_decoder", "model_type",
+                             "transformers_version"]
+    assert saved["encoder"] == {"model_type": "bahdanau-image-encoder", "num_channels": 1, "cnn_channels": [4, 8],
+                                "cnn_pool_sizes": [[2, 2], [2, 3]], "backbone_config": None, "backbone": None,
+                                "use_pretrained_backbone": True, "region_position_encoding": True}
+    assert saved["decoder"]["model_type"] == "bahdanau-image-decoder"
+    assert (saved["decoder"]["attention_type"], saved["decoder"]["encoder_output_size"]) == ("general", 8)
+    loaded = AutoConfig.from_pretrained(tmp_path)
+    assert type(loaded) is BahdanauImageToTextConfig
+    assert loaded.to_diff_dict() == config.to_diff_dict()
+
+
+def test_a_field_of_a_sub_config_is_read_and_set_through_the_config():
+    config = BahdanauImageToTextConfig(**TINY)
+    assert (config.hidden_size, config.cnn_channels, config.encoder_hidden_size) == (16, [4, 8], 8)
+    config.use_cache = False
+    config.use_pretrained_backbone = False
+    assert config.decoder.use_cache is False and config.encoder.use_pretrained_backbone is False
+    assert "use_cache" not in config.to_dict()
+    with pytest.raises(TypeError, match=r"^`hidden_size` must be an int, got 'x' \(str\)\.$"):
+        config.hidden_size = "x"
+    with pytest.raises(AttributeError, match="has no attribute 'hiden_size'"):
+        config.hiden_size
+
+
+def test_a_field_no_sub_config_declares_is_refused_by_name():
+    with pytest.raises(ValueError) as caught:
+        BahdanauImageToTextConfig(**TINY, hiden_size=3)
+    assert str(caught.value).startswith(
+        "['hiden_size'] is not a field of BahdanauImageToTextConfig or of its sub-configs: the image encoder's "
+        "['backbone', 'backbone_config', 'cnn_channels', 'cnn_pool_sizes', 'num_channels', 'region_position_encoding', "
+        "'use_pretrained_backbone'] and the decoder's ['attention_mode', ")
+    with pytest.raises(ValueError) as caught:
+        BahdanauImageToTextConfig(**TINY, bidirectional=True, encoder_layers=2)
+    assert str(caught.value) == ("`bidirectional=True`, `encoder_layers=2`: the image-to-text model has an image "
+                                 "encoder and no source tokens to copy; leave the text encoder's fields and "
+                                 "`copy_attention` at their defaults.")
+    config = BahdanauImageToTextConfig(**TINY)
+    config.copy_attention = True  # checked again when a model is built
+    with pytest.raises(ValueError) as caught:
+        config.validate_architecture()
+    assert str(caught.value).startswith("`copy_attention=True`: the image-to-text model has an image encoder")
+    assert (config.encoder_layers, config.bidirectional, config.reverse_source) == (1, False, False)  # as 0.1.0's
+    with pytest.raises(ValueError) as caught:
+        BahdanauImageToTextConfig(decoder=dict(encoder_output_size=6), cnn_channels=[4, 8],
+                                  cnn_pool_sizes=[[2, 2], [2, 3]])
+    assert str(caught.value) == ("`decoder.encoder_output_size` (6) must be the image encoder's annotation size D "
+                                 "(8).")
+
+
+def test_sub_configs_given_as_configs_or_dicts_build_the_same_config():
+    encoder = BahdanauImageEncoderConfig(cnn_channels=[4, 8], cnn_pool_sizes=[[2, 2], [2, 3]])
+    decoder = BahdanauImageDecoderConfig(vocab_size=12, hidden_size=16, encoder_output_size=8)
+    composed = BahdanauImageToTextConfig(encoder=encoder, decoder=decoder)
+    from_dicts = BahdanauImageToTextConfig(encoder=encoder.to_dict(), decoder=decoder.to_dict())
+    flat = BahdanauImageToTextConfig(vocab_size=12, hidden_size=16, cnn_channels=[4, 8],
+                                     cnn_pool_sizes=[[2, 2], [2, 3]])
+    assert composed.to_diff_dict() == from_dicts.to_diff_dict() == flat.to_diff_dict()
+
+
+def test_a_flat_config_json_saved_by_0_1_0_loads_into_the_sub_configs_with_a_warning(caplog):
+    saved = json.loads((SAVED / "image_to_text" / "config.json").read_text())
+    with caplog.at_level(logging.WARNING, logger="hf_bahdanau.modeling.configuration_image_to_text"):
+        config = BahdanauImageToTextConfig.from_dict(saved)
+    assert "config.json is flat (saved by hf_bahdanau 0.1.0)" in caplog.text
+    routed = {name: BahdanauImageToTextConfig.sub_config_name(name) for name in saved}
+    assert sorted(name for name, key in routed.items() if key == "encoder") == [
+        "backbone", "backbone_config", "cnn_channels", "cnn_pool_sizes", "num_channels", "region_position_encoding",
+        "use_pretrained_backbone"]
+    assert len([name for name, key in routed.items() if key == "decoder"]) == 43  # all its fields but D's
+    for name, key in routed.items():
+        if key is not None:
+            assert getattr(getattr(config, key), name) == saved[name], name
+    assert config.decoder.encoder_output_size == saved["encoder_hidden_size"] == 8
+    assert (config.architectures, config.auto_map, config.custom_pipelines) == (
+        saved["architectures"], saved["auto_map"], saved["custom_pipelines"])

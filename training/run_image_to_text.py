@@ -271,12 +271,11 @@ def save_attention_pictures(model, processor, tokenizer, test: datasets.Dataset,
     """``example_<n>.png`` and ``attention_<n>.png`` (each output character's attention over the image) for the first
     --num_pictures test images, ``image_explorer.html`` for the first --explorer_examples; returns the example files."""
     from hf_bahdanau.explorer import write_image_text_page
-    from hf_bahdanau.pictures import plot_image_attention
+    from hf_bahdanau.pictures import cnn_stride, plot_image_attention
 
     model.eval()
     encoder = model.model.encoder
-    stride = (tuple(int(np.prod(sizes)) for sizes in zip(*model.config.cnn_pool_sizes))
-              if model.config.backbone_config is None else None)
+    stride = cnn_stride(model.config.encoder)
     rows = test.select(range(min(len(test), max(data_args.num_pictures, data_args.explorer_examples))))
     records, examples = [], []
     for index, row in enumerate(rows):
@@ -287,7 +286,7 @@ def save_attention_pictures(model, processor, tokenizer, test: datasets.Dataset,
         ids = ids[:ids.index(tokenizer.eos_token_id) + 1] if tokenizer.eos_token_id in ids else ids
         pixels = np.asarray(processor.to_image(image))
         grid = encoder.grid_size(*pixels.shape[:2])
-        weights = (np.zeros((len(ids), grid[0] * grid[1])) if model.config.attention_type == "none" else
+        weights = (np.zeros((len(ids), grid[0] * grid[1])) if model.config.decoder.attention_type == "none" else
                    torch.cat([step[0][0, 0, :, :grid[0] * grid[1]] for step in generated.cross_attentions][:len(ids)])
                    .numpy())
         tokens = [tokenizer.convert_ids_to_tokens(token) for token in ids]

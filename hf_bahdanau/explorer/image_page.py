@@ -158,7 +158,7 @@ def explore_images(args: Namespace, images: list[dict]) -> tuple[str, str]:
     if args.max_new_tokens is not None:
         generation["max_new_tokens"] = args.max_new_tokens
     read = reader([str(image["image"]) for image in images], **generation)  # one at a time: sizes differ
-    stride = cnn_stride(reader.model.config)
+    stride = cnn_stride(reader.model.config.encoder)
     examples = [dict(image=np.asarray(reader.image_processor.to_image(Image.open(image["image"]))),
                      prediction=record["generated_text"], tokens=record["attention"]["tokens"],
                      weights=record["attention"]["weights"], grid=record["attention"]["grid"], stride=stride,

@@ -173,8 +173,11 @@ def judged_records(items: Any, argument: str, record: Callable[[int, Mapping], d
 
 
 def summarise_model(model: PreTrainedModel, fields: Sequence[str]) -> dict[str, object]:
-    """The config ``fields`` that describe the architecture (those the config has) and the number of parameters."""
+    """The config ``fields`` that describe the architecture (those the config or one of its sub-configs has, as the
+    image-to-text config's encoder and decoder) and the number of parameters."""
     config = model.config.to_dict()
+    for name in type(model.config).sub_configs:
+        config = {**config.pop(name), **config}
     summary = {field: config[field] for field in fields if field in config}
     summary["parameters"] = model.num_parameters()
     return summary

@@ -18,7 +18,7 @@ from hf_bahdanau.families.words import Architecture, dropout_lines, generate_kwa
 from hf_bahdanau.modeling.collators import DataCollatorForImageToText
 from hf_bahdanau.modeling.configuration_bahdanau import BahdanauDecoderConfig
 from hf_bahdanau.modeling.configuration_image_encoder import BahdanauImageEncoderConfig
-from hf_bahdanau.modeling.configuration_image_to_text import BahdanauImageToTextConfig
+from hf_bahdanau.modeling.configuration_image_to_text import BahdanauImageDecoderConfig, BahdanauImageToTextConfig
 from hf_bahdanau.modeling.image_processing_bahdanau import BahdanauImageProcessor
 from hf_bahdanau.modeling.modeling_image_to_text import BahdanauForImageToText, BahdanauImageToTextModel
 
@@ -31,17 +31,20 @@ IMAGE_TO_TEXT_PAPER = ("Xu et al., 2015",
 ATTENTION = Picture(re.compile(r"attention_\d+\.png"), "Attention over the image", "Each output token's attention α_t "
                     "over the image's regions, drawn over the image: the brighter a region, the more weight it gets "
                     "(as in figures 2 and 3 of Xu et al.).", "attention")
+DECODER_TAGS = rnn_tags(("show-attend-and-tell",), ("vision",))  # read from the config's decoder
 
 
 def describe_image_to_text(config: dict[str, Any], trainer_state: dict[str, Any] | None = None) -> Architecture:
     """Bullet lines naming every choice of a ``BahdanauImageToTextConfig`` dict (Xu et al., 2015): the image encoder
-    (our CNN's blocks and the grid they leave, or the backbone and where its weights came from; the region position
-    encoding), then the recurrent decoder's lines as for translation."""
-    encoder = image_encoder_words(config, config["encoder_hidden_size"],
+    (its ``encoder``: our CNN's blocks and the grid they leave, or the backbone and where its weights came from; the
+    region position encoding), then the recurrent decoder's lines as for translation (its ``decoder``)."""
+    decoder = config["decoder"]
+    encoder = image_encoder_words(config["encoder"], decoder["encoder_output_size"],
                                   "ā = the mean annotation over the image's real regions")
-    lines = [f"**Image encoder**: {encoder}", *decoder_lines(config, vocabulary_output(config)), *dropout_lines(config)]
+    lines = [f"**Image encoder**: {encoder}", *decoder_lines(decoder, vocabulary_output(decoder)),
+             *dropout_lines(decoder)]
     family = ("Show, Attend and Tell: a recurrent decoder attending over the regions of an image"
-              if config["attention_type"] != "none" else
+              if decoder["attention_type"] != "none" else
               "an image-to-text model without attention: a recurrent decoder reading the image's mean annotation")
     return Architecture(None, IMAGE_TO_TEXT_PAPER, lines, family=family)
 
@@ -102,15 +105,17 @@ def image_usage(model_id: str, examples: list[str], generation: dict[str, Any], 
 
 
 def image_limitations(config: dict[str, Any], processor: dict[str, Any]) -> list[str]:
-    """What the image-to-text model cannot do, from its config and its image processor's."""
+    """What the image-to-text model cannot do, from its config (its ``encoder`` and ``decoder``) and its image
+    processor's."""
     lines = []
-    if config["attention_type"] != "none":
+    encoder, attends = config["encoder"], config["decoder"]["attention_type"] != "none"
+    if attends:
         lines.append("Attention weights over the regions are learned without supervision: they usually, not always, "
                      "fall on the part of the image a token reads.")
-    if config["attention_type"] != "none" and not config.get("region_position_encoding"):
+    if attends and not encoder.get("region_position_encoding"):
         lines.append("The region annotations carry no encoding of their position (`region_position_encoding=False`, "
                      "as in the paper): the decoder tells regions apart only by what they show and by its own state.")
-    if config.get("backbone_config") is not None:
+    if encoder.get("backbone_config") is not None:
         lines.append("The vision backbone reads a padded batch as it is: the padding of a narrower image reaches its "
                      "real regions through the convolutions, so an image can read differently alone and in a batch.")
     lines += [f"Every image is {image_size_words(processor)}: text much smaller, larger or longer than in training, "
@@ -123,14 +128,14 @@ def image_limitations(config: dict[str, Any], processor: dict[str, Any]) -> list
 
 
 # the sub-configs (the image encoder's is also the VQA config's), loaded by AutoConfig from their model types
-for sub_config in (BahdanauImageEncoderConfig, BahdanauDecoderConfig):
+for sub_config in (BahdanauImageEncoderConfig, BahdanauDecoderConfig, BahdanauImageDecoderConfig):
     AutoConfig.register(sub_config.model_type, sub_config, exist_ok=True)
 IMAGE_TO_TEXT = register_family(Family(
     name="image-to-text", task=TASK, config_class=BahdanauImageToTextConfig,
     heads=(Head(AutoModel, BahdanauImageToTextModel), Head(AutoModelForImageTextToText, BahdanauForImageToText)),
     card_head=AutoModelForImageTextToText,
     card=CardWords(task_words="Image-to-Text", pipeline_tag=TASK, architecture=describe_image_to_text,
-                   tags=rnn_tags(("show-attend-and-tell",), ("vision",)),
+                   tags=lambda config, processor: DECODER_TAGS(config["decoder"], processor),
                    description=description, usage=image_usage, limitations=image_limitations,
                    examples=example_images, widget=lambda examples: [{"src": name} for name in examples],
                    pictures=(ATTENTION,), explorer_page="image_explorer.html"),

@@ -37,7 +37,7 @@ class BahdanauImageToTextModel(BahdanauModel):
     _no_split_modules = ["ImageEncoder", "RecurrentDecoder"]
 
     def build_encoder(self, config: BahdanauImageToTextConfig) -> nn.Module:
-        return ImageEncoder(config)
+        return ImageEncoder(config.encoder)
 
     def get_input_embeddings(self) -> nn.Embedding:
         """The target embeddings (an image has no input tokens)."""
@@ -92,7 +92,7 @@ class BahdanauImageToTextModel(BahdanauModel):
         ``BahdanauImageEncoderOutput`` whose annotations [B, L, D] match its region mask [B, L]."""
         annotations = getattr(encoder_outputs, "last_hidden_state", None)
         mask = getattr(encoder_outputs, "attention_mask", None)
-        size = self.config.encoder_output_size
+        size = self.config.encoder.annotation_size
         if not isinstance(annotations, Tensor) or not isinstance(mask, Tensor):
             raise TypeError(f"`encoder_outputs` must be a BahdanauImageEncoderOutput (the model's encoder's output) "
                             f"with the annotations [batch, regions, {size}] and their `attention_mask` [batch, regions].")
@@ -112,19 +112,19 @@ class BahdanauForImageToText(BahdanauForConditionalGeneration):
 
     def __init__(self, config: BahdanauImageToTextConfig):
         super().__init__(config)
-        if config.backbone is not None and config.use_pretrained_backbone:
-            self.load_backbone_weights(config.backbone)
+        if config.encoder.backbone is not None and config.encoder.use_pretrained_backbone:
+            self.load_backbone_weights(config.encoder.backbone)
 
     def load_backbone_weights(self, name_or_path: str) -> None:
-        """Load a vision checkpoint's weights (a Hub name or a local folder) into the backbone encoder; the config's
-        ``use_pretrained_backbone`` becomes False (the weights are the model's own from then on)."""
+        """Load a vision checkpoint's weights (a Hub name or a local folder) into the backbone encoder; the encoder
+        config's ``use_pretrained_backbone`` becomes False (the weights are the model's own from then on)."""
         regions = self.model.encoder.regions
         if not hasattr(regions, "backbone"):
             raise ValueError("This model's encoder is the CNN of `cnn_channels`, not a backbone: set "
                              "`backbone_config` (or `backbone`) to use a vision checkpoint.")
         pretrained = AutoModel.from_pretrained(name_or_path)
         regions.backbone.load_state_dict(pretrained.state_dict())
-        self.config.use_pretrained_backbone = False
+        self.config.encoder.use_pretrained_backbone = False
 
     def prepare_inputs_for_generation(self, input_ids: Tensor, **model_kwargs) -> dict:
         """The step's inputs: the pixels are read once, by the encoder before the first step."""
@@ -161,7 +161,7 @@ class BahdanauForImageToText(BahdanauForConditionalGeneration):
         if labels is not None:
             use_cache = False
             decoder_input_ids = self._decoder_inputs_from_labels(labels, decoder_input_ids, decoder_inputs_embeds,
-                                                                 self.config.vocab_size)
+                                                                 self.config.decoder.vocab_size)
             self._check_label_rows(labels, rows_per_source, cache, pixel_values=pixel_values,
                                    encoder_outputs=encoder_outputs)
         output_attentions, output_hidden_states = self.output_flags(output_attentions, output_hidden_states)
