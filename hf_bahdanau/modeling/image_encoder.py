@@ -19,6 +19,7 @@ to the feature map's grid.
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import Tensor, nn
@@ -124,9 +125,11 @@ def region_positions(rows: int, columns: int, size: int, device: torch.device | 
 
 class ImageEncoder(nn.Module):
     """pixel_values [B, C, H, W] (and pixel_mask [B, H, W]) -> ``BahdanauImageEncoderOutput``: the annotations a_i
-    [B, L, D] (with ``region_position_encoding``, a_i + the 2-D sinusoidal encoding of region i), their mask and ā."""
+    [B, L, D] (with ``region_position_encoding``, a_i + the 2-D sinusoidal encoding of region i), their mask and ā.
+    ``config``: the image encoder's fields (``ImageEncoderFields``), e.g. the image-to-text config's ``encoder``, a
+    ``BahdanauImageEncoderConfig``."""
 
-    def __init__(self, config):
+    def __init__(self, config: Any):
         super().__init__()
         self.num_channels = config.num_channels
         self.regions = BackboneRegions(config) if config.backbone_config is not None else ConvolutionalRegions(config)
