@@ -8,7 +8,8 @@ import logging
 from pathlib import Path
 
 import pytest
-from transformers import AutoConfig
+import torch
+from transformers import AutoConfig, ResNetConfig, ResNetModel
 
 from hf_bahdanau import BahdanauForVisualQuestionAnswering, BahdanauVisualQuestionAnsweringConfig
 from hf_bahdanau.modeling.configuration_coattention import VQA_SUB_CONFIG_FIELDS, BahdanauCoAttentionConfig
@@ -125,3 +126,25 @@ def test_config_overrides_take_the_sub_configs_fields_flat():
                                          r"BahdanauVisualQuestionAnsweringConfig fields \[.*'answer_hidden_size'.*\], "
                                          r"got 'hiden_size=8'\.$"):
         parse_config_overrides("hiden_size=8", BahdanauVisualQuestionAnsweringConfig)
+
+
+def test_the_question_s_config_loads_through_auto_config():
+    config = AutoConfig.for_model("bahdanau-coattention", hidden_size=4, coattention="none")
+    assert (type(config), config.hidden_size, config.coattention) == (BahdanauCoAttentionConfig, 4, "none")
+
+
+def test_a_backbone_is_read_from_the_vision_config_and_its_weights_loaded_once(tmp_path):
+    resnet = ResNetConfig(num_channels=3, embedding_size=8, hidden_sizes=[8, 12], depths=[1, 1], layer_type="basic")
+    torch.manual_seed(0)
+    ResNetModel(resnet).save_pretrained(tmp_path / "resnet")
+    model = BahdanauForVisualQuestionAnswering(BahdanauVisualQuestionAnsweringConfig(
+        **TEXT, id2label=ANSWERS, backbone=str(tmp_path / "resnet")))
+    vision = model.config.vision_config
+    assert (vision.backbone_config["hidden_sizes"], vision.annotation_size, vision.use_pretrained_backbone) == \
+        ([8, 12], 12, False)  # the checkpoint's weights are the model's own now
+    assert model.coattention.region_projection.in_features == 12
+    loaded = ResNetModel.from_pretrained(tmp_path / "resnet").state_dict()
+    for name, value in model.coattention.image_encoder.regions.backbone.state_dict().items():
+        assert torch.equal(value, loaded[name]), name
+    logits = model(input_ids=torch.tensor([[3, 4]]), pixel_values=torch.rand(1, 3, 16, 16)).logits
+    assert logits.shape == (1, len(ANSWERS))
