@@ -18,7 +18,8 @@ letters, longer than any in training) is scored too.
 --attention picks the model: ``soft`` (the paper's soft attention), ``hard`` (hard attention trained by the
 straight-through Gumbel-softmax), ``hard_reinforce`` (hard attention trained by REINFORCE, the paper's), ``none``
 (no attention: the mean feature ā only initialises the LSTM, as Show and Tell's image only starts it). Every other
-``BahdanauImageToTextConfig`` field is a --config_overrides entry. --max_train_minutes stops training at a budget.
+``BahdanauImageToTextConfig`` field (of its encoder or decoder, given flat) is a --config_overrides entry.
+--max_train_minutes stops training at a budget.
 
 The output folder gets the model (code included: loadable with trust_remote_code=True, with the image-to-text
 pipeline), the image processor, the character tokenizer, all_results.json (sequence accuracy and character error
