@@ -71,7 +71,8 @@ def test_bad_rows_are_named(tokenizer, change, message):
         BahdanauImageProcessor(num_channels=3, size={"height": 8}), tokenizer, {"no": 0, "red": 1, "yes": 2})
     with pytest.raises(ValueError, match=message):
         collator([change(rows(1)[0])])
-    with pytest.raises(ValueError, match=r"`inputs` must be 'both', 'question' or 'context'"):
+    with pytest.raises(ValueError, match=r"^`inputs` must be 'both', 'question' or 'context' \(the model config's "
+                                         r"`text_config\.inputs`\), got 'image'\.$"):
         DataCollatorForVisualQuestionAnswering(None, tokenizer, inputs="image")
     with pytest.raises(ValueError, match="at least one question"):
         collator([])

@@ -238,8 +238,8 @@ class DataCollatorForVisualQuestionAnswering:
     [B] (``label2id``; an answer outside it is a ValueError). With ``question_type_column`` and ``question_types``
     (the type names, in id order) the rows' types become ``question_type_ids`` [B]: name
     ``TrainingArguments(label_names=["labels", "question_type_ids"])`` and ``compute_metrics`` receives them with the
-    labels, for accuracy by question type. For a baseline that reads one input (``config.inputs``), pass
-    ``inputs="question"`` or ``inputs="context"``: the batch then holds only that input."""
+    labels, for accuracy by question type. For a baseline that reads one input (``config.text_config.inputs``),
+    pass ``inputs="question"`` or ``inputs="context"``: the batch then holds only that input."""
 
     image_processor: Any
     tokenizer: Any
@@ -253,8 +253,8 @@ class DataCollatorForVisualQuestionAnswering:
 
     def __post_init__(self):
         if self.inputs not in ("both", "question", "context"):
-            raise ValueError(f"`inputs` must be 'both', 'question' or 'context' (the model config's `inputs`), got "
-                             f"{self.inputs!r}.")
+            raise ValueError(f"`inputs` must be 'both', 'question' or 'context' (the model config's "
+                             f"`text_config.inputs`), got {self.inputs!r}.")
 
     def __call__(self, features: list[dict]) -> dict[str, Tensor]:
         if not features:
