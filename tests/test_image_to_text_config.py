@@ -150,6 +150,7 @@ def test_sub_configs_given_as_configs_or_dicts_build_the_same_config():
     encoder = BahdanauImageEncoderConfig(cnn_channels=[4, 8], cnn_pool_sizes=[[2, 2], [2, 3]])
     decoder = BahdanauImageDecoderConfig(vocab_size=12, hidden_size=16, encoder_output_size=8)
     composed = BahdanauImageToTextConfig(encoder=encoder, decoder=decoder)
+    assert composed.encoder is encoder and composed.decoder is decoder
     from_dicts = BahdanauImageToTextConfig(encoder=encoder.to_dict(), decoder=decoder.to_dict())
     flat = BahdanauImageToTextConfig(vocab_size=12, hidden_size=16, cnn_channels=[4, 8],
                                      cnn_pool_sizes=[[2, 2], [2, 3]])

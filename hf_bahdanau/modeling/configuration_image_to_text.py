@@ -1,12 +1,13 @@
-"""Configuration of the image-to-text model (Xu et al. 2015, *Show, Attend and Tell*): a convolutional encoder over image
-regions and the recurrent decoder of the seq2seq model attending over them.
+"""Configuration of the image-to-text model (Xu et al. 2015, *Show, Attend and Tell*): a convolutional encoder over
+image regions and the recurrent decoder of the seq2seq model attending over them.
 
 ``BahdanauImageToTextConfig`` is composed of two sub-configs, as transformers' ``VisionEncoderDecoderConfig`` is: its
 ``encoder`` (``BahdanauImageEncoderConfig``: our CNN or a vision backbone) and its ``decoder``
-(``BahdanauImageDecoderConfig``, a ``BahdanauDecoderConfig``: style, score, scope, soft or hard attention, coverage, bridge, deep output, vocabulary and
-special ids; ``get_text_config(decoder=True)``, which generate() reads, finds it by that name). The decoder's defaults
-are the paper's model: an LSTM started from the mean annotation (``bridge="mean_cell"``), the additive score, the
-gating scalar β on the context, a linear deep output. Loading a config imports no model code.
+(``BahdanauImageDecoderConfig``, a ``BahdanauDecoderConfig``: style, score, scope, soft or hard attention, coverage,
+bridge, deep output, vocabulary and special ids; ``get_text_config(decoder=True)``, which generate() reads, finds it
+by that name). The decoder's defaults are the paper's model: an LSTM started from the mean annotation
+(``bridge="mean_cell"``), the additive score, the gating scalar β on the context, a linear deep output. Loading a
+config imports no model code.
 
 The config is also built flat, ``BahdanauImageToTextConfig(cnn_channels=[…], hidden_size=…)``: each field goes to the
 sub-config that declares it, and a config.json saved flat by hf_bahdanau 0.1.0 loads the same way (its text encoder's
@@ -31,8 +32,8 @@ from .remote_code import SavesModelCode
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["IMAGE_TO_TEXT_AUTO_MAP", "IMAGE_TO_TEXT_PIPELINES", "BahdanauImageDecoderConfig", "BahdanauImageToTextConfig",
-           "ImageEncoderFields", "resolve_image_encoder", "validate_image_encoder"]
+__all__ = ["IMAGE_TO_TEXT_AUTO_MAP", "IMAGE_TO_TEXT_PIPELINES", "BahdanauImageDecoderConfig",
+           "BahdanauImageToTextConfig", "ImageEncoderFields", "resolve_image_encoder", "validate_image_encoder"]
 
 IMAGE_TO_TEXT_AUTO_MAP = {
     "AutoConfig": "configuration_image_to_text.BahdanauImageToTextConfig",
@@ -167,7 +168,8 @@ class BahdanauImageToTextConfig(SavesModelCode, PreTrainedConfig):
 
     @classmethod
     def sub_config_name(cls, name: str) -> str | None:
-        """"decoder" or "encoder" when ``name`` is a field of that sub-config (not of this config), else None."""
+        """The sub-config (``"decoder"`` or ``"encoder"``) that declares the field ``name`` (not one of this config's
+        own), else None."""
         if name in _own_fields(cls):
             return None
         if name in _own_fields(BahdanauDecoderConfig):
