@@ -59,7 +59,7 @@ def test_a_field_of_no_sub_config_is_refused_by_name():
         f"{ {key: list(names) for key, names in VQA_SUB_CONFIG_FIELDS.items()} }.")
 
 
-def test_a_sub_config_s_field_set_on_the_vqa_config_is_refused_with_where_it_lives():
+def test_a_sub_config_s_field_set_or_read_on_the_vqa_config_says_where_it_lives():
     config = BahdanauVisualQuestionAnsweringConfig(**VISION, **TEXT)
     with pytest.raises(ValueError, match=r"^`hidden_size` is a field of the sub-config `text_config`: set "
                                          r"`config\.text_config\.hidden_size`\.$"):
@@ -67,6 +67,20 @@ def test_a_sub_config_s_field_set_on_the_vqa_config_is_refused_with_where_it_liv
     with pytest.raises(ValueError, match=r"^`cnn_channels` is a field of the sub-config `vision_config`"):
         config.cnn_channels = [4]
     assert (config.text_config.hidden_size, "hidden_size" in vars(config)) == (6, False)
+    with pytest.raises(AttributeError, match=r"^`inputs` is a field of the sub-config `text_config`: read "
+                                             r"`config\.text_config\.inputs`\.$"):
+        config.inputs
+    assert not hasattr(config, "pad_token_id") and getattr(config, "bos_token_id", None) is None  # as transformers
+    with pytest.raises(AttributeError, match=r"^'BahdanauVisualQuestionAnsweringConfig' object has no attribute 'x'$"):
+        config.x
+
+
+def test_resizing_the_embeddings_updates_the_question_s_vocabulary():
+    model = BahdanauForVisualQuestionAnswering(BahdanauVisualQuestionAnsweringConfig(**VISION, **TEXT))
+    model.resize_token_embeddings(25)  # transformers writes the size into get_text_config()
+    assert (model.config.text_config.vocab_size, model.coattention.embeddings.num_embeddings) == (25, 25)
+    logits = model(input_ids=torch.tensor([[24, 3]]), pixel_values=torch.rand(1, 3, 8, 12)).logits
+    assert logits.shape == (1, 2)
 
 
 def test_bad_values_are_named_by_the_sub_config_that_checks_them():

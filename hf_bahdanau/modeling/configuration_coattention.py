@@ -142,7 +142,8 @@ class BahdanauVisualQuestionAnsweringConfig(SavesModelCode, PreTrainedConfig):
     Built flat (``BahdanauVisualQuestionAnsweringConfig(hidden_size=…, cnn_channels=…)``, or a flat config.json saved
     by hf_bahdanau 0.1.0), each field goes to the sub-config that declares it (``VQA_SUB_CONFIG_FIELDS``), over the
     values of a sub-config given with it; a field neither declares is a ValueError naming it, and so is setting a
-    sub-config's field on this config (``config.text_config.hidden_size = …``, not ``config.hidden_size = …``).
+    sub-config's field on this config (``config.text_config.hidden_size = …``, not ``config.hidden_size = …``;
+    reading it here is an AttributeError saying where it lives).
 
     Args:
         vision_config (`BahdanauImageEncoderConfig` or `dict`, *optional*):
@@ -192,6 +193,13 @@ class BahdanauVisualQuestionAnsweringConfig(SavesModelCode, PreTrainedConfig):
                            "`vision_config` and `text_config` (%d fields moved). Save the model again to store the "
                            "new config.", len(flat))
         return super().from_dict(config_dict, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        """Called only for an attribute this config lacks: a sub-config's field read here says where it lives."""
+        for key, names in VQA_SUB_CONFIG_FIELDS.items():
+            if name in names:
+                raise AttributeError(f"`{name}` is a field of the sub-config `{key}`: read `config.{key}.{name}`.")
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def validate_architecture(self) -> None:
         """Check both sub-configs (a field may have been changed since they were built) and the answers; ValueError
