@@ -21,8 +21,8 @@ from .old_names import old_names
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["CO_ATTENTION_INPUTS", "VQA_AUTO_MAP", "VQA_PIPELINES", "VQA_SUB_CONFIG_FIELDS", "BahdanauCoAttentionConfig",
-           "BahdanauVisualQuestionAnsweringConfig"]
+__all__ = ["CO_ATTENTION_INPUTS", "SUB_CONFIG_OF", "VQA_AUTO_MAP", "VQA_PIPELINES", "VQA_SUB_CONFIG_FIELDS",
+           "BahdanauCoAttentionConfig", "BahdanauVisualQuestionAnsweringConfig"]
 
 VQA_AUTO_MAP = {
     "AutoConfig": "configuration_coattention.BahdanauVisualQuestionAnsweringConfig",
@@ -129,6 +129,7 @@ VQA_SUB_CONFIG_FIELDS = {
                          if config_field.name not in {base.name for base in dataclasses.fields(PreTrainedConfig)})
     + ("bos_token_id", "eos_token_id"),
 }
+SUB_CONFIG_OF = {name: key for key, names in VQA_SUB_CONFIG_FIELDS.items() for name in names}  # field -> sub-config
 
 
 @strict
@@ -196,9 +197,9 @@ class BahdanauVisualQuestionAnsweringConfig(SavesModelCode, PreTrainedConfig):
 
     def __getattr__(self, name: str) -> Any:
         """Called only for an attribute this config lacks: a sub-config's field read here says where it lives."""
-        for key, names in VQA_SUB_CONFIG_FIELDS.items():
-            if name in names:
-                raise AttributeError(f"`{name}` is a field of the sub-config `{key}`: read `config.{key}.{name}`.")
+        if name in SUB_CONFIG_OF:
+            raise AttributeError(f"`{name}` is a field of the sub-config `{SUB_CONFIG_OF[name]}`: read "
+                                 f"`config.{SUB_CONFIG_OF[name]}.{name}`.")
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def validate_architecture(self) -> None:
@@ -218,9 +219,9 @@ def _refuse_sub_config_fields(setattr_checked):
 
     @functools.wraps(setattr_checked)
     def setattr_composed(self, name: str, value: Any) -> None:
-        for key, names in VQA_SUB_CONFIG_FIELDS.items():
-            if name in names:
-                raise ValueError(f"`{name}` is a field of the sub-config `{key}`: set `config.{key}.{name}`.")
+        if name in SUB_CONFIG_OF:
+            raise ValueError(f"`{name}` is a field of the sub-config `{SUB_CONFIG_OF[name]}`: set "
+                             f"`config.{SUB_CONFIG_OF[name]}.{name}`.")
         setattr_checked(self, name, value)
 
     return setattr_composed
