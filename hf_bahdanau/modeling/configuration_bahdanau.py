@@ -40,6 +40,8 @@ POINTER_AUTO_MAP = {
     "AutoConfig": "configuration_bahdanau.BahdanauPointerConfig",
     "AutoModel": "modeling_pointer.BahdanauForPointerNetwork",
 }
+# The heads whose 0.1.0 config.json said model type "bahdanau": they now read BahdanauEncoderConfig
+ENCODER_ONLY_HEADS = ("BahdanauForTokenClassification", "BahdanauForSequenceClassification")
 
 PIPELINE_TASK = "translation"
 # config.json's ``custom_pipelines`` of a seq2seq model: pipeline(model=..., trust_remote_code=True) loads ours
@@ -696,8 +698,8 @@ class BahdanauConfig(EncoderFields, DecoderFields, SavesModelCode, PreTrainedCon
     def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> PreTrainedConfig:
         """transformers' ``from_dict``; the config.json of a tagger or a classifier saved by hf_bahdanau 0.1.0 (model
         type "bahdanau", its ``architectures`` naming their head) is read by ``BahdanauEncoderConfig``, upgraded."""
-        from .configuration_encoder_only import FIELDS_OF_ONE_HEAD, BahdanauEncoderConfig  # it imports this module
-        if set(config_dict.get("architectures") or ()) & set(FIELDS_OF_ONE_HEAD):
+        if set(config_dict.get("architectures") or ()) & set(ENCODER_ONLY_HEADS):
+            from .configuration_encoder_only import BahdanauEncoderConfig  # only then: it imports this module
             return BahdanauEncoderConfig.from_dict(config_dict, **kwargs)
         return super().from_dict(config_dict, **kwargs)
 

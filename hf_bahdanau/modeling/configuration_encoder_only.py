@@ -21,7 +21,7 @@ from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
 
 from .configuration_bahdanau import (
-    HEAD_PIPELINES, BahdanauConfig, ClassifierFields, EncoderFields,
+    ENCODER_ONLY_HEADS, HEAD_PIPELINES, BahdanauConfig, ClassifierFields, EncoderFields,
     _builtin_errors, _refuse_fields_not_read, _require_token_ids,
 )
 from .remote_code import SavesModelCode
@@ -36,9 +36,10 @@ ENCODER_AUTO_MAP = {
     "AutoModelForSequenceClassification": "modeling_sequence_classification.BahdanauForSequenceClassification",
 }
 # The fields only one of the heads reads (each head refuses the other's set): they tell which head a config is for.
+TAGGER_HEAD, CLASSIFIER_HEAD = ENCODER_ONLY_HEADS
 FIELDS_OF_ONE_HEAD = {
-    "BahdanauForTokenClassification": ("token_attention_type",),
-    "BahdanauForSequenceClassification": ("hierarchical", "pooling_type", "self_attention_rows",
+    TAGGER_HEAD: ("token_attention_type",),
+    CLASSIFIER_HEAD: ("hierarchical", "pooling_type", "self_attention_rows",
                                           "self_attention_penalty_weight", "sentence_separator_token_id"),
 }
 # config.json keys of a BahdanauConfig that an encoder-only config takes from the folder, not from the old dict
