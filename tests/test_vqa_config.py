@@ -162,3 +162,19 @@ def test_a_backbone_is_read_from_the_vision_config_and_its_weights_loaded_once(t
         assert torch.equal(value, loaded[name]), name
     logits = model(input_ids=torch.tensor([[3, 4]]), pixel_values=torch.rand(1, 3, 16, 16)).logits
     assert logits.shape == (1, len(ANSWERS))
+
+
+def test_a_card_reads_a_flat_0_1_0_config_json_as_its_nested_upgrade():
+    from hf_bahdanau.families.vqa import (describe_visual_question_answering, vqa_limitations, vqa_task_description,
+                                          vqa_usage)
+
+    flat = json.loads((OLD_FOLDER / "config.json").read_text())
+    nested = AutoConfig.from_pretrained(OLD_FOLDER).to_dict()
+    processor = json.loads((OLD_FOLDER / "preprocessor_config.json").read_text())
+    assert "text_config" not in flat and "hidden_size" not in nested
+    describe = describe_visual_question_answering
+    assert describe(flat) == describe(nested)
+    assert describe(nested).lines[0].startswith("**Image encoder**: our CNN over 3 input channels (RGB): 2 blocks")
+    assert vqa_task_description(flat, processor) == vqa_task_description(nested, processor)
+    assert vqa_limitations(flat, processor) == vqa_limitations(nested, processor)
+    assert vqa_usage("m", [], {}, flat, remote=False) == vqa_usage("m", [], {}, nested, remote=False)
