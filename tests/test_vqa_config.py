@@ -111,6 +111,9 @@ def test_the_saved_config_json_is_nested_and_loads_back_equal(tmp_path):
     loaded = AutoConfig.from_pretrained(tmp_path)
     assert type(loaded) is BahdanauVisualQuestionAnsweringConfig
     assert contents(loaded) == contents(model.config)
+    changed = AutoConfig.from_pretrained(tmp_path, inputs="question", coattention="none", num_channels=1)
+    assert (changed.text_config.inputs, changed.text_config.coattention, changed.text_config.hidden_size,
+            changed.vision_config.num_channels, changed.vision_config.cnn_channels) == ("question", "none", 6, 1, [4, 8])
 
 
 def test_a_flat_config_json_saved_by_0_1_0_loads_into_the_sub_configs_with_a_log_line(tmp_path, caplog):

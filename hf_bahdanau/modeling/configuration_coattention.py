@@ -187,13 +187,15 @@ class BahdanauVisualQuestionAnsweringConfig(SavesModelCode, PreTrainedConfig):
     @classmethod
     def from_dict(cls, config_dict: dict[str, Any], **kwargs: Any) -> PreTrainedConfig:
         """transformers' ``from_dict``; a flat dict (a config.json saved by hf_bahdanau 0.1.0) is routed to the
-        sub-configs, with one log line."""
-        flat = sorted(name for names in VQA_SUB_CONFIG_FIELDS.values() for name in names if name in config_dict)
+        sub-configs, with one log line, and so are sub-configs' fields among ``kwargs``
+        (``from_pretrained(folder, inputs="question")``)."""
+        flat = [name for name in config_dict if name in SUB_CONFIG_OF]
         if flat:
             logger.warning("Upgraded a flat 'bahdanau-vqa' config (hf_bahdanau 0.1.0) to its sub-configs "
                            "`vision_config` and `text_config` (%d fields moved). Save the model again to store the "
                            "new config.", len(flat))
-        return super().from_dict(config_dict, **kwargs)
+        overrides = {name: kwargs.pop(name) for name in list(kwargs) if name in SUB_CONFIG_OF}
+        return super().from_dict({**config_dict, **overrides}, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         """Called only for an attribute this config lacks: a sub-config's field read here says where it lives."""
