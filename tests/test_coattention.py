@@ -26,7 +26,6 @@ from conftest import assert_float64_close, assert_float64_gradients_close, softm
 from hf_bahdanau import (BahdanauForVisualQuestionAnswering, BahdanauImageProcessor,
                          BahdanauVisualQuestionAnsweringConfig, reference)
 from hf_bahdanau.modeling.co_attention import build_coattention
-from hf_bahdanau.modeling.configuration_coattention import SUB_CONFIG_OF
 
 VOCAB, LABELS, PAD = 15, 5, 0
 POOLS = [[2, 2], [2, 3]]
@@ -441,7 +440,7 @@ def test_bad_config_fields_are_named(fields, message):
     config = vqa_config()  # a field changed after the config was built (in its sub-config) is refused when a model
     with pytest.raises(ValueError, match=message):  # is built
         for name, value in fields.items():
-            setattr(getattr(config, SUB_CONFIG_OF[name]) if name in SUB_CONFIG_OF else config, name, value)
+            setattr(config, name, value)
         BahdanauForVisualQuestionAnswering(config)
 
 

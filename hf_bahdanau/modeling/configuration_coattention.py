@@ -142,9 +142,9 @@ class BahdanauVisualQuestionAnsweringConfig(SavesModelCode, PreTrainedConfig):
 
     Built flat (``BahdanauVisualQuestionAnsweringConfig(hidden_size=…, cnn_channels=…)``, or a flat config.json saved
     by hf_bahdanau 0.1.0), each field goes to the sub-config that declares it (``VQA_SUB_CONFIG_FIELDS``), over the
-    values of a sub-config given with it; a field neither declares is a ValueError naming it, and so is setting a
-    sub-config's field on this config (``config.text_config.hidden_size = …``, not ``config.hidden_size = …``;
-    reading it here is an AttributeError saying where it lives).
+    values of a sub-config given with it; a field neither declares is a ValueError naming it. Reading or setting a
+    sub-config's field on this config (``config.inputs``) reads or sets the sub-config's, as the image-to-text
+    config does.
 
     Args:
         vision_config (`BahdanauImageEncoderConfig` or `dict`, *optional*):
@@ -198,11 +198,11 @@ class BahdanauVisualQuestionAnsweringConfig(SavesModelCode, PreTrainedConfig):
         return super().from_dict({**config_dict, **overrides}, **kwargs)
 
     def __getattr__(self, name: str) -> Any:
-        """Called only for an attribute this config lacks: a sub-config's field read here says where it lives."""
-        if name in SUB_CONFIG_OF:
-            raise AttributeError(f"`{name}` is a field of the sub-config `{SUB_CONFIG_OF[name]}`: read "
-                                 f"`config.{SUB_CONFIG_OF[name]}.{name}`.")
-        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        """A sub-config's field, read from it (only called for a name this config does not hold)."""
+        sub_config = self.__dict__.get(SUB_CONFIG_OF.get(name))
+        if not isinstance(sub_config, PreTrainedConfig):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return getattr(sub_config, name)
 
     def validate_architecture(self) -> None:
         """Check both sub-configs (a field may have been changed since they were built) and the answers; ValueError
@@ -215,21 +215,22 @@ class BahdanauVisualQuestionAnsweringConfig(SavesModelCode, PreTrainedConfig):
 BahdanauCoAttentionConfig.__setattr__ = _builtin_errors(BahdanauCoAttentionConfig.__setattr__)
 
 
-def _refuse_sub_config_fields(setattr_checked):
-    """A field of a VQA sub-config set on the VQA config itself (``config.hidden_size = …``) would be a new attribute
-    no model reads: a ValueError naming where it lives instead."""
+def _to_sub_configs(setattr_checked):
+    """Setting a field of a VQA sub-config on the VQA config (``config.inputs = …``) sets the sub-config's (checked
+    by its class), not a new attribute no model reads; the rest as ``setattr_checked``."""
 
     @functools.wraps(setattr_checked)
     def setattr_composed(self, name: str, value: Any) -> None:
-        if name in SUB_CONFIG_OF:
-            raise ValueError(f"`{name}` is a field of the sub-config `{SUB_CONFIG_OF[name]}`: set "
-                             f"`config.{SUB_CONFIG_OF[name]}.{name}`.")
-        setattr_checked(self, name, value)
+        sub_config = self.__dict__.get(SUB_CONFIG_OF.get(name))
+        if isinstance(sub_config, PreTrainedConfig):
+            setattr(sub_config, name, value)
+        else:
+            setattr_checked(self, name, value)
 
     return setattr_composed
 
 
-BahdanauVisualQuestionAnsweringConfig.__setattr__ = _refuse_sub_config_fields(
+BahdanauVisualQuestionAnsweringConfig.__setattr__ = _to_sub_configs(
     _builtin_errors(BahdanauVisualQuestionAnsweringConfig.__setattr__))
 # what a VQA config holds besides its dataclass fields: what transformers and ``SavesModelCode`` write (and a loaded
 # config.json's model type)
