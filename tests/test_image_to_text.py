@@ -601,3 +601,15 @@ def test_learns_three_digit_strips_well_above_chance():
     accuracy = sum(text == target for text, (_, target) in zip(texts, test)) / len(test)
     print(f"3-digit strips: {STEPS} steps in {seconds:.1f} s, test sequence accuracy {accuracy:.1%}")
     assert accuracy >= ACCURACY_THRESHOLD
+
+
+def test_the_image_to_text_model_takes_head_memory_as_output_layer_inputs_with_a_warning():
+    """The base model's old keyword (the output layer's per-source inputs were ``head_memory``) still works, warned."""
+    model = image_model().eval()
+    inputs = dict(**pixel_batch(dtype=torch.float32), decoder_input_ids=decoder_inputs(len(SIZES)))
+    with torch.no_grad():
+        expected = model.model(**inputs).last_hidden_state
+        with pytest.warns(FutureWarning, match=r"^`BahdanauImageToTextModel\.forward\(head_memory=…\)` is now "
+                                               r"`output_layer_inputs=…`; pass it by that name\.$"):
+            warned = model.model(**inputs, head_memory=None).last_hidden_state
+    assert torch.equal(warned, expected)

@@ -22,6 +22,7 @@ from .configuration_image_to_text import BahdanauImageToTextConfig
 from .image_encoder import ImageEncoder, BahdanauImageEncoderOutput
 from .modeling_bahdanau import (BahdanauForConditionalGeneration, BahdanauModel, BahdanauSeq2SeqLMOutput,
                                 BahdanauSeq2SeqModelOutput)
+from .old_names import old_keywords
 from .state import RecurrentDecoderCache, resolve_rows_per_source
 from .transformers_private import cache_argument
 
@@ -47,6 +48,7 @@ class BahdanauImageToTextModel(BahdanauModel):
         self.decoder.embed_tokens = value
 
     @can_return_tuple
+    @old_keywords({"head_memory": "output_layer_inputs"})
     def forward(
         self,
         pixel_values: Tensor | None = None,
@@ -62,7 +64,7 @@ class BahdanauImageToTextModel(BahdanauModel):
         return_dict: bool | None = None,
         cache: RecurrentDecoderCache | None = None,
         rows_per_source: int | None = None,
-        head_memory: None = None,
+        output_layer_inputs: None = None,
     ) -> BahdanauSeq2SeqModelOutput:
         """pixel_values [B, C, H, W] and pixel_mask [B, H, W] (1 = real pixel; the image processor's outputs), or
         ``encoder_outputs`` (a ``BahdanauImageEncoderOutput``); decoder_input_ids [B, T] (or decoder_inputs_embeds),
@@ -78,7 +80,7 @@ class BahdanauImageToTextModel(BahdanauModel):
             return outputs, outputs.attention_mask
 
         return self.decode(encode, decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask, cache, use_cache,
-                           output_attentions, output_hidden_states, rows_per_source, head_memory)
+                           output_attentions, output_hidden_states, rows_per_source, output_layer_inputs)
 
     @staticmethod
     def check_decoder_inputs(decoder_input_ids: Tensor | None, decoder_inputs_embeds: Tensor | None) -> None:
