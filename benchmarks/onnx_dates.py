@@ -23,7 +23,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 import hf_bahdanau  # noqa: E402, F401  (registers the Auto classes)
-from hf_bahdanau.modeling.decoding import translate  # noqa: E402
+from hf_bahdanau.modeling.translation import translate  # noqa: E402
 from hf_bahdanau.onnx.export import export_onnx, quantize_onnx  # noqa: E402
 from hf_bahdanau.onnx.runtime import OnnxSeq2Seq  # noqa: E402
 

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, NoReturn
 from .ensemble import BahdanauEnsembleForConditionalGeneration
 from .families import find_family
 from .locations import check_model_location
-from .modeling.decoding import translate
+from .modeling.translation import translate
 from .modeling.modeling_bahdanau import BahdanauForConditionalGeneration
 from .modeling.search import check_search_arguments
 from .onnx.runtime import MANIFEST

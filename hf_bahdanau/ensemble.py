@@ -20,7 +20,7 @@ Members are ``BahdanauForConditionalGeneration`` models over one vocabulary: the
 token ids (pad, bos, eos, decoder start), in the config and in the generation config. They may differ in everything
 else (cell, attention, sizes). ``config`` and ``generation_config`` are copies of the first member's, so decoding
 defaults (``max_new_tokens``, ``num_beams``, penalties) are the first member's; a ``coverage_penalty`` there is
-dropped with a warning. ``hf_bahdanau.modeling.decoding.translate(ensemble, tokenizer, texts)`` decodes texts with
+dropped with a warning. ``hf_bahdanau.modeling.translation.translate(ensemble, tokenizer, texts)`` decodes texts with
 an ensemble as with one model (without ``output_alignments``); ``hf-bahdanau-translate MODEL --ensemble FOLDER …``
 does it from the command line.
 """

@@ -21,7 +21,7 @@ from hf_bahdanau import (
     BahdanauForSequenceClassification,
     BahdanauForTokenClassification,
 )
-from hf_bahdanau.modeling.decoding import translate
+from hf_bahdanau.modeling.translation import translate
 from hf_bahdanau.modeling.pipeline_bahdanau import BahdanauTranslationPipeline
 from training.tokenization import train_tokenizer
 

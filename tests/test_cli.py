@@ -12,7 +12,7 @@ import pytest
 from conftest import tiny_encoder_config, tiny_model
 from hf_bahdanau import BahdanauForSequenceClassification, BahdanauForTokenClassification
 from hf_bahdanau.cli import main as translate_main
-from hf_bahdanau.modeling.decoding import translate
+from hf_bahdanau.modeling.translation import translate
 from hf_bahdanau.explorer.page import main as explore_main
 from hf_bahdanau.families import FAMILIES
 from hf_bahdanau.averaging import main as average_main

@@ -1,11 +1,11 @@
-"""hf_bahdanau.modeling.decoding.translate: batched decoding with per-sentence tokens and alignments."""
+"""hf_bahdanau.modeling.translation.translate: batched decoding with per-sentence tokens and alignments."""
 
 import pytest
 import torch
 from torch.testing import assert_close
 
 from conftest import assert_float64_close, softmax_sum_tolerance, tiny_model
-from hf_bahdanau.modeling.decoding import translate
+from hf_bahdanau.modeling.translation import translate
 from training.tokenization import train_tokenizer
 
 SENTENCES = ["le 3 mars 2015", "3/14/15", "Tuesday, 3 March 2015"]

@@ -8,7 +8,7 @@ import torch
 from conftest import EOS, PAD, padded_batch, tiny_model
 from hf_bahdanau import BahdanauEnsembleForConditionalGeneration
 from hf_bahdanau.cli import main as translate_main, parse_args
-from hf_bahdanau.modeling.decoding import translate
+from hf_bahdanau.modeling.translation import translate
 from hf_bahdanau.onnx.runtime import MANIFEST
 from training.tokenization import train_tokenizer
 

@@ -21,7 +21,7 @@ import pytest
 import torch
 
 from conftest import tiny_model
-from hf_bahdanau.modeling.decoding import Translation, translate
+from hf_bahdanau.modeling.translation import Translation, translate
 from hf_bahdanau.explorer import Explorer
 from hf_bahdanau.explorer.page import explorer_page, main
 from hf_bahdanau.families import FAMILIES

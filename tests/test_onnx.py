@@ -395,7 +395,7 @@ def test_translate_takes_the_export_as_a_model_and_the_runtime_translates_alike(
     """decoding.translate runs unchanged on ``OnnxPipelineModel`` (generate(), config, generation_config) and gives
     the PyTorch model's results; the runtime's own translate() (no torch) gives the same; the runtime itself is not
     a model for translate(): a TypeError names what to call instead."""
-    from hf_bahdanau.modeling.decoding import translate
+    from hf_bahdanau.modeling.translation import translate
     from hf_bahdanau.onnx.pipeline import OnnxPipelineModel
     from training.tokenization import train_tokenizer
 

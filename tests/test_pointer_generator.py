@@ -11,7 +11,7 @@ from torch.testing import assert_close
 from conftest import PAD, VOCAB, padded_batch, random_labels, tiny_model
 from hf_bahdanau.modeling.collators import DataCollatorForCopying
 from hf_bahdanau.modeling.copying import decode_with_copies, encode_with_copies
-from hf_bahdanau.modeling.decoding import translate
+from hf_bahdanau.modeling.translation import translate
 from hf_bahdanau.modeling.loss import linear_cross_entropy
 from hf_bahdanau.modeling.pointer_generator import CopySource, copy_loss_terms, mixture_log_probs
 from training.tokenization import train_tokenizer

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from hf_bahdanau.modeling.decoding import translate
+from hf_bahdanau.modeling.translation import translate
 from hf_bahdanau.pictures import plot_alignment, plot_encoder_text
 
 TRAINING_CURVE = "training_curve.png"

@@ -5,7 +5,7 @@ clicking pins it. Each sentence has its heat map (an HTML table, the weight in e
 wrong (``is_exact_match``), the wrong ones come first and a filter shows only them; the header adds the exact match of
 the page's sentences.
 
-    results = translate(model, tokenizer, texts, output_alignments=True)         # decoding.py
+    results = translate(model, tokenizer, texts, output_alignments=True)         # translation.py
     Path("page.html").write_text(explorer_page(results, references=references, title="my model"))
 """
 
@@ -24,7 +24,7 @@ from .shell import (WEIGHT_DECIMALS, Explorer, _format_value, check_all_or_none,
                     summary_line)
 
 if TYPE_CHECKING:
-    from ..modeling.decoding import Translation
+    from ..modeling.translation import Translation
 
 __all__ = ["ALIGNMENT_EXPLORER", "Examples", "SUMMARY_FIELDS", "explorer_page", "read_examples", "read_references"]
 
@@ -189,7 +189,7 @@ def explore_translations(args: Namespace, examples: Examples) -> tuple[str, str]
     from tqdm import tqdm
 
     from ..cli import load_text_model
-    from ..modeling.decoding import translate
+    from ..modeling.translation import translate
 
     model, tokenizer = load_text_model(args.model, args.prog, revision=args.revision,
                                        trust_remote_code=args.trust_remote_code)

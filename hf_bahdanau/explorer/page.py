@@ -11,7 +11,7 @@ script, a page of examples at a time (``page_size``), with no server and no netw
 
 From Python, without the command line:
 
-    results = translate(model, tokenizer, texts, output_alignments=True)         # decoding.py
+    results = translate(model, tokenizer, texts, output_alignments=True)         # translation.py
     Path("page.html").write_text(explorer_page(results, references=references, title="my model"))
 """
 

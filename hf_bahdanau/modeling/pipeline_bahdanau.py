@@ -19,7 +19,7 @@ import torch
 from transformers import GenerationConfig, Pipeline
 
 from .copying import decode_with_copies, encode_with_copies, tokens_with_copies
-from .decoding import check_texts, decoded_rows, first_eos, warn_about_source
+from .translation import check_texts, decoded_rows, first_eos, warn_about_source
 from .pipeline_inputs import check_batch
 from .transformers_private import PIPELINE_GENERATE_KWARGS
 

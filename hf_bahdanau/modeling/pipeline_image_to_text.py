@@ -23,7 +23,7 @@ import torch
 from PIL import Image
 from transformers import GenerationConfig, Pipeline
 
-from .decoding import decoded_rows, first_eos
+from .translation import decoded_rows, first_eos
 from .pipeline_inputs import check_batch, read_image
 from .transformers_private import PIPELINE_GENERATE_KWARGS
 

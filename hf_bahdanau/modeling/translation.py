@@ -1,4 +1,4 @@
-"""Batched text-to-text decoding with the alignment of every output: what the CLI and the training scripts print and plot.
+"""Batched translation of texts with the alignment of every output: what the CLI and the training scripts print and plot.
 
     results = translate(model, tokenizer, ["le 3 mars 2015"], num_beams=5, output_alignments=True)
     results[0].translation, results[0].alignment  # "2015-03-03", α [T, S] over results[0].source_tokens
