@@ -7,7 +7,7 @@ import pytest
 from hf_bahdanau import BahdanauConfig
 from training.arguments import parse_config_overrides
 from training.translation_table import (
-    CORPORA, SETTINGS, config_path, main, markdown, plot_curves, table, training_arguments, validation_curve,
+    CORPORA, SETTINGS, cell, config_path, main, markdown, plot_curves, table, training_arguments, validation_curve,
     with_earlier_rows, with_minutes_of,
 )
 
@@ -164,7 +164,6 @@ def test_resume_runs_the_steps_from_the_first_unfinished_one(tmp_path, monkeypat
     """A pipeline stopped after training (as the Bible Transformer's was) goes on with tuning and test; a step that
     failed, or never finished, runs again with every step after it; without --resume all three run."""
     import training.table_runs as table_runs
-    import training.translation_table as translation_table
 
     calls = []
 
@@ -172,25 +171,28 @@ def test_resume_runs_the_steps_from_the_first_unfinished_one(tmp_path, monkeypat
         calls.append(script.name)
         return 1.0, 0
 
-    monkeypatch.setattr(translation_table, "run_script", fake_script)
+    monkeypatch.setattr(table_runs, "run_script", fake_script)
+    coverage = cell("de_en", "coverage", tmp_path, None, 2526, 200)
     folder = tmp_path / "de_en" / "coverage"
+    assert [step.folder for step in coverage.steps] == [folder, folder / "penalties", folder / "tuned"]
 
     def finished(log_folder, status=0):
         log_folder.mkdir(parents=True, exist_ok=True)
         (log_folder / "wall_seconds.json").write_text(json.dumps({"seconds": 60.0, "exit_status": status}))
 
     finished(folder)
-    assert translation_table.run("de_en", "coverage", tmp_path, None, 2526, 200, resume=True) == 0
+    assert table_runs.run_cell(coverage, resume=True) == 0
     assert calls == ["tune_beam_penalties.py", "evaluate_seq2seq.py"]
     calls.clear()
     finished(folder, status=1)  # training failed: all three again, even the tuning that had finished
     finished(folder / "penalties")
-    translation_table.run("de_en", "coverage", tmp_path, None, 2526, 200, resume=True)
+    table_runs.run_cell(coverage, resume=True)
     assert calls == ["run_seq2seq.py", "tune_beam_penalties.py", "evaluate_seq2seq.py"]
     calls.clear()
     finished(folder)
-    translation_table.run("de_en", "coverage", tmp_path, None, 2526, 200)  # no --resume
+    table_runs.run_cell(coverage)  # no --resume
     assert calls == ["run_seq2seq.py", "tune_beam_penalties.py", "evaluate_seq2seq.py"]
+    monkeypatch.undo()
     # a run that starts again removes the old mark while it runs, so a run killed half-way is not taken for finished
     probe = tmp_path / "probe.py"
     probe.write_text(f"import pathlib; print('marked:', pathlib.Path({str(folder)!r}, 'wall_seconds.json').exists())")

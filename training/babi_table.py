@@ -4,6 +4,7 @@
     python training/babi_table.py --jobs 2                       # every run below (about 2 hours of one core each)
     python training/babi_table.py --settings memn2n-1k --tasks 1 2 3
     python training/babi_table.py --table_only                   # the table from the runs already in --output_dir
+    python training/babi_table.py --jobs 2 --resume              # after a stop: the runs that did not finish
 
 Settings (each with training/configs/babi_memn2n.json's training arguments unless said):
     memn2n-1k    MemN2N, 3 hops, PE LS RN, adjacent tying (the paper's "PE LS RN"), 1k training questions
@@ -21,7 +22,6 @@ written to docs/babi_results.json with the paper's figures beside ours.
 """
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -29,10 +29,12 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/babi_table.py` puts training/ first
     sys.path.insert(0, str(REPO_ROOT))
 
-from training.table_runs import run_all, run_script  # noqa: E402
+from training.table_runs import (  # noqa: E402
+    MISSING, Cell, Column, add_runner_arguments, collect, markdown_table, one_script, read_json, run_grid, write_json,
+)
 
 CONFIG = REPO_ROOT / "training" / "configs" / "babi_memn2n.json"
-SCRIPT = REPO_ROOT / "training" / "run_memory_qa.py"
+SCRIPT = "run_memory_qa.py"
 TASKS = (1, 2, 3, 6, 7, 8, 11, 12, 13, 15, 16)
 SETTINGS = {
     "memn2n-1k": [],
@@ -57,50 +59,58 @@ PAPER_ALL_TASKS = {"PE LS RN 1k": "13.9 (11 failed)", "PE LS RN 10k": "6.6 (4 fa
 FAILED = 5.0  # % test error above which a task counts as failed (the paper's rule)
 
 
-def run(setting: str, task: int, output_dir: Path) -> tuple[float, int]:
-    """One training run in its own process (one thread); returns its wall-clock seconds and exit status (the table
-    reads all_results.json, written before the pictures and the card)."""
-    folder = output_dir / setting / f"task{task}"
-    return run_script(SCRIPT, [str(CONFIG), "--babi_task", str(task), "--output_dir", str(folder), "--disable_tqdm",
-                               "true", "--num_pictures", "2", *SETTINGS[setting]], folder)
+def cells(settings: list[str], tasks: list[int], output_dir: Path) -> list[Cell]:
+    """One run_memory_qa.py run per setting and task, in OUTPUT_DIR/SETTING/taskN/ (the table reads all_results.json,
+    written before the pictures and the card)."""
+    grid = []
+    for setting in settings:
+        for task in tasks:
+            folder = output_dir / setting / f"task{task}"
+            grid.append(one_script((setting, task), folder, SCRIPT, [
+                str(CONFIG), "--babi_task", str(task), "--output_dir", str(folder), "--disable_tqdm", "true",
+                "--num_pictures", "2", *SETTINGS[setting]]))
+    return grid
+
+
+def read_row(folder: Path) -> dict | None:
+    """A finished run's error %, hop statistics, wall-clock and training seconds."""
+    metrics = read_json(folder / "all_results.json")
+    if not metrics:
+        return None
+    result = {"error": round(metrics["predict_error"], 1),
+              "seconds": read_json(folder / "wall_seconds.json").get("seconds")}
+    result.update({key.removeprefix("predict_"): round(value, 1) for key, value in metrics.items()
+                   if "on_support" in key or "supports_covered" in key})
+    result["train_seconds"] = round(metrics["train_runtime"])
+    return result
 
 
 def table(output_dir: Path, settings: list[str], tasks: list[int]) -> dict:
     """{setting: {task: {error %, hop statistics, seconds}}} of the finished runs."""
-    results = {}
-    for setting in settings:
-        for task in tasks:
-            folder = output_dir / setting / f"task{task}"
-            if not (folder / "all_results.json").is_file():
-                continue
-            metrics = json.loads((folder / "all_results.json").read_text())
-            seconds = json.loads((folder / "wall_seconds.json").read_text())["seconds"] if (
-                folder / "wall_seconds.json").is_file() else None
-            row = {"error": round(metrics["predict_error"], 1), "seconds": seconds}
-            row.update({key.removeprefix("predict_"): round(value, 1) for key, value in metrics.items()
-                        if "on_support" in key or "supports_covered" in key})
-            row["train_seconds"] = round(metrics["train_runtime"])
-            results.setdefault(setting, {})[task] = row
-    return results
+    return collect(cells(settings, tasks, output_dir), read_row)
+
+
+def failed_mean(errors: list[float]) -> str:
+    """The mean error % and how many tasks failed (error > FAILED), "–" for no task."""
+    return f"{sum(errors) / len(errors):.1f} ({sum(error > FAILED for error in errors)} failed)" if errors else MISSING
 
 
 def markdown(results: dict, tasks: list[int]) -> str:
-    settings = list(results)
-    lines = ["| task | " + " | ".join(settings) + " | " + " | ".join(f"paper {name}" for name in PAPER) + " |",
-             "| --- |" + " --- |" * (len(settings) + len(PAPER))]
-    for task in tasks:
-        ours = [f"{results[setting][task]['error']:.1f}" if task in results[setting] else "–" for setting in settings]
-        paper = [f"{PAPER[name][task]:g}" for name in PAPER]
-        lines.append(f"| {task} | " + " | ".join(ours) + " | " + " | ".join(paper) + " |")
-    means = []
-    for setting in settings:
-        errors = [results[setting][task]["error"] for task in tasks if task in results[setting]]
-        means.append(f"{sum(errors) / len(errors):.1f} ({sum(error > FAILED for error in errors)} failed)"
-                     if errors else "–")
-    paper_means = [f"{sum(PAPER[name][task] for task in tasks) / len(tasks):.1f} "
-                   f"({sum(PAPER[name][task] > FAILED for task in tasks)} failed)" for name in PAPER]
-    lines.append("| mean (failed > 5%) | " + " | ".join(means) + " | " + " | ".join(paper_means) + " |")
-    return "\n".join(lines)
+    """Test error % per task (rows): our settings, then the paper's; the last row their means and failed tasks."""
+    paper = {f"paper {name}": errors for name, errors in PAPER.items()}
+    by_task = {task: {**{setting: runs[task]["error"] for setting, runs in results.items() if task in runs},
+                      **{name: errors[task] for name, errors in paper.items()}} for task in tasks}
+    by_task["mean (failed > 5%)"] = {
+        **{setting: failed_mean([runs[task]["error"] for task in tasks if task in runs])
+           for setting, runs in results.items()},
+        **{name: failed_mean([errors[task] for task in tasks]) for name, errors in paper.items()}}
+    columns = (*(Column(setting, setting) for setting in results), *(Column(name, name, "{:g}") for name in paper))
+    return markdown_table(by_task, ("task",), columns)
+
+
+def hops_found(row: dict) -> str:
+    """"hop 1 / 2 / 3 on a supporting fact; all found" of one run, in %."""
+    return " / ".join(f"{row[f'hop_{hop}_on_support']:.0f}" for hop in (1, 2, 3)) + f"; {row['supports_covered']:.0f}"
 
 
 def hop_markdown(results: dict, tasks: list[int]) -> str:
@@ -109,38 +119,28 @@ def hop_markdown(results: dict, tasks: list[int]) -> str:
     settings = [setting for setting in results if any("hop_2_on_support" in row for row in results[setting].values())]
     if not settings:  # no multi-hop memory network among the settings (e.g. only the co-attention ones)
         return ""
-    header = " | ".join(f"{setting}: hop 1 / 2 / 3 on a supporting fact; all found" for setting in settings)
-    lines = [f"| task | {header} |", "| --- |" + " --- |" * len(settings)]
-    for task in tasks:
-        cells = []
-        for setting in settings:
-            row = results[setting].get(task)
-            hops = None if row is None else " / ".join(f"{row[f'hop_{hop}_on_support']:.0f}" for hop in (1, 2, 3))
-            cells.append("–" if row is None else f"{hops}; {row['supports_covered']:.0f}")
-        lines.append(f"| {task} | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+    by_task = {task: {setting: hops_found(results[setting][task]) for setting in settings if task in results[setting]}
+               for task in tasks}
+    columns = tuple(Column(f"{setting}: hop 1 / 2 / 3 on a supporting fact; all found", setting)
+                    for setting in settings)
+    return markdown_table(by_task, ("task",), columns)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
+    add_runner_arguments(parser, list(SETTINGS), REPO_ROOT / "outputs" / "babi")
     parser.add_argument("--tasks", nargs="+", type=int, default=list(TASKS), choices=TASKS)
-    parser.add_argument("--output_dir", type=Path, default=REPO_ROOT / "outputs" / "babi")
-    parser.add_argument("--jobs", type=int, default=2, help="Runs at once (one thread each).")
-    parser.add_argument("--table_only", action="store_true", help="Do not train: tabulate the finished runs.")
     parser.add_argument("--results_file", type=Path, default=REPO_ROOT / "docs" / "babi_results.json")
     args = parser.parse_args(argv)
+    grid = cells(args.settings, args.tasks, args.output_dir)
     if not args.table_only:
-        run_all([(setting, task) for setting in args.settings for task in args.tasks],
-                lambda setting, task: run(setting, task, args.output_dir), args.jobs,
-                lambda setting, task: args.output_dir / setting / f"task{task}")
-    results = table(args.output_dir, args.settings, args.tasks)
+        run_grid(grid, args.jobs, args.resume)
+    results = collect(grid, read_row)
     print(markdown(results, args.tasks))
     hops = hop_markdown(results, args.tasks)
     if hops:
         print(f"\n{hops}")
-    args.results_file.write_text(json.dumps({"ours": results, "paper": PAPER, "paper_all_20_tasks": PAPER_ALL_TASKS},
-                                            indent=1) + "\n")
+    write_json(args.results_file, {"ours": results, "paper": PAPER, "paper_all_20_tasks": PAPER_ALL_TASKS})
 
 
 if __name__ == "__main__":

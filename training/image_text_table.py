@@ -4,6 +4,7 @@
     python training/image_text_table.py --jobs 2                   # every run below (12 minutes of one core each)
     python training/image_text_table.py --tasks digits --settings soft none
     python training/image_text_table.py --table_only               # the table from the runs already in --output_dir
+    python training/image_text_table.py --jobs 2 --resume          # after a stop: the runs that did not finish
     python training/image_text_table.py --long_lengths outputs/image_text/digits/soft_positions   # how long it reads
 
 Settings (training/configs/<task>_soft.json's training arguments, 12 minutes of training at most, one thread):
@@ -28,9 +29,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/image_text_table.py` puts training/ first
     sys.path.insert(0, str(REPO_ROOT))
 
-from training.table_runs import run_all, run_script  # noqa: E402
+from training.table_runs import (  # noqa: E402
+    Cell, Column, add_runner_arguments, collect, markdown_table, one_script, predict_metrics, read_json, run_grid,
+    trainer_progress, write_json,
+)
 
-SCRIPT = REPO_ROOT / "training" / "run_image_to_text.py"
 TASKS = ("digits", "words")
 SETTINGS = {
     "none": ["--attention", "none"],
@@ -42,43 +45,32 @@ SETTINGS = {
 METRICS = ("sequence_accuracy", "cer", "long_sequence_accuracy", "long_cer")
 
 
-def run(task: str, setting: str, output_dir: Path) -> tuple[float, int]:
-    """One training run in its own process (one thread); returns its wall-clock seconds and exit status."""
-    folder = output_dir / task / setting
-    config = REPO_ROOT / "training" / "configs" / f"{task}_soft.json"
-    return run_script(SCRIPT, [str(config), "--output_dir", str(folder), "--disable_tqdm", "true",
-                               *SETTINGS[setting]], folder)
+def cells(tasks: list[str], settings: list[str], output_dir: Path) -> list[Cell]:
+    """One run_image_to_text.py run per task and setting, in OUTPUT_DIR/TASK/SETTING/."""
+    return [one_script((task, setting), output_dir / task / setting, "run_image_to_text.py",
+                       [str(REPO_ROOT / "training" / "configs" / f"{task}_soft.json"), "--output_dir",
+                        str(output_dir / task / setting), "--disable_tqdm", "true", *SETTINGS[setting]])
+            for task in tasks for setting in settings]
+
+
+def read_row(folder: Path) -> dict | None:
+    """A finished run's metrics in %, steps and training minutes."""
+    metrics = read_json(folder / "all_results.json")
+    return {**predict_metrics(metrics, METRICS), **trainer_progress(folder)} if metrics else None
 
 
 def table(output_dir: Path, tasks: list[str], settings: list[str]) -> dict:
     """{task: {setting: {metric %, steps, train minutes}}} of the finished runs."""
-    results = {}
-    for task in tasks:
-        for setting in settings:
-            folder = output_dir / task / setting
-            if not (folder / "all_results.json").is_file():
-                continue
-            metrics = json.loads((folder / "all_results.json").read_text())
-            row = {name: round(metrics[f"predict_{name}"], 1) for name in METRICS if f"predict_{name}" in metrics}
-            state = folder / "trainer_state.json"
-            if state.is_file():
-                history = json.loads(state.read_text())
-                row["steps"] = history["global_step"]
-                row["train_minutes"] = max((entry.get("training_minutes", 0) for entry in history["log_history"]),
-                                           default=None)
-            results.setdefault(task, {})[setting] = row
-    return results
+    return collect(cells(tasks, settings, output_dir), read_row)
+
+
+COLUMNS = (Column("sequence accuracy %", "sequence_accuracy"), Column("CER %", "cer"),
+           Column("longer: sequence accuracy %", "long_sequence_accuracy"), Column("longer: CER %", "long_cer"),
+           Column("steps", "steps", "{}"), Column("training minutes", "train_minutes", "{}"))
 
 
 def markdown(results: dict) -> str:
-    lines = ["| task | attention | sequence accuracy % | CER % | longer: sequence accuracy % | longer: CER % | steps "
-             "| training minutes |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for task, rows in results.items():
-        for setting, row in rows.items():
-            cells = [f"{row[name]:.1f}" if name in row else "–" for name in METRICS]
-            lines.append(f"| {task} | {setting} | " + " | ".join(cells) +
-                         f" | {row.get('steps', '–')} | {row.get('train_minutes', '–')} |")
-    return "\n".join(lines)
+    return markdown_table(results, ("task", "attention"), COLUMNS)
 
 
 def long_lengths(model_dir: Path, count: int = 200) -> dict:
@@ -111,23 +103,19 @@ def long_lengths(model_dir: Path, count: int = 200) -> dict:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tasks", nargs="+", default=list(TASKS), choices=TASKS)
-    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
-    parser.add_argument("--output_dir", type=Path, default=REPO_ROOT / "outputs" / "image_text")
-    parser.add_argument("--jobs", type=int, default=2, help="Runs at once (one thread each).")
-    parser.add_argument("--table_only", action="store_true", help="Do not train: tabulate the finished runs.")
+    add_runner_arguments(parser, list(SETTINGS), REPO_ROOT / "outputs" / "image_text")
     parser.add_argument("--results_file", type=Path, default=REPO_ROOT / "docs" / "image_text_results.json")
     parser.add_argument("--long_lengths", type=Path, help="Only print how this trained run reads 200 longer inputs.")
     args = parser.parse_args(argv)
     if args.long_lengths:
         print(json.dumps(long_lengths(args.long_lengths), indent=1))
         return
+    grid = cells(args.tasks, args.settings, args.output_dir)
     if not args.table_only:
-        run_all([(task, setting) for task in args.tasks for setting in args.settings],
-                lambda task, setting: run(task, setting, args.output_dir), args.jobs,
-                lambda task, setting: args.output_dir / task / setting)
-    results = table(args.output_dir, args.tasks, args.settings)
+        run_grid(grid, args.jobs, args.resume)
+    results = collect(grid, read_row)
     print(markdown(results))
-    args.results_file.write_text(json.dumps(results, indent=1) + "\n")
+    write_json(args.results_file, results)
 
 
 if __name__ == "__main__":

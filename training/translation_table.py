@@ -7,7 +7,8 @@ wall-clock budget, and our attention options, each trained, tuned and tested the
     python training/translation_table.py --corpus de_en --settings local-p --max_steps 2526   # the steps of a row
     python training/translation_table.py --corpus bible_es_en --table_only     # the table from the finished runs
 
-Every setting runs, one at a time (two threads; alternating with the others, never beside one), in three steps:
+Every setting runs in three steps, one setting at a time (two threads; ``--jobs N``: N at a time, after ``rnnsearch``,
+each beside the others, so their training minutes are not the wall-clock comparison's):
 1. training/run_seq2seq.py with the corpus's config (training/configs/<corpus>_rnnsearch.json, or _transformer.json
    for ``transformer``, whose parameters match the ``rnnsearch`` run's folder, so that one runs first) and the
    setting's extra ``--config_overrides``; training stops at ``--max_train_minutes`` (the configs say 60), or at
@@ -49,7 +50,10 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/translation_table.py` puts training/ first
     sys.path.insert(0, str(REPO_ROOT))
 
-from training.table_runs import run_script  # noqa: E402
+from training.table_runs import (  # noqa: E402
+    Cell, Column, Panel, Step, add_runner_arguments, collect, markdown_table, plot_panels, predict_metrics, read_json,
+    run_grid, write_json,
+)
 
 TRAINING = REPO_ROOT / "training"
 CORPORA = {  # the config's data columns
@@ -98,77 +102,59 @@ def split_file(corpus: str, split: str) -> str:
     return json.loads(config_path(corpus, "rnnsearch").read_text())[f"{split}_file"]
 
 
-def run(corpus: str, setting: str, output_dir: Path, max_train_minutes: float | None, max_steps: int | None,
-        tuning_samples: int, resume: bool = False) -> int:
-    """Train, tune, test one setting; returns the first non-zero exit status (0 when all three steps succeed).
-    ``resume``: the steps that finished before (exit status 0 in their folder's wall_seconds.json) are not run again,
-    up to the first one that did not; every step after it runs."""
+def cell(corpus: str, setting: str, output_dir: Path, max_train_minutes: float | None = None,
+         max_steps: int | None = None, tuning_samples: int = 500) -> Cell:
+    """Train, tune, test one setting: three steps in OUTPUT_DIR/CORPUS/SETTING/ (and its penalties/ and tuned/)."""
     folder = output_dir / corpus / setting
     source, target = CORPORA[corpus]
     columns = ["--source_column", source, "--target_column", target, "--torch_num_threads", "2"]
-    steps = [
-        ("run_seq2seq.py", training_arguments(corpus, setting, folder, output_dir, max_train_minutes, max_steps),
-         folder),
-        ("tune_beam_penalties.py",
-         ["--model_name_or_path", str(folder), "--validation_file", split_file(corpus, "validation"), *columns,
-          "--num_beams", "5", "--metric", "bleu", "--max_samples", str(tuning_samples), "--write_generation_config",
-          *(["--coverage_penalties", "0", "--length_penalty_style", "transformers"]
-            if SETTINGS[setting] is None else []),
-          "--output_dir", str(folder / "penalties")], folder / "penalties"),
-        ("evaluate_seq2seq.py",
-         ["--model_name_or_path", str(folder), "--test_file", split_file(corpus, "test"), *columns,
-          "--update_model_card", "--output_dir", str(folder / "tuned")], folder / "tuned"),
-    ]
-    for script, arguments, log_folder in steps:
-        if resume and read_json(log_folder / "wall_seconds.json").get("exit_status") == 0:
-            print(f"{corpus} {setting} {script}: finished before (log: {log_folder / 'run.log'})", flush=True)
-            continue
-        resume = False  # this step runs, so the ones after it must as well
-        seconds, status = run_script(TRAINING / script, arguments, log_folder)
-        print(f"{corpus} {setting} {script}: {seconds / 60:.1f} min, exit status {status} (log: "
-              f"{log_folder / 'run.log'})", flush=True)
-        if status:
-            return status
-    return 0
+    tuning = ["--model_name_or_path", str(folder), "--validation_file", split_file(corpus, "validation"), *columns,
+              "--num_beams", "5", "--metric", "bleu", "--max_samples", str(tuning_samples), "--write_generation_config",
+              *(["--coverage_penalties", "0", "--length_penalty_style", "transformers"]
+                if SETTINGS[setting] is None else []),
+              "--output_dir", str(folder / "penalties")]
+    test = ["--model_name_or_path", str(folder), "--test_file", split_file(corpus, "test"), *columns,
+            "--update_model_card", "--output_dir", str(folder / "tuned")]
+    return Cell((setting,), folder, (
+        Step("run_seq2seq.py",
+             tuple(training_arguments(corpus, setting, folder, output_dir, max_train_minutes, max_steps)), folder),
+        Step("tune_beam_penalties.py", tuple(tuning), folder / "penalties"),
+        Step("evaluate_seq2seq.py", tuple(test), folder / "tuned")))
 
 
-def read_json(path: Path) -> dict:
-    return json.loads(path.read_text()) if path.is_file() else {}
+def read_row(folder: Path) -> dict | None:
+    """A finished run's scores: test BLEU/chrF at beam 5 (``predict_*``) and with the tuned penalties, the tuned α and
+    β, the tuned outputs' mean length in words, parameters, steps, training minutes, and (minutes, validation BLEU)
+    points; None where the run has no all_results.json."""
+    metrics = read_json(folder / "all_results.json")
+    if not metrics:
+        return None
+    result = predict_metrics(metrics, ("bleu", "chrf"), digits=2)  # absent when the run stopped before its test step
+    if "num_parameters" in metrics:
+        result["parameters"] = metrics["num_parameters"]
+    tuned = read_json(folder / "tuned" / "test_results.json")
+    if tuned:
+        result.update(tuned_bleu=round(tuned["bleu"], 2), tuned_chrf=round(tuned["chrf"], 2),
+                      bleu_signature=tuned.get("bleu_signature"))
+    outputs = folder / "tuned" / "test_predictions.txt"
+    if outputs.is_file():
+        lines = outputs.read_text(encoding="utf-8").splitlines()
+        result["tuned_words_per_output"] = round(sum(len(line.split()) for line in lines) / max(len(lines), 1), 2)
+    best = read_json(folder / "penalties" / "beam_penalties.json").get("best")
+    if best:
+        result.update(length_penalty=best["length_penalty"], coverage_penalty=best.get("coverage_penalty", 0.0))
+    history = read_json(folder / "trainer_state.json")
+    if history:
+        minutes = max(entry.get("training_minutes", 0.0) for entry in history["log_history"])
+        result.update(steps=history["global_step"], training_minutes=minutes,
+                      validation_bleu_by_minutes=validation_curve(history, metrics, "training_minutes"),
+                      validation_bleu_by_steps=validation_curve(history, metrics, "step"))
+    return result
 
 
 def table(output_dir: Path, corpus: str, settings: list[str]) -> dict:
-    """{setting: scores} of the finished runs: test BLEU/chrF at beam 5 (``predict_*``) and with the tuned
-    penalties, the tuned α and β, the tuned outputs' mean length in words, parameters, steps, training minutes, and
-    (minutes, validation BLEU) points."""
-    results = {}
-    for setting in settings:
-        folder = output_dir / corpus / setting
-        metrics = read_json(folder / "all_results.json")
-        if not metrics:
-            continue
-        row = {name: round(metrics[key], 2) for name, key in (("bleu", "predict_bleu"), ("chrf", "predict_chrf"))
-               if key in metrics}  # absent when the run stopped before its test step
-        if "num_parameters" in metrics:
-            row["parameters"] = metrics["num_parameters"]
-        tuned = read_json(folder / "tuned" / "test_results.json")
-        if tuned:
-            row.update(tuned_bleu=round(tuned["bleu"], 2), tuned_chrf=round(tuned["chrf"], 2),
-                       bleu_signature=tuned.get("bleu_signature"))
-        outputs = folder / "tuned" / "test_predictions.txt"
-        if outputs.is_file():
-            lines = outputs.read_text(encoding="utf-8").splitlines()
-            row["tuned_words_per_output"] = round(sum(len(line.split()) for line in lines) / max(len(lines), 1), 2)
-        best = read_json(folder / "penalties" / "beam_penalties.json").get("best")
-        if best:
-            row.update(length_penalty=best["length_penalty"], coverage_penalty=best.get("coverage_penalty", 0.0))
-        history = read_json(folder / "trainer_state.json")
-        if history:
-            minutes = max(entry.get("training_minutes", 0.0) for entry in history["log_history"])
-            row.update(steps=history["global_step"], training_minutes=minutes,
-                       validation_bleu_by_minutes=validation_curve(history, metrics, "training_minutes"),
-                       validation_bleu_by_steps=validation_curve(history, metrics, "step"))
-        results[setting] = row
-    return results
+    """{setting: scores} of the finished runs (``row``)."""
+    return collect([cell(corpus, setting, output_dir) for setting in settings], read_row)
 
 
 def with_earlier_rows(results: dict, earlier: dict) -> dict:
@@ -200,61 +186,41 @@ def validation_curve(history: dict, metrics: dict, clock: str) -> list[list[floa
     return [[round(x, 1), round(bleu, 2)] for x, bleu in points]
 
 
+COLUMNS = (Column("test BLEU (beam 5)", "bleu"), Column("chrF", "chrf"), Column("tuned BLEU", "tuned_bleu"),
+           Column("chrF", "tuned_chrf"), Column("α", "length_penalty"), Column("β", "coverage_penalty"),
+           Column("words per output (tuned)", "tuned_words_per_output"), Column("parameters", "parameters", "{:,}"),
+           Column("steps", "steps", "{}"), Column("training minutes", "training_minutes"))
+# validation BLEU against training minutes for the wall-clock comparison (run one after the other on one machine), and
+# against steps for every row that has them (a machine-independent clock)
+PANELS = (Panel("validation_bleu_by_minutes", "training minutes (evaluations excluded)", "validation BLEU (beam 5)",
+                "{name}: RNN against Transformer, same machine", WALL_CLOCK_SETTINGS),
+          Panel("validation_bleu_by_steps", "training steps (batches of 64)", "validation BLEU (beam 5)",
+                "{name}: by steps"))
+
+
 def markdown(results: dict) -> str:
-    lines = ["| model | test BLEU (beam 5) | chrF | tuned BLEU | chrF | α | β | words per output (tuned) | parameters | "
-             "steps | training minutes |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for setting, row in results.items():
-        cell = lambda name, form="{:.1f}": form.format(row[name]) if row.get(name) is not None else "–"  # noqa: E731
-        lines.append(f"| {setting} | {cell('bleu')} | {cell('chrf')} | {cell('tuned_bleu')} | {cell('tuned_chrf')} | "
-                     f"{cell('length_penalty')} | {cell('coverage_penalty')} | {cell('tuned_words_per_output')} | "
-                     f"{cell('parameters', '{:,}')} | "
-                     f"{cell('steps', '{}')} | {cell('training_minutes')} |")
-    return "\n".join(lines)
+    return markdown_table(results, ("model",), COLUMNS)
 
 
 def plot_curves(results: dict, path: Path, title: str) -> "matplotlib.figure.Figure":  # noqa: F821
-    """Validation BLEU against training minutes for the wall-clock comparison (WALL_CLOCK_SETTINGS, run one after
-    the other on one machine), and against steps for every row that has the steps (a machine-independent clock)."""
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(11, 4), layout="constrained")
-    by_minutes, by_steps = figure.subplots(1, 2)
-    for ax, key, settings in ((by_minutes, "validation_bleu_by_minutes", WALL_CLOCK_SETTINGS),
-                              (by_steps, "validation_bleu_by_steps", list(results))):
-        for setting in settings:
-            if results.get(setting, {}).get(key):
-                x, bleu = zip(*results[setting][key])
-                ax.plot(x, bleu, "o-", label=setting, markersize=3, color=f"C{list(SETTINGS).index(setting)}")
-        ax.grid(alpha=0.3)
-        if ax.get_lines():
-            ax.legend()
-    by_minutes.set(xlabel="training minutes (evaluations excluded)", ylabel="validation BLEU (beam 5)",
-                   title=f"{title}: RNN against Transformer, same machine")
-    by_steps.set(xlabel="training steps (batches of 64)", ylabel="validation BLEU (beam 5)", title=f"{title}: by steps")
-    figure.savefig(path, dpi=120)
-    return figure
+    return plot_panels(results, PANELS, path, title, list(SETTINGS))
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--corpus", choices=list(CORPORA), required=True)
-    parser.add_argument("--settings", nargs="+", default=["rnnsearch", "transformer"], choices=list(SETTINGS))
-    parser.add_argument("--output_dir", type=Path, default=REPO_ROOT / "outputs" / "translation")
+    add_runner_arguments(parser, list(SETTINGS), REPO_ROOT / "outputs" / "translation", jobs=1,
+                         default_settings=list(WALL_CLOCK_SETTINGS))
     parser.add_argument("--max_train_minutes", type=float, default=None,
                         help="Override the configs' budget (60 minutes of training).")
     parser.add_argument("--max_steps", type=int, default=None,
                         help="Stop training at this many steps (also), e.g. the steps of another row's budget.")
     parser.add_argument("--tuning_samples", type=int, default=500,
                         help="Validation sentences the beam penalties are tuned on.")
-    parser.add_argument("--table_only", action="store_true", help="Only read the finished runs.")
     parser.add_argument("--keep_docs_minutes", action="store_true",
                         help="Keep the docs rows' training minutes and curves by minutes: for runs that retrain a "
                              "row's steps (--max_steps) on a machine of another speed, to fill in its scores.")
     parser.add_argument("--docs_dir", type=Path, default=REPO_ROOT / "docs")
-    parser.add_argument("--resume", action="store_true",
-                        help="Go on with a pipeline that stopped: its steps that finished (training, tuning, test) "
-                             "are not run again.")
     args = parser.parse_args(argv)
     if args.max_train_minutes is not None and not args.max_train_minutes > 0:
         parser.error(f"--max_train_minutes must be > 0, got {args.max_train_minutes}")
@@ -275,12 +241,13 @@ def main(argv: list[str] | None = None) -> None:
                 parser.error(f"--keep_docs_minutes keeps the minutes of {setting}'s row in {docs_table}, "
                              + (f"which trained {steps} steps: add --max_steps {steps}" if steps is not None
                                 else "which has no steps to retrain (or no such row)"))
+    grid = [cell(args.corpus, setting, args.output_dir, args.max_train_minutes, args.max_steps, args.tuning_samples)
+            for setting in args.settings]
     if not args.table_only:
-        order = sorted(args.settings, key=lambda setting: setting != "rnnsearch")  # the Transformer is sized on it
-        for setting in order:
-            run(args.corpus, setting, args.output_dir, args.max_train_minutes, args.max_steps, args.tuning_samples,
-                args.resume)
-    results = table(args.output_dir, args.corpus, args.settings)
+        first = [run for run in grid if run.key == ("rnnsearch",)]  # the Transformer is sized on it
+        run_grid(first, 1, args.resume)
+        run_grid([run for run in grid if run not in first], args.jobs, args.resume)
+    results = collect(grid, read_row)
     if not results:  # never overwrite the docs' table with an empty one
         parser.error(f"no finished run of {args.settings} under {args.output_dir / args.corpus} (each setting's "
                      "all_results.json); --output_dir is where the runs are")
@@ -295,8 +262,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"kept from {docs_table}: the rows of {', '.join(earlier)}")
     results = with_earlier_rows(results, earlier)
     print(markdown(results))
-    args.docs_dir.mkdir(parents=True, exist_ok=True)  # a new docs folder, e.g. for another budget
-    docs_table.write_text(json.dumps(results, indent=1) + "\n")
+    write_json(docs_table, results)
     plot_curves(results, args.docs_dir / f"translation_{args.corpus}_bleu.png", args.corpus.replace("_", "–"))
 
 

@@ -2,8 +2,9 @@
 """The visual question answering table of docs/results.md: run_vqa.py per setting on easy-VQA, the same budget.
 
     python training/vqa_table.py --jobs 2                          # every run below (≤ 15 minutes of one core each)
-    python training/vqa_table.py --settings parallel none
+    python training/vqa_table.py --settings parallel bag_of_words
     python training/vqa_table.py --table_only                      # the table from the runs already in --output_dir
+    python training/vqa_table.py --jobs 2 --resume                 # after a stop: the runs that did not finish
 
 Settings (training/configs/easy_vqa.json's model and training arguments: 1,500 steps of 64 questions, 15 minutes of
 training at most, one thread):
@@ -21,7 +22,6 @@ picked at random does) is printed and written to docs/vqa_results.json.
 """
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -31,9 +31,11 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/vqa_table.py` puts training/ first
     sys.path.insert(0, str(REPO_ROOT))
 
-from training.table_runs import run_all, run_script  # noqa: E402
+from training.table_runs import (  # noqa: E402
+    Cell, Column, add_runner_arguments, collect, markdown_table, one_script, predict_metrics, read_json, run_grid,
+    trainer_progress, write_json,
+)
 
-SCRIPT = REPO_ROOT / "training" / "run_vqa.py"
 CONFIG = REPO_ROOT / "training" / "configs" / "easy_vqa.json"
 SETTINGS = {  # the order they run in, two at a time: the co-attention forms first
     "parallel": ["--coattention", "parallel"],
@@ -47,34 +49,30 @@ METRICS = ("accuracy", "accuracy_yes_no", "accuracy_color", "accuracy_shape")
 LEVELS = ("word", "phrase", "question")  # the question levels, in the table's order
 
 
-def run(setting: str, output_dir: Path) -> tuple[float, int]:
-    """One training run in its own process (one thread); returns its wall-clock seconds and exit status."""
-    folder = output_dir / setting
-    return run_script(SCRIPT, [str(CONFIG), "--output_dir", str(folder), "--disable_tqdm", "true",
-                               *SETTINGS[setting]], folder)
+def cells(settings: list[str], output_dir: Path) -> list[Cell]:
+    """One run_vqa.py run per setting, in OUTPUT_DIR/SETTING/."""
+    return [one_script((setting,), output_dir / setting, "run_vqa.py",
+                       [str(CONFIG), "--output_dir", str(output_dir / setting), "--disable_tqdm", "true",
+                        *SETTINGS[setting]])
+            for setting in settings]
+
+
+def read_row(folder: Path) -> dict | None:
+    """A finished run's accuracies %, shape_peak_overlap % per question level, steps and training minutes."""
+    metrics = read_json(folder / "all_results.json")
+    if not metrics:
+        return None
+    result = predict_metrics(metrics, METRICS)
+    overlaps = predict_metrics(metrics, tuple(f"shape_peak_overlap_{level}" for level in LEVELS))
+    if overlaps:
+        result["shape_peak_overlap"] = {name.removeprefix("shape_peak_overlap_"): value
+                                        for name, value in overlaps.items()}
+    return {**result, **trainer_progress(folder)}
 
 
 def table(output_dir: Path, settings: list[str]) -> dict:
-    """{setting: {metric %, shape_peak_overlap % (best level), steps, train minutes}} of the finished runs."""
-    results = {}
-    for setting in settings:
-        folder = output_dir / setting
-        if not (folder / "all_results.json").is_file():
-            continue
-        metrics = json.loads((folder / "all_results.json").read_text())
-        row = {name: round(metrics[f"predict_{name}"], 1) for name in METRICS if f"predict_{name}" in metrics}
-        overlaps = {level: metrics[f"predict_shape_peak_overlap_{level}"] for level in LEVELS
-                    if f"predict_shape_peak_overlap_{level}" in metrics}
-        if overlaps:
-            row["shape_peak_overlap"] = {level: round(value, 1) for level, value in overlaps.items()}
-        state = folder / "trainer_state.json"
-        if state.is_file():
-            history = json.loads(state.read_text())
-            row["steps"] = history["global_step"]
-            row["train_minutes"] = max((entry.get("training_minutes", 0) for entry in history["log_history"]),
-                                       default=None)
-        results[setting] = row
-    return results
+    """{setting: {metric %, shape_peak_overlap % (per level), steps, train minutes}} of the finished runs."""
+    return collect(cells(settings, output_dir), read_row)
 
 
 def chance_on_shape(grid_size: tuple[int, int] = (8, 8)) -> float:
@@ -91,35 +89,30 @@ def chance_on_shape(grid_size: tuple[int, int] = (8, 8)) -> float:
     return float(np.mean([shares[image_id] for image_id in test["image_id"]]))
 
 
+COLUMNS = (Column("accuracy %", "accuracy"), Column("yes/no %", "accuracy_yes_no"),
+           Column("colour %", "accuracy_color"), Column("shape %", "accuracy_shape"),
+           Column("attention peak on the shape % (word / phrase / question level)", "shape_peak_overlap",
+                  blank_for=("image_only", "bag_of_words")),  # no attention: the rate measures nothing
+           Column("steps", "steps", "{}"), Column("training minutes", "train_minutes", "{}"))
+
+
 def markdown(results: dict) -> str:
-    lines = ["| model | accuracy % | yes/no % | colour % | shape % | attention peak on the shape % (word / phrase / "
-             "question level) | steps | training minutes |", "| --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for setting, row in results.items():
-        cells = [f"{row[name]:.1f}" if name in row else "–" for name in METRICS]
-        overlap = " / ".join(f"{value:.1f}" for value in row["shape_peak_overlap"].values()) if (
-            "shape_peak_overlap" in row and setting not in ("image_only", "bag_of_words")) else "–"
-        lines.append(f"| {setting} | " + " | ".join(cells) + f" | {overlap} | {row.get('steps', '–')} | "
-                     f"{row.get('train_minutes', '–')} |")
-    return "\n".join(lines)
+    return markdown_table(results, ("model",), COLUMNS)
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--settings", nargs="+", default=list(SETTINGS), choices=list(SETTINGS))
-    parser.add_argument("--output_dir", type=Path, default=REPO_ROOT / "outputs" / "vqa")
-    parser.add_argument("--jobs", type=int, default=2, help="Runs at a time (one thread each).")
-    parser.add_argument("--table_only", action="store_true", help="Only read the finished runs.")
+    add_runner_arguments(parser, list(SETTINGS), REPO_ROOT / "outputs" / "vqa")
     parser.add_argument("--results_file", type=Path, default=REPO_ROOT / "docs" / "vqa_results.json")
     args = parser.parse_args(argv)
+    grid = cells(args.settings, args.output_dir)
     if not args.table_only:
-        run_all([(setting, args.output_dir) for setting in args.settings], run, args.jobs,
-                lambda setting, output_dir: output_dir / setting)
-    results = table(args.output_dir, args.settings)
+        run_grid(grid, args.jobs, args.resume)
+    results = collect(grid, read_row)
     print(markdown(results))
     chance = chance_on_shape()
     print(f"A region picked at random overlaps the shape in {100 * chance:.1f}% of the test questions.")
-    args.results_file.write_text(json.dumps({**results, "random_region_on_shape": round(100 * chance, 1)}, indent=1)
-                                 + "\n")
+    write_json(args.results_file, {**results, "random_region_on_shape": round(100 * chance, 1)})
 
 
 if __name__ == "__main__":
