@@ -1,8 +1,8 @@
-"""The results tables' one runner (``training/*_table.py``): a table declares its grid of runs as data (a ``Cell`` per
-setting: its place in the results, its folder, the training/ scripts it runs with their arguments), which rows it reads
-from a finished run's folder, its markdown ``Column``\\ s and its figure's ``Panel``\\ s; this module runs the grid
-``--jobs`` at a time, each script in its own process with one thread, ``--resume`` skipping the steps that finished,
-then reads the finished runs back into one results dict, the markdown table and the figure.
+"""The results tables' one runner (``training/*_table.py``). A table declares, as data, its grid of runs (a ``Cell``
+per setting: its place in the results, its folder, the training/ scripts it runs and their arguments), the row it reads
+from a finished run's folder, its markdown columns (``Column``) and its figure's panels (``Panel``); this module runs
+the grid ``--jobs`` at a time, each script in its own process with one thread, ``--resume`` skipping the steps that
+finished, and reads the finished runs back into one results dict, the markdown table and the figure.
 
     python training/vqa_table.py --jobs 2 --resume      # every table script: --settings --output_dir --jobs --resume
                                                         # --table_only

@@ -203,6 +203,7 @@ def markdown(results: dict) -> str:
 
 
 def plot_curves(results: dict, path: Path, title: str) -> "matplotlib.figure.Figure":  # noqa: F821
+    """The validation curves of PANELS, by minutes and by steps, side by side in ``path``."""
     return plot_panels(results, PANELS, path, title, list(SETTINGS))
 
 
