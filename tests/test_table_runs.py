@@ -235,7 +235,7 @@ def test_the_transformer_runs_after_rnnsearch_whatever_the_jobs(tmp_path, record
 def test_jobs_must_be_positive(capsys):
     with pytest.raises(SystemExit):
         image_text_table.main(["--jobs", "0", "--table_only"])
-    assert "argument --jobs: --jobs must be a positive number of runs at a time, got 0" in capsys.readouterr().err
+    assert "argument --jobs: must be a positive number of runs at a time, got 0" in capsys.readouterr().err
 
 
 def test_the_results_nest_by_the_grids_keys_and_skip_unfinished_runs(tmp_path):

@@ -208,7 +208,7 @@ def plot_panels(results: dict, panels: tuple[Panel, ...], path: Path, name: str,
 def positive_jobs(text: str) -> int:
     jobs = int(text)
     if jobs < 1:
-        raise argparse.ArgumentTypeError(f"--jobs must be a positive number of runs at a time, got {jobs}")
+        raise argparse.ArgumentTypeError(f"must be a positive number of runs at a time, got {jobs}")
     return jobs
 
 
