@@ -182,7 +182,7 @@ def test_run_seq2seq_trains_and_predicts_every_row_of_a_tsv_of_tricky_words(tmp_
           "--tokenizer_type", "char", "--train_file", path, "--test_file", path, "--do_train", "--do_predict",
           "--predict_with_generate", "--max_steps", "2", "--per_device_train_batch_size", "8",
           "--per_device_eval_batch_size", "8", "--max_new_tokens", "4", "--save_strategy", "no", "--report_to", "none",
-          "--output_dir", str(output_dir), "--num_alignment_pictures", "0", "--log_level", "info"])
+          "--output_dir", str(output_dir), "--num_pictures", "0", "--log_level", "info"])
     results = json.loads((output_dir / "all_results.json").read_text())
     assert results["predict_samples"] == len(TRICKY_SOURCES)
     assert (output_dir / "generated_predictions.txt").read_text().count("\n") == len(TRICKY_SOURCES)

@@ -24,7 +24,7 @@ def results(folder: Path) -> dict:
 
 def test_tagger_learns_the_bundled_ner_data(tmp_path):
     run_ner.main([str(REPO / "training/configs/ner_tagger.json"), "--output_dir", str(tmp_path),
-                  "--num_train_epochs", "2", "--num_attention_pictures", "1"])
+                  "--num_train_epochs", "2", "--num_pictures", "1"])
     scores = results(tmp_path)
     assert scores["predict_f1"] >= 97, scores  # in percent; measured 99.1
     assert scores["predict_PER_f1"] >= 96 and scores["predict_LOC_f1"] >= 96, scores  # measured 98.7 and 99.2
@@ -37,7 +37,7 @@ def test_tagger_learns_the_bundled_ner_data(tmp_path):
 
 def test_han_learns_what_only_the_sentence_structure_reveals(tmp_path):
     assert bag_of_words_scores()["accuracy"] < 60  # measured 53.3%: word counts say nothing about the label
-    budget = ["--num_train_epochs", "4", "--num_attention_pictures", "1"]
+    budget = ["--num_train_epochs", "4", "--num_pictures", "1"]
     run_classification.main([str(REPO / "training/configs/han_classifier.json"), "--output_dir",
                              str(tmp_path / "han"), *budget])
     assert results(tmp_path / "han")["predict_accuracy"] >= 98, results(tmp_path / "han")  # measured 99.7

@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[1]
 NER_DATA, HAN_DATA = REPO / "training" / "data" / "ner", REPO / "training" / "data" / "han"
 TINY = "embedding_size=8,hidden_size=16"
 SMALL_RUN = ["--max_train_samples", "64", "--max_eval_samples", "16", "--max_predict_samples", "16",
-             "--num_train_epochs", "1", "--num_attention_pictures", "1", "--logging_steps", "1"]
+             "--num_train_epochs", "1", "--num_pictures", "1", "--logging_steps", "1"]
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
@@ -101,7 +101,7 @@ def test_run_classification_splits_at_every_separator_given_and_refuses_unknown_
     """--sentence_separator takes several tokens (all saved in the config, in order); one the tokenizer lacks is
     refused by name before training."""
     arguments = [str(REPO / "training/configs/han_classifier.json"), "--config_overrides", TINY, *SMALL_RUN,
-                 "--max_steps", "1", "--do_eval", "false", "--do_predict", "false", "--num_attention_pictures", "0"]
+                 "--max_steps", "1", "--do_eval", "false", "--do_predict", "false", "--num_pictures", "0"]
     run_classification.main([*arguments, "--output_dir", str(tmp_path / "two"), "--sentence_separator", ".", "report"])
     vocab = json.loads((tmp_path / "two" / "tokenizer.json").read_text())["model"]["vocab"]
     config = json.loads((tmp_path / "two" / "config.json").read_text())
@@ -114,15 +114,15 @@ def test_run_classification_splits_at_every_separator_given_and_refuses_unknown_
 
 @pytest.mark.parametrize("script", [run_ner, run_classification])
 def test_a_negative_picture_count_is_refused_by_name_and_0_writes_none(script, tmp_path, capsys):
-    """A negative --num_attention_pictures used to slice off the last texts ([:-1]); now it is refused before any data
+    """A negative --num_pictures used to slice off the last texts ([:-1]); now it is refused before any data
     is read, as argparse refuses a bad flag; 0 means no pictures."""
     config = REPO / "training" / "configs" / ("ner_tagger.json" if script is run_ner else "han_classifier.json")
     with pytest.raises(SystemExit) as exit_info:
-        script.main([str(config), "--output_dir", str(tmp_path), "--num_attention_pictures", "-1"])
+        script.main([str(config), "--output_dir", str(tmp_path), "--num_pictures", "-1"])
     assert exit_info.value.code == 2 and capsys.readouterr().err.endswith(
-        ": error: `--num_attention_pictures` must be 0 (none) or a positive number, got -1.\n")
+        ": error: `--num_pictures` must be 0 (none) or a positive number, got -1.\n")
     script.main([str(config), "--output_dir", str(tmp_path), "--config_overrides", TINY, *SMALL_RUN,
-                 "--num_attention_pictures", "0", "--max_steps", "1"])
+                 "--num_pictures", "0", "--max_steps", "1"])
     assert not list(tmp_path.glob("attention_*.png")) and (tmp_path / "README.md").is_file()
 
 
@@ -141,7 +141,7 @@ def test_run_classification_multi_label_and_regression(kind, tmp_path):
     run_classification.main([
         "--train_file", data, "--validation_file", data, "--test_file", data, "--config_overrides", TINY,
         "--do_train", "--do_eval", "--do_predict", "--num_train_epochs", "1", "--output_dir", str(output),
-        "--report_to", "none", "--num_attention_pictures", "1", "--logging_steps", "1",
+        "--report_to", "none", "--num_pictures", "1", "--logging_steps", "1",
         *(["--do_regression"] if kind == "regression" else [])])
     config = json.loads((output / "config.json").read_text())
     results = json.loads((output / "all_results.json").read_text())

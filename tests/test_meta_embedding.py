@@ -323,7 +323,7 @@ def test_run_ner_trains_a_tagger_on_meta_embeddings_with_a_vectors_file(tmp_path
                   "--config_overrides", "embedding_size=8,hidden_size=16,meta_embedding_sources=[word,chars,pretrained],"
                                         "pretrained_embedding_size=3",
                   "--pretrained_vectors", str(vectors_file), "--max_train_samples", "64", "--max_eval_samples", "8",
-                  "--max_predict_samples", "8", "--num_train_epochs", "1", "--num_attention_pictures", "0"])
+                  "--max_predict_samples", "8", "--num_train_epochs", "1", "--num_pictures", "0"])
     tagger = pipeline("token-classification", model=str(output_dir))
     model, tokenizer = tagger.model, tagger.tokenizer
     sources = model.model.encoder.meta_embedding.sources

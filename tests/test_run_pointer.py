@@ -69,7 +69,7 @@ def test_sorting_from_files_learns_to_sort_four_numbers(tmp_path):
     (["--test_n", "5,x"], "--test_n"),
     (["--train_n", "9-5"], "--train_n"),
     (["--num_beams", "0"], "--num_beams"),
-    (["--max_plots", "-1"], "--max_plots"),
+    (["--num_pictures", "-1"], "--num_pictures"),
 ])
 def test_bad_arguments_are_refused_by_name(flags, named, tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:  # the message alone, as argparse does

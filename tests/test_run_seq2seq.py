@@ -127,8 +127,8 @@ def test_a_bad_license_is_refused_before_training(capsys):
     (["--preset", "nope", "--train_file", "t.jsonl"], "`--preset` must be one of"),  # a dataclass's __post_init__
     (["--preset", "rnnsearch", "--train_file", "t.jsonl", "--max_steps", "0"], "`--max_steps` must be a positive "
                                                                                "number of steps, or -1"),
-    (["--preset", "rnnsearch", "--train_file", "t.jsonl", "--num_alignment_pictures", "-1"],
-     "`--num_alignment_pictures` must be 0 (none) or a positive number, got -1."),
+    (["--preset", "rnnsearch", "--train_file", "t.jsonl", "--num_pictures", "-1"],
+     "`--num_pictures` must be 0 (none) or a positive number, got -1."),
     (["missing.json"], "The .json file of arguments 'missing.json' cannot be read: "),
 ])
 def test_a_bad_argument_prints_its_message_alone_and_exits_with_2(argv, message, capsys):
@@ -282,7 +282,7 @@ def test_a_short_run_logs_no_repeated_warnings_and_says_where_the_model_is(tmp_p
           "--do_train", "--do_eval", "--predict_with_generate", "--max_steps", "3", "--logging_steps", "1",
           "--per_device_train_batch_size", "8", "--per_device_eval_batch_size", "8", "--eval_strategy", "steps",
           "--eval_steps", "2", "--save_strategy", "no", "--report_to", "none", "--output_dir", str(output_dir),
-          "--num_alignment_pictures", "0", "--license", "mit"])
+          "--num_pictures", "0", "--license", "mit"])
     out, err = capfd.readouterr()
     assert "seem to have been set" not in out + err
     assert not [warning for warning in recwarn if "pin_memory" in str(warning.message)]
@@ -314,7 +314,7 @@ def test_a_split_with_references_reports_wer_and_per(tmp_path):
           "--tokenizer_type", "g2p", "--train_file", str(tmp_path / "train.jsonl"), "--test_file",
           str(tmp_path / "test.jsonl"), "--do_train", "--do_predict", "--predict_with_generate", "--max_steps", "2",
           "--per_device_train_batch_size", "4", "--save_strategy", "no", "--report_to", "none",
-          "--output_dir", str(output_dir), "--num_alignment_pictures", "0"])
+          "--output_dir", str(output_dir), "--num_pictures", "0"])
     results = json.loads((output_dir / "all_results.json").read_text())
     predicted = (output_dir / "generated_predictions.txt").read_text().splitlines()
     wrong = sum(" ".join(output.split()) not in variants for output, variants in zip(predicted, words.values()))
@@ -332,7 +332,7 @@ def test_a_run_with_the_coverage_loss_logs_it_beside_the_loss(tmp_path):
           "embedding_size=8,hidden_size=16,attention_size=8,use_coverage=True,coverage_loss_weight=0.5",
           "--train_file", str(tmp_path / "train.jsonl"), "--do_train", "--max_steps", "4", "--logging_steps", "2",
           "--per_device_train_batch_size", "8", "--save_strategy", "no", "--report_to", "none",
-          "--output_dir", str(output_dir), "--num_alignment_pictures", "0"])
+          "--output_dir", str(output_dir), "--num_pictures", "0"])
     history = json.loads((output_dir / "trainer_state.json").read_text())["log_history"]
     logged = [entry for entry in history if "loss" in entry]
     assert len(logged) == 2 and all(0 < entry["coverage_loss"] < entry["loss"] for entry in logged)
@@ -349,7 +349,7 @@ def test_a_training_budget_in_minutes_stops_the_run(tmp_path, capsys):
     arguments = ["--preset", "rnnsearch", "--config_overrides", "embedding_size=8,hidden_size=16,attention_size=8",
                  "--train_file", str(tmp_path / "train.jsonl"), "--do_train", "--max_steps", "50",
                  "--per_device_train_batch_size", "8", "--save_strategy", "no", "--report_to", "none",
-                 "--output_dir", str(tmp_path / "model"), "--num_alignment_pictures", "0"]
+                 "--output_dir", str(tmp_path / "model"), "--num_pictures", "0"]
     main([*arguments, "--max_train_minutes", "1e-6"])
     assert json.loads((tmp_path / "model" / "trainer_state.json").read_text())["global_step"] == 1
     for bad in ("0", "-1", "nan"):

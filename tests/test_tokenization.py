@@ -176,7 +176,7 @@ def test_the_main_job_trains_a_copy_model_with_the_word_tokenizer(tmp_path):
           "output_size=8,copy_attention=true", "--tokenizer_type", "word", "--train_file", str(tmp_path / "train.jsonl"),
           "--test_file", str(tmp_path / "test.jsonl"), "--do_train", "--do_predict", "--predict_with_generate",
           "--max_steps", "2", "--per_device_train_batch_size", "32", "--save_strategy", "no", "--report_to", "none",
-          "--output_dir", str(output_dir), "--num_alignment_pictures", "0"])
+          "--output_dir", str(output_dir), "--num_pictures", "0"])
     saved = AutoTokenizer.from_pretrained(output_dir)
     assert saved.convert_ids_to_tokens(saved("Ann Lee | 2021-04-14")["input_ids"]) == [
         "<unk>", "<unk>", "|", "2021", "‿-", "‿04", "‿-", "‿14", "</s>"]

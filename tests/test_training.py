@@ -118,7 +118,7 @@ def test_torchrun_two_processes_train_and_predict_every_row_once(tmp_path):
     output = tmp_path / "ddp"
     log = run_script("--output_dir", str(output), *TINY, "--max_steps", "6", "--eval_strategy", "no",
                      "--max_train_samples", "200", "--max_eval_samples", "13", "--max_predict_samples", "13",
-                     "--per_device_eval_batch_size", "4", "--num_alignment_pictures", "1", "--disable_tqdm", "true",
+                     "--per_device_eval_batch_size", "4", "--num_pictures", "1", "--disable_tqdm", "true",
                      launcher=(sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2"))
     assert "Process rank 1, world size 2" in log and "Process rank 0, world size 2" in log
     results = json.loads((output / "all_results.json").read_text())

@@ -9,10 +9,11 @@ import ast
 import json
 import logging
 import os
+import warnings
 from argparse import ArgumentParser
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TypeVar
 
@@ -24,8 +25,8 @@ from hf_bahdanau.cards import check_license
 from hf_bahdanau.cli import MAX_NEW_TOKENS, check_new_tokens, usage_errors
 from hf_bahdanau.locations import check_model_location
 
-__all__ = ["bad_arguments_exit", "check_counts", "check_new_config", "exit_on_bad_argument", "json_to_flags",
-           "parse_arguments", "parse_config_overrides"]
+__all__ = ["PictureArguments", "RENAMED_FLAGS", "bad_arguments_exit", "check_counts", "check_new_config",
+           "exit_on_bad_argument", "json_to_flags", "parse_arguments", "parse_config_overrides", "rename_old_flags"]
 
 logger = logging.getLogger(__name__)
 
@@ -34,6 +35,41 @@ Parsed = TypeVar("Parsed")
 JSON_ARGUMENTS = ("A .json file of arguments may come first (its keys are the flags' names, e.g. "
                   "training/configs/dates_rnnsearch.json); flags after it override its values. Generation lengths "
                   f"(--max_new_tokens, --generation_max_length) are at most {MAX_NEW_TOKENS:,} tokens.")
+
+
+# Old flag -> the flag every script now has; the old ones (flags, or keys of a .json file of arguments) still work,
+# with a FutureWarning naming the new one.
+RENAMED_FLAGS = {"--num_attention_pictures": "--num_pictures", "--num_alignment_pictures": "--num_pictures",
+                 "--max_plots": "--num_pictures"}
+
+
+@dataclass
+class PictureArguments:
+    """The arguments of every training script's report: how many examples get attention pictures. A script's data
+    arguments derive from it (listed first, ``class DataArguments(PictureArguments, DataFileArguments)``) and call
+    ``super().__post_init__()`` from their own ``__post_init__``."""
+
+    num_pictures: int = field(
+        default=4, metadata={"help": "Attention pictures of the first N test (else validation) examples (and of the "
+                                     "encoder's self-attention and embedding mixture where a model has them); 0: "
+                                     "none. Was --num_attention_pictures, --num_alignment_pictures, --max_plots."})
+
+    def __post_init__(self):
+        check_counts(self, "num_pictures")
+
+
+def rename_old_flags(argv: list[str]) -> list[str]:
+    """``argv`` with each old flag of ``RENAMED_FLAGS`` (``--max_plots 2`` or ``--max_plots=2``) replaced by its new
+    name, with a FutureWarning naming both (shown once per process, as Python shows warnings)."""
+    renamed = []
+    for argument in argv:
+        flag, equals, value = argument.partition("=")
+        if flag in RENAMED_FLAGS:
+            warnings.warn(f"`{flag}` is deprecated and will be removed: use `{RENAMED_FLAGS[flag]}` (in a .json file "
+                          f"of arguments, the key {RENAMED_FLAGS[flag][2:]!r}).", FutureWarning, stacklevel=2)
+            argument = RENAMED_FLAGS[flag] + equals + value
+        renamed.append(argument)
+    return renamed
 
 
 def has_accelerator() -> bool:
@@ -54,8 +90,9 @@ def parse_arguments(dataclass_types: tuple, argv: list[str], description: str | 
 
     Without an accelerator, ``--dataloader_pin_memory false`` is implied (pinning needs one, and torch warns at every
     data loader), and under torchrun ``--use_cpu true`` too (transformers runs DDP on CPU, over gloo, only with it;
-    without it every process would train alone). Then the training arguments, the model's location and the card's
-    licence are checked. A bad argument (a ValueError of these checks or of a dataclass's ``__post_init__``) ends the
+    without it every process would train alone). The old names of ``RENAMED_FLAGS`` (flags or keys of the .json
+    file) are read as the new ones, with a FutureWarning. Then the training arguments, the model's location and the
+    card's licence are checked. A bad argument (a ValueError of these checks or of a dataclass's ``__post_init__``) ends the
     process as argparse ends it for an unknown flag: ``PROG: error: MESSAGE`` on stderr, exit status 2, no traceback.
     """
     parser = HfArgumentParser(dataclass_types, description=description, epilog=JSON_ARGUMENTS)
@@ -92,6 +129,8 @@ def bad_arguments_exit(prog: str | None = None) -> Iterator[None]:
 def _parse(parser: HfArgumentParser, argv: list[str]) -> tuple:
     if argv and argv[0].endswith(".json"):
         argv = json_to_flags(read_json_arguments(Path(argv[0]))) + argv[1:]
+    if any(issubclass(dataclass_type, PictureArguments) for dataclass_type in parser.dataclass_types):
+        argv = rename_old_flags(argv)
     if not has_accelerator():
         if "--dataloader_pin_memory" not in argv:
             argv = [*argv, "--dataloader_pin_memory", "false"]

@@ -2,7 +2,9 @@
 
 Trainer's checkpoint pushes (``--push_to_hub --hub_strategy every_save|checkpoint``) copy only the weights,
 configs and tokenizer into ``output_dir`` before uploading it, so the model code (``trust_remote_code``) would be
-missing; and ``trainer.push_to_hub()`` rewrites ``README.md`` with Trainer's own card. The scripts therefore call:
+missing, and so would an image processor that is not the Trainer's ``processing_class``; and ``trainer.push_to_hub()``
+rewrites ``README.md`` with Trainer's own card. The scripts therefore call (``training.run_steps.trainer_callbacks``
+gives every script's Trainer the callback):
 
     trainer = Seq2SeqTrainer(..., callbacks=[CodeFilesCallback()])  # checkpoint pushes carry the code files
     trainer.train()
@@ -19,6 +21,7 @@ pushes once, "Model save", with Trainer's card; the final push replaces that car
 """
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from huggingface_hub import CommitInfo
@@ -32,10 +35,17 @@ IGNORE_PATTERNS = ["_*", "checkpoint-*"]  # what Trainer.push_to_hub leaves out 
 
 
 class CodeFilesCallback(TrainerCallback):
-    """Before each checkpoint push, put the model code next to the weights that Trainer copied to output_dir."""
+    """Before each checkpoint push, put the model code next to the weights that Trainer copied to output_dir, and
+    save there the ``processors`` that Trainer does not save (an image processor beside the tokenizer, which is the
+    ``processing_class``), their code included."""
+
+    def __init__(self, processors: Sequence = ()) -> None:
+        self.processors = tuple(processors)
 
     def on_push_begin(self, args, state, control, model=None, **kwargs):
         copy_model_code(model.config, args.output_dir)
+        for processor in self.processors:
+            processor.save_pretrained(args.output_dir)
 
 
 def push_output_dir(

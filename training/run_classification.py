@@ -48,13 +48,14 @@ from transformers import (  # noqa: E402
 
 from hf_bahdanau import BahdanauForSequenceClassification  # noqa: E402
 from hf_bahdanau.pictures import plot_classifier_texts  # noqa: E402
-from training.arguments import bad_arguments_exit, check_counts, parse_arguments  # noqa: E402
+from training.arguments import PictureArguments, bad_arguments_exit, parse_arguments  # noqa: E402
 from training.data_files import LABEL, NUMBER, TEXT, Column, DataFileArguments  # noqa: E402
 from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
 from training.figures import save_encoder_pictures  # noqa: E402
-from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
+from training.run_steps import (  # noqa: E402
+    finish_run, pipeline_usage, setup_logging, train_and_evaluate, trainer_callbacks,
+)
 from training.split_order import InOrderTrainer  # noqa: E402
-from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.metrics import in_percent, load_metric  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -64,7 +65,7 @@ ATTENTION_PICTURE = "attention_{}.png"
 
 
 @dataclass
-class ClassificationDataArguments(DataFileArguments):
+class ClassificationDataArguments(PictureArguments, DataFileArguments):
     """Which data, which columns, which model structure, and what to report."""
 
     text_column_name: str = field(default="text", metadata={"help": "Column with the text."})
@@ -79,9 +80,6 @@ class ClassificationDataArguments(DataFileArguments):
     max_seq_length: int | None = field(
         default=None, metadata={"help": "Longest text in tokens; longer ones are truncated and counted in a warning. "
                                         "Default: no limit."})
-    num_attention_pictures: int = field(
-        default=3, metadata={"help": "Save attention pictures of the first N test (else validation) texts (and the "
-                                     "encoder's self-attention and embedding mixture of models with them)."})
 
     def __post_init__(self):
         if self.dataset_name is None and not (self.train_file or self.validation_file or self.test_file):
@@ -92,7 +90,7 @@ class ClassificationDataArguments(DataFileArguments):
         self.check_files()
         if self.max_seq_length is not None and self.max_seq_length < 2:
             raise ValueError(f"`--max_seq_length` must be at least 2, got {self.max_seq_length}.")
-        check_counts(self, "num_attention_pictures")
+        super().__post_init__()
 
     def used_columns(self) -> dict[str, Column]:
         return {self.text_column_name: Column("text_column_name", TEXT),
@@ -225,7 +223,7 @@ def main(argv: list[str] | None = None) -> None:
             processing_class=tokenizer,
             data_collator=DataCollatorWithPadding(tokenizer),
             compute_metrics=metrics_function(problem_type),
-            callbacks=[CodeFilesCallback()],
+            callbacks=trainer_callbacks(),
         )
     output_dir = Path(training_args.output_dir)
     train_and_evaluate(trainer, training_args, tokenized,
@@ -234,8 +232,8 @@ def main(argv: list[str] | None = None) -> None:
     if not trainer.is_world_process_zero():
         return
     pictured = splits.get("predict", splits.get("eval"))
-    if pictured is not None and data_args.num_attention_pictures:
-        texts = pictured[data_args.text_column_name][: data_args.num_attention_pictures]
+    if pictured is not None and data_args.num_pictures:
+        texts = pictured[data_args.text_column_name][: data_args.num_pictures]
         save_attention_pictures(trainer.model, tokenizer, texts, output_dir)
         save_encoder_pictures(trainer.model, tokenizer, texts, output_dir)
     examples = (pictured or splits["train"])[data_args.text_column_name][:2]

@@ -50,18 +50,19 @@ from transformers import (  # noqa: E402
 from hf_bahdanau import BahdanauForImageToText, BahdanauImageProcessor, BahdanauImageToTextConfig  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForImageToText  # noqa: E402
 from training.arguments import (  # noqa: E402
-    bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
+    PictureArguments, bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
 )
 from training.data.make_babi import split_seed  # noqa: E402
 from training.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
 from training.data.make_image_text import COUNTS, GENERATORS, SPLITS  # noqa: E402
-from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.loss_logging import LossPartsLogging  # noqa: E402
 from training.metrics import in_percent  # noqa: E402
 from training.metrics.g2p_error_rates.g2p_error_rates import edit_distance  # noqa: E402
-from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
+from training.run_steps import (  # noqa: E402
+    finish_run, pipeline_usage, setup_logging, train_and_evaluate, trainer_callbacks,
+)
 from training.tokenization import train_tokenizer  # noqa: E402
-from training.training_clock import TrainingBudgetCallback, TrainingClockCallback  # noqa: E402
+from training.training_clock import TrainingBudgetCallback  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +98,7 @@ class ImageTextModelArguments:
 
 
 @dataclass
-class ImageTextDataArguments:
+class ImageTextDataArguments(PictureArguments):
     """Where the images come from, and what to report."""
 
     dataset_name: str | None = field(default=None, metadata={"help": "A Hub dataset or a local folder with image "
@@ -115,7 +116,6 @@ class ImageTextDataArguments:
     max_train_samples: int | None = None
     max_eval_samples: int | None = None
     max_predict_samples: int | None = None
-    num_pictures: int = field(default=4, metadata={"help": "Attention pictures of the first N test images."})
     explorer_examples: int = field(default=200, metadata={"help": "Test images on the explorer page."})
     language: list[str] | None = field(default_factory=lambda: ["en"], metadata={"help": "For the model card."})
     dataset_description: str | None = field(default=None, metadata={"help": "One line on the data for the card."})
@@ -131,7 +131,8 @@ class ImageTextDataArguments:
         for name in ("max_train_samples", "max_eval_samples", "max_predict_samples", "image_height"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"`--{name}` must be a positive number, got {getattr(self, name)}.")
-        check_counts(self, "num_pictures", "explorer_examples")
+        super().__post_init__()
+        check_counts(self, "explorer_examples")
 
 
 def load_splits(data_args: ImageTextDataArguments) -> tuple[datasets.DatasetDict, str]:
@@ -238,7 +239,7 @@ def main(argv: list[str] | None = None) -> None:
             references["last"] = predictions
             return text_metrics(predictions, tokenizer.batch_decode(labels, skip_special_tokens=True))
 
-        callbacks = [CodeFilesCallback(), TrainingClockCallback()]
+        callbacks = trainer_callbacks(processor)  # the tokenizer is the processing_class
         if model_args.max_train_minutes:
             callbacks.append(TrainingBudgetCallback(model_args.max_train_minutes))
         trainer = type("ImageToTextTrainer", (LossPartsLogging, Seq2SeqTrainer), {})(

@@ -62,13 +62,14 @@ from hf_bahdanau import (  # noqa: E402
 from hf_bahdanau.memory_training import LinearStartCallback  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForMemoryNetwork, DataCollatorForTextPairs  # noqa: E402
 from training.arguments import (  # noqa: E402
-    bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
+    PictureArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
 )
 from training.data.babi import BabiExample, TASKS, generate_task, read_babi, task_file_name  # noqa: E402
 from training.data.make_babi import SIZES, split_seed  # noqa: E402
-from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.metrics import in_percent  # noqa: E402
-from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
+from training.run_steps import (  # noqa: E402
+    finish_run, pipeline_usage, setup_logging, train_and_evaluate, trainer_callbacks,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ class MemoryModelArguments:
 
 
 @dataclass
-class MemoryDataArguments:
+class MemoryDataArguments(PictureArguments):
     """Where the stories come from, and what to report."""
 
     dataset_name: str | None = field(default=None, metadata={"help": "A Hub dataset in facebook/babi_qa's layout."})
@@ -132,7 +133,6 @@ class MemoryDataArguments:
                                                                           "(before the validation ones are held out)."})
     max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test questions."})
     memory_size: int = field(default=50, metadata={"help": "The most recent sentences a memory holds."})
-    num_pictures: int = field(default=3, metadata={"help": "Pictures of the hops of the first N test questions."})
     language: list[str] | None = field(default_factory=lambda: ["en"], metadata={"help": "For the model card."})
     dataset_description: str | None = field(default=None, metadata={"help": "One line on the data for the card."})
     license: str | None = field(default=None, metadata={"help": "The model card's license, a Hub license id "
@@ -152,7 +152,7 @@ class MemoryDataArguments:
         for name in ("memory_size", "max_train_samples", "max_predict_samples"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"`--{name}` must be a positive number, got {getattr(self, name)}.")
-        check_counts(self, "num_pictures")
+        super().__post_init__()
 
 
 def load_examples(data_args: MemoryDataArguments) -> tuple[list[BabiExample], list[BabiExample], str]:
@@ -343,7 +343,7 @@ def main(argv: list[str] | None = None) -> None:
         collator = (DataCollatorForMemoryNetwork(tokenizer.pad_token_id, data_args.memory_size) if memory
                     else DataCollatorForTextPairs(tokenizer.pad_token_id) if pair
                     else DataCollatorWithPadding(tokenizer))
-        callbacks = [CodeFilesCallback()]
+        callbacks = trainer_callbacks()
         if memory and model.config.linear_start:
             epochs = model_args.linear_start_max_epochs or training_args.num_train_epochs / 2
             callbacks.append(LinearStartCallback(epochs))

@@ -43,13 +43,14 @@ from transformers import (  # noqa: E402
 
 from hf_bahdanau import BahdanauForTokenClassification  # noqa: E402
 from hf_bahdanau.pictures import plot_token_attention  # noqa: E402
-from training.arguments import bad_arguments_exit, check_counts, parse_arguments  # noqa: E402
+from training.arguments import PictureArguments, bad_arguments_exit, parse_arguments  # noqa: E402
 from training.data_files import TAGS, TEXTS, Column, DataFileArguments  # noqa: E402
 from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
 from training.figures import save_encoder_pictures  # noqa: E402
-from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
+from training.run_steps import (  # noqa: E402
+    finish_run, pipeline_usage, setup_logging, train_and_evaluate, trainer_callbacks,
+)
 from training.split_order import InOrderTrainer  # noqa: E402
-from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.metrics import in_percent, load_metric  # noqa: E402
 
 logger = logging.getLogger(__name__)
@@ -59,7 +60,7 @@ ATTENTION_PICTURE = "attention_{}.png"
 
 
 @dataclass
-class NerDataArguments(DataFileArguments):
+class NerDataArguments(PictureArguments, DataFileArguments):
     """Which data, which columns, and what to report."""
 
     text_column_name: str = field(default="tokens", metadata={"help": "Column with the list of words."})
@@ -71,9 +72,6 @@ class NerDataArguments(DataFileArguments):
         default=False, metadata={"help": "Tag every token of a word (subword tokenizers), not only the first."})
     return_entity_level_metrics: bool = field(
         default=False, metadata={"help": "Report precision/recall/F1 per entity type too."})
-    num_attention_pictures: int = field(
-        default=3, metadata={"help": "Save attention pictures of the first N test (else validation) sentences (and "
-                                     "the encoder's self-attention and embedding mixture of models with them)."})
 
     def __post_init__(self):
         if self.dataset_name is None and not (self.train_file or self.validation_file or self.test_file):
@@ -84,7 +82,7 @@ class NerDataArguments(DataFileArguments):
         self.check_files()
         if self.max_seq_length is not None and self.max_seq_length < 2:
             raise ValueError(f"`--max_seq_length` must be at least 2, got {self.max_seq_length}.")
-        check_counts(self, "num_attention_pictures")
+        super().__post_init__()
 
     def used_columns(self) -> dict[str, Column]:
         return {self.text_column_name: Column("text_column_name", TEXTS),
@@ -206,7 +204,7 @@ def main(argv: list[str] | None = None) -> None:
             processing_class=tokenizer,
             data_collator=DataCollatorForTokenClassification(tokenizer),
             compute_metrics=metrics_function(labels, data_args.return_entity_level_metrics),
-            callbacks=[CodeFilesCallback()],
+            callbacks=trainer_callbacks(),
         )
     output_dir = Path(training_args.output_dir)
     train_and_evaluate(trainer, training_args, tokenized, prediction_lines=lambda output: [
@@ -215,8 +213,8 @@ def main(argv: list[str] | None = None) -> None:
     if not trainer.is_world_process_zero():
         return
     pictured = splits.get("predict", splits.get("eval"))
-    if pictured is not None and data_args.num_attention_pictures:
-        sentences = pictured[data_args.text_column_name][: data_args.num_attention_pictures]
+    if pictured is not None and data_args.num_pictures:
+        sentences = pictured[data_args.text_column_name][: data_args.num_pictures]
         save_attention_pictures(trainer.model, tokenizer, sentences, output_dir)
         save_encoder_pictures(trainer.model, tokenizer, sentences, output_dir, is_split_into_words=True)
     examples = [" ".join(words) for words in (pictured or splits["train"])[data_args.text_column_name][:2]]

@@ -39,12 +39,12 @@ from hf_bahdanau.pictures import plot_alignment  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForPointing  # noqa: E402
 from hf_bahdanau.modeling.pointing import positions  # noqa: E402
 from training.arguments import (  # noqa: E402
-    bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
+    PictureArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
 )
 from training.data_files import POINTERS, POINTS, Column, DataFileArguments, load_raw_splits  # noqa: E402
 from training.metrics import in_percent  # noqa: E402
 from training.pointer_tasks import MIN_N, hull_metrics, make_dataset, pointer_ids, sequence_accuracy  # noqa: E402
-from training.run_steps import finish_run, record, setup_logging  # noqa: E402
+from training.run_steps import finish_run, record, setup_logging, trainer_callbacks  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -72,7 +72,7 @@ class PointerModelArguments:
 
 
 @dataclass
-class PointerDataArguments(DataFileArguments):
+class PointerDataArguments(PictureArguments, DataFileArguments):
     """The task, the generated data (when no files are given) and the decoding."""
 
     task: str = field(default="sorting", metadata={"help": "sorting or convex_hull."})
@@ -85,7 +85,6 @@ class PointerDataArguments(DataFileArguments):
     task_seed: int = field(default=0, metadata={"help": "Seed of the generated data (validation +1, tests +2, …)."})
     num_beams: int = field(default=1, metadata={"help": "Beam size of the evaluation's generate()."})
     forbid_repeats: bool = field(default=True, metadata={"help": "Never point at an input twice when decoding."})
-    max_plots: int = field(default=2, metadata={"help": "Pictures of the pointing attention of the first test rows."})
 
     def __post_init__(self):
         if self.task not in FEATURES:
@@ -97,7 +96,7 @@ class PointerDataArguments(DataFileArguments):
         for name in ("train_size", "eval_size", "test_size", "num_beams"):
             if getattr(self, name) < 1:
                 raise ValueError(f"`--{name}` must be a positive integer, got {getattr(self, name)}.")
-        check_counts(self, "max_plots")
+        super().__post_init__()
         self.check_files()
 
     def used_columns(self) -> dict[str, Column]:
@@ -197,7 +196,7 @@ def main(argv: list[str] | None = None) -> None:
         splits = load_splits(data_args)
         model = load_model(model_args, data_args.task)
         trainer = Trainer(model=model, args=training_args, train_dataset=splits.get("train"),
-                          data_collator=DataCollatorForPointing())
+                          data_collator=DataCollatorForPointing(), callbacks=trainer_callbacks())
     output_dir = Path(training_args.output_dir)
     if training_args.do_train:
         result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
@@ -218,7 +217,7 @@ def main(argv: list[str] | None = None) -> None:
             record(trainer, prefix, metrics)
     test_rows = next((splits[split] for split in splits if split.startswith("test")), None)
     if training_args.do_train and test_rows is not None and trainer.is_world_process_zero():
-        plot_pointing(model, test_rows, output_dir, data_args.max_plots, data_args)
+        plot_pointing(model, test_rows, output_dir, data_args.num_pictures, data_args)
     example = json.dumps(test_rows[0]["input_features"] if test_rows is not None
                          else [[0.5] * FEATURES[data_args.task]])
     finish_run(trainer, training_args, data_args, task="pointer-network",

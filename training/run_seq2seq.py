@@ -63,19 +63,20 @@ from hf_bahdanau.modeling.copying import decode_with_copies, encode_with_copies 
 from hf_bahdanau.word_vectors import prepare_meta_embedding  # noqa: E402
 from training.alignment_error import alignment_error_rate  # noqa: E402
 from training.arguments import (  # noqa: E402
-    bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
+    PictureArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
 )
 from training.data_files import (  # noqa: E402
     SPANS, TEXT, TEXTS, Column, DataFileArguments, load_raw_splits, requested_splits,
 )
 from training.figures import save_alignment_pictures, save_encoder_pictures  # noqa: E402
-from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.loss_logging import LossPartsLogging  # noqa: E402
 from training.metrics import load_metric  # noqa: E402
-from training.run_steps import finish_run, setup_logging, train_and_evaluate  # noqa: E402
+from training.run_steps import (  # noqa: E402
+    finish_run, setup_logging, train_and_evaluate, trainer_callbacks,
+)
 from training.split_order import SplitOrderEvaluation  # noqa: E402
 from training.tokenization import TOKENIZER_KINDS, train_tokenizer  # noqa: E402
-from training.training_clock import TrainingBudgetCallback, TrainingClockCallback  # noqa: E402
+from training.training_clock import TrainingBudgetCallback  # noqa: E402
 from training.transformer_baseline import (  # noqa: E402
     check_generation_options, freeze_position_tables, learned_parameters, transformer_config,
 )
@@ -171,7 +172,7 @@ class ModelArguments:
 
 
 @dataclass
-class DataTrainingArguments(DataFileArguments):
+class DataTrainingArguments(PictureArguments, DataFileArguments):
     """Which data, which columns, which lengths, and what to report."""
 
     source_column: str = field(default="source", metadata={"help": "Column with the source text."})
@@ -196,9 +197,6 @@ class DataTrainingArguments(DataFileArguments):
         default=False, metadata={"help": "With a `references` column, also report WER and PER with the stress digits "
                                          "(0, 1, 2 ending a phoneme) removed on both sides: wer_no_stress and "
                                          "per_no_stress. Published CMUdict results are scored without stress."})
-    num_alignment_pictures: int = field(
-        default=4, metadata={"help": "Save alignment heat maps of the first N test (else validation) sentences (and "
-                                     "the encoder's self-attention and embedding mixture of models with them)."})
 
     def __post_init__(self):
         if self.dataset_name is None and not (self.train_file or self.validation_file or self.test_file):
@@ -210,7 +208,7 @@ class DataTrainingArguments(DataFileArguments):
             if value is not None and value < (2 if name.endswith("length") else 1):
                 raise ValueError(f"`--{name}` must be a positive integer (lengths at least 2), got {value}.")
         check_new_tokens(self.max_new_tokens, "--max_new_tokens")
-        check_counts(self, "num_alignment_pictures")
+        super().__post_init__()
 
     def used_columns(self) -> dict[str, Column]:
         """Source and target text in every split; references and alignment spans where a split has them."""
@@ -512,7 +510,7 @@ def main(argv: list[str] | None = None) -> None:
             eval_dataset=tokenized.get("eval"),
             processing_class=tokenizer,
             data_collator=collator(tokenizer, model=model),
-            callbacks=[CodeFilesCallback(), TrainingClockCallback()]  # pushes carry the code; logs the training minutes
+            callbacks=trainer_callbacks()
             + [TrainingBudgetCallback(minutes) for minutes in [model_args.max_train_minutes] if minutes is not None],
         )
         if not recurrent:  # the generation config as --generation_config left it
@@ -534,8 +532,8 @@ def main(argv: list[str] | None = None) -> None:
         return
     record_parameters(output_dir / "all_results.json", learned_parameters(trainer.model))
     pictured = raw_splits.get("predict", raw_splits.get("eval"))
-    if pictured is not None and data_args.num_alignment_pictures and recurrent:
-        sources = pictured[data_args.source_column][: data_args.num_alignment_pictures]
+    if pictured is not None and data_args.num_pictures and recurrent:
+        sources = pictured[data_args.source_column][: data_args.num_pictures]
         if model.config.attention_type != "none":
             save_alignment_pictures(trainer.model, tokenizer, sources, output_dir, num_beams=data_args.num_beams or 1)
         save_encoder_pictures(trainer.model, tokenizer, sources, output_dir)

@@ -3,7 +3,7 @@ end of a run (training curve, model card, Hub push, and one line that says where
 
     setup_logging(training_args)
     ...
-    trainer = Trainer(...)
+    trainer = Trainer(..., callbacks=trainer_callbacks())   # checkpoint pushes carry the code; training minutes logged
     train_and_evaluate(trainer, training_args, {"train": …, "eval": …, "predict": …},
                        prediction_lines=lambda output: [...])   # the lines of predictions.txt
     finish_run(trainer, training_args, data_args, task="translation", metric="eval_exact_match", usage="...",
@@ -18,14 +18,15 @@ from pathlib import Path
 
 import datasets
 import transformers
-from transformers import Trainer, TrainingArguments
+from transformers import Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_utils import PredictionOutput
 
 from hf_bahdanau.cards import write_model_card
 from training.figures import TRAINING_CURVE, plot_training_curve
-from training.hub_utils import push_output_dir
+from training.hub_utils import CodeFilesCallback, push_output_dir
+from training.training_clock import TrainingClockCallback
 
-__all__ = ["finish_run", "pipeline_usage", "setup_logging", "train_and_evaluate"]
+__all__ = ["finish_run", "pipeline_usage", "setup_logging", "train_and_evaluate", "trainer_callbacks"]
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +43,14 @@ def setup_logging(training_args: TrainingArguments) -> None:
     transformers.utils.logging.set_verbosity(log_level)
     transformers.utils.logging.enable_default_handler()
     transformers.utils.logging.enable_explicit_format()
+
+
+def trainer_callbacks(*processors) -> list[TrainerCallback]:
+    """The callbacks every script's Trainer gets: ``CodeFilesCallback`` (each checkpoint push to the Hub,
+    ``--push_to_hub``, carries the model code and the ``processors`` that are not the Trainer's ``processing_class``,
+    e.g. an image processor, so it loads with ``trust_remote_code``) and ``TrainingClockCallback``
+    (``training_minutes`` in each log entry). A script appends its own (a training budget, a linear start)."""
+    return [CodeFilesCallback(processors), TrainingClockCallback()]
 
 
 def train_and_evaluate(trainer: Trainer, training_args: TrainingArguments, datasets_by_split: dict, *,

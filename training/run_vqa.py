@@ -51,14 +51,15 @@ from hf_bahdanau.modeling.axes import CO_ATTENTIONS  # noqa: E402
 from hf_bahdanau.modeling.configuration_coattention import CO_ATTENTION_INPUTS  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering  # noqa: E402
 from training.arguments import (  # noqa: E402
-    bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
+    PictureArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
 )
 from training.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
-from training.hub_utils import CodeFilesCallback  # noqa: E402
 from training.metrics import in_percent  # noqa: E402
-from training.run_steps import finish_run, pipeline_usage, setup_logging, train_and_evaluate  # noqa: E402
+from training.run_steps import (  # noqa: E402
+    finish_run, pipeline_usage, setup_logging, train_and_evaluate, trainer_callbacks,
+)
 from training.tokenization import train_tokenizer  # noqa: E402
-from training.training_clock import TrainingBudgetCallback, TrainingClockCallback  # noqa: E402
+from training.training_clock import TrainingBudgetCallback  # noqa: E402
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +92,7 @@ class VQAModelArguments:
 
 
 @dataclass
-class VQADataArguments:
+class VQADataArguments(PictureArguments):
     """Where the questions come from, and what to report."""
 
     dataset_name: str | None = field(default=None, metadata={"help": "A Hub dataset or a local folder with image, "
@@ -109,8 +110,6 @@ class VQADataArguments:
     max_train_samples: int | None = None
     max_eval_samples: int | None = None
     max_predict_samples: int | None = None
-    num_pictures: int = field(default=6, metadata={"help": "Pictures of both attentions for the first N test "
-                                                           "questions."})
     language: list[str] | None = field(default_factory=lambda: ["en"], metadata={"help": "For the model card."})
     dataset_description: str | None = field(default=None, metadata={"help": "One line on the data for the card."})
     license: str | None = field(default=None, metadata={"help": "The model card's license, a Hub license id "
@@ -132,7 +131,7 @@ class VQADataArguments:
                      "validation_images"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"`--{name}` must be a positive number, got {getattr(self, name)}.")
-        check_counts(self, "num_pictures")
+        super().__post_init__()
 
 
 def load_splits(data_args: VQADataArguments) -> tuple[datasets.DatasetDict, str]:
@@ -241,7 +240,7 @@ def main(argv: list[str] | None = None) -> None:
             labels, type_ids = (prediction.label_ids if types else (prediction.label_ids, None))
             return accuracy_metrics(prediction.predictions.argmax(-1), labels, type_ids, types)
 
-        callbacks = [CodeFilesCallback(), TrainingClockCallback()]
+        callbacks = trainer_callbacks(processor)  # the tokenizer is the processing_class
         if model_args.max_train_minutes:
             callbacks.append(TrainingBudgetCallback(model_args.max_train_minutes))
         trainer = Trainer(model=model, args=training_args, train_dataset=splits["train"],
