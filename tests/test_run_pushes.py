@@ -1,5 +1,5 @@
 """Every training script's checkpoint pushes to the Hub (``--push_to_hub``, ``--save_strategy steps``) carry the model
-code, so that each pushed checkpoint loads with ``trust_remote_code``: the scripts' Trainers get
+code (and an image processor), so that each pushed checkpoint loads with ``trust_remote_code``: the scripts' Trainers get
 ``training.run_steps.trainer_callbacks()`` (``CodeFilesCallback``). Each script trains two steps of a tiny model
 against the recorded Hub of test_hub_push.py; a new ``training/run_*.py`` script must be added to ``RUNS``."""
 
@@ -8,7 +8,9 @@ import json
 import huggingface_hub.repocard
 import pytest
 import transformers.utils.hub
+from safetensors.torch import load_file
 
+from child_process import run_child
 from test_hub_push import RecordingHfApi
 from test_run_arguments import REPO, SCRIPTS
 from test_run_vqa import write_folder
@@ -40,6 +42,24 @@ PUSH = ["--push_to_hub", "--hub_model_id", "user/tiny", "--hub_always_push", "tr
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
+LOAD_CHECKPOINT = """
+    import json
+    import sys
+    from pathlib import Path
+
+    import transformers
+
+    folder = sys.argv[1]
+    config = json.loads((Path(folder) / "config.json").read_text())
+    (auto_class,) = [name for name, reference in config["auto_map"].items()
+                     if reference.endswith("." + config["architectures"][0])]
+    model = getattr(transformers, auto_class).from_pretrained(folder, trust_remote_code=True)
+    loaded = [type(model).__module__, type(model).__name__, sum(float(p.sum()) for p in model.state_dict().values())]
+    if (Path(folder) / "preprocessor_config.json").is_file():
+        loaded.append(type(transformers.AutoImageProcessor.from_pretrained(folder, trust_remote_code=True)).__name__)
+    print(json.dumps(loaded))
+"""
+
 
 def test_every_script_has_a_run():
     assert sorted(RUNS) == [script.__name__.removeprefix("training.") for script in SCRIPTS]
@@ -47,7 +67,7 @@ def test_every_script_has_a_run():
 
 @pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS, ids=lambda script: script.__name__.removeprefix("training."))
-def test_every_checkpoint_push_carries_the_model_code(script, tmp_path, monkeypatch):
+def test_every_checkpoint_push_carries_the_model_code_and_loads_without_the_package(script, tmp_path, monkeypatch):
     hub = RecordingHfApi(tmp_path / "hub")
     monkeypatch.setattr(transformers.utils.hub, "_hf_api", hub)
     monkeypatch.setattr(huggingface_hub.repocard, "hf_hub_download", hub.download)
@@ -69,3 +89,12 @@ def test_every_checkpoint_push_carries_the_model_code(script, tmp_path, monkeypa
     for commit in checkpoint_pushes:
         assert loadable <= set(commit.paths), commit.message
     assert hub.commits[-1].message == "End of training" and loadable <= set(hub.commits[-1].paths)
+
+    # the first checkpoint's push loads, without hf_bahdanau, as the weights of checkpoint-1
+    module, name, total, *processor = run_child(LOAD_CHECKPOINT, tmp_path, str(checkpoint_pushes[0].snapshot),
+                                                isolated=True, hide_package=True)
+    architecture = json.loads((output / "config.json").read_text())["architectures"][0]
+    assert module.startswith("transformers_modules.") and name == architecture
+    weights = load_file(output / "checkpoint-1" / "model.safetensors")
+    assert total == pytest.approx(sum(float(tensor.sum()) for tensor in weights.values()), rel=1e-6)
+    assert processor == (["BahdanauImageProcessor"] if "preprocessor_config.json" in loadable else [])
