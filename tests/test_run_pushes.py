@@ -1,7 +1,8 @@
 """Every training script's checkpoint pushes to the Hub (``--push_to_hub``, ``--save_strategy steps``) carry the model
-code (and an image processor), so that each pushed checkpoint loads with ``trust_remote_code``: the scripts' Trainers get
-``training.run_steps.trainer_callbacks()`` (``CodeFilesCallback``). Each script trains two steps of a tiny model
-against the recorded Hub of test_hub_push.py; a new ``training/run_*.py`` script must be added to ``RUNS``."""
+code (and an image processor), so that each pushed checkpoint loads with ``trust_remote_code``: the scripts'
+Trainers get ``training.run_steps.trainer_callbacks()`` (``CodeFilesCallback``). Each script trains two steps of a
+tiny model against the recorded Hub of test_hub_push.py; a new ``training/run_*.py`` script must be added to
+``RUNS``."""
 
 import json
 
@@ -20,8 +21,8 @@ TINY_RNN = "embedding_size=8,hidden_size=16,attention_size=8"
 RUNS = {
     "run_classification": ["training/configs/han_classifier.json", "--config_overrides", TINY_RNN,
                            "--max_train_samples", "32", "--max_eval_samples", "8", "--max_predict_samples", "8"],
-    "run_image_to_text": ["--do_train", "--predict_with_generate", "--max_train_samples", "32", "--per_device_train_batch_size", "16",
-                          "--explorer_examples", "1", "--config_overrides",
+    "run_image_to_text": ["--do_train", "--predict_with_generate", "--max_train_samples", "32",
+                          "--per_device_train_batch_size", "16", "--explorer_examples", "1", "--config_overrides",
                           "hidden_size=16,embedding_size=8,attention_size=8,output_size=8,cnn_channels=[4,8],"
                           "cnn_pool_sizes=[[2,2],[2,2]]"],
     "run_memory_qa": ["training/configs/babi_memn2n.json", "--max_train_samples", "64", "--max_predict_samples", "8",

@@ -92,8 +92,9 @@ def parse_arguments(dataclass_types: tuple, argv: list[str], description: str | 
     data loader), and under torchrun ``--use_cpu true`` too (transformers runs DDP on CPU, over gloo, only with it;
     without it every process would train alone). The old names of ``RENAMED_FLAGS`` (flags or keys of the .json
     file) are read as the new ones, with a FutureWarning. Then the training arguments, the model's location and the
-    card's licence are checked. A bad argument (a ValueError of these checks or of a dataclass's ``__post_init__``) ends the
-    process as argparse ends it for an unknown flag: ``PROG: error: MESSAGE`` on stderr, exit status 2, no traceback.
+    card's licence are checked. A bad argument (a ValueError of these checks or of a dataclass's ``__post_init__``)
+    ends the process as argparse ends it for an unknown flag: ``PROG: error: MESSAGE`` on stderr, exit status 2, no
+    traceback.
     """
     parser = HfArgumentParser(dataclass_types, description=description, epilog=JSON_ARGUMENTS)
     return exit_on_bad_argument(parser, lambda: _parse(parser, argv))
