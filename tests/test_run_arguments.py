@@ -109,3 +109,12 @@ def test_renaming_leaves_values_and_other_flags_alone():
         assert arguments.rename_old_flags(["--dataset_description", "max_plots", "--max_plots=--x", "--max_plotsx",
                                            "2"]) == ["--dataset_description", "max_plots", "--num_pictures=--x",
                                                      "--max_plotsx", "2"]
+
+
+def test_an_old_flag_with_dashes_is_renamed_too(monkeypatch, tmp_path):
+    """HfArgumentParser reads --num-pictures as --num_pictures; so --max-plots, as before, still works."""
+    with pytest.warns(FutureWarning) as caught:
+        assert parse(SCRIPTS[0], ["--max-plots", "2"], monkeypatch, tmp_path).num_pictures == 2
+        assert parse(SCRIPTS[0], ["--num-attention-pictures=3"], monkeypatch, tmp_path).num_pictures == 3
+    assert [str(warning.message) for warning in caught] == [warning_for("--max_plots"),
+                                                            warning_for("--num_attention_pictures")]

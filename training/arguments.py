@@ -59,11 +59,13 @@ class PictureArguments:
 
 
 def rename_old_flags(argv: list[str]) -> list[str]:
-    """``argv`` with each old flag of ``RENAMED_FLAGS`` (``--max_plots 2`` or ``--max_plots=2``) replaced by its new
-    name, with a FutureWarning naming both (shown once per process, as Python shows warnings)."""
+    """``argv`` with each old flag of ``RENAMED_FLAGS`` (``--max_plots 2``, ``--max_plots=2``, or with dashes as
+    HfArgumentParser also reads them, ``--max-plots 2``) replaced by its new name, with a FutureWarning naming both
+    (shown once per process, as Python shows warnings)."""
     renamed = []
     for argument in argv:
-        flag, equals, value = argument.partition("=")
+        written, equals, value = argument.partition("=")
+        flag = "--" + written[2:].replace("-", "_") if written.startswith("--") else written
         if flag in RENAMED_FLAGS:
             warnings.warn(f"`{flag}` is deprecated and will be removed: use `{RENAMED_FLAGS[flag]}` (in a .json file "
                           f"of arguments, the key {RENAMED_FLAGS[flag][2:]!r}).", FutureWarning, stacklevel=2)
