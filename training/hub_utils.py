@@ -26,6 +26,7 @@ from pathlib import Path
 
 from huggingface_hub import CommitInfo
 from transformers import TrainerCallback
+from transformers.utils import PushToHubMixin
 from transformers.utils.hub import hf_api
 
 from hf_bahdanau.modeling.remote_code import copy_model_code
@@ -39,7 +40,7 @@ class CodeFilesCallback(TrainerCallback):
     save there the ``processors`` that Trainer does not save (an image processor beside the tokenizer, which is the
     ``processing_class``), their code included."""
 
-    def __init__(self, processors: Sequence = ()) -> None:
+    def __init__(self, processors: Sequence[PushToHubMixin] = ()) -> None:
         self.processors = tuple(processors)
 
     def on_push_begin(self, args, state, control, model=None, **kwargs):

@@ -20,6 +20,7 @@ import datasets
 import transformers
 from transformers import Trainer, TrainerCallback, TrainingArguments
 from transformers.trainer_utils import PredictionOutput
+from transformers.utils import PushToHubMixin
 
 from hf_bahdanau.cards import write_model_card
 from training.figures import TRAINING_CURVE, plot_training_curve
@@ -45,7 +46,7 @@ def setup_logging(training_args: TrainingArguments) -> None:
     transformers.utils.logging.enable_explicit_format()
 
 
-def trainer_callbacks(*processors) -> list[TrainerCallback]:
+def trainer_callbacks(*processors: PushToHubMixin) -> list[TrainerCallback]:
     """The callbacks every script's Trainer gets: ``CodeFilesCallback`` (each checkpoint push to the Hub,
     ``--push_to_hub``, carries the model code and the ``processors`` that are not the Trainer's ``processing_class``,
     e.g. an image processor, so it loads with ``trust_remote_code``) and ``TrainingClockCallback``
