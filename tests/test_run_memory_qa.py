@@ -3,6 +3,7 @@ Facebook's files, the Hub's layout) and a short run that learns bAbI task 1 well
 user can load, answer with and read."""
 
 import json
+import logging
 from types import SimpleNamespace
 
 import datasets
@@ -163,6 +164,19 @@ def test_no_pictures_means_none_and_a_card_all_the_same(tmp_path, monkeypatch):
                         "--num_pictures", "0", "--output_dir", str(tmp_path)])
     assert not list(tmp_path.glob("hops_*.png")) and (tmp_path / "memory_explorer.html").is_file()
     assert "memory-question-answering" in (tmp_path / "README.md").read_text()
+
+
+def test_a_run_that_ends_in_linear_start_saves_its_model_without_hop_pictures(tmp_path, monkeypatch, caplog):
+    """A model still in linear start has no softmax over the memory: no weights to draw, so the run says so and saves
+    the model and card without hops_<n>.png or memory_explorer.html (it raised at the end before)."""
+    monkeypatch.chdir(run_memory_qa.REPO_ROOT)
+    with caplog.at_level(logging.WARNING, logger=run_memory_qa.logger.name):
+        run_memory_qa.main([*SHORT_RUN[:4], "50", "--num_train_epochs", "1", "--linear_start_max_epochs", "5", "--eval_strategy", "no",
+                            "--disable_tqdm", "true", "--output_dir", str(tmp_path)])
+    assert json.loads((tmp_path / "config.json").read_text())["linear_start"] is True
+    assert not list(tmp_path.glob("hops_*.png")) and not (tmp_path / "memory_explorer.html").exists()
+    assert (tmp_path / "README.md").is_file() and (tmp_path / "model.safetensors").is_file()
+    assert "Training ended in linear start" in caplog.text
 
 
 def test_the_babi_table_counts_errors_and_failed_tasks(tmp_path):

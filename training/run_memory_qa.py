@@ -372,7 +372,10 @@ def main(argv: list[str] | None = None) -> None:
         examples = [json.dumps({"context": " ".join(story), "question": question}) for story, question in kept]
     else:
         examples = [" ".join([*story, question]) for story, question in kept]
-    if memory and "hops" in statistics:
+    if memory and "hops" in statistics and trainer.model.config.linear_start:
+        logger.warning("Training ended in linear start (the hops have no softmax yet, so no weights over the memory to "
+                       "draw): no hops_<n>.png and no memory_explorer.html. Train longer, or pass --linear_start false.")
+    elif memory and "hops" in statistics:
         save_hop_pictures(output_dir, test_examples, statistics["hops"][1], answers, data_args)
     if pair and "hops" in statistics:
         save_coattention_pictures(output_dir, splits["predict"], statistics["hops"][1], tokenizer, answers,
