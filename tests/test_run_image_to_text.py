@@ -191,6 +191,14 @@ def test_no_pictures_means_a_card_without_example_images(tmp_path, capsys):
     assert printed_usage(capsys).endswith('trust_remote_code=True)("IMAGE.png")')
 
 
+def test_no_explorer_examples_means_no_explorer_page(tmp_path):
+    """--explorer_examples 0 (allowed: 0 means none) writes the pictures and no page (it raised after training)."""
+    output = tmp_path / "run"
+    main(["--output_dir", str(output), "--num_pictures", "1", *SHORT_RUN, "--explorer_examples", "0"])
+    assert (output / "attention_0.png").is_file() and not (output / "image_explorer.html").exists()
+    assert "image_explorer.html" not in (output / "README.md").read_text()
+
+
 def test_a_bad_argument_from_the_command_line_prints_one_line_and_exits_with_2(tmp_path):
     """As argparse does for an unknown flag: no traceback, the message alone on stderr, exit status 2."""
     script = Path(__file__).parents[1] / "training" / "run_image_to_text.py"

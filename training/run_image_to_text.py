@@ -301,8 +301,9 @@ def save_attention_pictures(model, processor, tokenizer, test: datasets.Dataset,
             plot_image_attention(pixels, tokens, weights, grid, stride=stride,
                                  title=f"{prediction!r} (expected {row[data_args.text_column]!r})",
                                  path=output_dir / f"attention_{index}.png")
-    write_image_text_page(output_dir / "image_explorer.html", records[:data_args.explorer_examples],
-                          title=data_args.dataset_description)
+    if data_args.explorer_examples:  # 0: no page
+        write_image_text_page(output_dir / "image_explorer.html", records[:data_args.explorer_examples],
+                              title=data_args.dataset_description)
     return examples
 
 
