@@ -14,10 +14,11 @@ registry.
 
 from .modeling import attention
 from .modeling.collators import DataCollatorWithRightPaddedLabels
-from .modeling.configuration_coattention import BahdanauVisualQuestionAnsweringConfig
-from .modeling.configuration_bahdanau import PRESETS, BahdanauConfig, BahdanauPointerConfig
+from .modeling.configuration_coattention import BahdanauCoAttentionConfig, BahdanauVisualQuestionAnsweringConfig
+from .modeling.configuration_bahdanau import PRESETS, BahdanauConfig, BahdanauDecoderConfig, BahdanauPointerConfig
 from .modeling.configuration_encoder_only import BahdanauEncoderConfig
-from .modeling.configuration_image_to_text import BahdanauImageToTextConfig
+from .modeling.configuration_image_encoder import BahdanauImageEncoderConfig
+from .modeling.configuration_image_to_text import BahdanauImageDecoderConfig, BahdanauImageToTextConfig
 from .modeling.configuration_memory import BahdanauMemoryNetworkConfig
 from .modeling.configuration_text_coattention import BahdanauTextCoAttentionConfig
 from .modeling.image_processing_bahdanau import BahdanauImageProcessor
@@ -81,7 +82,9 @@ def __getattr__(name: str):
 
 __all__ = [
     "PRESETS",
+    "BahdanauCoAttentionConfig",
     "BahdanauConfig",
+    "BahdanauDecoderConfig",
     "BahdanauEncoderConfig",
     "BahdanauEncoderModel",
     "BahdanauEnsembleForConditionalGeneration",
@@ -92,6 +95,8 @@ __all__ = [
     "BahdanauForTextPairClassification",
     "BahdanauForTokenClassification",
     "BahdanauForVisualQuestionAnswering",
+    "BahdanauImageDecoderConfig",
+    "BahdanauImageEncoderConfig",
     "BahdanauImageProcessor",
     "BahdanauImageToTextConfig",
     "BahdanauImageToTextModel",

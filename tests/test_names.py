@@ -210,3 +210,16 @@ def test_forward_takes_head_memory_as_output_layer_inputs_with_a_warning_and_ref
     with pytest.raises(TypeError, match=r"^BahdanauModel\.forward\(\) got `head_memory` and its new name "
                                         r"`output_layer_inputs`: pass `output_layer_inputs` only\.$"):
         model.model(**inputs, head_memory=None, output_layer_inputs=None)
+
+
+@pytest.mark.parametrize("name, model_type", [("BahdanauCoAttentionConfig", "bahdanau-coattention"),
+                                              ("BahdanauDecoderConfig", "bahdanau-decoder"),
+                                              ("BahdanauImageEncoderConfig", "bahdanau-image-encoder"),
+                                              ("BahdanauImageDecoderConfig", "bahdanau-image-decoder")])
+def test_the_sub_configs_import_from_the_package_and_auto_config_builds_them(name, model_type):
+    """The parts of the composed configs (image-to-text, VQA) are public as every other config is."""
+    from transformers import AutoConfig
+
+    config_class = getattr(hf_bahdanau, name)
+    assert name in hf_bahdanau.__all__ and config_class.model_type == model_type
+    assert type(AutoConfig.for_model(model_type)) is config_class
