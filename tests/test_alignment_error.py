@@ -1,12 +1,12 @@
-"""training.alignment_error: the argmax-in-span alignment error rate, against hand-built attention."""
+"""training.common.alignment_error: the argmax-in-span alignment error rate, against hand-built attention."""
 
 from types import SimpleNamespace
 
 import pytest
 import torch
 
-from training.alignment_error import alignment_error_rate
-from training.tokenization import train_tokenizer
+from training.common.alignment_error import alignment_error_rate
+from training.common.tokenization import train_tokenizer
 
 TOKENIZER = train_tokenizer(["ab 12-xyz"], kind="char")
 

@@ -9,7 +9,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
 from hf_bahdanau.averaging import WEIGHTS_NAME, average_checkpoints, last_checkpoints, main
 from tests.conftest import padded_batch, tiny_model
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 # not part of the averaged model: the Trainer's state, and a run's results, pictures and card
 NOT_MODEL_FILES = ("optimizer.pt", "scheduler.pt", "trainer_state.json", "training_args.bin", "rng_state.pth",

@@ -23,7 +23,7 @@ from hf_bahdanau import (
 )
 from hf_bahdanau.modeling.translation import translate
 from hf_bahdanau.modeling.pipeline_bahdanau import BahdanauTranslationPipeline
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

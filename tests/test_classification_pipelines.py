@@ -14,7 +14,7 @@ from transformers import pipeline
 from child_process import run_child
 from conftest import assert_float64_close
 from hf_bahdanau import BahdanauEncoderConfig, BahdanauForSequenceClassification, BahdanauForTokenClassification
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 TAGS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
 CLASSES = ["sports", "weather", "politics"]

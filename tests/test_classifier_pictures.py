@@ -20,7 +20,7 @@ from hf_bahdanau.pictures import plot_classifier_attention, plot_classifier_text
 from hf_bahdanau.pictures.classifier import _POOLING_ROWS
 from test_sequence_classification import SEP, documents
 from training import classifier_pictures
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

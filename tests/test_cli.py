@@ -17,7 +17,7 @@ from hf_bahdanau.explorer.page import main as explore_main
 from hf_bahdanau.families import FAMILIES
 from hf_bahdanau.averaging import main as average_main
 from hf_bahdanau.cli import export_main
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 SENTENCES = ["le 3 mars 2015", "3/14/15", "Tuesday, 3 March 2015"]
 

@@ -9,7 +9,7 @@ import torch
 from conftest import PAD, tiny_model
 from hf_bahdanau.modeling.collators import DataCollatorForCopying, DataCollatorWithRightPaddedLabels
 from hf_bahdanau.modeling.copying import encode_with_copies
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 SOURCES = ["meeting with Ann Lee on 3 March 2015", "lunch on 4 May", "Ann"]
 TARGETS = ["Ann Lee | 2015-03-03", "lunch | 05-04", "Ann Lee Ann Lee | 2015"]
@@ -122,7 +122,7 @@ class RecordingModel(torch.nn.Module):
 
 
 def test_the_alignment_error_rate_is_the_same_with_a_left_padding_tokenizer(tokenizer):
-    from training.alignment_error import alignment_error_rate
+    from training.common.alignment_error import alignment_error_rate
 
     sources, targets = ["meeting with Ann Lee on 3 March 2015", "lunch on 4 May"], ["Ann Lee | 2015-03-03", "lunch"]
     source_spans = [{"name": [13, 20]}, {"name": [0, 5]}]

@@ -1,4 +1,4 @@
-"""training/data_files.py: every data row of a file is read, exactly as written, or the error names the argument, the
+"""training/common/data_files.py: every data row of a file is read, exactly as written, or the error names the argument, the
 file, the line (or JSON record) and the column; the four training scripts share it."""
 
 import json
@@ -8,7 +8,7 @@ from functools import partial
 import datasets
 import pytest
 
-from training.data_files import TEXT, Column, load_raw_splits, read_file
+from training.common.data_files import TEXT, Column, load_raw_splits, read_file
 from training.run_classification import ClassificationDataArguments
 from training.run_ner import NerDataArguments
 from training.run_pointer import PointerDataArguments
@@ -148,7 +148,7 @@ def test_labels_stay_text_and_the_rows_read_per_split_are_logged(tmp_path, caplo
     data_args = ClassificationDataArguments(train_file=write(tmp_path, "train.csv", "text,label\na,4.5\nb,007\n"),
                                             test_file=write(tmp_path, "test.tsv", TRICKY_TSV.replace("source", "text")
                                                             .replace("target", "label")))
-    with caplog.at_level(logging.INFO, logger="training.data_files"):
+    with caplog.at_level(logging.INFO, logger="training.common.data_files"):
         raw = load_raw_splits(data_args)
     assert raw["train"]["label"] == ["4.5", "007"]
     assert {record.levelname for record in caplog.records} == {"INFO"}
@@ -165,7 +165,7 @@ def test_a_hub_dataset_must_have_the_columns_and_its_rows_read_are_logged(monkey
                                          "\\['input_features'\\] \\(`--dataset_name` someone/points\\)"):
         load_raw_splits(PointerDataArguments(dataset_name="someone/points"))
     hub["test"] = hub["train"]
-    with caplog.at_level(logging.INFO, logger="training.data_files"):
+    with caplog.at_level(logging.INFO, logger="training.common.data_files"):
         assert load_raw_splits(PointerDataArguments(dataset_name="someone/points")) is hub
     assert [record.getMessage() for record in caplog.records] == [
         f"Read 1 {split} rows from `--dataset_name` someone/points" for split in ("train", "test")]
@@ -186,14 +186,14 @@ def test_run_seq2seq_trains_and_predicts_every_row_of_a_tsv_of_tricky_words(tmp_
     results = json.loads((output_dir / "all_results.json").read_text())
     assert results["predict_samples"] == len(TRICKY_SOURCES)
     assert (output_dir / "generated_predictions.txt").read_text().count("\n") == len(TRICKY_SOURCES)
-    assert [record.getMessage() for record in caplog.records if record.name == "training.data_files"] == [
+    assert [record.getMessage() for record in caplog.records if record.name == "training.common.data_files"] == [
         f"Read {len(TRICKY_SOURCES)} {split} rows from `--{split}_file` {path}" for split in ("train", "test")]
 
 
 def test_a_hub_dataset_s_text_columns_are_cast_to_strings_and_a_missing_text_is_named(monkeypatch):
     """load_dataset_as_written on a dataset that is not a local image folder: numbers in a text column become their
     text, a missing one is named by split, row and column."""
-    from training.data_files import load_dataset_as_written
+    from training.common.data_files import load_dataset_as_written
 
     hub = datasets.DatasetDict({"train": datasets.Dataset.from_dict({"question": ["how many?", "how many?"],
                                                                      "answer": [2, 7], "score": [1, 2]})})

@@ -16,8 +16,8 @@ from hf_bahdanau.pictures import plot_embedding_mixture, plot_encoder_self_atten
 from test_head_scripts import REPO, SMALL_RUN
 from test_meta_embedding import TOKENS
 from training import run_classification, run_ner
-from training.figures import save_encoder_pictures
-from training.tokenization import train_tokenizer
+from training.common.figures import save_encoder_pictures
+from training.common.tokenization import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

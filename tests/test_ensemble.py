@@ -10,7 +10,7 @@ from hf_bahdanau import BahdanauEnsembleForConditionalGeneration
 from hf_bahdanau.cli import main as translate_main, parse_args
 from hf_bahdanau.modeling.translation import translate
 from hf_bahdanau.onnx.runtime import MANIFEST
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 STEPS = 6
 EPS = torch.finfo(torch.float32).eps

@@ -235,7 +235,7 @@ def test_a_jsonl_input_gives_references_or_targets(saved_model, tmp_path, capsys
 
 
 def test_a_copy_model_shows_p_gen(tmp_path, capsys):
-    from training.tokenization import train_tokenizer
+    from training.common.tokenization import train_tokenizer
 
     tokenizer = train_tokenizer(SENTENCES, kind="char")
     model = tiny_model("rnnsearch+copy", vocab_size=len(tokenizer))

@@ -24,7 +24,7 @@ from contract.contract import ContractTests
 from contract import testers
 from hf_bahdanau.cards import write_model_card
 from hf_bahdanau.families import FAMILIES, family_for_task, family_of, find_family
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 TOY_CONFIG = '''
 from transformers import PreTrainedConfig

@@ -27,7 +27,7 @@ from hf_bahdanau.modeling.configuration_bahdanau import CLASSIFIER_PIPELINES, CU
 from hf_bahdanau.modeling.pipeline_answers import answer_record
 from hf_bahdanau.modeling.pipeline_inputs import SCALE_WARNING
 from hf_bahdanau.modeling.pointing import positions
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

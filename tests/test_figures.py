@@ -1,11 +1,11 @@
-"""training.figures: the training curve follows trainer.state.log_history; alignment pictures per sentence."""
+"""training.common.figures: the training curve follows trainer.state.log_history; alignment pictures per sentence."""
 
 import numpy as np
 import pytest
 
 from conftest import tiny_model
-from training.figures import plot_training_curve, save_alignment_pictures
-from training.tokenization import train_tokenizer
+from training.common.figures import plot_training_curve, save_alignment_pictures
+from training.common.tokenization import train_tokenizer
 
 LOG_HISTORY = [
     {"loss": 2.5, "step": 10, "epoch": 0.1}, {"loss": 1.0, "step": 20, "epoch": 0.2},

@@ -1,4 +1,4 @@
-"""training/metrics/g2p_error_rates: WER and PER against hand-computed cases, through the pure function and the
+"""training/common/metrics/g2p_error_rates: WER and PER against hand-computed cases, through the pure function and the
 bundled `evaluate` module (loaded offline), which must agree.
 
 WER = wrong words / words; PER = Σ d(prediction, closest reference) / Σ len(closest reference), the shortest of the
@@ -9,8 +9,8 @@ import itertools
 
 import pytest
 
-from training.metrics import load_metric
-from training.metrics.g2p_error_rates.g2p_error_rates import edit_distance, error_rates
+from training.common.metrics import load_metric
+from training.common.metrics.g2p_error_rates.g2p_error_rates import edit_distance, error_rates
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,8 @@ from conftest import exits_as_argparse_does
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, BahdanauForTokenClassification
 from test_hub_push import RecordingHfApi
 from training import run_classification, run_ner
-from training.encoder_heads import HeadModelArguments, load_head, order_labels
-from training.tokenization import train_tokenizer
+from training.common.encoder_heads import HeadModelArguments, load_head, order_labels
+from training.common.tokenization import train_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 NER_DATA, HAN_DATA = REPO / "training" / "data" / "ner", REPO / "training" / "data" / "han"

@@ -24,8 +24,8 @@ from conftest import tiny_config
 from hf_bahdanau import BahdanauForConditionalGeneration
 from hf_bahdanau.pictures import plot_alignment
 from hf_bahdanau.cards import write_model_card
-from training.hub_utils import CodeFilesCallback, push_output_dir
-from training.tokenization import train_tokenizer
+from training.common.hub_utils import CodeFilesCallback, push_output_dir
+from training.common.tokenization import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -1,9 +1,9 @@
-"""training.metrics: the bundled evaluate modules give the scoring library's numbers, offline."""
+"""training.common.metrics: the bundled evaluate modules give the scoring library's numbers, offline."""
 
 import pytest
 import sacrebleu
 
-from training.metrics import load_metric
+from training.common.metrics import load_metric
 
 PREDICTIONS = ["2015-03-03", "1998-06-14", "the cat sat on the mat"]
 REFERENCES = ["2015-03-03", "1998-06-04", "the cat is on the mat"]

@@ -20,7 +20,7 @@ from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauForTokenClassi
 from hf_bahdanau.pictures import plot_alignment
 from hf_bahdanau.cards import set_model_id, write_model_card
 from hf_bahdanau.cards.architecture import describe
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -354,7 +354,7 @@ def test_a_folder_of_another_export_format_asks_for_a_new_export(exported, tmp_p
 
 def test_command_line_exports_and_decodes_like_pytorch(tmp_path, capsys):
     from hf_bahdanau.cli import main as translate_main
-    from training.tokenization import train_tokenizer
+    from training.common.tokenization import train_tokenizer
 
     texts = ["le 3 mars 2015", "3/14/15", "2015-03-03", "14. Mai 1985"]
     tokenizer = train_tokenizer(texts, kind="char")
@@ -379,7 +379,7 @@ def test_command_line_exports_and_decodes_like_pytorch(tmp_path, capsys):
 
 
 def test_the_exported_card_keeps_the_source_card(tmp_path):
-    from training.tokenization import train_tokenizer
+    from training.common.tokenization import train_tokenizer
 
     tokenizer = train_tokenizer(["3/14/15", "2015-03-14"], kind="char")
     tiny_model("rnnsearch", vocab_size=len(tokenizer)).save_pretrained(tmp_path / "model")
@@ -397,7 +397,7 @@ def test_translate_takes_the_export_as_a_model_and_the_runtime_translates_alike(
     a model for translate(): a TypeError names what to call instead."""
     from hf_bahdanau.modeling.translation import translate
     from hf_bahdanau.onnx.pipeline import OnnxPipelineModel
-    from training.tokenization import train_tokenizer
+    from training.common.tokenization import train_tokenizer
 
     texts = ["le 3 mars 2015", "3/14/15"]
     tokenizer = train_tokenizer(texts + ["2015-03-03"], kind="char")
@@ -451,7 +451,7 @@ def test_the_shipped_model_code_has_no_onnx_branch():
 def test_unreliable_inputs_are_decoded_with_the_same_warning_as_pytorch(tmp_path, caplog):
     import logging
 
-    from training.tokenization import train_tokenizer
+    from training.common.tokenization import train_tokenizer
 
     tokenizer = train_tokenizer(["3/14/15", "2015-03-14"], kind="char")
     model = decisive_model("rnnsearch", vocab_size=len(tokenizer), max_training_source_length=8)
@@ -468,7 +468,7 @@ def test_unreliable_inputs_are_decoded_with_the_same_warning_as_pytorch(tmp_path
 
 def test_the_pipeline_on_onnx_runtime_returns_the_pytorch_pipelines_records(tmp_path):
     from hf_bahdanau import BahdanauTranslationPipeline, onnx_translation_pipeline
-    from training.tokenization import train_tokenizer
+    from training.common.tokenization import train_tokenizer
 
     texts = ["le 3 mars 2015", "3/14/15", "14 March"]
     tokenizer = train_tokenizer(texts + ["2015-03-03"], kind="char")
@@ -497,7 +497,7 @@ def test_the_pipeline_on_onnx_runtime_returns_the_pytorch_pipelines_records(tmp_
 
 def test_the_onnx_pipeline_refuses_what_its_search_cannot_do(tmp_path):
     from hf_bahdanau import onnx_translation_pipeline
-    from training.tokenization import train_tokenizer
+    from training.common.tokenization import train_tokenizer
 
     tokenizer = train_tokenizer(["3/14/15", "2015-03-14"], kind="char")
     folder = export_onnx(decisive_model("rnnsearch", vocab_size=len(tokenizer)), tmp_path, tokenizer=tokenizer)
@@ -548,7 +548,7 @@ def assert_onnx_decodes_like_generate(model, folder: Path) -> None:
 @pytest.fixture(scope="module")
 def saved_and_exported(tmp_path_factory):
     """(a saved rnnsearch folder with its tokenizer, its export by the command line in a subprocess)."""
-    from training.tokenization import train_tokenizer
+    from training.common.tokenization import train_tokenizer
 
     folder = tmp_path_factory.mktemp("cli")
     tokenizer = train_tokenizer(["le 3 mars 2015", "3/14/15", "2015-03-03"], kind="char")

@@ -16,7 +16,7 @@ from conftest import FLOAT64_PATHS_RTOL, softmax_sum_tolerance, tiny_config
 from hf_bahdanau import BahdanauForConditionalGeneration, BahdanauTranslationPipeline
 from hf_bahdanau.modeling.configuration_bahdanau import CUSTOM_PIPELINES
 from hf_bahdanau.modeling.alignments import alignments_from_generate
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 

@@ -14,7 +14,7 @@ from hf_bahdanau.modeling.copying import decode_with_copies, encode_with_copies
 from hf_bahdanau.modeling.translation import translate
 from hf_bahdanau.modeling.loss import linear_cross_entropy
 from hf_bahdanau.modeling.pointer_generator import CopySource, copy_loss_terms, mixture_log_probs
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 UNK = 3  # the configs' unk_token_id
 

@@ -6,7 +6,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from training.pointer_tasks import (
+from training.data.pointer_tasks import (
     END, PAPER_RESULTS, area_coverage, convex_hull, hull_accuracy, hull_example, hull_metrics, is_simple_polygon,
     make_dataset, pointer_ids, sequence_accuracy, shoelace_area, sorting_example,
 )

@@ -1,4 +1,4 @@
-"""The flags every training script shares (training.arguments.PictureArguments): one name, ``--num_pictures``, with
+"""The flags every training script shares (training.common.arguments.PictureArguments): one name, ``--num_pictures``, with
 one default and one check in every script; the old names (``--num_attention_pictures``, ``--num_alignment_pictures``,
 ``--max_plots``), given as flags or as keys of a .json file of arguments, are read as it, with a FutureWarning."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import exits_as_argparse_does
-from training import arguments
-from training.arguments import RENAMED_FLAGS, PictureArguments
+from training.common import arguments
+from training.common.arguments import RENAMED_FLAGS, PictureArguments
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = [module for module in (importlib.import_module(f"training.{path.stem}")

@@ -17,8 +17,8 @@ from hf_bahdanau import BahdanauImageProcessor
 from hf_bahdanau.modeling.collators import DataCollatorForImageToText
 from training import image_text_table
 from training.run_image_to_text import main, text_metrics
-from training.tokenization import train_tokenizer
-from training.training_clock import TrainingBudgetCallback
+from training.common.tokenization import train_tokenizer
+from training.common.training_clock import TrainingBudgetCallback
 
 
 def test_the_collator_reads_images_and_pads_labels_with_minus_100():
@@ -49,7 +49,7 @@ def test_text_metrics_by_hand():
 
 def test_the_budget_stops_training_after_its_minutes_without_the_evaluations(monkeypatch):
     now = [1000.0]
-    monkeypatch.setattr("training.training_clock.time.perf_counter", lambda: now[0])
+    monkeypatch.setattr("training.common.training_clock.time.perf_counter", lambda: now[0])
     budget, control = TrainingBudgetCallback(minutes=1), TrainerControl()
     args, state = TrainingArguments(output_dir="unused", report_to="none"), TrainerState()
     budget.on_train_begin(args, state, control)

@@ -10,7 +10,7 @@ from transformers import AutoModel
 from child_process import run_script
 from hf_bahdanau import BahdanauForPointerNetwork
 from training import run_pointer
-from training.pointer_tasks import make_dataset
+from training.data.pointer_tasks import make_dataset
 
 FAST = ["--hidden_size", "16", "--embedding_size", "8", "--per_device_train_batch_size", "32",
         "--per_device_eval_batch_size", "64", "--learning_rate", "0.003", "--logging_steps", "10",

@@ -1,6 +1,6 @@
 """Every training script's checkpoint pushes to the Hub (``--push_to_hub``, ``--save_strategy steps``) carry the model
 code (and an image processor), so that each pushed checkpoint loads with ``trust_remote_code``: the scripts'
-Trainers get ``training.run_steps.trainer_callbacks()`` (``CodeFilesCallback``). Each script trains two steps of a
+Trainers get ``training.common.steps.trainer_callbacks()`` (``CodeFilesCallback``). Each script trains two steps of a
 tiny model against the recorded Hub of test_hub_push.py; a new ``training/run_*.py`` script must be added to
 ``RUNS``."""
 

@@ -13,12 +13,12 @@ from transformers import EvalPrediction
 from conftest import exits_as_argparse_does
 from hf_bahdanau.cli import main as translate_main
 
-from training.arguments import parse_arguments, parse_config_overrides
+from training.common.arguments import parse_arguments, parse_config_overrides
 from training.run_seq2seq import (
     DataTrainingArguments, ModelArguments, Seq2SeqTrainingArguments, clip, load_model, load_raw_datasets,
     metrics_function, output_lengths, tokenize_split,
 )
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 ROWS = [{"source": "le 3 mars 2015", "target": "2015-03-03"}, {"source": "3/14/15", "target": "2015-03-14"}]
 

@@ -15,7 +15,7 @@ from conftest import exits_as_argparse_does
 from hf_bahdanau import BahdanauImageProcessor
 from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering
 from training.run_vqa import accuracy_metrics, main
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 from training.vqa_table import markdown, table
 
 QUESTIONS = ["what color is the shape?", "is there a circle?", "is there a \"quoted\" NA shape?"]

@@ -1,5 +1,5 @@
 """Evaluation and prediction read the split's rows in order under ``--train_sampling_strategy group_by_length``
-(training/split_order.py): transformers groups evaluation batches by length too, and the scripts read each row's
+(training/common/split_order.py): transformers groups evaluation batches by length too, and the scripts read each row's
 references (WER, PER), copyable words and predictions file beside the predictions."""
 
 import datasets
@@ -10,7 +10,7 @@ from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainingArguments, Train
 
 from tests.conftest import VOCAB, tiny_model
 from training.run_seq2seq import GenerationConfigKeepingTrainer
-from training.split_order import InOrderTrainer
+from training.common.split_order import InOrderTrainer
 
 SOURCE_LENGTHS = [3, 9, 1, 7, 2, 8, 4, 6, 5, 9, 1, 3]  # lengths that a length-grouped sampler must reorder
 

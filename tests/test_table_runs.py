@@ -1,4 +1,4 @@
-"""training/table_runs.py, the results tables' one runner, and the four tables it runs: each table's markdown from
+"""training/common/table_runs.py, the results tables' one runner, and the four tables it runs: each table's markdown from
 the files real runs leave (the text the scripts wrote before they shared the runner), the grid run ``--jobs`` at a time
 with ``--resume``, and the markdown columns and figure panels declared as data."""
 
@@ -8,9 +8,9 @@ import time
 
 import pytest
 
-import training.table_runs as table_runs
+import training.common.table_runs as table_runs
 from training import babi_table, image_text_table, translation_table, vqa_table
-from training.table_runs import Cell, Column, Panel, Step, collect, markdown_table, plot_panels
+from training.common.table_runs import Cell, Column, Panel, Step, collect, markdown_table, plot_panels
 
 
 def write(path, data):

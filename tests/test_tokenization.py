@@ -1,4 +1,4 @@
-"""training.tokenization: special-token ids, round trips, offsets and word ids for every tokenizer kind."""
+"""training.common.tokenization: special-token ids, round trips, offsets and word ids for every tokenizer kind."""
 
 import json
 import re
@@ -11,7 +11,7 @@ from transformers import AutoTokenizer, PreTrainedTokenizerFast
 from child_process import run_script
 from conftest import tiny_model
 from hf_bahdanau.modeling.copying import encode_with_copies
-from training.tokenization import SPECIAL_TOKENS, train_tokenizer
+from training.common.tokenization import SPECIAL_TOKENS, train_tokenizer
 
 DATA_DIR = Path(__file__).parents[1] / "training" / "data"
 

@@ -17,7 +17,7 @@ from transformers import Seq2SeqTrainer, Seq2SeqTrainingArguments
 
 from conftest import exits_as_argparse_does
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
-from training.arguments import bad_arguments_exit
+from training.common.arguments import bad_arguments_exit
 
 PAD, EOS, FIRST_SYMBOL, SYMBOLS = 0, 2, 3, 20
 
@@ -215,7 +215,7 @@ def test_a_bug_in_a_scripts_setup_keeps_its_traceback():
 
 
 def test_a_bad_argument_found_in_setup_keeps_its_traceback_at_debug_level(caplog, capsys):
-    with caplog.at_level("DEBUG", logger="training.arguments"), pytest.raises(SystemExit) as caught, \
+    with caplog.at_level("DEBUG", logger="training.common.arguments"), pytest.raises(SystemExit) as caught, \
             bad_arguments_exit("run_x.py"):
         raise ValueError("`--source_column` 'fr' is not a column")
     assert caught.value.code == 2

@@ -6,8 +6,9 @@ import json
 import pytest
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
-from training import plot_curve, training_clock
-from training.training_clock import TrainingClockCallback
+from training import plot_curve
+from training.common import training_clock
+from training.common.training_clock import TrainingClockCallback
 
 
 class Clock:

@@ -12,7 +12,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, GenerationConfig,
 from conftest import exits_as_argparse_does
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 from training.run_seq2seq import ModelArguments, load_model, main
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 from training.transformer_baseline import check_generation_options, learned_parameters, transformer_config
 
 sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))

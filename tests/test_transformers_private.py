@@ -227,7 +227,7 @@ def test_the_card_upload_hook_is_called_by_keyword(monkeypatch, tmp_path):
 
 def test_the_pipelines_call_prepare_generate_kwargs_by_keyword(monkeypatch):
     from hf_bahdanau import BahdanauTranslationPipeline
-    from training.tokenization import train_tokenizer
+    from training.common.tokenization import train_tokenizer
 
     tokenizer = train_tokenizer(["3 March 2015", "2015-03-03"], kind="char")
     model = tiny_model("rnnsearch", vocab_size=len(tokenizer))

@@ -6,7 +6,7 @@ from torch.testing import assert_close
 
 from conftest import assert_float64_close, softmax_sum_tolerance, tiny_model
 from hf_bahdanau.modeling.translation import translate
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 
 SENTENCES = ["le 3 mars 2015", "3/14/15", "Tuesday, 3 March 2015"]
 TOKENIZER = train_tokenizer(SENTENCES + ["2015-03-03"], kind="char")

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from hf_bahdanau import BahdanauConfig
-from training.arguments import parse_config_overrides
+from training.common.arguments import parse_config_overrides
 from training.translation_table import (
     CORPORA, SETTINGS, cell, config_path, main, markdown, plot_curves, table, training_arguments, validation_curve,
     with_earlier_rows, with_minutes_of,
@@ -163,7 +163,7 @@ def test_a_retrained_row_keeps_the_minutes_of_its_machine_and_takes_the_new_scor
 def test_resume_runs_the_steps_from_the_first_unfinished_one(tmp_path, monkeypatch):
     """A pipeline stopped after training (as the Bible Transformer's was) goes on with tuning and test; a step that
     failed, or never finished, runs again with every step after it; without --resume all three run."""
-    import training.table_runs as table_runs
+    import training.common.table_runs as table_runs
 
     calls = []
 

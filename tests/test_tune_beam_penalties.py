@@ -13,7 +13,7 @@ import torch
 from conftest import exits_as_argparse_does
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 from training.evaluate_seq2seq import main as evaluate_main
-from training.tokenization import train_tokenizer
+from training.common.tokenization import train_tokenizer
 from training.tune_beam_penalties import best_cell, check_penalties_supported
 from training.tune_beam_penalties import main as tune_main
 

@@ -14,7 +14,7 @@ from transformers import AutoConfig, ResNetConfig, ResNetModel
 from hf_bahdanau import BahdanauForVisualQuestionAnswering, BahdanauVisualQuestionAnsweringConfig
 from hf_bahdanau.modeling.configuration_coattention import VQA_SUB_CONFIG_FIELDS, BahdanauCoAttentionConfig
 from hf_bahdanau.modeling.configuration_image_encoder import BahdanauImageEncoderConfig
-from training.arguments import parse_config_overrides
+from training.common.arguments import parse_config_overrides
 
 OLD_FOLDER = Path(__file__).parent / "fixtures" / "saved_by_0.1.0" / "vqa"
 VISION = dict(cnn_channels=[4, 8], cnn_pool_sizes=[[2, 2], [2, 3]])

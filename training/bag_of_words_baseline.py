@@ -22,8 +22,8 @@ from sklearn.linear_model import LogisticRegression  # noqa: E402
 from sklearn.metrics import f1_score  # noqa: E402
 from transformers import HfArgumentParser  # noqa: E402
 
-from training.arguments import exit_on_bad_argument  # noqa: E402
-from training.metrics import in_percent  # noqa: E402
+from training.common.arguments import exit_on_bad_argument  # noqa: E402
+from training.common.metrics import in_percent  # noqa: E402
 
 HAN_DATA = Path(__file__).resolve().parent / "data" / "han"
 

@@ -25,7 +25,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, HfAr
 import hf_bahdanau  # noqa: E402,F401  (registers the Auto classes)
 from hf_bahdanau.locations import check_model_location  # noqa: E402
 from hf_bahdanau.pictures import plot_classifier_texts  # noqa: E402
-from training.arguments import bad_arguments_exit, exit_on_bad_argument  # noqa: E402
+from training.common.arguments import bad_arguments_exit, exit_on_bad_argument  # noqa: E402
 
 FORTUNES_TEST = REPO_ROOT / "training" / "data" / "fortunes" / "test.jsonl"
 

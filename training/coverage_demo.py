@@ -25,7 +25,7 @@ import torch
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(REPO_ROOT))
-from training.arguments import parse_arguments  # noqa: E402
+from training.common.arguments import parse_arguments  # noqa: E402
 from training.length_robustness import (  # noqa: E402
     LEXICON, LengthTrainingArguments, check_models, tokenized_training_set, train_model,
 )

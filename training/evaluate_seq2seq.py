@@ -8,7 +8,7 @@
     python training/evaluate_seq2seq.py --model_name_or_path outputs/g2p-seed0 --ensemble outputs/g2p-seed1 \\
         outputs/g2p-seed2 --test_file test.jsonl --num_beams 5 --output_dir outputs/g2p-ensemble3
 
-The file (``--validation_file`` or ``--test_file``: .jsonl, .json, .csv or .tsv, read by training/data_files.py as
+The file (``--validation_file`` or ``--test_file``: .jsonl, .json, .csv or .tsv, read by training/common/data_files.py as
 run_seq2seq.py reads it) has source and target columns, and optionally ``references`` (every accepted output of a
 row: then WER and PER too). ``<output_dir>/<split>_results.json`` gets sacreBLEU and chrF (with their sacreBLEU
 signatures), exact match, WER/PER (and without stress with ``--score_without_stress``), all in percent, the decoding
@@ -41,8 +41,8 @@ from hf_bahdanau.cli import MAX_NEW_TOKENS, check_new_tokens  # noqa: E402
 from hf_bahdanau.locations import check_model_location  # noqa: E402
 from hf_bahdanau.modeling.copying import encode_with_copies  # noqa: E402
 from hf_bahdanau.modeling.search import LENGTH_PENALTY_STYLES  # noqa: E402
-from training.arguments import bad_arguments_exit, exit_on_bad_argument  # noqa: E402
-from training.data_files import SPLITS, TEXT, TEXTS, Column, read_file  # noqa: E402
+from training.common.arguments import bad_arguments_exit, exit_on_bad_argument  # noqa: E402
+from training.common.data_files import SPLITS, TEXT, TEXTS, Column, read_file  # noqa: E402
 from training.run_seq2seq import REFERENCES, generated_texts, metrics_function  # noqa: E402
 
 logger = logging.getLogger(__name__)

@@ -29,7 +29,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/image_text_table.py` puts training/ first
     sys.path.insert(0, str(REPO_ROOT))
 
-from training.table_runs import (  # noqa: E402
+from training.common.table_runs import (  # noqa: E402
     Cell, Column, add_runner_arguments, collect, markdown_table, one_script, predict_metrics, read_json, run_grid,
     trainer_progress, write_json,
 )

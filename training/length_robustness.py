@@ -29,8 +29,8 @@ from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, DataCo
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/length_robustness.py` puts training/ first, not the repository
     sys.path.insert(0, str(REPO_ROOT))
-from training.arguments import check_new_config, parse_arguments, parse_config_overrides  # noqa: E402
-from training.tokenization import train_tokenizer  # noqa: E402
+from training.common.arguments import check_new_config, parse_arguments, parse_config_overrides  # noqa: E402
+from training.common.tokenization import train_tokenizer  # noqa: E402
 
 SYMBOLS = [f"{letter}{digit}" for letter in "abcdefgh" for digit in "01"]  # 16 source symbols
 LEXICON = {symbol: symbol.upper() for symbol in SYMBOLS}  # each renamed: a target vocabulary of its own

@@ -49,20 +49,20 @@ from transformers import (  # noqa: E402
 
 from hf_bahdanau import BahdanauForImageToText, BahdanauImageProcessor, BahdanauImageToTextConfig  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForImageToText  # noqa: E402
-from training.arguments import (  # noqa: E402
+from training.common.arguments import (  # noqa: E402
     PictureArguments, bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
 )
 from training.data.make_babi import split_seed  # noqa: E402
-from training.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
+from training.common.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
 from training.data.make_image_text import COUNTS, GENERATORS, SPLITS  # noqa: E402
-from training.loss_logging import LossPartsLogging  # noqa: E402
-from training.metrics import in_percent  # noqa: E402
-from training.metrics.g2p_error_rates.g2p_error_rates import edit_distance  # noqa: E402
-from training.run_steps import (  # noqa: E402
+from training.common.loss_logging import LossPartsLogging  # noqa: E402
+from training.common.metrics import in_percent  # noqa: E402
+from training.common.metrics.g2p_error_rates.g2p_error_rates import edit_distance  # noqa: E402
+from training.common.steps import (  # noqa: E402
     finish_run, pipeline_usage, setup_logging, train_and_evaluate, trainer_callbacks,
 )
-from training.tokenization import train_tokenizer  # noqa: E402
-from training.training_clock import TrainingBudgetCallback  # noqa: E402
+from training.common.tokenization import train_tokenizer  # noqa: E402
+from training.common.training_clock import TrainingBudgetCallback  # noqa: E402
 
 logger = logging.getLogger(__name__)
 

@@ -61,13 +61,13 @@ from hf_bahdanau import (  # noqa: E402
 )
 from hf_bahdanau.memory_training import LinearStartCallback  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForMemoryNetwork, DataCollatorForTextPairs  # noqa: E402
-from training.arguments import (  # noqa: E402
+from training.common.arguments import (  # noqa: E402
     PictureArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
 )
 from training.data.babi import BabiExample, TASKS, generate_task, read_babi, task_file_name  # noqa: E402
 from training.data.make_babi import SIZES, split_seed  # noqa: E402
-from training.metrics import in_percent  # noqa: E402
-from training.run_steps import (  # noqa: E402
+from training.common.metrics import in_percent  # noqa: E402
+from training.common.steps import (  # noqa: E402
     finish_run, pipeline_usage, setup_logging, train_and_evaluate, trainer_callbacks,
 )
 

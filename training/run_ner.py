@@ -43,15 +43,15 @@ from transformers import (  # noqa: E402
 
 from hf_bahdanau import BahdanauForTokenClassification  # noqa: E402
 from hf_bahdanau.pictures import plot_token_attention  # noqa: E402
-from training.arguments import PictureArguments, bad_arguments_exit, parse_arguments  # noqa: E402
-from training.data_files import TAGS, TEXTS, Column, DataFileArguments  # noqa: E402
-from training.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
-from training.figures import save_encoder_pictures  # noqa: E402
-from training.run_steps import (  # noqa: E402
+from training.common.arguments import PictureArguments, bad_arguments_exit, parse_arguments  # noqa: E402
+from training.common.data_files import TAGS, TEXTS, Column, DataFileArguments  # noqa: E402
+from training.common.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
+from training.common.figures import save_encoder_pictures  # noqa: E402
+from training.common.steps import (  # noqa: E402
     finish_run, pipeline_usage, setup_logging, train_and_evaluate, trainer_callbacks,
 )
-from training.split_order import InOrderTrainer  # noqa: E402
-from training.metrics import in_percent, load_metric  # noqa: E402
+from training.common.split_order import InOrderTrainer  # noqa: E402
+from training.common.metrics import in_percent, load_metric  # noqa: E402
 
 logger = logging.getLogger(__name__)
 

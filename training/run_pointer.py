@@ -7,7 +7,7 @@ transformers' example scripts.
     python training/run_pointer.py --task convex_hull --train_file train.jsonl --validation_file dev.jsonl \\
         --test_file test.jsonl --do_train --do_eval --do_predict --output_dir outputs/my-hull
 
-Data: generated on the fly (``training/pointer_tasks.py``: numbers or points uniform in [0, 1), exact labels), or
+Data: generated on the fly (``training/data/pointer_tasks.py``: numbers or points uniform in [0, 1), exact labels), or
 .json/.jsonl files (or a Hub dataset) with rows {"input_features": [[...], ...], "labels": [pointer ids]}, pointer
 id j + 1 = input j, 0 = end. ``--test_n 5,10,20`` evaluates one generated test set per n.
 Metrics: sorting, exact match of the output order; convex hull, Vinyals et al.'s table 1: accuracy (the predicted
@@ -38,13 +38,13 @@ from hf_bahdanau import BahdanauForPointerNetwork, BahdanauPointerConfig  # noqa
 from hf_bahdanau.pictures import plot_alignment  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForPointing  # noqa: E402
 from hf_bahdanau.modeling.pointing import positions  # noqa: E402
-from training.arguments import (  # noqa: E402
+from training.common.arguments import (  # noqa: E402
     PictureArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
 )
-from training.data_files import POINTERS, POINTS, Column, DataFileArguments, load_raw_splits  # noqa: E402
-from training.metrics import in_percent  # noqa: E402
-from training.pointer_tasks import MIN_N, hull_metrics, make_dataset, pointer_ids, sequence_accuracy  # noqa: E402
-from training.run_steps import finish_run, record, setup_logging, trainer_callbacks  # noqa: E402
+from training.common.data_files import POINTERS, POINTS, Column, DataFileArguments, load_raw_splits  # noqa: E402
+from training.common.metrics import in_percent  # noqa: E402
+from training.data.pointer_tasks import MIN_N, hull_metrics, make_dataset, pointer_ids, sequence_accuracy  # noqa: E402
+from training.common.steps import finish_run, record, setup_logging, trainer_callbacks  # noqa: E402
 
 logger = logging.getLogger(__name__)
 

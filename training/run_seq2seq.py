@@ -61,22 +61,22 @@ from hf_bahdanau.families import find_family  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForCopying  # noqa: E402
 from hf_bahdanau.modeling.copying import decode_with_copies, encode_with_copies  # noqa: E402
 from hf_bahdanau.word_vectors import prepare_meta_embedding  # noqa: E402
-from training.alignment_error import alignment_error_rate  # noqa: E402
-from training.arguments import (  # noqa: E402
+from training.common.alignment_error import alignment_error_rate  # noqa: E402
+from training.common.arguments import (  # noqa: E402
     PictureArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
 )
-from training.data_files import (  # noqa: E402
+from training.common.data_files import (  # noqa: E402
     SPANS, TEXT, TEXTS, Column, DataFileArguments, load_raw_splits, requested_splits,
 )
-from training.figures import save_alignment_pictures, save_encoder_pictures  # noqa: E402
-from training.loss_logging import LossPartsLogging  # noqa: E402
-from training.metrics import load_metric  # noqa: E402
-from training.run_steps import (  # noqa: E402
+from training.common.figures import save_alignment_pictures, save_encoder_pictures  # noqa: E402
+from training.common.loss_logging import LossPartsLogging  # noqa: E402
+from training.common.metrics import load_metric  # noqa: E402
+from training.common.steps import (  # noqa: E402
     finish_run, setup_logging, train_and_evaluate, trainer_callbacks,
 )
-from training.split_order import SplitOrderEvaluation  # noqa: E402
-from training.tokenization import TOKENIZER_KINDS, train_tokenizer  # noqa: E402
-from training.training_clock import TrainingBudgetCallback  # noqa: E402
+from training.common.split_order import SplitOrderEvaluation  # noqa: E402
+from training.common.tokenization import TOKENIZER_KINDS, train_tokenizer  # noqa: E402
+from training.common.training_clock import TrainingBudgetCallback  # noqa: E402
 from training.transformer_baseline import (  # noqa: E402
     check_generation_options, freeze_position_tables, learned_parameters, transformer_config,
 )

@@ -50,16 +50,16 @@ from hf_bahdanau.families.vqa import VQA_QUESTION  # noqa: E402
 from hf_bahdanau.modeling.axes import CO_ATTENTIONS  # noqa: E402
 from hf_bahdanau.modeling.configuration_coattention import CO_ATTENTION_INPUTS  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering  # noqa: E402
-from training.arguments import (  # noqa: E402
+from training.common.arguments import (  # noqa: E402
     PictureArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
 )
-from training.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
-from training.metrics import in_percent  # noqa: E402
-from training.run_steps import (  # noqa: E402
+from training.common.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
+from training.common.metrics import in_percent  # noqa: E402
+from training.common.steps import (  # noqa: E402
     finish_run, pipeline_usage, setup_logging, train_and_evaluate, trainer_callbacks,
 )
-from training.tokenization import train_tokenizer  # noqa: E402
-from training.training_clock import TrainingBudgetCallback  # noqa: E402
+from training.common.tokenization import train_tokenizer  # noqa: E402
+from training.common.training_clock import TrainingBudgetCallback  # noqa: E402
 
 logger = logging.getLogger(__name__)
 

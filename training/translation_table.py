@@ -50,7 +50,7 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # `python training/translation_table.py` puts training/ first
     sys.path.insert(0, str(REPO_ROOT))
 
-from training.table_runs import (  # noqa: E402
+from training.common.table_runs import (  # noqa: E402
     Cell, Column, Panel, Step, add_runner_arguments, collect, markdown_table, plot_panels, predict_metrics, read_json,
     run_grid, write_json,
 )

@@ -39,7 +39,7 @@ from hf_bahdanau.modeling.search import FastSearchMixin  # noqa: E402
 from training.evaluate_seq2seq import (  # noqa: E402
     DecodingArguments, EvaluationDataArguments, EvaluationModelArguments, SplitEvaluation, load_model_and_tokenizer,
 )
-from training.arguments import bad_arguments_exit, exit_on_bad_argument  # noqa: E402
+from training.common.arguments import bad_arguments_exit, exit_on_bad_argument  # noqa: E402
 from training.run_seq2seq import REFERENCES  # noqa: E402
 
 logger = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ generation hook is for, not only a signature:
   source share one encoder memory. Without it every beam gets its own copy, as in transformers.
 - ``GenerationMixin._supports_default_dynamic_cache``: returns False so that generate() builds no key/value cache.
 - ``PreTrainedModel._upload_modified_files`` (``CARD_UPLOAD``): ``push_to_hub`` ships the folder's model card.
-  Without it ``push_to_hub`` uploads transformers' template card; ``training/hub_utils.push_output_dir`` still
+  Without it ``push_to_hub`` uploads transformers' template card; ``training/common/hub_utils.push_output_dir`` still
   ships the real one.
 - ``PreTrainedModel._resize_token_embeddings`` / ``_get_resized_embeddings`` (``EMBEDDING_RESIZE``):
   ``resize_token_embeddings`` of the seq2seq model resizes the target embedding too. Without them resizing raises

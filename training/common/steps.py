@@ -23,9 +23,9 @@ from transformers.trainer_utils import PredictionOutput
 from transformers.utils import PushToHubMixin
 
 from hf_bahdanau.cards import write_model_card
-from training.figures import TRAINING_CURVE, plot_training_curve
-from training.hub_utils import CodeFilesCallback, push_output_dir
-from training.training_clock import TrainingClockCallback
+from training.common.figures import TRAINING_CURVE, plot_training_curve
+from training.common.hub_utils import CodeFilesCallback, push_output_dir
+from training.common.training_clock import TrainingClockCallback
 
 __all__ = ["finish_run", "pipeline_usage", "setup_logging", "train_and_evaluate", "trainer_callbacks"]
 

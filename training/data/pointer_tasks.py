@@ -1,7 +1,7 @@
 """Data and metrics for two pointer-network demonstrations of Vinyals, Fortunato & Jaitly, "Pointer Networks"
 (NeurIPS 2015): sorting n numbers, and the planar convex hull.
 
-    from training.pointer_tasks import make_dataset, hull_metrics
+    from training.data.pointer_tasks import make_dataset, hull_metrics
     train = make_dataset("convex_hull", n=(5, 50), size=100_000, seed=0)   # the paper trains on n = 5…50
     test = make_dataset("convex_hull", n=50, size=1000, seed=1)
     scores = hull_metrics(predictions, [row["input_features"] for row in test])

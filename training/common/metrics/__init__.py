@@ -1,6 +1,6 @@
 """`evaluate` metrics that also work offline.
 
-    from training.metrics import load_metric
+    from training.common.metrics import load_metric
     bleu = load_metric("sacrebleu")          # evaluate.EvaluationModule
     bleu.compute(predictions=["2015-03-03"], references=[["2015-03-03"]])["score"]
 
@@ -9,7 +9,7 @@ out of 100); the training scripts report every rate in percent, through ``in_per
 
 ``load_metric(name)`` prefers the Hub module ``evaluate.load(name)`` when the Hub is allowed
 (``HF_HUB_OFFLINE`` / ``HF_EVALUATE_OFFLINE`` unset) and reachable, and otherwise loads the local
-module ``training/metrics/<name>/<name>.py``: an ``evaluate.Metric`` with the same inputs and outputs
+module ``training/common/metrics/<name>/<name>.py``: an ``evaluate.Metric`` with the same inputs and outputs
 whose scoring is done by the same library (sacrebleu, seqeval, scikit-learn).
 """
 

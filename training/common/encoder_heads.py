@@ -15,9 +15,9 @@ from transformers import AutoConfig, AutoTokenizer, TrainingArguments
 
 from hf_bahdanau import PRESETS, BahdanauEncoderConfig
 from hf_bahdanau.word_vectors import prepare_meta_embedding
-from training.arguments import check_new_config, parse_config_overrides
-from training.data_files import load_raw_splits, requested_splits
-from training.tokenization import TOKENIZER_KINDS, train_tokenizer
+from training.common.arguments import check_new_config, parse_config_overrides
+from training.common.data_files import load_raw_splits, requested_splits
+from training.common.tokenization import TOKENIZER_KINDS, train_tokenizer
 
 logger = logging.getLogger(__name__)
 

@@ -3,7 +3,7 @@
 Trainer's checkpoint pushes (``--push_to_hub --hub_strategy every_save|checkpoint``) copy only the weights,
 configs and tokenizer into ``output_dir`` before uploading it, so the model code (``trust_remote_code``) would be
 missing, and so would an image processor that is not the Trainer's ``processing_class``; and ``trainer.push_to_hub()``
-rewrites ``README.md`` with Trainer's own card. The scripts therefore call (``training.run_steps.trainer_callbacks``
+rewrites ``README.md`` with Trainer's own card. The scripts therefore call (``training.common.steps.trainer_callbacks``
 gives every script's Trainer the callback):
 
     trainer = Seq2SeqTrainer(..., callbacks=[CodeFilesCallback()])  # checkpoint pushes carry the code files
