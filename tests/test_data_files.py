@@ -9,7 +9,7 @@ import datasets
 import pytest
 
 from training.common.data_files import TEXT, Column, load_raw_splits, read_file
-from training.run_classification import ClassificationDataArguments
+from training.tasks.classification import ClassificationDataArguments
 from training.run_ner import NerDataArguments
 from training.run_pointer import PointerDataArguments
 from training.run_seq2seq import DataTrainingArguments

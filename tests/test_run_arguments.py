@@ -1,4 +1,4 @@
-"""The flags every training script shares (training.common.arguments.PictureArguments): one name, ``--num_pictures``, with
+"""The flags every training script shares (training.common.arguments.ReportArguments): one name, ``--num_pictures``, with
 one default and one check in every script; the old names (``--num_attention_pictures``, ``--num_alignment_pictures``,
 ``--max_plots``), given as flags or as keys of a .json file of arguments, are read as it, with a FutureWarning."""
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from conftest import exits_as_argparse_does
-from training.common import arguments
-from training.common.arguments import RENAMED_FLAGS, PictureArguments
+from training.common import arguments, driver
+from training.common.arguments import RENAMED_FLAGS, ReportArguments
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPTS = [module for module in (importlib.import_module(f"training.{path.stem}")
@@ -29,7 +29,8 @@ def parse(script, flags: list[str], monkeypatch, tmp_path, config: dict | None =
     def parse_and_stop(*args, **kwargs):
         raise Parsed(arguments.parse_arguments(*args, **kwargs))
 
-    monkeypatch.setattr(script, "parse_arguments", parse_and_stop)
+    monkeypatch.setattr(driver, "parse_arguments", parse_and_stop)  # the tasks' (through their run_*.py shims)
+    monkeypatch.setattr(script, "parse_arguments", parse_and_stop, raising=False)  # a script of its own
     argv = [*REQUIRED.get(script.__name__, []), *flags, "--output_dir", str(tmp_path / "out")]
     if config is not None:
         (tmp_path / "arguments.json").write_text(json.dumps(config))
@@ -37,7 +38,7 @@ def parse(script, flags: list[str], monkeypatch, tmp_path, config: dict | None =
     with pytest.raises(Parsed) as parsed:
         script.main(argv)
     (data_args,) = [parsed_arguments for parsed_arguments in parsed.value.args[0]
-                    if isinstance(parsed_arguments, PictureArguments)]
+                    if isinstance(parsed_arguments, ReportArguments)]
     return data_args
 
 

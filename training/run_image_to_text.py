@@ -50,7 +50,7 @@ from transformers import (  # noqa: E402
 from hf_bahdanau import BahdanauForImageToText, BahdanauImageProcessor, BahdanauImageToTextConfig  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForImageToText  # noqa: E402
 from training.common.arguments import (  # noqa: E402
-    PictureArguments, bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
+    ReportArguments, bad_arguments_exit, check_counts, check_new_config, parse_arguments, parse_config_overrides,
 )
 from training.data.make_babi import split_seed  # noqa: E402
 from training.common.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
@@ -98,7 +98,7 @@ class ImageTextModelArguments:
 
 
 @dataclass
-class ImageTextDataArguments(PictureArguments):
+class ImageTextDataArguments(ReportArguments):
     """Where the images come from, and what to report."""
 
     dataset_name: str | None = field(default=None, metadata={"help": "A Hub dataset or a local folder with image "

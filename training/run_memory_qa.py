@@ -62,7 +62,7 @@ from hf_bahdanau import (  # noqa: E402
 from hf_bahdanau.memory_training import LinearStartCallback  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForMemoryNetwork, DataCollatorForTextPairs  # noqa: E402
 from training.common.arguments import (  # noqa: E402
-    PictureArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
+    ReportArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
 )
 from training.data.babi import BabiExample, TASKS, generate_task, read_babi, task_file_name  # noqa: E402
 from training.data.make_babi import SIZES, split_seed  # noqa: E402
@@ -117,7 +117,7 @@ class MemoryModelArguments:
 
 
 @dataclass
-class MemoryDataArguments(PictureArguments):
+class MemoryDataArguments(ReportArguments):
     """Where the stories come from, and what to report."""
 
     dataset_name: str | None = field(default=None, metadata={"help": "A Hub dataset in facebook/babi_qa's layout."})

@@ -43,7 +43,7 @@ from transformers import (  # noqa: E402
 
 from hf_bahdanau import BahdanauForTokenClassification  # noqa: E402
 from hf_bahdanau.pictures import plot_token_attention  # noqa: E402
-from training.common.arguments import PictureArguments, bad_arguments_exit, parse_arguments  # noqa: E402
+from training.common.arguments import ReportArguments, bad_arguments_exit, parse_arguments  # noqa: E402
 from training.common.data_files import TAGS, TEXTS, Column, DataFileArguments  # noqa: E402
 from training.common.encoder_heads import HeadModelArguments, load_head, load_splits, load_tokenizer, order_labels  # noqa: E402
 from training.common.figures import save_encoder_pictures  # noqa: E402
@@ -60,7 +60,7 @@ ATTENTION_PICTURE = "attention_{}.png"
 
 
 @dataclass
-class NerDataArguments(PictureArguments, DataFileArguments):
+class NerDataArguments(ReportArguments, DataFileArguments):
     """Which data, which columns, and what to report."""
 
     text_column_name: str = field(default="tokens", metadata={"help": "Column with the list of words."})

@@ -39,7 +39,7 @@ from hf_bahdanau.pictures import plot_alignment  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForPointing  # noqa: E402
 from hf_bahdanau.modeling.pointing import positions  # noqa: E402
 from training.common.arguments import (  # noqa: E402
-    PictureArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
+    ReportArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
 )
 from training.common.data_files import POINTERS, POINTS, Column, DataFileArguments, load_raw_splits  # noqa: E402
 from training.common.metrics import in_percent  # noqa: E402
@@ -72,7 +72,7 @@ class PointerModelArguments:
 
 
 @dataclass
-class PointerDataArguments(PictureArguments, DataFileArguments):
+class PointerDataArguments(ReportArguments, DataFileArguments):
     """The task, the generated data (when no files are given) and the decoding."""
 
     task: str = field(default="sorting", metadata={"help": "sorting or convex_hull."})

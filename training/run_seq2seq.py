@@ -63,7 +63,7 @@ from hf_bahdanau.modeling.copying import decode_with_copies, encode_with_copies 
 from hf_bahdanau.word_vectors import prepare_meta_embedding  # noqa: E402
 from training.common.alignment_error import alignment_error_rate  # noqa: E402
 from training.common.arguments import (  # noqa: E402
-    PictureArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
+    ReportArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
 )
 from training.common.data_files import (  # noqa: E402
     SPANS, TEXT, TEXTS, Column, DataFileArguments, load_raw_splits, requested_splits,
@@ -172,7 +172,7 @@ class ModelArguments:
 
 
 @dataclass
-class DataTrainingArguments(PictureArguments, DataFileArguments):
+class DataTrainingArguments(ReportArguments, DataFileArguments):
     """Which data, which columns, which lengths, and what to report."""
 
     source_column: str = field(default="source", metadata={"help": "Column with the source text."})

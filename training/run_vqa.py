@@ -51,7 +51,7 @@ from hf_bahdanau.modeling.axes import CO_ATTENTIONS  # noqa: E402
 from hf_bahdanau.modeling.configuration_coattention import CO_ATTENTION_INPUTS  # noqa: E402
 from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering  # noqa: E402
 from training.common.arguments import (  # noqa: E402
-    PictureArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
+    ReportArguments, bad_arguments_exit, check_new_config, parse_arguments, parse_config_overrides,
 )
 from training.common.data_files import TEXT, Column, hold_out_validation, load_dataset_as_written  # noqa: E402
 from training.common.metrics import in_percent  # noqa: E402
@@ -92,7 +92,7 @@ class VQAModelArguments:
 
 
 @dataclass
-class VQADataArguments(PictureArguments):
+class VQADataArguments(ReportArguments):
     """Where the questions come from, and what to report."""
 
     dataset_name: str | None = field(default=None, metadata={"help": "A Hub dataset or a local folder with image, "

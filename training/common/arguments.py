@@ -25,7 +25,7 @@ from hf_bahdanau.cards import check_license
 from hf_bahdanau.cli import MAX_NEW_TOKENS, check_new_tokens, usage_errors
 from hf_bahdanau.locations import check_model_location
 
-__all__ = ["PictureArguments", "RENAMED_FLAGS", "bad_arguments_exit", "check_counts", "check_new_config",
+__all__ = ["RENAMED_FLAGS", "ReportArguments", "TaskModelArguments", "bad_arguments_exit", "check_counts", "check_new_config",
            "exit_on_bad_argument", "json_to_flags", "parse_arguments", "parse_config_overrides", "rename_old_flags"]
 
 logger = logging.getLogger(__name__)
@@ -44,18 +44,43 @@ RENAMED_FLAGS = {"--num_attention_pictures": "--num_pictures", "--num_alignment_
 
 
 @dataclass
-class PictureArguments:
-    """The arguments of every training script's report: how many examples get attention pictures. A script's data
-    arguments derive from it (listed first, ``class DataArguments(PictureArguments, DataFileArguments)``) and call
-    ``super().__post_init__()`` from their own ``__post_init__``."""
+class ReportArguments:
+    """The arguments of every task's report: how many examples get attention pictures, and what the model card says
+    about the data. A task's data arguments derive from it (listed first, ``class DataArguments(ReportArguments,
+    DataFileArguments)``) and call ``super().__post_init__()`` from their own ``__post_init__``."""
 
     num_pictures: int = field(
         default=4, metadata={"help": "Attention pictures of the first N test (else validation) examples (and of the "
                                      "encoder's self-attention and embedding mixture where a model has them); 0: "
                                      "none. Was --num_attention_pictures, --num_alignment_pictures, --max_plots."})
+    language: list[str] | None = field(default=None, metadata={"help": "Languages of the data, for the model card."})
+    dataset_description: str | None = field(default=None, metadata={"help": "One line on the data for the card."})
+    license: str | None = field(default=None, metadata={"help": "The model card's license, a Hub license id "
+                                                              "(default: apache-2.0; your data's may oblige another)."})
 
     def __post_init__(self):
         check_counts(self, "num_pictures")
+
+
+@dataclass
+class TaskModelArguments:
+    """The model arguments every task has: a saved model to start from or a new one's config fields, and the training
+    budget. A task's model arguments derive from it."""
+
+    model_name_or_path: str | None = field(
+        default=None, metadata={"help": "A saved model (folder or Hub id) to train further. Default: a new model."})
+    config_overrides: str | None = field(
+        default=None, metadata={"help": "Config fields of a new model, e.g. 'hidden_size=128,dropout=0.2'."})
+    max_train_minutes: float | None = field(
+        default=None, metadata={"help": "Stop training after this many minutes (evaluations not counted)."})
+    torch_num_threads: int | None = field(default=None, metadata={"help": "torch.set_num_threads before training."})
+
+    def __post_init__(self):
+        if self.max_train_minutes is not None and not self.max_train_minutes > 0:
+            raise ValueError(f"`--max_train_minutes` must be a positive number of minutes, got "
+                             f"{self.max_train_minutes}.")
+        if self.torch_num_threads is not None and self.torch_num_threads < 1:
+            raise ValueError(f"`--torch_num_threads` must be a positive integer, got {self.torch_num_threads}.")
 
 
 def rename_old_flags(argv: list[str]) -> list[str]:
@@ -87,8 +112,10 @@ def json_to_flags(arguments: dict) -> list[str]:
     return flags
 
 
-def parse_arguments(dataclass_types: tuple, argv: list[str], description: str | None = None) -> tuple:
-    """The dataclasses of ``dataclass_types`` (the last one a ``TrainingArguments``) from ``argv``.
+def parse_arguments(dataclass_types: tuple, argv: list[str], description: str | None = None,
+                    prog: str | None = None) -> tuple:
+    """The dataclasses of ``dataclass_types`` (the last one a ``TrainingArguments``) from ``argv``; ``prog``: the
+    command's name in usage and error lines (default: the script's file name).
 
     Without an accelerator, ``--dataloader_pin_memory false`` is implied (pinning needs one, and torch warns at every
     data loader), and under torchrun ``--use_cpu true`` too (transformers runs DDP on CPU, over gloo, only with it;
@@ -98,7 +125,7 @@ def parse_arguments(dataclass_types: tuple, argv: list[str], description: str | 
     ends the process as argparse ends it for an unknown flag: ``PROG: error: MESSAGE`` on stderr, exit status 2, no
     traceback.
     """
-    parser = HfArgumentParser(dataclass_types, description=description, epilog=JSON_ARGUMENTS)
+    parser = HfArgumentParser(dataclass_types, description=description, epilog=JSON_ARGUMENTS, prog=prog)
     return exit_on_bad_argument(parser, lambda: _parse(parser, argv))
 
 
@@ -132,7 +159,7 @@ def bad_arguments_exit(prog: str | None = None) -> Iterator[None]:
 def _parse(parser: HfArgumentParser, argv: list[str]) -> tuple:
     if argv and argv[0].endswith(".json"):
         argv = json_to_flags(read_json_arguments(Path(argv[0]))) + argv[1:]
-    if any(issubclass(dataclass_type, PictureArguments) for dataclass_type in parser.dataclass_types):
+    if any(issubclass(dataclass_type, ReportArguments) for dataclass_type in parser.dataclass_types):
         argv = rename_old_flags(argv)
     if not has_accelerator():
         if "--dataloader_pin_memory" not in argv:

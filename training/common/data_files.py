@@ -98,8 +98,9 @@ POINTERS = ColumnKind("a list of integer pointer ids", _list_of(_is_int))
 
 @dataclass
 class DataFileArguments:
-    """Where the data comes from (a Hub dataset or local files), how much of it is used, and how it is described in the
-    model card; each script's data arguments extend this and say which columns they read (``used_columns``)."""
+    """Where the data comes from (a Hub dataset or local files) and how much of it is used; the data arguments of each
+    task that reads files extend this (after ``ReportArguments``, which describes the data in the card) and say which
+    columns they read (``used_columns``)."""
 
     dataset_name: str | None = field(default=None, metadata={"help": "A dataset on the Hub (needs network)."})
     dataset_config_name: str | None = field(default=None, metadata={"help": "Its configuration name."})
@@ -110,10 +111,6 @@ class DataFileArguments:
     max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N evaluation rows."})
     max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test rows."})
     preprocessing_num_workers: int | None = field(default=None, metadata={"help": "Processes for tokenisation."})
-    language: list[str] | None = field(default=None, metadata={"help": "Languages of the data, for the model card."})
-    dataset_description: str | None = field(default=None, metadata={"help": "One line on the data for the card."})
-    license: str | None = field(default=None, metadata={"help": "The model card's license, a Hub license id "
-                                                              "(default: apache-2.0; your data's may oblige another)."})
 
     def check_files(self) -> None:
         """Every given ``--*_file`` has a supported suffix (``read_file`` checks the rest)."""

@@ -15,7 +15,7 @@ from transformers import AutoConfig, AutoTokenizer, TrainingArguments
 
 from hf_bahdanau import PRESETS, BahdanauEncoderConfig
 from hf_bahdanau.word_vectors import prepare_meta_embedding
-from training.common.arguments import check_new_config, parse_config_overrides
+from training.common.arguments import TaskModelArguments, check_new_config, parse_config_overrides
 from training.common.data_files import load_raw_splits, requested_splits
 from training.common.tokenization import TOKENIZER_KINDS, train_tokenizer
 
@@ -25,7 +25,7 @@ __all__ = ["HeadModelArguments", "load_head", "load_splits", "load_tokenizer", "
 
 
 @dataclass
-class HeadModelArguments:
+class HeadModelArguments(TaskModelArguments):
     """Which model and tokenizer: a saved one (`model_name_or_path`) or a new one (`preset` + overrides)."""
 
     model_name_or_path: str | None = field(
@@ -56,6 +56,7 @@ class HeadModelArguments:
     trust_remote_code: bool = field(default=False, metadata={"help": "Allow code from model/dataset repositories."})
 
     def __post_init__(self):
+        super().__post_init__()
         if self.preset not in PRESETS:
             raise ValueError(f"`--preset` must be one of {sorted(PRESETS)}, got {self.preset!r}.")
         if self.config_overrides is not None and self.model_name_or_path is not None:

@@ -1,5 +1,6 @@
-"""The steps every training script takes around its own data and model: logging, training and evaluating, and the
-end of a run (training curve, model card, Hub push, and one line that says where the model is and how to use it).
+"""The steps of every run around a task's own data and model (``training.common.driver`` takes them; the scripts that
+are not tasks use them too): logging, training and evaluating, and the end of a run (training curve, model card, Hub
+push, and one line that says where the model is and how to use it).
 
     setup_logging(training_args)
     ...
@@ -61,7 +62,7 @@ def train_and_evaluate(trainer: Trainer, training_args: TrainingArguments, datas
     """With ``--do_train``: train (resuming from ``--resume_from_checkpoint``), save the model and tokenizer, record
     the metrics and the trainer state. Then each of "eval" (the trainer's eval dataset) and "predict" in
     ``datasets_by_split``: evaluate (``generate_kwargs`` go to generate()), add ``extra_metrics(split)``, write the
-    lines ``prediction_lines(output)`` of the test predictions to ``predictions_file``, and record the metrics
+    lines ``prediction_lines(output)`` (None: none) of the test predictions to ``predictions_file``, and record the metrics
     (``{split}_results.json``, ``all_results.json``)."""
     output_dir = Path(training_args.output_dir)
     if training_args.do_train:
@@ -81,8 +82,9 @@ def train_and_evaluate(trainer: Trainer, training_args: TrainingArguments, datas
         if trainer.is_world_process_zero():
             if extra_metrics is not None:
                 output.metrics.update(extra_metrics(split))
-            if output.predictions is not None and prediction_lines is not None:
-                lines = prediction_lines(output)[:len(dataset)]  # DDP pads the last shard with repeated rows
+            lines = prediction_lines(output) if output.predictions is not None and prediction_lines else None
+            if lines is not None:
+                lines = lines[:len(dataset)]  # DDP pads the last shard with repeated rows
                 (output_dir / predictions_file).write_text("".join(line + "\n" for line in lines))
         record(trainer, split, output.metrics)
 
@@ -113,11 +115,11 @@ def finish_run(trainer: Trainer, training_args: TrainingArguments, data_args, *,
             plot_training_curve(trainer.state.log_history, output_dir / TRAINING_CURVE, metric=metric)
         else:
             logger.warning("No training curve: no loss was logged (training ran fewer than --logging_steps steps).")
-        files = [Path(path).name for path in (data_args.train_file, data_args.validation_file, data_args.test_file)
-                 if path]
+        files = [Path(path).name for path in (getattr(data_args, split_file, None)
+                                              for split_file in ("train_file", "validation_file", "test_file")) if path]
         description = data_args.dataset_description or (f"Local files: {', '.join(files)}." if files else None)
-        write_model_card(output_dir, task=task, dataset_name=data_args.dataset_name, dataset_description=description,
-                         training_args=training_args.to_dict(), language=data_args.language, license=data_args.license,
+        write_model_card(output_dir, task=task, dataset_name=getattr(data_args, "dataset_name", None),
+                         dataset_description=description, training_args=training_args.to_dict(), language=data_args.language, license=data_args.license,
                          example_inputs=example_inputs)
     if training_args.push_to_hub:  # the finished folder, real card included (instead of trainer.push_to_hub)
         push_output_dir(output_dir, training_args.hub_model_id or output_dir.name, token=training_args.hub_token,

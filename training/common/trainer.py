@@ -1,0 +1,89 @@
+"""The one Trainer of every task.
+
+``TaskTrainer`` is transformers' ``Seq2SeqTrainer`` (which is ``Trainer`` unless ``--predict_with_generate`` asks
+evaluation to call ``generate()``) with what every task needs:
+
+- evaluation and prediction read the split's rows in order. ``--train_sampling_strategy group_by_length`` groups the
+  evaluation batches by length too, so ``predict().predictions`` and what ``compute_metrics`` sees would come in
+  another order than the split's rows, and whatever is read from the split beside them (each row's references, the
+  words a copy model may copy, a predictions file meant to line up with the test file) would belong to other rows;
+- the parts of a loss that a model reports beside ``loss`` (``coverage_loss``, ``doubly_stochastic_loss``,
+  ``reinforce_loss``) are logged as ``loss`` is: their mean over the steps since the last log;
+- evaluation leaves the model's generation config as it found it (transformers' writes every default into it after
+  its first batch, ``max_length=20`` among them, which then clashes with ``max_new_tokens`` at every later
+  ``generate()`` and would be saved with the model);
+- ``split_columns``: columns of the split being evaluated that the model does not read (e.g. ``source_oovs``,
+  ``references``) are kept in ``split_values`` for ``compute_metrics`` and the prediction lines.
+"""
+
+import copy
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+from transformers import Seq2SeqTrainer
+
+__all__ = ["TaskTrainer"]
+
+
+class TaskTrainer(Seq2SeqTrainer):
+    """``Seq2SeqTrainer`` in split order, logging the loss's parts, keeping the generation config and the
+    ``split_columns`` of the split being evaluated (``split_values[column]``, one value per row, or absent)."""
+
+    LOGGED_LOSS_PARTS = ("coverage_loss", "doubly_stochastic_loss", "reinforce_loss")
+
+    def __init__(self, *args: Any, split_columns: Sequence[str] = (), **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.split_columns = tuple(split_columns)
+        self.split_values: dict[str, list] = {}
+        self._loss_parts: dict[str, list[float]] = {part: [] for part in self.LOGGED_LOSS_PARTS}
+
+    def evaluate(self, eval_dataset=None, *args, **kwargs):
+        self._keep_split_columns(self.eval_dataset if eval_dataset is None else eval_dataset)
+        with self._rows_in_order():
+            return super().evaluate(eval_dataset, *args, **kwargs)
+
+    def predict(self, test_dataset, *args, **kwargs):
+        self._keep_split_columns(test_dataset)
+        with self._rows_in_order():
+            return super().predict(test_dataset, *args, **kwargs)
+
+    def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None, **gen_kwargs):
+        generation_config = copy.deepcopy(getattr(self.model, "generation_config", None))
+        try:
+            return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys=ignore_keys, **gen_kwargs)
+        finally:
+            if generation_config is not None:
+                self.model.generation_config = generation_config
+
+    def compute_loss(self, model, inputs, return_outputs: bool = False, num_items_in_batch=None):
+        loss, outputs = super().compute_loss(model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch)
+        if model.training:
+            for part, values in self._loss_parts.items():
+                value = outputs.get(part) if isinstance(outputs, dict) else getattr(outputs, part, None)
+                if isinstance(value, torch.Tensor):
+                    values.append(float(value.detach()))
+        return (loss, outputs) if return_outputs else loss
+
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        if "loss" in logs:
+            for part, values in self._loss_parts.items():
+                if values:
+                    logs[part] = round(sum(values) / len(values), 4)
+                    values.clear()
+        super().log(logs, start_time)
+
+    def _keep_split_columns(self, dataset) -> None:
+        columns = getattr(dataset, "column_names", None) or ()
+        self.split_values = {name: dataset[name] for name in self.split_columns if name in columns}
+
+    @contextmanager
+    def _rows_in_order(self) -> Iterator[None]:
+        strategy = self.args.train_sampling_strategy
+        if strategy == "group_by_length":  # the only strategy that also reorders evaluation
+            self.args.train_sampling_strategy = "random"  # evaluation: sequential (one process) or sharded in order
+        try:
+            yield
+        finally:
+            self.args.train_sampling_strategy = strategy
