@@ -1,5 +1,6 @@
-"""Training scripts and their helpers (tokenizers, metrics, bundled data); not part of the installed library.
+"""Training: one driver with a plug-in per task, its helpers and the bundled data; not part of the installed library.
 
-Scripts run as ``python training/<script>.py`` and put the repository root on ``sys.path`` so that
-``training.*`` imports the same way there and in the tests.
+Everything runs as a package from the repository root: ``python -m training TASK ...`` trains (``python -m training
+--help`` lists the tasks), ``python -m training.<module>`` and ``python -m training.data.make_<data>`` run the other
+tools. ``python training/run_<task>.py`` still works, through the shim of ``training/script_path.py``.
 """

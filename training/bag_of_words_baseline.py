@@ -1,7 +1,7 @@
 """The bag-of-words baseline of a classification data set: logistic regression on word counts (scikit-learn).
 
-    python training/bag_of_words_baseline.py                                          # the bundled HAN data
-    python training/bag_of_words_baseline.py --data_dir training/data/fortunes        # make_fortunes.py's output
+    python -m training.bag_of_words_baseline                                          # the bundled HAN data
+    python -m training.bag_of_words_baseline --data_dir training/data/fortunes        # make_fortunes.py's output
 
 Prints the test accuracy and macro-F1. On the bundled HAN data the word counts say nothing about the label
 (``training/data/make_han.py``): this baseline shows it, and is the floor the flat and hierarchical classifiers of
@@ -9,21 +9,16 @@ Prints the test accuracy and macro-F1. On the bundled HAN data the word counts s
 """
 
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # `python training/bag_of_words_baseline.py` puts training/ first
-    sys.path.insert(0, str(REPO_ROOT))
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import f1_score
+from transformers import HfArgumentParser
 
-from sklearn.feature_extraction.text import CountVectorizer  # noqa: E402
-from sklearn.linear_model import LogisticRegression  # noqa: E402
-from sklearn.metrics import f1_score  # noqa: E402
-from transformers import HfArgumentParser  # noqa: E402
-
-from training.common.arguments import exit_on_bad_argument  # noqa: E402
-from training.common.metrics import in_percent  # noqa: E402
+from training.common.arguments import exit_on_bad_argument
+from training.common.metrics import in_percent
 
 HAN_DATA = Path(__file__).resolve().parent / "data" / "han"
 

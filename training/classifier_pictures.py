@@ -2,7 +2,7 @@
 """Attention pictures of saved classifiers (``run_classification.py``'s folders) on the same few test documents:
 one PNG per model, a panel per document titled with the predicted and the true label.
 
-    python training/classifier_pictures.py --model_dirs outputs/fortunes-flat outputs/fortunes-flat-self_attentive \\
+    python -m training.classifier_pictures --model_dirs outputs/fortunes-flat outputs/fortunes-flat-self_attentive \\
         outputs/fortunes-flat-multi_dimensional outputs/fortunes-han --output_dir docs
 
 The documents: the first ``--num_texts`` of ``--test_file`` (in file order) that every model's tokenizer makes at most
@@ -12,21 +12,17 @@ docs/fortunes_attention_flat_self_attentive.png), drawn by ``hf_bahdanau.picture
 """
 
 import json
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, HfArgumentParser
+
+import hf_bahdanau  # noqa: F401  (registers the Auto classes)
+from hf_bahdanau.locations import check_model_location
+from hf_bahdanau.pictures import plot_classifier_texts
+from training.common.arguments import bad_arguments_exit, exit_on_bad_argument
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # `python training/classifier_pictures.py` puts training/ first
-    sys.path.insert(0, str(REPO_ROOT))
-
-from transformers import AutoModelForSequenceClassification, AutoTokenizer, HfArgumentParser  # noqa: E402
-
-import hf_bahdanau  # noqa: E402,F401  (registers the Auto classes)
-from hf_bahdanau.locations import check_model_location  # noqa: E402
-from hf_bahdanau.pictures import plot_classifier_texts  # noqa: E402
-from training.common.arguments import bad_arguments_exit, exit_on_bad_argument  # noqa: E402
-
 FORTUNES_TEST = REPO_ROOT / "training" / "data" / "fortunes" / "test.jsonl"
 
 

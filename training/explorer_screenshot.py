@@ -1,7 +1,7 @@
 """Screenshot of an alignment explorer page (``hf-bahdanau-explore``) in headless chromium, for the README.
 
     hf-bahdanau-explore outputs/dates-rnnsearch --input training/data/dates/test.jsonl --output dates.html
-    python training/explorer_screenshot.py dates.html dates.png --hover
+    python -m training.explorer_screenshot dates.html dates.png --hover
 
 Needs selenium (``pip install selenium``, in the dev extra) and chromium with its driver (Debian:
 ``apt-get install chromium chromium-driver``). ``headless_chromium`` is also what tests/test_explore.py drives.

@@ -1,7 +1,7 @@
 """Plot an evaluation metric against the training time a run spent, from its ``trainer_state.json``
 (``training_minutes``, logged by ``training_clock.TrainingClockCallback``), so users can choose a budget:
 
-    python training/plot_curve.py outputs/g2p-cmudict --metric eval_wer --output docs/g2p_wer_curve.png
+    python -m training.plot_curve outputs/g2p-cmudict --metric eval_wer --output docs/g2p_wer_curve.png
 """
 
 import argparse

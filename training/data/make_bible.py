@@ -2,7 +2,7 @@
 
     apt-get install sword-text-web sword-text-sparv    # SWORD modules engWEB2015eb and spaRV1909eb (public domain)
     pip install -e ".[mt]"                             # pysword, which reads them
-    python training/data/make_bible.py                 # writes training/data/bible-es-en/{train,validation,test}.jsonl
+    python -m training.data.make_bible                 # writes training/data/bible-es-en/{train,validation,test}.jsonl
 
 Verses are paired by (book, chapter, verse) where both modules have that verse (the English module's deuterocanonical
 books, and verses one versification numbers and the other does not, are left out). pysword's raw verse text is OSIS
@@ -24,15 +24,11 @@ import argparse
 import functools
 import html
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-if str(REPO_ROOT) not in sys.path:  # `python training/data/make_bible.py` puts training/data/ first
-    sys.path.insert(0, str(REPO_ROOT))
-from training.data.parallel_corpus import (MAX_RATIO, MAX_WORDS, clean, deduplicate, normalise,  # noqa: E402
+from training.data.parallel_corpus import (MAX_RATIO, MAX_WORDS, clean, deduplicate, normalise,
                                            split_by_hash, write_splits)
 
 DEFAULT_SWORD_PATH = Path("/usr/share/sword")

@@ -1,6 +1,6 @@
 """Generate the bundled date-normalisation data: free-form dates in five languages → ISO 8601 "YYYY-MM-DD".
 
-    python training/data/make_dates.py                # writes training/data/dates/{train,validation,test}.jsonl
+    python -m training.data.make_dates                # writes training/data/dates/{train,validation,test}.jsonl
 
 Each line is one example::
 

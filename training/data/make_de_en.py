@@ -1,7 +1,7 @@
 """German–English example sentences from the Ding dictionary, split by German sentence.
 
     apt-get install trans-de-en                 # /usr/share/trans/de-en (the Ding dictionary, GPL-2+)
-    python training/data/make_de_en.py          # writes training/data/de-en/{train,validation,test}.jsonl
+    python -m training.data.make_de_en          # writes training/data/de-en/{train,validation,test}.jsonl
 
 The dictionary is GPL-2+: the files are generated here from the installed package (or ``--source_file``, a file in
 its format) and never committed. A line is ``German :: English``; both sides hold the same number of `` | ``-separated
@@ -19,15 +19,11 @@ SHA-256 of the German sentence, so no sentence is in two splits.
 
 import argparse
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-if str(REPO_ROOT) not in sys.path:  # `python training/data/make_de_en.py` puts training/data/ first
-    sys.path.insert(0, str(REPO_ROOT))
-from training.data.parallel_corpus import (MAX_RATIO, MAX_WORDS, clean, deduplicate, normalise,  # noqa: E402
+from training.data.parallel_corpus import (MAX_RATIO, MAX_WORDS, clean, deduplicate, normalise,
                                            split_by_hash, write_splits)
 
 DEFAULT_SOURCE = Path("/usr/share/trans/de-en")

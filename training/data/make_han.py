@@ -1,6 +1,6 @@
 """Generate the bundled document-classification data: the label is the topic that wins MOST SENTENCES.
 
-    python training/data/make_han.py                  # writes training/data/han/{train,validation,test}.jsonl
+    python -m training.data.make_han                  # writes training/data/han/{train,validation,test}.jsonl
 
 Each line is one document of sentences ending in " ." and its label::
 

@@ -1,8 +1,8 @@
 """Two offline image-to-text tasks in Hugging Face's ``imagefolder`` layout: strips of handwritten digits
 (``training/data/digit_strips.py``) and printed words (``training/data/rendered_words.py``).
 
-    python training/data/make_image_text.py --output_dir DIR                     # both tasks, the default counts
-    python training/data/make_image_text.py --output_dir DIR --tasks digits --train_count 2000 --seed 1
+    python -m training.data.make_image_text --output_dir DIR                     # both tasks, the default counts
+    python -m training.data.make_image_text --output_dir DIR --tasks digits --train_count 2000 --seed 1
 
 Licences and provenance are in those modules' docstrings and in each task's dataset card: digits from scikit-learn's
 bundled ``load_digits`` (the UCI "Optical Recognition of Handwritten Digits" data, CC BY 4.0), words of the CMU
@@ -30,7 +30,6 @@ it is written. Each split has a seed of its own, derived from --seed, the task a
 
 import argparse
 import json
-import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -38,12 +37,9 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-if str(REPO_ROOT) not in sys.path:  # `python training/data/make_image_text.py` puts training/data/ first
-    sys.path.insert(0, str(REPO_ROOT))
-from training.data.digit_strips import digit_strips  # noqa: E402
-from training.data.make_babi import split_seed  # noqa: E402
-from training.data.rendered_words import rendered_words  # noqa: E402
+from training.data.digit_strips import digit_strips
+from training.data.make_babi import split_seed
+from training.data.rendered_words import rendered_words
 
 SPLITS = ("train", "validation", "test", "test_long")
 DATA_FILES = {split: f"{split}/**" for split in SPLITS}  # for load_dataset("imagefolder", data_dir=..., data_files=)

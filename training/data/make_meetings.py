@@ -1,6 +1,6 @@
 """Generate the bundled copying data: a short English note about a meeting → "{name} | YYYY-MM-DD".
 
-    python training/data/make_meetings.py             # writes training/data/meetings/{train,validation,test}.jsonl
+    python -m training.data.make_meetings             # writes training/data/meetings/{train,validation,test}.jsonl
 
 Each line is one example::
 

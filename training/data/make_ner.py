@@ -1,6 +1,6 @@
 """Generate the bundled named-entity data: English-like sentences tagged PER / LOC / ORG / MISC in the BIO scheme.
 
-    python training/data/make_ner.py                  # writes training/data/ner/{train,validation,test}.jsonl
+    python -m training.data.make_ner                  # writes training/data/ner/{train,validation,test}.jsonl
 
 Each line is one sentence, in the layout of CoNLL-2003 on the Hub (string tags, so label lists are inferred)::
 
