@@ -1,24 +1,30 @@
-"""training/run_memory_qa.py and hf_bahdanau.memory_training: the collator, linear start, the data sources (generated,
-Facebook's files, the Hub's layout) and a short run that learns bAbI task 1 well above chance and writes a folder a
-user can load, answer with and read."""
+"""The memory-qa and passage-qa tasks (training/tasks/memory_qa.py, passage_qa.py, their bAbI code in
+training/common/babi_qa.py; training/run_memory_qa.py runs either) and hf_bahdanau.memory_training: the collator,
+linear start, the data sources (generated, Facebook's files, the Hub's layout) and a short run that learns bAbI task 1
+well above chance and writes a folder a user can load, answer with and read."""
 
 import json
 import logging
+from pathlib import Path
 from types import SimpleNamespace
 
 import datasets
 import pytest
 from huggingface_hub import ModelCard
-from transformers import pipeline
+from transformers import PreTrainedTokenizerFast, pipeline
 
 from conftest import exits_as_argparse_does
 from hf_bahdanau import BahdanauMemoryNetworkConfig, BahdanauMemoryNetworkForSequenceClassification
 from hf_bahdanau.memory_training import LinearStartCallback
 from hf_bahdanau.modeling.collators import DataCollatorForMemoryNetwork
 from training import run_memory_qa
-from training.data.babi import generate_task, write_babi
+from training.common import babi_qa
+from training.data.babi import generate_task, read_babi, write_babi
+from training.tasks import memory_qa
 
 pytestmark = pytest.mark.usefixtures("one_thread")
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def test_collator_pads_right_and_keeps_the_most_recent_sentences():
@@ -71,22 +77,22 @@ def test_the_hub_layout_gives_the_examples_of_facebook_files(tmp_path):
                                           [str(ids[index]) for index in example.supporting_facts])):
                 lines[key].append(value)
         rows.append({"story": lines})
-    from_hub = run_memory_qa.from_hub_stories(datasets.Dataset.from_list(rows), task=2)
-    from_file = run_memory_qa.read_babi(tmp_path / "qa2_two-supporting-facts_train.txt")
+    from_hub = babi_qa.from_hub_stories(datasets.Dataset.from_list(rows), task=2)
+    from_file = read_babi(tmp_path / "qa2_two-supporting-facts_train.txt")
     assert from_hub == from_file and len(from_hub) == 12
 
 
 def test_bad_arguments_are_named(capsys):
     with pytest.raises(ValueError, match="`--babi_size` must be '1k' or '10k', got '5k'"):
-        run_memory_qa.MemoryDataArguments(babi_size="5k")
+        babi_qa.BabiDataArguments(babi_size="5k")
     with pytest.raises(ValueError, match="`--babi_task` must be one of"):
-        run_memory_qa.MemoryDataArguments(babi_task=4)
+        babi_qa.BabiDataArguments(babi_task=4)
     with pytest.raises(ValueError, match="Give both `--train_file` and `--test_file`"):
-        run_memory_qa.MemoryDataArguments(train_file="qa1_x_train.txt")
+        babi_qa.BabiDataArguments(train_file="qa1_x_train.txt")
     with pytest.raises(ValueError, match="`--architecture` must be one of"):
-        run_memory_qa.MemoryModelArguments(architecture="gru")
-    for flags, message in ((["--architecture", "gru"], "`--architecture` must be one of ['memn2n', 'lstm', "
-                                                       "'coattention'], got 'gru'."),
+        memory_qa.MemoryModelArguments(architecture="gru")
+    for flags, message in ((["--architecture", "gru"], "`--architecture` must be one of ['memn2n', 'lstm'] "
+                                                       "(coattention: the passage-qa task), got 'gru'."),
                            (["--num_pictures", "-2"], "`--num_pictures` must be 0 (none) or a positive number, got "
                                                       "-2.")):
         with pytest.raises(SystemExit):  # the message alone, as argparse does
@@ -107,7 +113,7 @@ def test_a_short_run_learns_task_1_and_saves_a_usable_model(tmp_path, monkeypatc
     """600 generated task-1 questions, 15 epochs (about 10 s): test accuracy far above the 1/6 of guessing among the
     six places; the folder loads, answers through the pipeline, and holds the pictures, the page and the card; the
     last line's usage code runs as printed."""
-    monkeypatch.chdir(run_memory_qa.REPO_ROOT)
+    monkeypatch.chdir(REPO)
     run_memory_qa.main([*SHORT_RUN, "--output_dir", str(tmp_path)])
     usage = printed_usage(capsys)
     assert usage.startswith(f'import hf_bahdanau, transformers; transformers.pipeline(model="{tmp_path}", '
@@ -139,7 +145,7 @@ def test_a_short_run_learns_task_1_and_saves_a_usable_model(tmp_path, monkeypatc
 
 def test_the_lstm_baseline_reads_the_story_and_question_as_one_text(tmp_path, monkeypatch, capsys):
     """Its card's examples and the last line's usage code (which runs as printed) are such texts too."""
-    monkeypatch.chdir(run_memory_qa.REPO_ROOT)
+    monkeypatch.chdir(REPO)
     run_memory_qa.main([*SHORT_RUN[:4], "50", "--num_train_epochs", "1", "--architecture", "lstm",
                         "--disable_tqdm", "true", "--output_dir", str(tmp_path)])
     usage = printed_usage(capsys)
@@ -152,14 +158,59 @@ def test_the_lstm_baseline_reads_the_story_and_question_as_one_text(tmp_path, mo
     assert config["model_type"] == "bahdanau-encoder" and config["pooling_type"] == "final_state"
     assert json.loads((tmp_path / "all_results.json").read_text())["predict_samples"] == 50
     example = generate_task(1, 1, seed=0)[0][0]
-    tokenizer = run_memory_qa.PreTrainedTokenizerFast.from_pretrained(tmp_path)
-    row = run_memory_qa.features([example], tokenizer, [example.answer], "lstm", 50)[0]
-    words = sum(len(run_memory_qa.words_of(text)) for text in [*example.story, example.question])
+    tokenizer = PreTrainedTokenizerFast.from_pretrained(tmp_path)
+    row = babi_qa.features([example], tokenizer, [example.answer], memory_qa.ARCHITECTURES["lstm"].rows, 50)[0]
+    words = sum(len(babi_qa.words_of(text)) for text in [*example.story, example.question])
     assert len(row["input_ids"]) == words and "memory_ids" not in row
 
 
+
+def test_the_passage_qa_task_trains_co_attention_over_the_story_as_one_passage(tmp_path, monkeypatch, capsys):
+    """python -m training passage-qa with its bundled config: the attention statistics per question level, a picture
+    per test question asked for, the card's pipeline and examples (a passage and a question), and the usage code that
+    runs as printed."""
+    from training.__main__ import main
+
+    monkeypatch.chdir(REPO)
+    main(["passage-qa", "training/configs/babi_coattention.json", *SHORT_RUN[1:4], "50", "--num_train_epochs", "1",
+          "--disable_tqdm", "true", "--num_pictures", "1", "--output_dir", str(tmp_path)])
+    usage = printed_usage(capsys)
+    assert usage.startswith(f'import hf_bahdanau, transformers; transformers.pipeline(model="{tmp_path}", '
+                            'trust_remote_code=True)(**{"context": ')
+    exec(usage, {})
+    results = json.loads((tmp_path / "all_results.json").read_text())
+    assert results["predict_samples"] == 50 and results["predict_error"] == pytest.approx(
+        100 - results["predict_accuracy"])
+    assert {f"predict_{level}_peak_on_support" for level in ("word", "phrase", "question")} <= set(results)
+    assert sorted(path.name for path in tmp_path.glob("coattention_*.png")) == ["coattention_0.png"]
+    assert json.loads((tmp_path / "config.json").read_text())["model_type"] == "bahdanau-text-coattention"
+    assert ModelCard.load(tmp_path / "README.md").data.eval_results[0].task_type == "passage-question-answering"
+    assert json.loads((tmp_path / "run_arguments.json").read_text())["model"]["architecture"] == "coattention"
+
+
+@pytest.mark.parametrize("argv, task", [
+    ([], "memory-qa"),
+    (["--architecture", "lstm"], "memory-qa"),
+    (["--architecture", "coattention"], "passage-qa"),
+    (["--architecture=coattention", "--num_pictures", "2"], "passage-qa"),
+    (["--architecture", "coattention", "--architecture", "memn2n"], "memory-qa"),  # the last one counts
+    (["--architecture", "gru"], "memory-qa"),  # which says what is wrong with it
+    (["{config}"], "memory-qa"),  # babi_memn2n.json: "architecture": "memn2n"
+    (["{config}", "--architecture", "coattention"], "passage-qa"),
+    (["{coattention}"], "passage-qa"),
+    (["absent.json", "--architecture", "coattention"], "memory-qa"),  # whose parsing names the unreadable file
+])
+def test_run_memory_qa_runs_the_task_of_the_architecture(argv, task, tmp_path):
+    """training/run_memory_qa.py trains --architecture coattention (a flag, or a .json file's key) as the passage-qa
+    task, the others as the memory-qa task."""
+    coattention = tmp_path / "coattention.json"
+    coattention.write_text(json.dumps({"architecture": "coattention", "babi_task": 2}))
+    paths = {"{config}": str(REPO / "training/configs/babi_memn2n.json"), "{coattention}": str(coattention)}
+    assert babi_qa.architecture_task([paths.get(argument, argument) for argument in argv]) == task
+
+
 def test_no_pictures_means_none_and_a_card_all_the_same(tmp_path, monkeypatch):
-    monkeypatch.chdir(run_memory_qa.REPO_ROOT)
+    monkeypatch.chdir(REPO)
     run_memory_qa.main([*SHORT_RUN[:4], "50", "--num_train_epochs", "1", "--disable_tqdm", "true",
                         "--num_pictures", "0", "--output_dir", str(tmp_path)])
     assert not list(tmp_path.glob("hops_*.png")) and (tmp_path / "memory_explorer.html").is_file()
@@ -169,10 +220,10 @@ def test_no_pictures_means_none_and_a_card_all_the_same(tmp_path, monkeypatch):
 def test_a_run_that_ends_in_linear_start_saves_its_model_without_hop_pictures(tmp_path, monkeypatch, caplog):
     """A model still in linear start has no softmax over the memory: no weights to draw, so the run says so and saves
     the model and card without hops_<n>.png or memory_explorer.html (it raised at the end before)."""
-    monkeypatch.chdir(run_memory_qa.REPO_ROOT)
-    with caplog.at_level(logging.WARNING, logger=run_memory_qa.logger.name):
-        run_memory_qa.main([*SHORT_RUN[:4], "50", "--num_train_epochs", "1", "--linear_start_max_epochs", "5", "--eval_strategy", "no",
-                            "--disable_tqdm", "true", "--output_dir", str(tmp_path)])
+    monkeypatch.chdir(REPO)
+    with caplog.at_level(logging.WARNING, logger=memory_qa.logger.name):
+        run_memory_qa.main([*SHORT_RUN[:4], "50", "--num_train_epochs", "1", "--linear_start_max_epochs", "5",
+                            "--eval_strategy", "no", "--disable_tqdm", "true", "--output_dir", str(tmp_path)])
     assert json.loads((tmp_path / "config.json").read_text())["linear_start"] is True
     assert not list(tmp_path.glob("hops_*.png")) and not (tmp_path / "memory_explorer.html").exists()
     assert (tmp_path / "README.md").is_file() and (tmp_path / "model.safetensors").is_file()
@@ -180,9 +231,9 @@ def test_a_run_that_ends_in_linear_start_saves_its_model_without_hop_pictures(tm
 
 
 def test_the_babi_table_counts_errors_and_failed_tasks(tmp_path):
-    """training/babi_table.py's table from finished runs: error in %, the mean and the tasks over 5% error, beside the
+    """training/tables/babi.py's table from finished runs: error in %, the mean and the tasks over 5% error, beside the
     paper's figures for the same tasks; the hop table in %."""
-    from training import babi_table
+    from training.tables import babi
 
     for task, error in ((1, 0.4), (2, 30.0)):  # all_results.json's rates are in percent
         folder = tmp_path / "memn2n-1k" / f"task{task}"
@@ -190,16 +241,18 @@ def test_the_babi_table_counts_errors_and_failed_tasks(tmp_path):
         folder.joinpath("all_results.json").write_text(json.dumps({
             "predict_error": error, "train_runtime": 61.0, "predict_hop_1_on_support": 50.0,
             "predict_hop_2_on_support": 25.0, "predict_hop_3_on_support": 100.0, "predict_supports_covered": 75.0}))
-    results = babi_table.table(tmp_path, ["memn2n-1k"], [1, 2])
+    results = babi.TABLE.results(["--output_dir", str(tmp_path), "--settings", "memn2n-1k", "--tasks", "1", "2"])
     assert results["memn2n-1k"][2]["error"] == 30.0 and results["memn2n-1k"][1]["train_seconds"] == 61
-    lines = babi_table.markdown(results, [1, 2]).splitlines()
+    lines = babi.errors_markdown(results, [1, 2]).splitlines()
     assert lines[2].startswith("| 1 | 0.4 | 0 | 0 | 0.8 | 50 |") and lines[3].startswith("| 2 | 30.0 | 8.3 |")
     assert lines[-1].startswith("| mean (failed > 5%) | 15.2 (1 failed) | 4.2 (1 failed) |")
-    assert babi_table.hop_markdown(results, [1, 2]).splitlines()[-1] == "| 2 | 50 / 25 / 100; 75 |"
+    assert babi.hop_markdown(results, [1, 2]).splitlines()[-1] == "| 2 | 50 / 25 / 100; 75 |"
     hopless = tmp_path / "coattention-parallel-1k" / "task1"  # a co-attention run has no hops: no hop table
     hopless.mkdir(parents=True)
     hopless.joinpath("all_results.json").write_text(json.dumps({"predict_error": 0.014, "train_runtime": 138.0}))
-    assert babi_table.hop_markdown(babi_table.table(tmp_path, ["coattention-parallel-1k"], [1]), [1]) == ""
+    hopless_results = babi.TABLE.results(["--output_dir", str(tmp_path), "--settings", "coattention-parallel-1k",
+                                          "--tasks", "1"])
+    assert babi.hop_markdown(hopless_results, [1]) == ""
 
 
 STORY = "1 Mary moved to the bathroom.\n2 John went to the hallway.\n"

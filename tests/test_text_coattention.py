@@ -238,19 +238,20 @@ def test_a_short_run_learns_babi_task_1_far_above_chance():
     """900 generated task-1 questions, each about the story's last 3 sentences, 6 epochs of Adam on the word level:
     measured 42.0% test accuracy (chance: 1/6, six places), the same with this CPU's AVX2 kernels and with generic ones
     (ATEN_CPU_CAPABILITY=default); the test asks for 38%, 4 points below. Most of the way, as here, a model learns which places
-    the passage names for the person asked about; the full run (``run_memory_qa.py --architecture coattention``)
+    the passage names for the person asked about; the full run (``python -m training passage-qa``)
     goes on to learn which is the last (98.6% of the 1,000 test questions after 40 epochs)."""
-    from training import run_memory_qa
+    from training.common.babi_qa import build_tokenizer, features
     from training.data.babi import generate_task
+    from training.tasks.passage_qa import passage_rows
 
     torch.manual_seed(0)
     train, test = ([example for story in generate_task(1, count, seed) for example in story]
                    for count, seed in ((900, 1), (200, 2)))
     answers = sorted({example.answer for example in train + test})
-    tokenizer = run_memory_qa.build_tokenizer(train, answers)
+    tokenizer = build_tokenizer(train, answers)
     keep = ("input_ids", "context_ids", "labels")
-    train_rows, test_rows = ([{key: row[key] for key in keep} for row in run_memory_qa.features(
-        examples, tokenizer, answers, "coattention", memory_size=3)] for examples in (train, test))
+    train_rows, test_rows = ([{key: row[key] for key in keep} for row in features(
+        examples, tokenizer, answers, passage_rows, memory_size=3)] for examples in (train, test))
     collator = DataCollatorForTextPairs(tokenizer.pad_token_id)
     config = BahdanauTextCoAttentionConfig(vocab_size=len(tokenizer), hidden_size=32, attention_size=32,
                                            answer_hidden_size=64, context_hidden_size=32, num_labels=len(answers),
