@@ -1,16 +1,20 @@
-"""training/common/table_runs.py, the results tables' one runner, and the four tables it runs: each table's markdown from
-the files real runs leave (the text the scripts wrote before they shared the runner), the grid run ``--jobs`` at a time
-with ``--resume``, and the markdown columns and figure panels declared as data."""
+"""training/common/table_runs.py, the results tables' one runner, the tables of training/tables/ and a grid of one's
+own (``python -m training.tables TABLE``): each table's markdown from the files real runs leave (the text the scripts
+wrote before they shared the runner), the grid run ``--jobs`` at a time with ``--resume``, each step through the
+training driver, and the markdown columns and figure panels declared as data."""
 
 import json
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
 import training.common.table_runs as table_runs
-from training import babi_table, image_text_table, translation_table, vqa_table
-from training.common.table_runs import Cell, Column, Panel, Step, collect, markdown_table, plot_panels
+from training.common.table_runs import Cell, Column, Grid, Panel, Setting, Step, collect, markdown_table, plot_panels
+from training.tables import babi, image_text, load_table, table_names, translation, vqa
+from training.tables import main as tables_main
 
 
 def write(path, data):
@@ -55,8 +59,8 @@ BABI_HOPS = """\
 
 def test_the_babi_tables_from_finished_runs(babi_runs, capsys):
     results_file = babi_runs / "docs" / "babi.json"
-    babi_table.main(["--table_only", "--tasks", "1", "2", "3", "--output_dir", str(babi_runs),
-                     "--results_file", str(results_file)])
+    tables_main(["babi", "--table_only", "--tasks", "1", "2", "3", "--output_dir", str(babi_runs),
+                 "--results_file", str(results_file)])
     assert capsys.readouterr().out == f"{BABI_MARKDOWN}\n\n{BABI_HOPS}\n"
     written = json.loads(results_file.read_text())
     assert written["ours"] == {
@@ -87,7 +91,7 @@ def test_the_image_text_table_from_finished_runs(tmp_path, capsys):
         "predict_long_cer": 80.0})
     write(tmp_path / "words" / "hard" / "trainer_state.json", trainer_state(1500, 11.961))
     results_file = tmp_path / "image_text.json"
-    image_text_table.main(["--table_only", "--output_dir", str(tmp_path), "--results_file", str(results_file)])
+    tables_main(["image-text", "--table_only", "--output_dir", str(tmp_path), "--results_file", str(results_file)])
     assert capsys.readouterr().out == IMAGE_TEXT_MARKDOWN + "\n"
     assert json.loads(results_file.read_text())["digits"] == {
         "none": {"sequence_accuracy": 30.7, "cer": 38.7},
@@ -115,9 +119,9 @@ def test_the_vqa_table_from_finished_runs(tmp_path, capsys, monkeypatch):
         "predict_accuracy_shape": 0.1, **overlaps})
     write(tmp_path / "question_only" / "all_results.json", {"predict_accuracy": 66.6, "predict_accuracy_color": 10.9})
     write(tmp_path / "question_only" / "trainer_state.json", trainer_state(1500, 1.722))
-    monkeypatch.setattr(vqa_table, "chance_on_shape", lambda: 0.1604)  # reads easy-VQA's test set
+    monkeypatch.setattr(vqa, "chance_on_shape", lambda: 0.1604)  # reads easy-VQA's test set
     results_file = tmp_path / "vqa.json"
-    vqa_table.main(["--table_only", "--output_dir", str(tmp_path), "--results_file", str(results_file)])
+    tables_main(["vqa", "--table_only", "--output_dir", str(tmp_path), "--results_file", str(results_file)])
     assert capsys.readouterr().out == (f"{VQA_MARKDOWN}\nA region picked at random overlaps the shape in 16.0% of "
                                        "the test questions.\n")
     written = json.loads(results_file.read_text())
@@ -149,8 +153,8 @@ def test_the_translation_table_from_finished_runs(tmp_path, capsys):
     write(tmp_path / "de_en" / "transformer" / "trainer_state.json", {"global_step": 5000, "log_history": [
         {"eval_bleu": 10.0, "training_minutes": 30.0, "step": 2500}, {"step": 5000, "training_minutes": 60.01}]})
     write(tmp_path / "de_en" / "local-p" / "all_results.json", {"eval_bleu": 1.54})  # stopped before its test
-    translation_table.main(["--corpus", "de_en", "--settings", "rnnsearch", "transformer", "local-p", "--table_only",
-                            "--output_dir", str(tmp_path), "--docs_dir", str(tmp_path / "docs")])
+    tables_main(["translation", "--corpus", "de_en", "--settings", "rnnsearch", "transformer", "local-p",
+                 "--table_only", "--output_dir", str(tmp_path), "--docs_dir", str(tmp_path / "docs")])
     assert capsys.readouterr().out == TRANSLATION_MARKDOWN + "\n"
     assert json.loads((tmp_path / "docs" / "translation_de_en.json").read_text())["transformer"] == {
         "bleu": 15.5, "parameters": 6900000, "steps": 5000, "training_minutes": 60.01,
@@ -161,12 +165,12 @@ def test_the_translation_table_from_finished_runs(tmp_path, capsys):
 
 @pytest.fixture
 def recorded_scripts(monkeypatch):
-    """run_script replaced by a recorder: each call's (script, arguments), 0.05 s each, exit status 0 and the
-    finished mark a real run leaves."""
+    """run_script replaced by a recorder: each call's python arguments (``-m MODULE ...``), 0.05 s each, exit status
+    0 and the finished mark a real run leaves."""
     calls = []
 
-    def fake_script(script, arguments, folder):
-        calls.append((script.name, arguments))
+    def fake_script(python_arguments, folder):
+        calls.append(python_arguments)
         time.sleep(0.05)
         write(folder / "wall_seconds.json", {"seconds": 0.05, "exit_status": 0})
         return 0.05, 0
@@ -177,25 +181,31 @@ def recorded_scripts(monkeypatch):
 
 def test_resume_skips_the_finished_runs_of_every_table(tmp_path, recorded_scripts, capsys, monkeypatch):
     """--resume, once only for the translation pipeline, now for every table: the runs whose folder says they
-    finished are not run again; each script's arguments are its setting's."""
-    monkeypatch.setattr(vqa_table, "chance_on_shape", lambda: 0.16)
+    finished are not run again; each run is its setting's task through the driver, with its config and arguments."""
+    monkeypatch.setattr(vqa, "chance_on_shape", lambda: 0.16)
     write(tmp_path / "parallel" / "wall_seconds.json", {"seconds": 400.0, "exit_status": 0})
     write(tmp_path / "alternating" / "wall_seconds.json", {"seconds": 9.0, "exit_status": 1})  # failed: runs again
-    vqa_table.main(["--settings", "parallel", "alternating", "image_only", "--resume", "--output_dir", str(tmp_path),
-                    "--results_file", str(tmp_path / "vqa.json")])
+    tables_main(["vqa", "--settings", "parallel", "alternating", "image_only", "--resume", "--output_dir",
+                 str(tmp_path), "--results_file", str(tmp_path / "vqa.json")])
+    config = str(table_runs.REPO_ROOT / "training" / "configs" / "easy_vqa.json")
     assert sorted(recorded_scripts) == [  # the table's default --jobs runs them side by side, in either order
-        ("run_vqa.py", [str(vqa_table.CONFIG), "--output_dir", str(tmp_path / setting), "--disable_tqdm", "true",
-                        *vqa_table.SETTINGS[setting]]) for setting in ("alternating", "image_only")]
-    assert f"parallel run_vqa.py: finished before (log: {tmp_path / 'parallel' / 'run.log'})" in capsys.readouterr().out
+        ["-m", "training", "vqa", config, "--output_dir", str(tmp_path / "alternating"), "--disable_tqdm", "true",
+         "--coattention", "alternating"],
+        ["-m", "training", "vqa", config, "--output_dir", str(tmp_path / "image_only"), "--disable_tqdm", "true",
+         "--coattention", "none", "--inputs", "context"]]
+    assert f"parallel training vqa: finished before (log: {tmp_path / 'parallel' / 'run.log'})" in (
+        capsys.readouterr().out)
     recorded_scripts.clear()
-    babi_table.main(["--settings", "1hop-1k", "--tasks", "13", "--output_dir", str(tmp_path / "babi"),
-                     "--results_file", str(tmp_path / "babi.json")])  # no --resume: every run
-    babi_table.main(["--settings", "1hop-1k", "--tasks", "13", "--resume", "--output_dir", str(tmp_path / "babi"),
-                     "--results_file", str(tmp_path / "babi.json")])
-    folder = str(tmp_path / "babi" / "1hop-1k" / "task13")
-    assert recorded_scripts == [("run_memory_qa.py", [str(babi_table.CONFIG), "--babi_task", "13", "--output_dir",
-                                                      folder, "--disable_tqdm", "true", "--num_pictures", "2",
-                                                      "--config_overrides", "num_hops=1"])]
+    for resume in ([], ["--resume"]):  # without --resume every run, then none
+        tables_main(["babi", "--settings", "1hop-1k", "coattention-parallel-1k", "--tasks", "13", "--output_dir",
+                     str(tmp_path / "babi"), "--results_file", str(tmp_path / "babi.json"), *resume])
+    folder = tmp_path / "babi" / "{}" / "task13"
+    config = str(table_runs.REPO_ROOT / "training" / "configs" / "babi_memn2n.json")
+    assert sorted(recorded_scripts) == [
+        ["-m", "training", "memory-qa", config, "--output_dir", str(folder).format("1hop-1k"), "--disable_tqdm",
+         "true", "--num_pictures", "2", "--babi_task", "13", "--config_overrides", "num_hops=1"],
+        ["-m", "training", "passage-qa", config, "--output_dir", str(folder).format("coattention-parallel-1k"),
+         "--disable_tqdm", "true", "--num_pictures", "2", "--babi_task", "13", *babi.COATTENTION]]
 
 
 def test_jobs_runs_that_many_at_a_time(tmp_path, monkeypatch):
@@ -218,23 +228,22 @@ def test_jobs_runs_that_many_at_a_time(tmp_path, monkeypatch):
 
 def test_the_transformer_runs_after_rnnsearch_whatever_the_jobs(tmp_path, recorded_scripts, capsys):
     with pytest.raises(SystemExit):  # the recorded runs leave no results to tabulate
-        translation_table.main(["--corpus", "de_en", "--settings", "transformer", "local-m", "rnnsearch", "--jobs",
-                                "2", "--output_dir", str(tmp_path / "runs"), "--docs_dir", str(tmp_path / "docs")])
+        tables_main(["translation", "--corpus", "de_en", "--settings", "transformer", "local-m", "rnnsearch",
+                     "--jobs", "2", "--output_dir", str(tmp_path / "runs"), "--docs_dir", str(tmp_path / "docs")])
     assert "no finished run of ['transformer', 'local-m', 'rnnsearch']" in capsys.readouterr().err
-    scripts = [(script, arguments[arguments.index("--output_dir") + 1]) for script, arguments in recorded_scripts]
+    steps = [(" ".join(arguments[1:3] if arguments[1] == "training" else arguments[1:2]),
+              arguments[arguments.index("--output_dir") + 1]) for arguments in recorded_scripts]
+    pipeline = (("training seq2seq", ""), ("training.tune_beam_penalties", "penalties"),
+                ("training.evaluate_seq2seq", "tuned"))
     rnnsearch = tmp_path / "runs" / "de_en" / "rnnsearch"
-    assert scripts[:3] == [("run_seq2seq.py", str(rnnsearch)), ("tune_beam_penalties.py", str(rnnsearch / "penalties")),
-                           ("evaluate_seq2seq.py", str(rnnsearch / "tuned"))]  # the Transformer is sized on it
-    assert sorted(scripts[3:]) == sorted((script, str(tmp_path / "runs" / "de_en" / setting / part))
-                                         for setting in ("transformer", "local-m")
-                                         for script, part in (("run_seq2seq.py", ""),
-                                                              ("tune_beam_penalties.py", "penalties"),
-                                                              ("evaluate_seq2seq.py", "tuned")))
+    assert steps[:3] == [(module, str(rnnsearch / part)) for module, part in pipeline]  # the Transformer is sized on it
+    assert sorted(steps[3:]) == sorted((module, str(tmp_path / "runs" / "de_en" / setting / part))
+                                       for setting in ("transformer", "local-m") for module, part in pipeline)
 
 
 def test_jobs_must_be_positive(capsys):
     with pytest.raises(SystemExit):
-        image_text_table.main(["--jobs", "0", "--table_only"])
+        tables_main(["image-text", "--jobs", "0", "--table_only"])
     assert "argument --jobs: must be a positive number of runs at a time, got 0" in capsys.readouterr().err
 
 
@@ -265,10 +274,12 @@ def test_a_figure_is_its_panels_with_a_colour_per_setting(tmp_path):
     assert (tmp_path / "f.png").is_file()
 
 
-def test_a_step_and_its_cell_name_what_they_run():
-    cell = table_runs.one_script(("memn2n-1k", 3), table_runs.REPO_ROOT / "out", "run_memory_qa.py", ["--x", "1"])
-    assert cell.name == "memn2n-1k 3"
-    assert cell.steps == (Step("run_memory_qa.py", ("--x", "1"), table_runs.REPO_ROOT / "out"),)
+def test_a_step_and_its_cell_name_what_they_run(tmp_path):
+    cell = babi.TABLE.cell(("memn2n-1k", 3), "memn2n-1k", tmp_path, "--x", "1", config="training/configs/x.json")
+    assert cell.name == "memn2n-1k 3" and cell.steps[0].name == "training memory-qa"
+    assert cell.steps == (Step(("training", "memory-qa"), (
+        str(table_runs.REPO_ROOT / "training" / "configs" / "x.json"), "--output_dir", str(tmp_path), "--disable_tqdm",
+        "true", "--num_pictures", "2", "--x", "1"), tmp_path),)
 
 
 def test_the_docs_babi_tables_are_the_text_of_the_recorded_results():
@@ -276,5 +287,85 @@ def test_the_docs_babi_tables_are_the_text_of_the_recorded_results():
     recorded = json.loads((table_runs.REPO_ROOT / "docs" / "babi_results.json").read_text())["ours"]
     results = {setting: {int(task): row for task, row in rows.items()} for setting, rows in recorded.items()}
     docs = (table_runs.REPO_ROOT / "docs" / "results.md").read_text()
-    assert babi_table.markdown(results, list(babi_table.TASKS)) in docs
-    assert babi_table.hop_markdown(results, list(babi_table.TASKS)) in docs
+    assert babi.errors_markdown(results, list(babi.TASKS)) in docs
+    assert babi.hop_markdown(results, list(babi.TASKS)) in docs
+
+
+TOY_TEXTS = [("the cat sat .", "animal"), ("a dog ran .", "animal"), ("stocks fell today .", "money"),
+             ("the bank paid .", "money")]
+
+
+def toy_grid(tmp_path):
+    """A grid of one's own: two tiny classifiers trained 3 steps on a toy data set, a column per metric and a panel
+    of the validation accuracy by steps."""
+    files = []
+    for split in ("train", "validation", "test"):
+        write(tmp_path / f"{split}.jsonl", "".join(json.dumps({"text": text, "label": label}) + "\n"
+                                                   for text, label in TOY_TEXTS * 4))
+        files += [f"--{split}_file", str(tmp_path / f"{split}.jsonl")]
+    grid = {
+        "description": "Two tiny classifiers on four sentences",
+        "task": "classification",
+        "arguments": [*files, "--preset", "rnnsearch", "--tokenizer_type", "word", "--do_train", "--do_eval",
+                      "--do_predict", "--max_steps", "3", "--eval_strategy", "steps", "--eval_steps", "2",
+                      "--logging_steps", "1", "--report_to", "none", "--save_strategy", "no", "--num_pictures", "0"],
+        "settings": {"h8": {"arguments": ["--config_overrides", "embedding_size=8,hidden_size=8"]},
+                     "h16": {"arguments": ["--config_overrides", "embedding_size=8,hidden_size=16"]}},
+        "metrics": ["accuracy", "f1"],
+        "panels": [{"field": "validation_accuracy_by_steps", "xlabel": "training steps",
+                    "ylabel": "validation accuracy %", "title": "{name}: by steps"}],
+    }
+    write(tmp_path / "toy_grid.json", grid)
+    return tmp_path / "toy_grid.json"
+
+
+def test_a_grid_of_ones_own_runs_through_the_driver_and_writes_the_table_results_and_figure(tmp_path, capsys):
+    """``python -m training.tables GRID.json``: each setting is the task trained through ``python -m training``;
+    the results JSON, the markdown and the figure (OUTPUT_DIR/results.json and .png) come from the runs' files."""
+    grid, runs = toy_grid(tmp_path), tmp_path / "runs"
+    finished = subprocess.run([sys.executable, "-m", "training.tables", str(grid), "--jobs", "2", "--output_dir",
+                               str(runs)], cwd=table_runs.REPO_ROOT, capture_output=True, text=True, timeout=600)
+    assert finished.returncode == 0, finished.stderr + (runs / "h8" / "run.log").read_text()
+    results = json.loads((runs / "results.json").read_text())
+    assert list(results) == ["h8", "h16"]
+    for setting, row in results.items():
+        metrics = json.loads((runs / setting / "all_results.json").read_text())
+        assert json.loads((runs / setting / "config.json").read_text())["hidden_size"] == int(setting[1:])
+        assert {key: row[key] for key in ("accuracy", "f1", "steps")} == {
+            "accuracy": round(metrics["predict_accuracy"], 1), "f1": round(metrics["predict_f1"], 1), "steps": 3}
+        assert [step for step, _ in row["validation_accuracy_by_steps"]] == [2, 3]  # during training, then after
+        assert row["validation_accuracy_by_steps"][-1][1] == round(metrics["eval_accuracy"], 2)
+        line = f"| {setting} | {row['accuracy']:.1f} | {row['f1']:.1f} | 3 | {row['train_minutes']} |"
+        assert line in finished.stdout
+    assert "| setting | accuracy | f1 | steps | training minutes |" in finished.stdout
+    assert (runs / "results.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    tables_main([str(grid), "--resume", "--output_dir", str(runs), "--results_file", str(tmp_path / "again.json")])
+    out = capsys.readouterr().out
+    assert f"h16 training classification: finished before (log: {runs / 'h16' / 'run.log'})" in out
+    assert json.loads((tmp_path / "again.json").read_text()) == results
+
+
+def test_a_grid_is_data_and_a_bad_one_is_refused_with_what_is_allowed(tmp_path, capsys):
+    assert table_names() == ["babi", "image-text", "translation", "vqa"]
+    assert load_table("image_text") is image_text.TABLE and load_table("translation") is translation.TABLE
+    grid = Grid.from_json(toy_grid(tmp_path))
+    assert grid.name == "toy-grid" and grid.settings["h8"] == Setting(("--config_overrides",
+                                                                       "embedding_size=8,hidden_size=8"))
+    assert grid.panels[0].settings is None and grid.metrics == ("accuracy", "f1")
+    write(tmp_path / "bad.json", {"settings": {"a": {"task": "classification"}}, "colums": []})
+    with pytest.raises(ValueError, match=r"the keys of a grid must be among \[.*'columns'.*\], got \['colums'\]"):
+        load_table(str(tmp_path / "bad.json"))
+    write(tmp_path / "bad.json", {"settings": {"a": {"arguments": []}}})
+    with pytest.raises(ValueError, match="The grid 'bad''s setting 'a' has no task"):
+        load_table(str(tmp_path / "bad.json"))
+    write(tmp_path / "bad.json", {"task": "vqa", "settings": {"a": {"argument": []}}})
+    with pytest.raises(ValueError, match="unexpected keyword argument 'argument'"):
+        load_table(str(tmp_path / "bad.json"))
+    with pytest.raises(ValueError, match="The grid 'x''s jobs must be a positive number of runs, got 0"):
+        Grid("x", "", {"a": Setting()}, task="vqa", jobs=0)
+    with pytest.raises(SystemExit):
+        tables_main(["nothing"])
+    assert ("python -m training.tables: error: The table must be one of ['babi', 'image-text', 'translation', "
+            "'vqa'] or a grid's .json file, got 'nothing'.") in capsys.readouterr().err
+    tables_main([])
+    assert "tables: babi, image-text, translation, vqa, or a grid's .json file" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""training/translation_table.py: each setting's arguments, and the table read back from a run's files."""
+"""training/tables/translation.py: each setting's arguments, and the table read back from a run's files."""
 
 import json
 
@@ -6,10 +6,26 @@ import pytest
 
 from hf_bahdanau import BahdanauConfig
 from training.common.arguments import parse_config_overrides
-from training.translation_table import (
-    CORPORA, SETTINGS, cell, config_path, main, markdown, plot_curves, table, training_arguments, validation_curve,
-    with_earlier_rows, with_minutes_of,
+from training.common.table_runs import plot_panels, validation_curve
+from training.tables.translation import (
+    CORPORA, GRID, SETTINGS, TABLE, cell, config_path, training_arguments, with_earlier_rows, with_minutes_of,
 )
+
+
+def main(argv):
+    TABLE.main(argv)
+
+
+def table(output_dir, corpus, settings):
+    return TABLE.results(["--corpus", corpus, "--settings", *settings, "--output_dir", str(output_dir)])
+
+
+def markdown(results):
+    return TABLE.markdown(results, None)
+
+
+def plot_curves(results, path, title):
+    return plot_panels(results, GRID.panels, path, title, list(SETTINGS))
 
 
 @pytest.mark.parametrize("corpus", list(CORPORA))
@@ -84,13 +100,13 @@ def test_the_curve_ends_with_the_evaluation_after_training_when_steps_followed_t
         {"eval_bleu": 0.389, "training_minutes": 13.0, "step": 500}, {"eval_bleu": 9.283, "training_minutes": 25.4,
                                                                       "step": 1000},
         {"loss": 4.6, "training_minutes": 27.8, "step": 1100}, {"step": 1189, "training_minutes": 30.019}]}
-    assert validation_curve(history, {"eval_bleu": 12.58}, "training_minutes") == [[13.0, 0.39], [25.4, 9.28],
+    assert validation_curve(history, {"eval_bleu": 12.58}, "bleu", "training_minutes") == [[13.0, 0.39], [25.4, 9.28],
                                                                                   [30.0, 12.58]]
-    assert validation_curve(history, {"eval_bleu": 12.58}, "step") == [[500, 0.39], [1000, 9.28], [1189, 12.58]]
+    assert validation_curve(history, {"eval_bleu": 12.58}, "bleu", "step") == [[500, 0.39], [1000, 9.28], [1189, 12.58]]
     history["global_step"] = 1000  # the last evaluation was at the last step: all_results repeats it
-    assert validation_curve(history, {"eval_bleu": 9.283}, "training_minutes") == [[13.0, 0.39], [25.4, 9.28]]
+    assert validation_curve(history, {"eval_bleu": 9.283}, "bleu", "training_minutes") == [[13.0, 0.39], [25.4, 9.28]]
     assert validation_curve({"global_step": 10, "log_history": [{"loss": 1.0, "training_minutes": 0.5}]},
-                            {"eval_bleu": 0.2}, "training_minutes") == [[0.5, 0.2]]  # no evaluation during training
+                            {"eval_bleu": 0.2}, "bleu", "training_minutes") == [[0.5, 0.2]]  # no evaluation during training
 
 
 def test_a_table_of_no_finished_run_is_refused_and_leaves_the_docs_alone(tmp_path, capsys):
@@ -167,8 +183,8 @@ def test_resume_runs_the_steps_from_the_first_unfinished_one(tmp_path, monkeypat
 
     calls = []
 
-    def fake_script(script, arguments, folder):
-        calls.append(script.name)
+    def fake_script(python_arguments, folder):
+        calls.append(python_arguments[1])
         return 1.0, 0
 
     monkeypatch.setattr(table_runs, "run_script", fake_script)
@@ -182,20 +198,19 @@ def test_resume_runs_the_steps_from_the_first_unfinished_one(tmp_path, monkeypat
 
     finished(folder)
     assert table_runs.run_cell(coverage, resume=True) == 0
-    assert calls == ["tune_beam_penalties.py", "evaluate_seq2seq.py"]
+    assert calls == ["training.tune_beam_penalties", "training.evaluate_seq2seq"]
     calls.clear()
     finished(folder, status=1)  # training failed: all three again, even the tuning that had finished
     finished(folder / "penalties")
     table_runs.run_cell(coverage, resume=True)
-    assert calls == ["run_seq2seq.py", "tune_beam_penalties.py", "evaluate_seq2seq.py"]
+    assert calls == ["training", "training.tune_beam_penalties", "training.evaluate_seq2seq"]
     calls.clear()
     finished(folder)
     table_runs.run_cell(coverage)  # no --resume
-    assert calls == ["run_seq2seq.py", "tune_beam_penalties.py", "evaluate_seq2seq.py"]
+    assert calls == ["training", "training.tune_beam_penalties", "training.evaluate_seq2seq"]
     monkeypatch.undo()
     # a run that starts again removes the old mark while it runs, so a run killed half-way is not taken for finished
-    probe = tmp_path / "probe.py"
-    probe.write_text(f"import pathlib; print('marked:', pathlib.Path({str(folder)!r}, 'wall_seconds.json').exists())")
-    seconds, status = table_runs.run_script(probe, [], folder)
+    probe = f"import pathlib; print('marked:', pathlib.Path({str(folder)!r}, 'wall_seconds.json').exists())"
+    seconds, status = table_runs.run_script(["-c", probe], folder)
     assert (folder / "run.log").read_text() == "marked: False\n"
     assert status == 0 and json.loads((folder / "wall_seconds.json").read_text())["exit_status"] == 0

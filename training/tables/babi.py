@@ -1,17 +1,16 @@
-#!/usr/bin/env python
-"""The bAbI table of docs/results.md: run_memory_qa.py on each task of our generator, per setting, then one table.
+"""The bAbI table of docs/results.md: the memory-qa task on each task of our generator, per setting, one table.
 
-    python training/babi_table.py --jobs 2                       # every run below (about 2 hours of one core each)
-    python training/babi_table.py --settings memn2n-1k --tasks 1 2 3
-    python training/babi_table.py --table_only                   # the table from the runs already in --output_dir
-    python training/babi_table.py --jobs 2 --resume              # after a stop: the runs that did not finish
+    python -m training.tables babi --jobs 2                      # every run below (about 2 hours of one core each)
+    python -m training.tables babi --settings memn2n-1k --tasks 1 2 3
+    python -m training.tables babi --table_only                  # the table from the runs already in --output_dir
+    python -m training.tables babi --jobs 2 --resume             # after a stop: the runs that did not finish
 
 Settings (each with training/configs/babi_memn2n.json's training arguments unless said):
     memn2n-1k    MemN2N, 3 hops, PE LS RN, adjacent tying (the paper's "PE LS RN"), 1k training questions
     memn2n-10k   the same, 10k training questions, 15 epochs
     1hop-1k      one hop, otherwise memn2n-1k
     lstm-1k      the LSTM without memory (--architecture lstm), 1k training questions
-    coattention-parallel-1k     question-passage co-attention (--architecture coattention, Lu et al.'s parallel
+    coattention-parallel-1k     question-passage co-attention (the passage-qa task: Lu et al.'s parallel
                                 form at the word, phrase and question levels, the story through a BiLSTM), 40
                                 epochs (task 1: 138 s of training on one core beside one other run)
     coattention-alternating-1k  the same with the alternating form
@@ -22,29 +21,26 @@ written to docs/babi_results.json with the paper's figures beside ours.
 """
 
 import argparse
-import sys
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # `python training/babi_table.py` puts training/ first
-    sys.path.insert(0, str(REPO_ROOT))
+from training.common.table_runs import MISSING, Cell, Column, Grid, Setting, Table, markdown_table, read_json
 
-from training.common.table_runs import (  # noqa: E402
-    MISSING, Cell, Column, add_runner_arguments, collect, markdown_table, one_script, read_json, run_grid, write_json,
-)
-
-CONFIG = REPO_ROOT / "training" / "configs" / "babi_memn2n.json"
-SCRIPT = "run_memory_qa.py"
 TASKS = (1, 2, 3, 6, 7, 8, 11, 12, 13, 15, 16)
-SETTINGS = {
-    "memn2n-1k": [],
-    "memn2n-10k": ["--babi_size", "10k", "--num_train_epochs", "15"],
-    "1hop-1k": ["--config_overrides", "num_hops=1"],
-    "lstm-1k": ["--architecture", "lstm", "--learning_rate", "0.003"],
-    "coattention-parallel-1k": ["--architecture", "coattention", "--learning_rate", "0.003", "--num_train_epochs", "40"],
-    "coattention-alternating-1k": ["--architecture", "coattention", "--learning_rate", "0.003", "--num_train_epochs",
-                                   "40", "--config_overrides", "coattention=alternating"],
-}
+COATTENTION = ("--architecture", "coattention", "--learning_rate", "0.003", "--num_train_epochs", "40")
+GRID = Grid(
+    name="babi", description=__doc__.split("\n")[0], task="memory-qa", config="training/configs/babi_memn2n.json",
+    arguments=("--num_pictures", "2"),
+    settings={
+        "memn2n-1k": Setting(),
+        "memn2n-10k": Setting(("--babi_size", "10k", "--num_train_epochs", "15")),
+        "1hop-1k": Setting(("--config_overrides", "num_hops=1")),
+        "lstm-1k": Setting(("--architecture", "lstm", "--learning_rate", "0.003")),
+        "coattention-parallel-1k": Setting(COATTENTION, task="passage-qa"),
+        "coattention-alternating-1k": Setting((*COATTENTION, "--config_overrides", "coattention=alternating"),
+                                              task="passage-qa"),
+    },
+    output_dir="outputs/babi", results_file="docs/babi_results.json")
+
 # Sukhbaatar et al. 2015, table 1 (test error %, per-task training); LSTM: Weston et al. 2015's baseline as the
 # paper quotes it. Their tasks are Facebook's bAbI v1.2, ours our own generator's: comparable in spirit only.
 PAPER = {
@@ -59,43 +55,12 @@ PAPER_ALL_TASKS = {"PE LS RN 1k": "13.9 (11 failed)", "PE LS RN 10k": "6.6 (4 fa
 FAILED = 5.0  # % test error above which a task counts as failed (the paper's rule)
 
 
-def cells(settings: list[str], tasks: list[int], output_dir: Path) -> list[Cell]:
-    """One run_memory_qa.py run per setting and task, in OUTPUT_DIR/SETTING/taskN/ (the table reads all_results.json,
-    written before the pictures and the card)."""
-    grid = []
-    for setting in settings:
-        for task in tasks:
-            folder = output_dir / setting / f"task{task}"
-            grid.append(one_script((setting, task), folder, SCRIPT, [
-                str(CONFIG), "--babi_task", str(task), "--output_dir", str(folder), "--disable_tqdm", "true",
-                "--num_pictures", "2", *SETTINGS[setting]]))
-    return grid
-
-
-def read_row(folder: Path) -> dict | None:
-    """A finished run's error %, hop statistics, wall-clock and training seconds."""
-    metrics = read_json(folder / "all_results.json")
-    if not metrics:
-        return None
-    result = {"error": round(metrics["predict_error"], 1),
-              "seconds": read_json(folder / "wall_seconds.json").get("seconds")}
-    result.update({key.removeprefix("predict_"): round(value, 1) for key, value in metrics.items()
-                   if "on_support" in key or "supports_covered" in key})
-    result["train_seconds"] = round(metrics["train_runtime"])
-    return result
-
-
-def table(output_dir: Path, settings: list[str], tasks: list[int]) -> dict:
-    """{setting: {task: {error %, hop statistics, seconds}}} of the finished runs."""
-    return collect(cells(settings, tasks, output_dir), read_row)
-
-
 def failed_mean(errors: list[float]) -> str:
     """The mean error % and how many tasks failed (error > FAILED), "–" for no task."""
     return f"{sum(errors) / len(errors):.1f} ({sum(error > FAILED for error in errors)} failed)" if errors else MISSING
 
 
-def markdown(results: dict, tasks: list[int]) -> str:
+def errors_markdown(results: dict, tasks: list[int]) -> str:
     """Test error % per task (rows): our settings, then the paper's; the last row their means and failed tasks."""
     paper = {f"paper {name}": errors for name, errors in PAPER.items()}
     by_task = {task: {**{setting: runs[task]["error"] for setting, runs in results.items() if task in runs},
@@ -126,22 +91,37 @@ def hop_markdown(results: dict, tasks: list[int]) -> str:
     return markdown_table(by_task, ("task",), columns)
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    add_runner_arguments(parser, list(SETTINGS), REPO_ROOT / "outputs" / "babi")
-    parser.add_argument("--tasks", nargs="+", type=int, default=list(TASKS), choices=TASKS)
-    parser.add_argument("--results_file", type=Path, default=REPO_ROOT / "docs" / "babi_results.json")
-    args = parser.parse_args(argv)
-    grid = cells(args.settings, args.tasks, args.output_dir)
-    if not args.table_only:
-        run_grid(grid, args.jobs, args.resume)
-    results = collect(grid, read_row)
-    print(markdown(results, args.tasks))
-    hops = hop_markdown(results, args.tasks)
-    if hops:
-        print(f"\n{hops}")
-    write_json(args.results_file, {"ours": results, "paper": PAPER, "paper_all_20_tasks": PAPER_ALL_TASKS})
+class BabiTable(Table):
+    """A run per setting and bAbI task; the table by task, beside the paper's figures, and the hops' table."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--tasks", nargs="+", type=int, default=list(TASKS), choices=TASKS)
+
+    def cells(self, args: argparse.Namespace) -> list[Cell]:
+        """One run per setting and task, in OUTPUT_DIR/SETTING/taskN/ (the table reads all_results.json, written
+        before the pictures and the card)."""
+        return [self.cell((setting, task), setting, args.output_dir / setting / f"task{task}", "--babi_task", str(task))
+                for setting in args.settings for task in args.tasks]
+
+    def read_row(self, folder: Path) -> dict | None:
+        """A finished run's error %, hop statistics, wall-clock and training seconds."""
+        metrics = read_json(folder / "all_results.json")
+        if not metrics:
+            return None
+        result = {"error": round(metrics["predict_error"], 1),
+                  "seconds": read_json(folder / "wall_seconds.json").get("seconds")}
+        result.update({key.removeprefix("predict_"): round(value, 1) for key, value in metrics.items()
+                       if "on_support" in key or "supports_covered" in key})
+        result["train_seconds"] = round(metrics["train_runtime"])
+        return result
+
+    def markdown(self, results: dict, args: argparse.Namespace) -> str:
+        """The test errors' table, then the hops' (where a setting has hops)."""
+        hops = hop_markdown(results, args.tasks)
+        return errors_markdown(results, args.tasks) + (f"\n\n{hops}" if hops else "")
+
+    def written(self, results: dict, args: argparse.Namespace) -> dict:
+        return {"ours": results, "paper": PAPER, "paper_all_20_tasks": PAPER_ALL_TASKS}
 
 
-if __name__ == "__main__":
-    main()
+TABLE = BabiTable(GRID)
