@@ -15,7 +15,7 @@ from transformers import TrainerControl, TrainerState, TrainingArguments
 
 from hf_bahdanau import BahdanauImageProcessor
 from hf_bahdanau.modeling.collators import DataCollatorForImageToText
-from training import image_text_table
+from training.tables import image_text
 from training.run_image_to_text import main, text_metrics
 from training.common.tokenization import train_tokenizer
 from training.common.training_clock import TrainingBudgetCallback
@@ -75,10 +75,12 @@ def test_the_table_reads_finished_runs(tmp_path):
         "predict_long_cer": 12.5}))
     (folder / "trainer_state.json").write_text(json.dumps({"global_step": 300, "log_history": [
         {"loss": 1.0, "training_minutes": 3.5}, {"loss": 0.5, "training_minutes": 7.25}, {"eval_loss": 0.4}]}))
-    results = image_text_table.table(tmp_path, ["digits", "words"], ["soft", "none"])
+    results = image_text.TABLE.results(["--output_dir", str(tmp_path), "--tasks", "digits", "words", "--settings",
+                                        "soft", "none"])
     assert results == {"digits": {"soft": {"sequence_accuracy": 81.2, "cer": 6.2, "long_sequence_accuracy": 50.0,
                                            "long_cer": 12.5, "steps": 300, "train_minutes": 7.25}}}
-    assert image_text_table.markdown(results).splitlines()[2] == "| digits | soft | 81.2 | 6.2 | 50.0 | 12.5 | 300 | 7.25 |"
+    assert image_text.TABLE.markdown(results, None).splitlines()[2] == (
+        "| digits | soft | 81.2 | 6.2 | 50.0 | 12.5 | 300 | 7.25 |")
 
 
 SHORT_RUN = ["--do_train", "--do_eval", "--do_predict", "--predict_with_generate", "--max_train_samples", "64",
