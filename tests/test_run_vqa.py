@@ -16,7 +16,8 @@ from hf_bahdanau import BahdanauImageProcessor
 from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering
 from training.run_vqa import accuracy_metrics, main
 from training.common.tokenization import train_tokenizer
-from training.vqa_table import markdown, table
+from training.common.table_runs import markdown_table
+from training.tables import vqa
 
 QUESTIONS = ["what color is the shape?", "is there a circle?", "is there a \"quoted\" NA shape?"]
 ANSWERS = ["red", "no", "yes"]
@@ -95,13 +96,14 @@ def test_the_table_reads_finished_runs(tmp_path):
             "predict_shape_peak_overlap_word": 12.5, "predict_shape_peak_overlap_phrase": 50.0}))
         (folder / "trainer_state.json").write_text(json.dumps({"global_step": steps, "log_history": [
             {"training_minutes": 3.5}, {"training_minutes": 7.25}]}))
-    results = table(tmp_path, ["parallel", "alternating", "bag_of_words"])
+    results = vqa.TABLE.results(["--output_dir", str(tmp_path), "--settings", "parallel", "alternating",
+                                 "bag_of_words"])
     assert results["parallel"] == {"accuracy": 96.0, "accuracy_yes_no": 90.0, "accuracy_color": 100.0,
                                    "accuracy_shape": 50.0, "shape_peak_overlap": {"word": 12.5, "phrase": 50.0,
                                                                                   "question": 25.0},
                                    "steps": 1500, "train_minutes": 7.25}
     assert "alternating" not in results
-    lines = markdown(results).splitlines()
+    lines = markdown_table(results, vqa.GRID.labels, vqa.GRID.columns).splitlines()
     assert lines[2] == "| parallel | 96.0 | 90.0 | 100.0 | 50.0 | 12.5 / 50.0 / 25.0 | 1500 | 7.25 |"
     assert lines[3] == "| bag_of_words | 85.3 | 90.0 | 100.0 | 50.0 | – | 1400 | 7.25 |"  # no attention: no peak
 
