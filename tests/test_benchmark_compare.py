@@ -1,12 +1,11 @@
 """How benchmarks/run_benchmarks.py compares our models with the peers: medians, directions, the naive yardstick."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-from run_benchmarks import METRICS, better_by, compare_with_fastest_peer, compare_with_peers  # noqa: E402
+from benchmark_modules import from_benchmark
+
+METRICS, better_by, compare_with_fastest_peer, compare_with_peers = from_benchmark(
+    "run_benchmarks.py", "METRICS", "better_by", "compare_with_fastest_peer", "compare_with_peers")
 
 
 def window(ours: float, naive: float, latency_ours: float, latency_naive: float) -> dict:

@@ -1,17 +1,15 @@
 """The useful-FLOP count and the GEMM peak share of the benchmarks (benchmarks/peers/peer_harness.py)."""
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from benchmark_modules import from_benchmark
 from conftest import tiny_config
 from hf_bahdanau import BahdanauForConditionalGeneration
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks" / "peers"))
-from peer_harness import MISSING_FLOP_FORMULAS, gemm_peak_shares, useful_flops_per_token  # noqa: E402
+MISSING_FLOP_FORMULAS, gemm_peak_shares, useful_flops_per_token = from_benchmark(
+    "peers/peer_harness.py", "MISSING_FLOP_FORMULAS", "gemm_peak_shares", "useful_flops_per_token")
 
 
 def count(run) -> int:
