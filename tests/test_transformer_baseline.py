@@ -2,21 +2,21 @@
 run whose folder loads with transformers alone, the refusals, and translation_speed's measuring function."""
 
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, GenerationConfig, MarianMTModel
 
+from benchmark_modules import from_benchmark
 from conftest import exits_as_argparse_does
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 from training.run_seq2seq import ModelArguments, load_model, main
 from training.common.tokenization import train_tokenizer
 from training.transformer_baseline import check_generation_options, learned_parameters, transformer_config
 
-sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
-from translation_speed import Backend, generated_tokens, measure, pytorch_generate, with_ratios  # noqa: E402
+Backend, generated_tokens, measure, pytorch_generate, with_ratios = from_benchmark(
+    "translation_speed.py", "Backend", "generated_tokens", "measure", "pytorch_generate", "with_ratios")
 
 V = 8000
 IDS = dict(pad_token_id=0, bos_token_id=1, eos_token_id=2)
