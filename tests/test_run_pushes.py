@@ -1,8 +1,8 @@
-"""Every training script's checkpoint pushes to the Hub (``--push_to_hub``, ``--save_strategy steps``) carry the model
-code (and an image processor), so that each pushed checkpoint loads with ``trust_remote_code``: the scripts'
-Trainers get ``training.common.steps.trainer_callbacks()`` (``CodeFilesCallback``). Each script trains two steps of a
-tiny model against the recorded Hub of test_hub_push.py; a new ``training/run_*.py`` script must be added to
-``RUNS``."""
+"""Every task's checkpoint pushes to the Hub (``--push_to_hub``, ``--save_strategy steps``) carry the model code (and
+an image processor), so that each pushed checkpoint loads with ``trust_remote_code``: the driver gives every task's
+Trainer ``training.common.steps.trainer_callbacks()`` (``CodeFilesCallback``). Each task of ``training/tasks/`` trains
+two steps through the driver (``python -m training TASK``) against the recorded Hub of test_hub_push.py: a new task is
+run with no edit here, with its defaults, or with the tiny settings of its entry in ``RUNS``."""
 
 import json
 
@@ -13,32 +13,34 @@ from safetensors.torch import load_file
 
 from child_process import run_child
 from test_hub_push import RecordingHfApi
-from test_run_arguments import REPO, SCRIPTS
+from test_run_arguments import REPO
 from test_run_vqa import write_folder
+from training.__main__ import main
+from training.tasks import task_names
 
 TINY_RNN = "embedding_size=8,hidden_size=16,attention_size=8"
-# What each script needs for a tiny run besides the flags of PUSH ("{data}": a folder of user data it may write).
+BABI = ["--max_train_samples", "64", "--max_predict_samples", "8", "--do_eval", "false"]
+# What makes a task's run tiny besides the flags of PUSH ("{data}": a folder of user data it may write).
 RUNS = {
-    "run_classification": ["training/configs/han_classifier.json", "--config_overrides", TINY_RNN,
-                           "--max_train_samples", "32", "--max_eval_samples", "8", "--max_predict_samples", "8"],
-    "run_image_to_text": ["--do_train", "--predict_with_generate", "--max_train_samples", "32",
-                          "--per_device_train_batch_size", "16", "--explorer_examples", "1", "--config_overrides",
-                          "hidden_size=16,embedding_size=8,attention_size=8,output_size=8,cnn_channels=[4,8],"
-                          "cnn_pool_sizes=[[2,2],[2,2]]"],
-    "run_memory_qa": ["training/configs/babi_memn2n.json", "--max_train_samples", "64", "--max_predict_samples", "8",
-                      "--do_eval", "false", "--linear_start", "false"],  # 2 steps would end in linear start
-    "run_ner": ["training/configs/ner_tagger.json", "--config_overrides", TINY_RNN, "--max_train_samples", "32",
+    "classification": ["training/configs/han_classifier.json", "--config_overrides", TINY_RNN,
+                       "--max_train_samples", "32", "--max_eval_samples", "8", "--max_predict_samples", "8"],
+    "image-to-text": ["--predict_with_generate", "--max_train_samples", "32",
+                      "--per_device_train_batch_size", "16", "--explorer_examples", "1", "--config_overrides",
+                      "hidden_size=16,embedding_size=8,attention_size=8,output_size=8,cnn_channels=[4,8],"
+                      "cnn_pool_sizes=[[2,2],[2,2]]"],
+    "memory-qa": ["training/configs/babi_memn2n.json", *BABI, "--linear_start", "false"],  # 2 steps: in linear start
+    "passage-qa": ["training/configs/babi_coattention.json", *BABI],
+    "pointer": ["--task", "sorting", "--train_n", "4-5", "--eval_n", "5", "--test_n", "5", "--train_size", "64",
+                "--eval_size", "8", "--test_size", "8", "--hidden_size", "16", "--embedding_size", "8"],
+    "seq2seq": ["training/configs/dates_rnnsearch.json", "--config_overrides", TINY_RNN, "--max_train_samples", "32",
                 "--max_eval_samples", "8", "--max_predict_samples", "8"],
-    "run_pointer": ["--task", "sorting", "--train_n", "4-5", "--eval_n", "5", "--test_n", "5", "--train_size", "64",
-                    "--eval_size", "8", "--test_size", "8", "--hidden_size", "16", "--embedding_size", "8",
-                    "--do_train"],
-    "run_seq2seq": ["training/configs/dates_rnnsearch.json", "--config_overrides", TINY_RNN, "--max_train_samples",
-                    "32", "--max_eval_samples", "8", "--max_predict_samples", "8"],
-    "run_vqa": ["--dataset_name", "{data}", "--do_train", "--image_height", "16", "--config_overrides",
-                "hidden_size=8,attention_size=8,answer_hidden_size=8,cnn_channels=[4,8],cnn_pool_sizes=[[2,2],[2,2]]"],
+    "tagging": ["training/configs/ner_tagger.json", "--config_overrides", TINY_RNN, "--max_train_samples", "32",
+                "--max_eval_samples", "8", "--max_predict_samples", "8"],
+    "vqa": ["--dataset_name", "{data}", "--image_height", "16", "--config_overrides",
+            "hidden_size=8,attention_size=8,answer_hidden_size=8,cnn_channels=[4,8],cnn_pool_sizes=[[2,2],[2,2]]"],
 }
-PUSH = ["--push_to_hub", "--hub_model_id", "user/tiny", "--hub_always_push", "true", "--save_strategy", "steps",
-        "--save_steps", "1", "--max_steps", "2", "--per_device_train_batch_size", "8", "--eval_strategy", "no",
+PUSH = ["--do_train", "--push_to_hub", "--hub_model_id", "user/tiny", "--hub_always_push", "true", "--save_strategy",
+        "steps", "--save_steps", "1", "--max_steps", "2", "--per_device_train_batch_size", "8", "--eval_strategy", "no",
         "--num_pictures", "0", "--report_to", "none", "--disable_tqdm", "true", "--seed", "0"]
 
 pytestmark = pytest.mark.usefixtures("one_thread")
@@ -62,22 +64,21 @@ LOAD_CHECKPOINT = """
 """
 
 
-def test_every_script_has_a_run():
-    assert sorted(RUNS) == [script.__name__.removeprefix("training.") for script in SCRIPTS]
+def test_every_run_is_a_task():
+    assert set(RUNS) <= set(task_names())
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", SCRIPTS, ids=lambda script: script.__name__.removeprefix("training."))
-def test_every_checkpoint_push_carries_the_model_code_and_loads_without_the_package(script, tmp_path, monkeypatch):
+@pytest.mark.parametrize("task", task_names())
+def test_every_checkpoint_push_carries_the_model_code_and_loads_without_the_package(task, tmp_path, monkeypatch):
     hub = RecordingHfApi(tmp_path / "hub")
     monkeypatch.setattr(transformers.utils.hub, "_hf_api", hub)
     monkeypatch.setattr(huggingface_hub.repocard, "hf_hub_download", hub.download)
     monkeypatch.chdir(REPO)  # the configs name the bundled data from the repository's root
     write_folder(tmp_path / "data")
     output = tmp_path / "out"
-    arguments = [argument.replace("{data}", str(tmp_path / "data"))
-                 for argument in RUNS[script.__name__.removeprefix("training.")]]
-    script.main([*arguments, *PUSH, "--output_dir", str(output)])
+    arguments = [argument.replace("{data}", str(tmp_path / "data")) for argument in RUNS.get(task, [])]
+    main([task, *arguments, *PUSH, "--output_dir", str(output)])
 
     auto_map = json.loads((output / "config.json").read_text())["auto_map"]
     modules = {f"{reference.split('.')[0]}.py" for reference in auto_map.values()}
