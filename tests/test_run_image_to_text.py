@@ -16,7 +16,9 @@ from transformers import TrainerControl, TrainerState, TrainingArguments
 from hf_bahdanau import BahdanauImageProcessor
 from hf_bahdanau.modeling.collators import DataCollatorForImageToText
 from training.tables import image_text
-from training.run_image_to_text import main, text_metrics
+from training.run_image_to_text import main
+from training.tasks import image_to_text
+from training.tasks.image_to_text import text_metrics
 from training.common.tokenization import train_tokenizer
 from training.common.training_clock import TrainingBudgetCallback
 
@@ -124,6 +126,17 @@ def test_a_short_run_writes_the_folder(tmp_path, monkeypatch, capsys):
     assert isinstance(record["generated_text"], str)
 
 
+def test_the_predictions_file_holds_one_line_per_test_image(tmp_path, monkeypatch):
+    """predictions.txt held the longer test split's predictions (decoded for its own metrics after the test split's,
+    they were the last ones kept): 3 lines here for 5 test images. Its lines are the test split's predictions."""
+    monkeypatch.setitem(image_to_text.COUNTS, "digits", {"train": 64, "validation": 8, "test": 5, "test_long": 3})
+    output = tmp_path / "run"
+    main(["--output_dir", str(output), "--num_pictures", "0", *SHORT_RUN])
+    results = json.loads((output / "all_results.json").read_text())
+    assert results["predict_samples"] == 5 and "predict_long_cer" in results
+    assert len((output / "predictions.txt").read_text().splitlines()) == 5
+
+
 def write_image_folder(root: Path, texts: dict[str, list[str]]) -> None:
     """An imagefolder with a metadata.csv per split: {split: its texts}."""
     import csv
@@ -145,7 +158,7 @@ def test_digit_texts_of_a_metadata_csv_are_read_as_written(tmp_path):
     """A metadata.csv of digit strings (41, 007, 0: the digits task's own kind of text) went through pandas, which
     made them numbers 41, 7, 0: tokenizer training failed ('int' object is not iterable). They are texts as written,
     NA included."""
-    from training.run_image_to_text import ImageTextDataArguments, load_splits
+    from training.tasks.image_to_text import ImageTextDataArguments, load_splits
 
     texts = ["41", "007", "0", "NA"]
     write_image_folder(tmp_path / "data", {split: texts for split in ("train", "validation", "test")})
@@ -164,7 +177,7 @@ def test_digit_texts_of_a_metadata_csv_are_read_as_written(tmp_path):
 def test_a_folder_too_small_to_split_or_without_a_test_split_is_named(tmp_path, texts, message):
     """One training row and no validation split used to fail in datasets' train_test_split (test_size=0); a folder
     without a test split in a KeyError."""
-    from training.run_image_to_text import ImageTextDataArguments, load_splits
+    from training.tasks.image_to_text import ImageTextDataArguments, load_splits
 
     write_image_folder(tmp_path / "data", texts)
     with pytest.raises(ValueError) as error:
@@ -173,7 +186,7 @@ def test_a_folder_too_small_to_split_or_without_a_test_split_is_named(tmp_path, 
 
 
 def test_a_small_folder_without_validation_holds_one_row_out(tmp_path):
-    from training.run_image_to_text import ImageTextDataArguments, load_splits
+    from training.tasks.image_to_text import ImageTextDataArguments, load_splits
 
     write_image_folder(tmp_path / "data", {"train": ["1", "2", "3", "4"], "test": ["5"]})
     splits, _ = load_splits(ImageTextDataArguments(dataset_name=str(tmp_path / "data")))

@@ -14,7 +14,8 @@ from PIL import Image
 from conftest import exits_as_argparse_does
 from hf_bahdanau import BahdanauImageProcessor
 from hf_bahdanau.modeling.collators import DataCollatorForVisualQuestionAnswering
-from training.run_vqa import accuracy_metrics, main
+from training.run_vqa import main
+from training.tasks.vqa import accuracy_metrics
 from training.common.tokenization import train_tokenizer
 from training.common.table_runs import markdown_table
 from training.tables import vqa
@@ -252,7 +253,7 @@ def test_the_model_config_holds_the_tokenizer_s_special_ids_so_trainer_aligns_no
     new model: its config had no bos or eos id."""
     from transformers.trainer_utils import align_special_tokens
 
-    from training.run_vqa import VQAModelArguments, build_model
+    from training.tasks.vqa import VQAModelArguments, build_model
 
     model = build_model(VQAModelArguments(), tokenizer, ANSWERS)
     text = model.config.get_text_config()  # the sub-config Trainer aligns: the question's
@@ -269,7 +270,7 @@ def test_a_16_bit_example_picture_keeps_its_greys(tmp_path):
     now read as the model's processor reads it, at its own size: 32896 / 257 = 128, mid-grey."""
     from types import SimpleNamespace
 
-    from training.run_vqa import save_attention_pictures
+    from training.tasks.vqa import save_attention_pictures
 
     image = Image.fromarray(np.full((6, 8), 32896, dtype=np.uint16))
     assert image.mode == "I;16"
