@@ -20,6 +20,7 @@ def _mentions_package(finder):
     return any("hf_bahdanau" in str(name) for name in names)
 
 sys.meta_path[:] = [finder for finder in sys.meta_path if not _mentions_package(finder)]
+# sys.path: the one way to hide an installed package from a child process (its path entries would find it again)
 sys.path[:] = [entry for entry in sys.path if "hf_bahdanau" not in entry and "__editable__" not in entry]
 sys.path_importer_cache.clear()
 assert importlib.util.find_spec("hf_bahdanau") is None, "hf_bahdanau is still importable"

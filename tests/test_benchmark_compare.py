@@ -2,7 +2,7 @@
 
 import pytest
 
-from benchmark_modules import from_benchmark
+from file_imports import from_benchmark
 
 METRICS, better_by, compare_with_fastest_peer, compare_with_peers = from_benchmark(
     "run_benchmarks.py", "METRICS", "better_by", "compare_with_fastest_peer", "compare_with_peers")

@@ -4,8 +4,8 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from benchmark_modules import from_benchmark
 from conftest import tiny_config
+from file_imports import from_benchmark
 from hf_bahdanau import BahdanauForConditionalGeneration
 
 MISSING_FLOP_FORMULAS, gemm_peak_shares, useful_flops_per_token = from_benchmark(

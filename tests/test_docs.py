@@ -69,8 +69,8 @@ def test_no_placeholders_are_left(doc):
 
 # Commands of README.md's and docs/*.md's bash blocks that run our code: each names a script, module or task that
 # exists, and passes only flags (and .json config keys) its parser accepts; the parser is the one the command builds,
-# caught in-process when it parses (a pre-parse of a few flags with parse_known_args runs), so no data is read and nothing
-# trains.
+# caught in-process when it parses (a pre-parse of a few flags with parse_known_args runs), so no data is read and
+# nothing trains.
 SEPARATORS = {"&&", "||", ";", "|", "&"}
 SHELL_WORDS = {"do", "then", "else", "time", "exec"}  # may come before a command: `for ...; do python ...; done`
 CONSOLE_SCRIPTS = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["scripts"]
@@ -146,7 +146,8 @@ def parser_of(target: str, arguments: list[str]) -> argparse.ArgumentParser | No
         target = target.removesuffix(".py").replace("/", ".")
     module, _, function = target.partition(":")
     assert importlib.util.find_spec(module) is not None, f"no module {module}"
-    main = getattr(importlib.import_module(f"{module}.__main__" if module == "training" else module), function or "main")
+    module = f"{module}.__main__" if module == "training" else module  # python -m training: a package
+    main = getattr(importlib.import_module(module), function or "main")
     try:
         main(arguments)
     except ParserFound as found:

@@ -6,7 +6,6 @@ the whole contract suite (tests/contract/). Also: every family of the package is
 
 import copy
 import dataclasses
-import importlib
 import json
 import re
 import sys
@@ -22,6 +21,7 @@ import hf_bahdanau
 from child_process import run_child
 from contract.contract import ContractTests
 from contract import testers
+from file_imports import import_file
 from hf_bahdanau.cards import write_model_card
 from hf_bahdanau.families import FAMILIES, family_for_task, family_of, find_family
 from training.common.tokenization import train_tokenizer
@@ -146,12 +146,11 @@ def toy(tmp_path_factory):
     (root / "toybag" / "configuration_toy.py").write_text(textwrap.dedent(TOY_CONFIG))
     (root / "toybag" / "modeling_toy.py").write_text(textwrap.dedent(TOY_MODEL))
     (root / "toy_family.py").write_text(textwrap.dedent(TOY_DESCRIPTOR))
-    sys.path.insert(0, str(root))
     try:
-        yield importlib.import_module("toy_family")
+        import_file(root / "toybag", "toybag")  # the model files' package, imported by name from here on
+        yield import_file(root / "toy_family.py", "toy_family")
     finally:
         FAMILIES.pop("toy-bag", None)
-        sys.path.remove(str(root))
         for name in ("toy_family", "toybag", "toybag.configuration_toy", "toybag.modeling_toy"):
             sys.modules.pop(name, None)
 

@@ -312,6 +312,7 @@ def test_the_exported_folder_decodes_without_torch(exported, tmp_path):
     folder = export_onnx(model, tmp_path / "export")
     input_ids, attention_mask = padded_batch((6, 3), seed=4)
     expected = generated(model, input_ids, attention_mask, num_beams=3).sequences.tolist()
+    # sys.path: an export is loaded as its README says, the folder on sys.path and `from runtime import OnnxSeq2Seq`
     script = (
         "import json, sys; sys.modules['torch'] = None; sys.path.insert(0, sys.argv[1]);"
         "from runtime import OnnxSeq2Seq;"

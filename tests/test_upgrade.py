@@ -71,6 +71,7 @@ def test_the_tokenizer_and_image_processor_of_a_folder_saved_by_0_1_0_give_their
 
 REMOTE_CHILD = """
     import json
+    import runpy
     import sys
     from pathlib import Path
 
@@ -80,8 +81,9 @@ REMOTE_CHILD = """
 
     torch.set_num_threads(1)
     root, out = Path(sys.argv[1]), sys.argv[2]
-    sys.path.insert(0, sys.argv[4])
-    from fixtures.saved_outputs import auto_class_name, read_saved, recorded_outputs
+    saved_outputs = runpy.run_path(sys.argv[4])  # the tests' helpers, read from their file
+    auto_class_name, read_saved, recorded_outputs = (saved_outputs[name] for name in (
+        "auto_class_name", "read_saved", "recorded_outputs"))
 
     modules = {}
     for folder in json.loads(sys.argv[3]):
@@ -99,7 +101,7 @@ REMOTE_CHILD = """
 
 def test_every_folder_saved_by_0_1_0_loads_through_its_own_code_in_a_process_without_the_package(tmp_path):
     child = run_child(REMOTE_CHILD, tmp_path, str(SAVED), str(tmp_path), json.dumps(FOLDERS),
-                      str(Path(__file__).parent), isolated=True, hide_package=True)
+                      str(Path(__file__).parent / "fixtures" / "saved_outputs.py"), isolated=True, hide_package=True)
     assert child.pop("hf_bahdanau") == []
     for folder in FOLDERS:
         assert child[folder].startswith("transformers_modules."), folder
