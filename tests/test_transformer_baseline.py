@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, GenerationConfig, MarianMTModel
 
-from benchmark_modules import from_benchmark
 from conftest import exits_as_argparse_does
+from file_imports import from_benchmark
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 from training.run_seq2seq import ModelArguments, load_model, main
 from training.common.tokenization import train_tokenizer
