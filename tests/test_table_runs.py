@@ -346,8 +346,14 @@ def test_a_grid_of_ones_own_runs_through_the_driver_and_writes_the_table_results
 
 
 def test_a_grid_is_data_and_a_bad_one_is_refused_with_what_is_allowed(tmp_path, capsys):
-    assert table_names() == ["babi", "image-text", "translation", "vqa"]
+    assert table_names() == ["babi", "fortunes", "image-text", "translation", "vqa"]
     assert load_table("image_text") is image_text.TABLE and load_table("translation") is translation.TABLE
+    fortunes = load_table("fortunes")  # a bundled grid of data alone: a setting per config
+    runs = fortunes.cells(fortunes.parser().parse_args(["--output_dir", str(tmp_path)]))
+    assert [(cell.key, step.module, step.arguments) for cell in runs for step in cell.steps] == [
+        ((setting,), ("training", "classification"), (
+            str(table_runs.REPO_ROOT / "training" / "configs" / f"fortunes_{setting}.json"), "--output_dir",
+            str(tmp_path / setting), "--disable_tqdm", "true")) for setting in ("flat", "han")]
     grid = Grid.from_json(toy_grid(tmp_path))
     assert grid.name == "toy-grid" and grid.settings["h8"] == Setting(("--config_overrides",
                                                                        "embedding_size=8,hidden_size=8"))
@@ -365,7 +371,7 @@ def test_a_grid_is_data_and_a_bad_one_is_refused_with_what_is_allowed(tmp_path, 
         Grid("x", "", {"a": Setting()}, task="vqa", jobs=0)
     with pytest.raises(SystemExit):
         tables_main(["nothing"])
-    assert ("python -m training.tables: error: The table must be one of ['babi', 'image-text', 'translation', "
-            "'vqa'] or a grid's .json file, got 'nothing'.") in capsys.readouterr().err
+    assert ("python -m training.tables: error: The table must be one of ['babi', 'fortunes', 'image-text', "
+            "'translation', 'vqa'] or a grid's .json file, got 'nothing'.") in capsys.readouterr().err
     tables_main([])
-    assert "tables: babi, image-text, translation, vqa, or a grid's .json file" in capsys.readouterr().out
+    assert "tables: babi, fortunes, image-text, translation, vqa, or a grid's .json file" in capsys.readouterr().out
