@@ -12,7 +12,7 @@ from training.common.data_files import TEXT, Column, load_raw_splits, read_file
 from training.tasks.classification import ClassificationDataArguments
 from training.run_ner import NerDataArguments
 from training.run_pointer import PointerDataArguments
-from training.run_seq2seq import DataTrainingArguments
+from training.tasks.seq2seq import DataTrainingArguments
 
 COLUMNS = {"source": Column("source_column", TEXT), "target": Column("target_column", TEXT)}
 # CMUdict-like rows that datasets' csv reader turned into missing values, booleans and numbers, or merged (the quotes)

@@ -1,4 +1,5 @@
-"""training/run_seq2seq.py, the parts that need no training: arguments, data files, tokenisation, metrics."""
+"""The seq2seq task (training/tasks/seq2seq.py, run by training/run_seq2seq.py), the parts that need no training:
+arguments, data files, tokenisation, metrics."""
 
 import json
 import logging
@@ -8,15 +9,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from huggingface_hub import ModelCard
-from transformers import EvalPrediction
+from transformers import EvalPrediction, Seq2SeqTrainingArguments
 
 from conftest import exits_as_argparse_does
 from hf_bahdanau.cli import main as translate_main
 
 from training.common.arguments import parse_arguments, parse_config_overrides
-from training.run_seq2seq import (
-    DataTrainingArguments, ModelArguments, Seq2SeqTrainingArguments, clip, load_model, load_raw_datasets,
-    metrics_function, output_lengths, tokenize_split,
+from training.tasks.seq2seq import (
+    DataTrainingArguments, ModelArguments, clip, load_model, load_raw_datasets, metrics_function, output_lengths,
+    tokenize_split,
 )
 from training.common.tokenization import train_tokenizer
 
@@ -356,4 +357,4 @@ def test_a_training_budget_in_minutes_stops_the_run(tmp_path, capsys):
         with pytest.raises(SystemExit):
             main([*arguments, "--max_train_minutes", bad])
         error = capsys.readouterr().err
-        assert f"error: `--max_train_minutes` must be a number of minutes > 0, got {float(bad)}." in error
+        assert f"error: `--max_train_minutes` must be a positive number of minutes, got {float(bad)}." in error

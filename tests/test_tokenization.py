@@ -154,7 +154,7 @@ def meetings_rows(split: str, count: int) -> list[dict]:
 def test_copied_words_keep_their_spacing_in_the_main_jobs_decoding():
     """The meetings test's names never occur in training: they are copied (ids ≥ V) and decoded with the spacing of
     the target, as the main job decodes labels and predictions of a copy model."""
-    from training.run_seq2seq import generated_texts
+    from training.tasks.seq2seq import generated_texts
 
     train, test = meetings_rows("train", 2000), meetings_rows("test", 50)
     tokenizer = train_tokenizer([row[column] for row in train for column in ("source", "target")], kind="word")

@@ -11,8 +11,9 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, GenerationConfig,
 from conftest import exits_as_argparse_does
 from file_imports import from_benchmark
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
-from training.run_seq2seq import ModelArguments, load_model, main
+from training.run_seq2seq import main
 from training.common.tokenization import train_tokenizer
+from training.tasks.seq2seq import ModelArguments, load_model
 from training.transformer_baseline import check_generation_options, learned_parameters, transformer_config
 
 Backend, generated_tokens, measure, pytorch_generate, with_ratios = from_benchmark(

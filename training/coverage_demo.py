@@ -6,7 +6,7 @@ place in such a list skips a stretch or reads one twice.
 The same model is trained with the same budget with and without ``use_coverage`` (and See et al.'s coverage loss),
 then decoded with beam search, with and without GNMT's coverage penalty.
 
-    python training/coverage_demo.py --output_dir outputs/coverage [--max_steps 600]
+    python -m training.coverage_demo --output_dir outputs/coverage [--max_steps 600]
 
 Writes ``coverage.json``: for each model and decoding, exact match (in percent), and the dropped and repeated symbols
 summed over the test set (the deletions and insertions that turn each reference into its output), with the training
@@ -22,11 +22,8 @@ from pathlib import Path
 
 import torch
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:
-    sys.path.insert(0, str(REPO_ROOT))
-from training.common.arguments import parse_arguments  # noqa: E402
-from training.length_robustness import (  # noqa: E402
+from training.common.arguments import parse_arguments
+from training.length_robustness import (
     LEXICON, LengthTrainingArguments, check_models, tokenized_training_set, train_model,
 )
 

@@ -1,15 +1,14 @@
-#!/usr/bin/env python
-"""Decode one split file with a saved model folder (or an ensemble of folders) and score it as run_seq2seq.py does.
+"""Decode one split file with a saved model folder (or an ensemble of folders) and score it as the seq2seq task does.
 
-    python training/evaluate_seq2seq.py --model_name_or_path outputs/g2p --test_file data/g2p/test.jsonl \\
+    python -m training.evaluate_seq2seq --model_name_or_path outputs/g2p --test_file data/g2p/test.jsonl \\
         --num_beams 5 --score_without_stress --output_dir outputs/g2p/eval-test
-    python training/evaluate_seq2seq.py --model_name_or_path outputs/de-en --test_file test.jsonl --num_beams 5 \\
+    python -m training.evaluate_seq2seq --model_name_or_path outputs/de-en --test_file test.jsonl --num_beams 5 \\
         --length_penalty 0.6 --length_penalty_style gnmt --coverage_penalty 0.2 --output_dir outputs/de-en/eval
-    python training/evaluate_seq2seq.py --model_name_or_path outputs/g2p-seed0 --ensemble outputs/g2p-seed1 \\
+    python -m training.evaluate_seq2seq --model_name_or_path outputs/g2p-seed0 --ensemble outputs/g2p-seed1 \\
         outputs/g2p-seed2 --test_file test.jsonl --num_beams 5 --output_dir outputs/g2p-ensemble3
 
 The file (``--validation_file`` or ``--test_file``: .jsonl, .json, .csv or .tsv, read by training/common/data_files.py as
-run_seq2seq.py reads it) has source and target columns, and optionally ``references`` (every accepted output of a
+the seq2seq task reads it) has source and target columns, and optionally ``references`` (every accepted output of a
 row: then WER and PER too). ``<output_dir>/<split>_results.json`` gets sacreBLEU and chrF (with their sacreBLEU
 signatures), exact match, WER/PER (and without stress with ``--score_without_stress``), all in percent, the decoding
 options used and the decoding time; ``<output_dir>/<split>_predictions.txt`` one output per line. Options not given
@@ -25,25 +24,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # `python training/evaluate_seq2seq.py` puts training/ first, not the repository
-    sys.path.insert(0, str(REPO_ROOT))
+import datasets
+import numpy as np
+import torch
+from sacrebleu.metrics import BLEU, CHRF
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, EvalPrediction, HfArgumentParser
 
-import datasets  # noqa: E402
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-from sacrebleu.metrics import BLEU, CHRF  # noqa: E402
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, EvalPrediction, HfArgumentParser  # noqa: E402
-
-from hf_bahdanau.cards import write_model_card  # noqa: E402
-from hf_bahdanau.cards.folder import read_json  # noqa: E402
-from hf_bahdanau.cli import MAX_NEW_TOKENS, check_new_tokens  # noqa: E402
-from hf_bahdanau.locations import check_model_location  # noqa: E402
-from hf_bahdanau.modeling.copying import encode_with_copies  # noqa: E402
-from hf_bahdanau.modeling.search import LENGTH_PENALTY_STYLES  # noqa: E402
-from training.common.arguments import bad_arguments_exit, exit_on_bad_argument  # noqa: E402
-from training.common.data_files import SPLITS, TEXT, TEXTS, Column, read_file  # noqa: E402
-from training.run_seq2seq import REFERENCES, generated_texts, metrics_function  # noqa: E402
+from hf_bahdanau.cards import write_model_card
+from hf_bahdanau.cards.folder import read_json
+from hf_bahdanau.cli import MAX_NEW_TOKENS, check_new_tokens
+from hf_bahdanau.locations import check_model_location
+from hf_bahdanau.modeling.copying import encode_with_copies
+from hf_bahdanau.modeling.search import LENGTH_PENALTY_STYLES
+from training.common.arguments import bad_arguments_exit, exit_on_bad_argument
+from training.common.data_files import SPLITS, TEXT, TEXTS, Column, read_file
+from training.tasks.seq2seq import REFERENCES, generated_texts, metrics_function
 
 logger = logging.getLogger(__name__)
 
@@ -97,7 +92,7 @@ class EvaluationDataArguments:
     max_samples: int | None = field(default=None, metadata={"help": "Decode only the first N rows."})
     score_without_stress: bool = field(
         default=False, metadata={"help": "With a `references` column, also report WER and PER with the stress digits "
-                                         "removed on both sides (wer_no_stress, per_no_stress), as run_seq2seq.py."})
+                                         "removed on both sides (wer_no_stress, per_no_stress), as the seq2seq task."})
 
     def __post_init__(self):
         if (self.validation_file is None) == (self.test_file is None):
@@ -111,7 +106,7 @@ class EvaluationDataArguments:
         return "validation" if self.validation_file is not None else "test"
 
     def read(self) -> datasets.Dataset:
-        """The split's rows (its first ``--max_samples``), read as run_seq2seq.py reads them; a file without
+        """The split's rows (its first ``--max_samples``), read as the seq2seq task reads them; a file without
         ``references`` with ``--score_without_stress`` is a ValueError."""
         argument = SPLITS[self.split]
         columns = {self.source_column: Column("source_column", TEXT),
@@ -209,9 +204,9 @@ def generate_ids(model, tokenizer, sources: Sequence[str], *, batch_size: int = 
 
 class SplitEvaluation:
     """One split, decoded and scored under any generation options: ``evaluation(**options)`` returns (metrics,
-    predictions). The metrics are run_seq2seq.py's ``metrics_function`` (sacreBLEU, chrF, exact match, WER/PER with
+    predictions). The metrics are the seq2seq task's ``metrics_function`` (sacreBLEU, chrF, exact match, WER/PER with
     references, in percent; its metric modules are loaded once, here) plus the sacreBLEU signatures of BLEU and chrF,
-    the generation options in effect and the decoding time. The targets are scored as run_seq2seq.py scores them:
+    the generation options in effect and the decoding time. The targets are scored as the seq2seq task scores them:
     tokenised and decoded again."""
 
     def __init__(self, model, tokenizer, rows: datasets.Dataset, data_args: EvaluationDataArguments,

@@ -6,7 +6,7 @@ in the same order (a word-for-word "translation"; ``--reverse`` reverses it too,
 Without attention the whole source must pass through one fixed-size vector, so long sources should suffer; with
 attention every output symbol can look up its source symbol.
 
-    python training/length_robustness.py --output_dir outputs/length_robustness [--max_steps 600]
+    python -m training.length_robustness --output_dir outputs/length_robustness [--max_steps 600]
 
 Writes ``length_robustness.json`` (exact match in percent and BLEU per source-length bin for each model, with parameter
 counts and training time) and ``length_robustness.png`` (two panels: exact match and BLEU against source length).
@@ -26,11 +26,8 @@ from transformers import PreTrainedTokenizerFast, Seq2SeqTrainer, Seq2SeqTrainin
 
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration, DataCollatorWithRightPaddedLabels
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # `python training/length_robustness.py` puts training/ first, not the repository
-    sys.path.insert(0, str(REPO_ROOT))
-from training.common.arguments import check_new_config, parse_arguments, parse_config_overrides  # noqa: E402
-from training.common.tokenization import train_tokenizer  # noqa: E402
+from training.common.arguments import check_new_config, parse_arguments, parse_config_overrides
+from training.common.tokenization import train_tokenizer
 
 SYMBOLS = [f"{letter}{digit}" for letter in "abcdefgh" for digit in "01"]  # 16 source symbols
 LEXICON = {symbol: symbol.upper() for symbol in SYMBOLS}  # each renamed: a target vocabulary of its own

@@ -1,9 +1,8 @@
-#!/usr/bin/env python
 """Tune GNMT's beam-search penalties (length penalty α, coverage penalty β) on the validation file by grid search.
 
-    python training/tune_beam_penalties.py --model_name_or_path outputs/de-en --validation_file validation.jsonl \\
+    python -m training.tune_beam_penalties --model_name_or_path outputs/de-en --validation_file validation.jsonl \\
         --num_beams 5 --output_dir outputs/de-en/penalties --write_generation_config
-    python training/tune_beam_penalties.py --model_name_or_path outputs/g2p --validation_file validation.jsonl \\
+    python -m training.tune_beam_penalties --model_name_or_path outputs/g2p --validation_file validation.jsonl \\
         --num_beams 5 --metric wer_no_stress --length_penalties 0 0.5 1 --coverage_penalties 0 0.2 \\
         --output_dir outputs/g2p/penalties
 
@@ -28,19 +27,15 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-if str(REPO_ROOT) not in sys.path:  # `python training/tune_beam_penalties.py` puts training/ first
-    sys.path.insert(0, str(REPO_ROOT))
+import torch
+from transformers import GenerationConfig, HfArgumentParser
 
-import torch  # noqa: E402
-from transformers import GenerationConfig, HfArgumentParser  # noqa: E402
-
-from hf_bahdanau.modeling.search import FastSearchMixin  # noqa: E402
-from training.evaluate_seq2seq import (  # noqa: E402
+from hf_bahdanau.modeling.search import FastSearchMixin
+from training.evaluate_seq2seq import (
     DecodingArguments, EvaluationDataArguments, EvaluationModelArguments, SplitEvaluation, load_model_and_tokenizer,
 )
-from training.common.arguments import bad_arguments_exit, exit_on_bad_argument  # noqa: E402
-from training.run_seq2seq import REFERENCES  # noqa: E402
+from training.common.arguments import bad_arguments_exit, exit_on_bad_argument
+from training.tasks.seq2seq import REFERENCES
 
 logger = logging.getLogger(__name__)
 
@@ -168,7 +163,8 @@ def checked_arguments(parser: HfArgumentParser, argv: list[str]) -> tuple:
     model_args, data_args, decoding_args, tuning_args = parser.parse_args_into_dataclasses(args=argv)
     if data_args.test_file is not None:
         raise ValueError(f"`--test_file` {data_args.test_file}: the penalties are tuned on the validation file "
-                         "(`--validation_file`); score the test file with evaluate_seq2seq.py afterwards.")
+                         "(`--validation_file`); score the test file with `python -m training.evaluate_seq2seq` "
+                         "afterwards.")
     for name in ("length_penalty", "coverage_penalty"):
         if getattr(decoding_args, name) is not None:
             raise ValueError(f"`--{name}` {getattr(decoding_args, name)}: the tuner tries the values of "
