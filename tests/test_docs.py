@@ -143,7 +143,10 @@ def parser_of(target: str, arguments: list[str]) -> argparse.ArgumentParser | No
     lists the tasks)."""
     if target.endswith(".py"):
         assert (REPO / target).is_file(), f"no script {target}"
-        target = target.removesuffix(".py").replace("/", ".")
+        module = target.removesuffix(".py").replace("/", ".")
+        # run as a file, a script finds the package `training` only through training/script_path.py (the run_*.py shims)
+        assert "import script_path" in (REPO / target).read_text(), f"{target} runs as `python -m {module}`"
+        target = module
     module, _, function = target.partition(":")
     assert importlib.util.find_spec(module) is not None, f"no module {module}"
     module = f"{module}.__main__" if module == "training" else module  # python -m training: a package
