@@ -195,6 +195,34 @@ def test_a_question_only_baseline_trains_and_answers_without_reading_the_image(t
         (answer["score"] for answer in first["answers"]), reverse=True)
 
 
+def keep_answers(root, change: dict[str, str | None]) -> None:
+    """The folder's metadata with each answer of ``change`` replaced by its value, its rows dropped for None."""
+    for metadata in root.glob("*/metadata.jsonl"):
+        records = [json.loads(line) for line in metadata.read_text().splitlines()]
+        records = [dict(record, answer=change.get(record["answer"], record["answer"])) for record in records]
+        metadata.write_text("".join(json.dumps(record) + "\n" for record in records if record["answer"]))
+
+
+def test_a_saved_model_trains_further_with_its_own_answers_and_names_those_it_lacks(tmp_path, capsys):
+    """Data with fewer answers than a saved model's (e.g. cut by --max_train_samples) failed loading it with a
+    traceback: its classifier had a row per answer it was trained with. It keeps its answers, in its order; an answer
+    it lacks is a bad argument."""
+    write_folder(tmp_path / "data")
+    main(["--dataset_name", str(tmp_path / "data"), "--output_dir", str(tmp_path / "saved"), "--num_pictures", "0",
+          *TINY])
+    saved = json.loads((tmp_path / "saved" / "config.json").read_text())["id2label"]
+    keep_answers(tmp_path / "data", {"no": None, "yes": None})  # red alone
+    further = ["--dataset_name", str(tmp_path / "data"), "--model_name_or_path", str(tmp_path / "saved"),
+               "--num_pictures", "0", *TINY]
+    main([*further, "--output_dir", str(tmp_path / "further")])
+    assert json.loads((tmp_path / "further" / "config.json").read_text())["id2label"] == saved
+    keep_answers(tmp_path / "data", {"red": "green"})
+    error = exits_as_argparse_does(lambda: main([*further, "--output_dir", str(tmp_path / "refused")]),
+                                   "--model_name_or_path", capsys)
+    assert error.endswith(f"answers 3 answers, and the data's ['green'] (1) are not among them: train a new model "
+                          "(leave it out).\n"), error
+
+
 def test_missing_columns_are_named(tmp_path, capsys):
     write_folder(tmp_path / "data")
     error = exits_as_argparse_does(lambda: main(["--dataset_name", str(tmp_path / "data"), "--output_dir",

@@ -33,7 +33,7 @@ from pathlib import Path
 import datasets
 import numpy as np
 import torch
-from transformers import AutoModelForVisualQuestionAnswering
+from transformers import AutoConfig, AutoModelForVisualQuestionAnswering
 
 from hf_bahdanau import (
     BahdanauForVisualQuestionAnswering, BahdanauImageProcessor, BahdanauVisualQuestionAnsweringConfig,
@@ -143,6 +143,20 @@ def accuracy_metrics(predictions: np.ndarray, labels: np.ndarray, type_ids: np.n
     return in_percent(metrics)
 
 
+def saved_answers(model_name_or_path: str | None, answers: list[str]) -> list[str]:
+    """The answers a model is built with: the data's ``answers`` for a new model; a saved one keeps its own, in its
+    order (its classifier's rows keep their meaning), and a ValueError names the data's answers it lacks."""
+    if model_name_or_path is None:
+        return answers
+    id2label = AutoConfig.from_pretrained(model_name_or_path).id2label
+    known = [id2label[index] for index in sorted(id2label)]
+    missing = sorted(set(answers) - set(known))
+    if missing:
+        raise ValueError(f"`--model_name_or_path` {model_name_or_path} answers {len(known)} answers, and the data's "
+                         f"{missing[:10]} ({len(missing)}) are not among them: train a new model (leave it out).")
+    return known
+
+
 def build_model(model_args: VQAModelArguments, tokenizer, answers: list[str]) -> BahdanauForVisualQuestionAnswering:
     """A new (or --model_name_or_path's) co-attention VQA model for this tokenizer and these answers (its config
     holds the tokenizer's pad, bos and eos ids, so Trainer finds nothing to align)."""
@@ -187,7 +201,7 @@ class VQATask(Task):
         if unseen:
             logger.warning(f"{len(unseen)} answers of validation/test never occur in training (they count as wrong): "
                            f"{unseen[:10]}")
-        model = build_model(self.model_args, self.tokenizer, answers)
+        model = build_model(self.model_args, self.tokenizer, saved_answers(self.model_args.model_name_or_path, answers))
         self.collator = DataCollatorForVisualQuestionAnswering(
             self.processor, self.tokenizer, model.config.label2id, data_args.image_column, data_args.question_column,
             data_args.answer_column, data_args.question_type_column if self.types else None, self.types,
