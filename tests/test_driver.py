@@ -10,10 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import huggingface_hub.repocard
 import pytest
 import torch
-import transformers.utils.hub
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 import training.tasks
