@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 from child_process import SUBPROCESS_TIMEOUT, child_env
+from conftest import exits_as_argparse_does
 from huggingface_hub import ModelCard
 from transformers import TrainerControl, TrainerState, TrainingArguments
 
@@ -135,6 +136,16 @@ def test_the_predictions_file_holds_one_line_per_test_image(tmp_path, monkeypatc
     results = json.loads((output / "all_results.json").read_text())
     assert results["predict_samples"] == 5 and "predict_long_cer" in results
     assert len((output / "predictions.txt").read_text().splitlines()) == 5
+
+
+def test_a_run_that_would_score_logits_instead_of_generated_texts_is_refused_before_training(tmp_path, capsys):
+    """Without --predict_with_generate the metrics got the logits and failed after training (a TypeError)."""
+    flags = [flag for flag in SHORT_RUN if flag != "--predict_with_generate"]
+    error = exits_as_argparse_does(lambda: main(["--output_dir", str(tmp_path / "run"), *flags]),
+                                   "--predict_with_generate", capsys)
+    assert error.endswith(": error: `--predict_with_generate` must be true for the image-to-text task, got false: it "
+                          "scores the texts its model generates for the validation and test images.\n")
+    assert not (tmp_path / "run").exists()
 
 
 def write_image_folder(root: Path, texts: dict[str, list[str]]) -> None:

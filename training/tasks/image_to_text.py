@@ -172,6 +172,9 @@ class ImageToTextTask(Task):
         data_args = self.data_args
         self.training_args.remove_unused_columns = False  # the collator reads the image column
         self.splits, description = load_splits(data_args)
+        if not self.training_args.predict_with_generate:  # logits would reach the metrics, after training
+            raise ValueError("`--predict_with_generate` must be true for the image-to-text task, got false: it scores "
+                             "the texts its model generates for the validation and test images.")
         data_args.dataset_description = data_args.dataset_description or description
         self.tokenizer, self.processor = load_tokenizer_and_processor(
             self.model_args.model_name_or_path, self.splits["train"][data_args.text_column], "char", num_channels=1,
