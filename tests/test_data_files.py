@@ -10,8 +10,8 @@ import pytest
 
 from training.common.data_files import TEXT, Column, load_raw_splits, read_file
 from training.tasks.classification import ClassificationDataArguments
-from training.run_ner import NerDataArguments
-from training.run_pointer import PointerDataArguments
+from training.tasks.tagging import NerDataArguments
+from training.tasks.pointer import PointerDataArguments
 from training.tasks.seq2seq import DataTrainingArguments
 
 COLUMNS = {"source": Column("source_column", TEXT), "target": Column("target_column", TEXT)}

@@ -1,8 +1,10 @@
-"""training/run_pointer.py end to end: generated data or files, training, the paper's metrics per test n, the pointing
-pictures, the model card, and the folder loading with AutoModel; bad arguments refused by name."""
+"""The pointer task (training/tasks/pointer.py, run as training/run_pointer.py) end to end: generated data or files,
+training, the paper's metrics per test n, the pointing pictures, the model card, and the folder loading with
+AutoModel; bad arguments refused by name."""
 
 import json
 
+import datasets
 import pytest
 import torch
 from transformers import AutoModel
@@ -10,6 +12,7 @@ from transformers import AutoModel
 from child_process import run_script
 from hf_bahdanau import BahdanauForPointerNetwork
 from training import run_pointer
+from training.tasks import pointer
 from training.data.pointer_tasks import make_dataset
 
 FAST = ["--hidden_size", "16", "--embedding_size", "8", "--per_device_train_batch_size", "32",
@@ -79,9 +82,9 @@ def test_bad_arguments_are_refused_by_name(flags, named, tmp_path, capsys):
 
 def test_predict_reads_pointer_ids_up_to_the_end():
     torch.manual_seed(0)
-    model = run_pointer.load_model(run_pointer.PointerModelArguments(hidden_size=8, embedding_size=4), "sorting")
-    rows = run_pointer.datasets.Dataset.from_list(make_dataset("sorting", (3, 5), 7, seed=2))
-    predictions = run_pointer.predict(model, rows, run_pointer.PointerDataArguments(), batch_size=3)
+    model = pointer.load_model(pointer.PointerModelArguments(hidden_size=8, embedding_size=4), "sorting")
+    rows = datasets.Dataset.from_list(make_dataset("sorting", (3, 5), 7, seed=2))
+    predictions = pointer.predict(model, rows, pointer.PointerDataArguments(), batch_size=3)
     assert len(predictions) == 7
     for prediction, row in zip(predictions, rows):
         n = len(row["input_features"])

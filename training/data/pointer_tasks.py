@@ -1,7 +1,9 @@
 """Data and metrics for two pointer-network demonstrations of Vinyals, Fortunato & Jaitly, "Pointer Networks"
-(NeurIPS 2015): sorting n numbers, and the planar convex hull.
+(NeurIPS 2015): sorting n numbers, and the planar convex hull. Each problem is described once, in ``PROBLEMS``: its
+inputs, how its examples are drawn and how predictions are scored; the training task reads no problem's name.
 
-    from training.data.pointer_tasks import make_dataset, hull_metrics
+    from training.data.pointer_tasks import PROBLEMS, make_dataset, hull_metrics
+    PROBLEMS["convex_hull"].feature_size                                   # 2: each input is a point (x, y)
     train = make_dataset("convex_hull", n=(5, 50), size=100_000, seed=0)   # the paper trains on n = 5…50
     test = make_dataset("convex_hull", n=50, size=1000, seed=1)
     scores = hull_metrics(predictions, [row["input_features"] for row in test])
@@ -20,13 +22,13 @@ accuracy (the predicted polygon is the true hull), and the area of the predicted
 hull, taken over the predictions that are simple polygons; the paper writes "FAIL" when more than 1% are not.
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 
 END = 0  # the pointer id that ends an output
-MIN_N = {"sorting": 1, "convex_hull": 3}  # the fewest inputs of an example, per task
 FAIL_FRACTION = 0.01  # Vinyals et al. report "FAIL" when more than this fraction of outputs are not simple polygons
 
 Point = tuple[int, int]  # a point on the exact integer grid
@@ -61,12 +63,12 @@ def _is_int(value) -> bool:
 
 def _n_range(task: str, n, ranges: bool = True) -> tuple[int, int]:
     """(low, high) of an ``n`` that is an int, or (with ``ranges``) a (low, high) tuple, inclusive."""
-    if task not in MIN_N:
-        raise ValueError(f"task must be one of {sorted(MIN_N)}, got {task!r}")
+    if task not in PROBLEMS:
+        raise ValueError(f"task must be one of {sorted(PROBLEMS)}, got {task!r}")
     low = high = n
     if ranges and isinstance(n, tuple) and len(n) == 2:
         low, high = n
-    least = MIN_N[task]
+    least = PROBLEMS[task].min_n
     if not (_is_int(low) and _is_int(high) and least <= low <= high):
         allowed = f"an int >= {least}" + (f" or a (low, high) tuple of ints with {least} <= low <= high" if ranges
                                           else "")
@@ -149,12 +151,9 @@ def hull_example(rng: np.random.Generator, n: int) -> tuple[np.ndarray, list[int
     return points, pointer_ids(convex_hull(points))
 
 
-EXAMPLES = {"sorting": sorting_example, "convex_hull": hull_example}
-
-
 def make_dataset(task: str, n: int | tuple[int, int], size: int, seed: int) -> list[dict]:
-    """``size`` rows {"input_features": [n][F] floats, "labels": pointer ids} of ``task`` ("sorting" or
-    "convex_hull"); ``n`` an int, or (low, high) to draw each example's n uniformly from low…high. The same
+    """``size`` rows {"input_features": [n][F] floats, "labels": pointer ids} of ``task`` (a name of
+    ``PROBLEMS``); ``n`` an int, or (low, high) to draw each example's n uniformly from low…high. The same
     arguments always give the same rows."""
     low, high = _n_range(task, n)
     if not _is_int(size) or size < 0:
@@ -162,7 +161,7 @@ def make_dataset(task: str, n: int | tuple[int, int], size: int, seed: int) -> l
     rng = np.random.default_rng(seed)
     rows = []
     for _ in range(size):
-        features, labels = EXAMPLES[task](rng, int(rng.integers(low, high + 1)))
+        features, labels = PROBLEMS[task].example(rng, int(rng.integers(low, high + 1)))
         rows.append({"input_features": features.tolist(), "labels": labels})
     return rows
 
@@ -280,3 +279,38 @@ def hull_metrics(predictions: Sequence[Sequence[int]], point_sets: Sequence) -> 
             "area_coverage": sum(valid) / len(valid) if valid else None,
             "invalid_fraction": invalid_fraction,
             "fail": invalid_fraction > FAIL_FRACTION}
+
+
+def sorting_scores(predictions: Sequence[Sequence[int]], labels: Sequence[Sequence[int]],
+                   point_sets: Sequence) -> dict[str, float]:
+    """Sorting's score: ``exact_match``, the fraction of outputs in exactly the reference order."""
+    return {"exact_match": sequence_accuracy(predictions, labels)}
+
+
+def hull_scores(predictions: Sequence[Sequence[int]], labels: Sequence[Sequence[int]],
+                point_sets: Sequence) -> dict[str, float]:
+    """The convex hull's scores (``hull_metrics``, against the point sets' own hulls): ``accuracy``,
+    ``area_coverage`` (0 when no output is a simple polygon) and ``invalid_fraction``."""
+    scores = hull_metrics(predictions, point_sets)
+    return {"accuracy": scores["accuracy"], "area_coverage": scores["area_coverage"] or 0.0,
+            "invalid_fraction": scores["invalid_fraction"]}
+
+
+@dataclass(frozen=True)
+class PointerProblem:
+    """A problem for a pointer network. ``feature_size``: numbers per input (a value, a point); ``min_n``: the fewest
+    inputs of an example; ``example(rng, n)``: one example of n inputs, (features [n, feature_size] float32, pointer
+    ids); ``scores(predictions, labels, point_sets)``: metric name -> fraction, for the predicted pointer ids of rows
+    with these labels and inputs."""
+
+    name: str
+    feature_size: int
+    min_n: int
+    example: Callable[[np.random.Generator, int], tuple[np.ndarray, list[int]]]
+    scores: Callable[[Sequence[Sequence[int]], Sequence[Sequence[int]], Sequence], dict[str, float]]
+
+
+PROBLEMS = {problem.name: problem for problem in (
+    PointerProblem("sorting", feature_size=1, min_n=1, example=sorting_example, scores=sorting_scores),
+    PointerProblem("convex_hull", feature_size=2, min_n=3, example=hull_example, scores=hull_scores),
+)}
