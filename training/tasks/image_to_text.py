@@ -28,7 +28,7 @@ the test images' attention (image_explorer.html), the training curve, the model 
 """
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import datasets
@@ -44,6 +44,7 @@ from training.common.data_files import TEXT, Column, hold_out_validation
 from training.common.driver import Report, Setup, Task
 from training.common.image_data import (
     ImageDataArguments, check_positive, first_rows, load_image_dataset, load_tokenizer_and_processor,
+    save_processor_and_arguments,
 )
 from training.common.metrics import in_percent
 from training.common.metrics.g2p_error_rates.g2p_error_rates import edit_distance
@@ -210,11 +211,9 @@ class ImageToTextTask(Task):
 
     def report(self) -> Report:
         output_dir = Path(self.training_args.output_dir)
-        self.processor.save_pretrained(output_dir)
+        save_processor_and_arguments(output_dir, self.processor, self.model_args, self.data_args)
         examples = save_attention_pictures(self.trainer.model, self.processor, self.tokenizer, self.splits["test"],
                                            self.data_args, output_dir)
-        (output_dir / "run_arguments.json").write_text(json.dumps({"model": asdict(self.model_args),
-                                                                   "data": asdict(self.data_args)}, indent=1))
         image = json.dumps(str(output_dir / examples[0]) if examples else "IMAGE.png")
         return Report(examples, pipeline_usage(output_dir, f"({image})"))
 

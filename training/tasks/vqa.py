@@ -27,7 +27,7 @@ shape, per level), predictions.txt, pictures of both attentions for the first te
 
 import json
 import logging
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import datasets
@@ -47,6 +47,7 @@ from training.common.data_files import TEXT, Column, hold_out_validation
 from training.common.driver import Report, Setup, Task
 from training.common.image_data import (
     ImageDataArguments, check_positive, first_rows, load_image_dataset, load_tokenizer_and_processor,
+    save_processor_and_arguments,
 )
 from training.common.metrics import in_percent
 from training.common.steps import pipeline_usage
@@ -227,11 +228,9 @@ class VQATask(Task):
 
     def report(self) -> Report:
         output_dir = Path(self.training_args.output_dir)
-        self.processor.save_pretrained(output_dir)
+        save_processor_and_arguments(output_dir, self.processor, self.model_args, self.data_args)
         examples = save_attention_pictures(self.trainer.model, self.processor, self.tokenizer, self.splits["test"],
                                            self.data_args, output_dir)
-        (output_dir / "run_arguments.json").write_text(json.dumps({"model": asdict(self.model_args),
-                                                                   "data": asdict(self.data_args)}, indent=1))
         example = json.loads(examples[0]) if examples else {"image": "IMAGE.png", "question": VQA_QUESTION}
         image = json.dumps(str(output_dir / example["image"]) if examples else example["image"])
         question = json.dumps(example["question"], ensure_ascii=False)
