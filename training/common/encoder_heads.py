@@ -1,5 +1,5 @@
-"""What run_ner.py and run_classification.py share: model and tokenizer arguments, data loading, and a new or loaded
-head with the labels of the data.
+"""What the tagging and classification tasks (training/tasks/tagging.py, classification.py) share: model and tokenizer
+arguments, data loading, and a new or loaded head with the labels of the data.
 
 A head starts from ``--model_name_or_path`` (a saved tagger/classifier, or a seq2seq checkpoint whose source
 embedding and encoder it reuses) or is new (``--preset`` + ``--config_overrides``); a new tokenizer is trained
