@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from training.data.pointer_tasks import (
-    END, PAPER_RESULTS, area_coverage, convex_hull, hull_accuracy, hull_example, hull_metrics, is_simple_polygon,
-    make_dataset, pointer_ids, sequence_accuracy, shoelace_area, sorting_example,
+    END, PAPER_RESULTS, PROBLEMS, area_coverage, convex_hull, hull_accuracy, hull_example, hull_metrics,
+    is_simple_polygon, make_dataset, pointer_ids, sequence_accuracy, shoelace_area, sorting_example,
 )
 
 SQUARE = [(0, 0), (1, 0), (1, 1), (0, 1)]
@@ -221,3 +221,24 @@ def test_bad_arguments_raise_value_errors_that_name_them(call, words):
     with pytest.raises(ValueError) as error:
         call()
     assert all(word in str(error.value) for word in words), str(error.value)
+
+
+# What the reference itself scores, per problem: a test for every problem of PROBLEMS (a new one must add its line).
+PERFECT_SCORES = {"sorting": {"exact_match": 1.0},
+                  "convex_hull": {"accuracy": 1.0, "area_coverage": 1.0, "invalid_fraction": 0.0}}
+
+
+def test_every_problem_has_its_perfect_scores_here():
+    assert set(PERFECT_SCORES) == set(PROBLEMS)
+
+
+@pytest.mark.parametrize("name", sorted(PROBLEMS))
+def test_a_problem_draws_its_inputs_and_scores_its_own_labels_perfectly(name):
+    problem = PROBLEMS[name]
+    rows = make_dataset(name, (problem.min_n, problem.min_n + 4), 40, seed=3)
+    assert {len(point) for row in rows for point in row["input_features"]} == {problem.feature_size}
+    assert min(len(row["input_features"]) for row in rows) == problem.min_n
+    labels, points = [row["labels"] for row in rows], [row["input_features"] for row in rows]
+    assert problem.scores(labels, labels, points) == PERFECT_SCORES[name]
+    wrong = [[*reversed(ids[:-1]), END] for ids in labels]  # the reference's inputs in the other direction
+    assert problem.scores(wrong, labels, points)[next(iter(PERFECT_SCORES[name]))] < 1.0
