@@ -90,3 +90,14 @@ def test_predict_reads_pointer_ids_up_to_the_end():
         n = len(row["input_features"])
         assert prediction[-1] == 0 and len(set(prediction[:-1])) == len(prediction) - 1  # forbid_repeats
         assert all(1 <= pointer <= n for pointer in prediction[:-1])
+
+
+def test_files_without_the_split_a_step_needs_are_refused_before_training(tmp_path, capsys):
+    rows = make_dataset("sorting", 4, 8, seed=0)
+    (tmp_path / "train.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    with pytest.raises(SystemExit) as exit_info:
+        run_pointer.main(["--train_file", str(tmp_path / "train.jsonl"), "--do_train", "--do_eval",
+                          "--output_dir", str(tmp_path / "model"), *FAST])
+    assert exit_info.value.code == 2
+    assert "--do_eval needs a validation split: give `--validation_file`" in capsys.readouterr().err
+    assert not (tmp_path / "model").exists()
