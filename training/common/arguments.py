@@ -25,8 +25,9 @@ from hf_bahdanau.cards import check_license
 from hf_bahdanau.cli import MAX_NEW_TOKENS, check_new_tokens, usage_errors
 from hf_bahdanau.locations import check_model_location
 
-__all__ = ["RENAMED_FLAGS", "ReportArguments", "TaskModelArguments", "bad_arguments_exit", "check_counts", "check_new_config",
-           "exit_on_bad_argument", "json_to_flags", "parse_arguments", "parse_config_overrides", "rename_old_flags"]
+__all__ = ["RENAMED_FLAGS", "ReportArguments", "TaskModelArguments", "TextModelArguments", "bad_arguments_exit",
+           "check_counts", "check_new_config", "exit_on_bad_argument", "json_to_flags", "parse_arguments",
+           "parse_config_overrides", "rename_old_flags"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +82,26 @@ class TaskModelArguments:
                              f"{self.max_train_minutes}.")
         if self.torch_num_threads is not None and self.torch_num_threads < 1:
             raise ValueError(f"`--torch_num_threads` must be a positive integer, got {self.torch_num_threads}.")
+
+
+@dataclass
+class TextModelArguments(TaskModelArguments):
+    """The model arguments of the tasks that read text with a tokenizer of their own (seq2seq, tagging,
+    classification): a saved tokenizer, how a new one reads, word vectors, and how the Hub is read. Each task adds
+    its tokenizer's kind and size (their defaults differ)."""
+
+    tokenizer_name: str | None = field(
+        default=None, metadata={"help": "A saved tokenizer (folder or Hub id). Default: the model's, or for a new "
+                                        "model one trained on the training data."})
+    lowercase: bool = field(default=False, metadata={"help": "Lower-case text in a trained tokenizer."})
+    pretrained_vectors: str | None = field(
+        default=None, metadata={"help": "A GloVe/word2vec/fastText text file of word vectors for a meta-embedding with "
+                                        "the 'pretrained' source (config_overrides 'meta_embedding_sources=[word,"
+                                        "chars,pretrained],pretrained_embedding_size=300')."})
+    cache_dir: str | None = field(default=None, metadata={"help": "Where downloaded models and datasets are stored."})
+    model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
+    token: str | None = field(default=None, metadata={"help": "Hub token for private models and datasets."})
+    trust_remote_code: bool = field(default=False, metadata={"help": "Allow code from model/dataset repositories."})
 
 
 def rename_old_flags(argv: list[str]) -> list[str]:

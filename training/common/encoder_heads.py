@@ -15,7 +15,7 @@ from transformers import AutoConfig, AutoTokenizer, TrainingArguments
 
 from hf_bahdanau import PRESETS, BahdanauEncoderConfig
 from hf_bahdanau.word_vectors import prepare_meta_embedding
-from training.common.arguments import TaskModelArguments, check_new_config, parse_config_overrides
+from training.common.arguments import TextModelArguments, check_new_config, parse_config_overrides
 from training.common.data_files import load_raw_splits, requested_splits
 from training.common.tokenization import TOKENIZER_KINDS, train_tokenizer
 
@@ -25,7 +25,7 @@ __all__ = ["HeadModelArguments", "load_head", "load_splits", "load_tokenizer", "
 
 
 @dataclass
-class HeadModelArguments(TaskModelArguments):
+class HeadModelArguments(TextModelArguments):
     """Which model and tokenizer: a saved one (`model_name_or_path`) or a new one (`preset` + overrides)."""
 
     model_name_or_path: str | None = field(
@@ -38,22 +38,10 @@ class HeadModelArguments(TaskModelArguments):
         default=None, metadata={"help": "Config fields of a new model, e.g. 'hidden_size=128,embedding_size=64,"
                                         "dropout=0.2' and the head's attention: the tagger's token_attention_type="
                                         "general, the classifier's pooling_type=self_attentive."})
-    tokenizer_name: str | None = field(
-        default=None, metadata={"help": "A saved tokenizer (folder or Hub id). Default: the model's, or for a new "
-                                        "model one trained on the training data."})
     tokenizer_type: str = field(
         default="word", metadata={"help": f"Kind of tokenizer to train when none is given: {list(TOKENIZER_KINDS)}."})
     tokenizer_vocab_size: int | None = field(
         default=None, metadata={"help": "Vocabulary size of a trained tokenizer (default: every word seen)."})
-    lowercase: bool = field(default=False, metadata={"help": "Lower-case text in a trained tokenizer."})
-    pretrained_vectors: str | None = field(
-        default=None, metadata={"help": "A GloVe/word2vec/fastText text file of word vectors for a meta-embedding with "
-                                        "the 'pretrained' source (config_overrides 'meta_embedding_sources=[word,"
-                                        "chars,pretrained],pretrained_embedding_size=300')."})
-    cache_dir: str | None = field(default=None, metadata={"help": "Where downloaded models and datasets are stored."})
-    model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
-    token: str | None = field(default=None, metadata={"help": "Hub token for private models and datasets."})
-    trust_remote_code: bool = field(default=False, metadata={"help": "Allow code from model/dataset repositories."})
 
     def __post_init__(self):
         super().__post_init__()

@@ -62,8 +62,8 @@ def train_and_evaluate(trainer: Trainer, training_args: TrainingArguments, datas
     """With ``--do_train``: train (resuming from ``--resume_from_checkpoint``), save the model and tokenizer, record
     the metrics and the trainer state. Then each of "eval" (the trainer's eval dataset) and "predict" in
     ``datasets_by_split``: evaluate (``generate_kwargs`` go to generate()), add ``extra_metrics(split)``, write the
-    lines ``prediction_lines(output)`` (None: none) of the test predictions to ``predictions_file``, and record the metrics
-    (``{split}_results.json``, ``all_results.json``)."""
+    lines ``prediction_lines(output)`` (None: none) of the test predictions to ``predictions_file``, and record the
+    metrics (``{split}_results.json``, ``all_results.json``)."""
     output_dir = Path(training_args.output_dir)
     if training_args.do_train:
         result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
@@ -119,7 +119,8 @@ def finish_run(trainer: Trainer, training_args: TrainingArguments, data_args, *,
                                               for split_file in ("train_file", "validation_file", "test_file")) if path]
         description = data_args.dataset_description or (f"Local files: {', '.join(files)}." if files else None)
         write_model_card(output_dir, task=task, dataset_name=getattr(data_args, "dataset_name", None),
-                         dataset_description=description, training_args=training_args.to_dict(), language=data_args.language, license=data_args.license,
+                         dataset_description=description, training_args=training_args.to_dict(),
+                         language=data_args.language, license=data_args.license,
                          example_inputs=example_inputs)
     if training_args.push_to_hub:  # the finished folder, real card included (instead of trainer.push_to_hub)
         push_output_dir(output_dir, training_args.hub_model_id or output_dir.name, token=training_args.hub_token,

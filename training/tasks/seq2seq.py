@@ -45,7 +45,7 @@ from hf_bahdanau.modeling.collators import DataCollatorForCopying
 from hf_bahdanau.modeling.copying import decode_with_copies, encode_with_copies
 from hf_bahdanau.word_vectors import prepare_meta_embedding
 from training.common.alignment_error import alignment_error_rate
-from training.common.arguments import ReportArguments, TaskModelArguments, check_new_config, parse_config_overrides
+from training.common.arguments import ReportArguments, TextModelArguments, check_new_config, parse_config_overrides
 from training.common.data_files import SPANS, TEXT, TEXTS, Column, DataFileArguments, load_raw_splits, requested_splits
 from training.common.driver import Report, Setup, Task
 from training.common.figures import save_alignment_pictures, save_encoder_pictures
@@ -65,7 +65,7 @@ ARCHITECTURES = {"rnn": "an hf_bahdanau RNN encoder–decoder (--preset)",
 
 
 @dataclass
-class ModelArguments(TaskModelArguments):
+class ModelArguments(TextModelArguments):
     """Which model and tokenizer: a saved one (`model_name_or_path`) or a new one (`preset` + overrides, or
     `architecture="transformer"` + overrides)."""
 
@@ -85,23 +85,11 @@ class ModelArguments(TaskModelArguments):
     match_rnn_parameters: str | None = field(
         default=None, metadata={"help": "--architecture transformer: size d_model to the learned parameters of this "
                                         "saved model folder (e.g. the RNN it is compared with), within 3 percent."})
-    tokenizer_name: str | None = field(
-        default=None, metadata={"help": "A saved tokenizer (folder or Hub id). Default: the model's, or for a new "
-                                        "model one trained on the training data."})
     tokenizer_type: str = field(
         default="char", metadata={"help": f"Kind of tokenizer to train when none is given: {list(TOKENIZER_KINDS)}."})
     tokenizer_vocab_size: int | None = field(
         default=None, metadata={"help": "Vocabulary size of a trained tokenizer (default: every char/word seen; "
                                         "8000 for bpe/unigram)."})
-    lowercase: bool = field(default=False, metadata={"help": "Lower-case text in a trained tokenizer."})
-    pretrained_vectors: str | None = field(
-        default=None, metadata={"help": "A GloVe/word2vec/fastText text file of word vectors for a meta-embedding with "
-                                        "the 'pretrained' source (config_overrides 'meta_embedding_sources=[word,"
-                                        "chars,pretrained],pretrained_embedding_size=300')."})
-    cache_dir: str | None = field(default=None, metadata={"help": "Where downloaded models and datasets are stored."})
-    model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
-    token: str | None = field(default=None, metadata={"help": "Hub token for private models and datasets."})
-    trust_remote_code: bool = field(default=False, metadata={"help": "Allow code from model/dataset repositories."})
 
     def __post_init__(self):
         if self.architecture not in ARCHITECTURES:
