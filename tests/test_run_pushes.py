@@ -91,6 +91,10 @@ def test_every_checkpoint_push_carries_the_model_code_and_loads_without_the_pack
     for commit in checkpoint_pushes:
         assert loadable <= set(commit.paths), commit.message
     assert hub.commits[-1].message == "End of training" and loadable <= set(hub.commits[-1].paths)
+    # the final push holds the run's arguments, written by the driver for every task
+    assert {"run_arguments.json", "README.md"} <= set(hub.commits[-1].paths)
+    recorded = json.loads((output / "run_arguments.json").read_text())
+    assert recorded["data"]["num_pictures"] == 0 and recorded["model"]["max_train_minutes"] is None
 
     # the first checkpoint's push loads, without hf_bahdanau, as the weights of checkpoint-1
     module, name, total, *processor = run_child(LOAD_CHECKPOINT, tmp_path, str(checkpoint_pushes[0].snapshot),

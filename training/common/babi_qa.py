@@ -18,7 +18,7 @@ import json
 import logging
 from argparse import ArgumentParser
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
@@ -341,8 +341,6 @@ class BabiTask(Task):
     def report(self) -> Report:
         output_dir = Path(self.training_args.output_dir)
         self.save_pictures(output_dir)
-        (output_dir / "run_arguments.json").write_text(
-            json.dumps({"model": asdict(self.model_args), "data": asdict(self.data_args)}, indent=1))
         inputs = [self.pipeline_inputs(example.story[-self.data_args.memory_size:], example.question)
                   for example in self.questions.test[:2]]
         examples = [json.dumps(each) if isinstance(each, dict) else each for each in inputs]

@@ -9,12 +9,15 @@ metrics and the report (pictures, explorer page, the card's examples). The drive
 
     parse (flags, or a .json file of them) -> logging, seed, threads -> task.setup() -> TaskTrainer (code files with
     every checkpoint push, the training clock, --max_train_minutes) -> train, evaluate, predict (results files,
-    predictions file) -> task.report() -> training curve, model card, Hub push, the last line saying how to use it.
+    predictions file) -> the processors and run_arguments.json -> task.report() -> training curve, model card, Hub
+    push, the last line saying how to use it.
 """
 
+import json
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
@@ -104,6 +107,16 @@ class Task:
         raise NotImplementedError
 
 
+def save_run(output_dir: str, processors: tuple, model_args: TaskModelArguments, data_args: ReportArguments) -> None:
+    """In ``output_dir``, beside what Trainer saved: the ``processors`` it does not save (an image processor) and
+    ``run_arguments.json``, the run's model and data arguments (``{"model": {...}, "data": {...}}``, which the results
+    tables read)."""
+    for processor in processors:
+        processor.save_pretrained(output_dir)
+    arguments = {"model": asdict(model_args), "data": asdict(data_args)}
+    (Path(output_dir) / "run_arguments.json").write_text(json.dumps(arguments, indent=1))
+
+
 def train(task_class: type[Task], argv: Sequence[str], prog: str | None = None) -> None:
     """Run ``task_class`` with the command-line arguments ``argv`` (a .json file of arguments may come first);
     ``prog``: the command in usage and error lines (default: the script's name)."""
@@ -132,6 +145,7 @@ def train(task_class: type[Task], argv: Sequence[str], prog: str | None = None) 
                        **setup.generate_kwargs)
     if not task.trainer.is_world_process_zero():
         return
+    save_run(training_args.output_dir, setup.processors, model_args, data_args)
     report = task.report()
     finish_run(task.trainer, training_args, data_args, task=task.card_task, metric=task.metric,
                example_inputs=report.example_inputs, usage=report.usage)

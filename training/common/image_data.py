@@ -6,9 +6,7 @@ read and checked, and the run's tokenizer and image processor, new or those of `
                                                         num_channels=1, height=32)
 """
 
-import json
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import datasets
 from transformers import AutoImageProcessor, BaseImageProcessor, PreTrainedTokenizerFast
@@ -18,8 +16,7 @@ from training.common.arguments import ReportArguments
 from training.common.data_files import Column, load_dataset_as_written
 from training.common.tokenization import train_tokenizer
 
-__all__ = ["ImageDataArguments", "check_positive", "first_rows", "load_image_dataset", "load_tokenizer_and_processor",
-           "save_processor_and_arguments"]
+__all__ = ["ImageDataArguments", "check_positive", "first_rows", "load_image_dataset", "load_tokenizer_and_processor"]
 
 
 @dataclass
@@ -79,11 +76,3 @@ def load_tokenizer_and_processor(model_name_or_path: str | None, texts: list[str
                 AutoImageProcessor.from_pretrained(model_name_or_path, trust_remote_code=True))
     return (train_tokenizer(texts, kind=kind),
             BahdanauImageProcessor(num_channels=num_channels, size={"height": height}))
-
-
-def save_processor_and_arguments(output_dir: Path, processor: BaseImageProcessor, model_args, data_args) -> None:
-    """In ``output_dir``: the image processor (Trainer saves the tokenizer alone) and ``run_arguments.json``, the run's
-    model and data arguments (``{"model": {...}, "data": {...}}``, which the results tables read)."""
-    processor.save_pretrained(output_dir)
-    (output_dir / "run_arguments.json").write_text(json.dumps({"model": asdict(model_args), "data": asdict(data_args)},
-                                                              indent=1))

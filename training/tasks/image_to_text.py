@@ -44,7 +44,6 @@ from training.common.data_files import TEXT, Column, hold_out_validation
 from training.common.driver import Report, Setup, Task
 from training.common.image_data import (
     ImageDataArguments, check_positive, first_rows, load_image_dataset, load_tokenizer_and_processor,
-    save_processor_and_arguments,
 )
 from training.common.metrics import in_percent
 from training.common.metrics.g2p_error_rates.g2p_error_rates import edit_distance
@@ -211,7 +210,6 @@ class ImageToTextTask(Task):
 
     def report(self) -> Report:
         output_dir = Path(self.training_args.output_dir)
-        save_processor_and_arguments(output_dir, self.processor, self.model_args, self.data_args)
         examples = save_attention_pictures(self.trainer.model, self.processor, self.tokenizer, self.splits["test"],
                                            self.data_args, output_dir)
         image = json.dumps(str(output_dir / examples[0]) if examples else "IMAGE.png")
