@@ -52,8 +52,8 @@ def make_trainer(trainer_class, task: str, tmp_path, seen: list | None = None, *
         seen.append(row_numbers(task, prediction.label_ids))
         return {}
 
-    args = Seq2SeqTrainingArguments(tmp_path, per_device_eval_batch_size=2, train_sampling_strategy="group_by_length",
-                                    predict_with_generate=task == "seq2seq", report_to="none", use_cpu=True,
+    arguments = {"per_device_eval_batch_size": 2, "train_sampling_strategy": "group_by_length", **arguments}
+    args = Seq2SeqTrainingArguments(tmp_path, predict_with_generate=task == "seq2seq", report_to="none", use_cpu=True,
                                     **arguments)
     extra = {"split_columns": ("references", "source_oovs")} if trainer_class is TaskTrainer else {}
     return trainer_class(model=model, args=args, data_collator=collate,
@@ -101,3 +101,27 @@ def test_the_loss_parts_are_logged_beside_the_loss(tmp_path):
     trainer.train()
     logged = [entry for entry in trainer.state.log_history if "loss" in entry]
     assert len(logged) == 2 and all(0 < entry["coverage_loss"] for entry in logged)
+
+
+@pytest.mark.parametrize("trainer_class", [Seq2SeqTrainer, TaskTrainer])
+def test_eval_loss_is_the_mean_over_rows_when_the_last_batch_is_partial(trainer_class, tmp_path):
+    """12 rows in batches of 5: 5, 5 and 2. The loss of the classifier is a mean over its batch's rows, so the rows'
+    mean is the batches' means weighted 5, 5, 2. Seq2SeqTrainer (accelerator.gather) weighs the last batch as a full
+    one; TaskTrainer keeps Trainer's gather_for_metrics."""
+    trainer = make_trainer(trainer_class, "classifier", tmp_path, per_device_eval_batch_size=5,
+                           train_sampling_strategy="random")  # evaluation in the rows' order for both
+    dataset = split("classifier")
+    model = trainer.model.eval()
+    batch_means, sizes = [], []
+    with torch.no_grad():
+        for start in range(0, ROWS, 5):
+            rows = [dataset[index] for index in range(start, min(start + 5, ROWS))]
+            batch_means.append(float(model(**collate(rows)).loss))
+            sizes.append(len(rows))
+    rows_mean = float(np.average(batch_means, weights=sizes))
+    batches_mean = float(np.average(batch_means, weights=[5, 5, 5]))
+    assert abs(rows_mean - batches_mean) > 1e-4  # the test tells them apart
+    eval_loss = trainer.evaluate(dataset)["eval_loss"]
+    expected = rows_mean if trainer_class is TaskTrainer else batches_mean
+    assert eval_loss == pytest.approx(expected, rel=1e-5)  # float32 batch losses averaged in float32
+    assert trainer.predict(dataset).metrics["test_loss"] == pytest.approx(expected, rel=1e-5)

@@ -13,7 +13,12 @@ evaluation to call ``generate()``) with what every task needs:
   its first batch, ``max_length=20`` among them, which then clashes with ``max_new_tokens`` at every later
   ``generate()`` and would be saved with the model);
 - ``split_columns``: columns of the split being evaluated that the model does not read (e.g. ``source_oovs``,
-  ``references``) are kept in ``split_values`` for ``compute_metrics`` and the prediction lines.
+  ``references``) are kept in ``split_values`` for ``compute_metrics`` and the prediction lines;
+- evaluation gathers as ``Trainer`` does (``accelerator.gather_for_metrics``), where ``Seq2SeqTrainer.evaluate`` and
+  ``predict`` switch to ``accelerator.gather``: with it the last, partial batch's loss counts as a full batch's in
+  ``eval_loss`` (the mean of the batch means, not of the rows) and, under DDP, the rows that pad the last shard stay
+  in the predictions. ``gather_function`` is an attribute of Trainer, not of its documented API: the behaviour is
+  tested (tests/test_task_trainer.py) on the lowest and the newest transformers CI runs.
 """
 
 import copy
@@ -34,10 +39,19 @@ class TaskTrainer(Seq2SeqTrainer):
     LOGGED_LOSS_PARTS = ("coverage_loss", "doubly_stochastic_loss", "reinforce_loss")
 
     def __init__(self, *args: Any, split_columns: Sequence[str] = (), **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **kwargs)  # sets gather_function: accelerator.gather_for_metrics
         self.split_columns = tuple(split_columns)
         self.split_values: dict[str, list] = {}
         self._loss_parts: dict[str, list[float]] = {part: [] for part in self.LOGGED_LOSS_PARTS}
+
+    @property
+    def gather_function(self):
+        return self._gather_function
+
+    @gather_function.setter
+    def gather_function(self, function) -> None:
+        if function != self.accelerator.gather:  # Seq2SeqTrainer's switch, at each evaluate() and predict()
+            self._gather_function = function
 
     def evaluate(self, eval_dataset=None, *args, **kwargs):
         self._keep_split_columns(self.eval_dataset if eval_dataset is None else eval_dataset)
