@@ -268,18 +268,25 @@ def checked_arguments(parser: HfArgumentParser, argv: list[str]) -> tuple:
     return model_args, data_args, decoding_args
 
 
+def read_split_and_model(model_args: EvaluationModelArguments, data_args: EvaluationDataArguments) -> tuple:
+    """What a decoding script does after parsing: logging, ``--torch_num_threads``, then the split's rows and the model
+    with its tokenizer (a ValueError of the data or the model, a bad argument: exit 2)."""
+    logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
+    if model_args.torch_num_threads is not None:
+        torch.set_num_threads(model_args.torch_num_threads)
+    with bad_arguments_exit():
+        rows = data_args.read()
+        return (rows, *load_model_and_tokenizer(model_args))
+
+
 def main(argv: list[str] | None = None) -> dict:
     """Decode and score the split; returns the metrics written to ``<output_dir>/<split>_results.json``."""
     parser = HfArgumentParser((EvaluationModelArguments, EvaluationDataArguments, DecodingArguments),
                               description=__doc__.split("\n")[0])
     model_args, data_args, decoding_args = exit_on_bad_argument(
         parser, lambda: checked_arguments(parser, sys.argv[1:] if argv is None else argv))
-    logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
-    if model_args.torch_num_threads is not None:
-        torch.set_num_threads(model_args.torch_num_threads)
-    with bad_arguments_exit():  # a ValueError of the data or the model built from the arguments: exit 2
-        rows = data_args.read()
-        model, tokenizer = load_model_and_tokenizer(model_args)
+    rows, model, tokenizer = read_split_and_model(model_args, data_args)
+    with bad_arguments_exit():  # a ValueError of the decoding arguments for this model: exit 2
         metrics, predictions = SplitEvaluation(model, tokenizer, rows, data_args, decoding_args)()
     metrics = {"model": model_args.model_name_or_path, "ensemble": model_args.ensemble,
                "file": getattr(data_args, SPLITS[data_args.split]), **metrics}

@@ -27,12 +27,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import torch
 from transformers import GenerationConfig, HfArgumentParser
 
 from hf_bahdanau.modeling.search import FastSearchMixin
 from training.evaluate_seq2seq import (
-    DecodingArguments, EvaluationDataArguments, EvaluationModelArguments, SplitEvaluation, load_model_and_tokenizer,
+    DecodingArguments, EvaluationDataArguments, EvaluationModelArguments, SplitEvaluation, read_split_and_model,
 )
 from training.common.arguments import bad_arguments_exit, exit_on_bad_argument
 from training.tasks.seq2seq import REFERENCES
@@ -182,12 +181,8 @@ def main(argv: list[str] | None = None) -> dict:
     model_args, data_args, decoding_args, tuning_args = exit_on_bad_argument(
         parser, lambda: checked_arguments(parser, sys.argv[1:] if argv is None else argv))
     data_args.score_without_stress |= tuning_args.metric.endswith("_no_stress")
-    logging.basicConfig(format="%(asctime)s - %(levelname)s - %(name)s - %(message)s", level=logging.INFO)
-    if model_args.torch_num_threads is not None:
-        torch.set_num_threads(model_args.torch_num_threads)
-    with bad_arguments_exit():  # a ValueError of the data or the model built from the arguments: exit 2
-        rows = data_args.read()
-        model, tokenizer = load_model_and_tokenizer(model_args)
+    rows, model, tokenizer = read_split_and_model(model_args, data_args)
+    with bad_arguments_exit():  # a ValueError of the tuning arguments for this model: exit 2
         results = {"model": model_args.model_name_or_path, "ensemble": model_args.ensemble,
                    "file": data_args.validation_file,
                    **tune(model, tokenizer, rows, data_args, decoding_args, tuning_args)}

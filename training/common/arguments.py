@@ -11,19 +11,22 @@ import logging
 import os
 import warnings
 from argparse import ArgumentParser
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TypeVar
 
 import torch
-from transformers import HfArgumentParser, Seq2SeqTrainingArguments, TrainingArguments
+from transformers import (
+    AutoTokenizer, HfArgumentParser, PreTrainedTokenizerBase, Seq2SeqTrainingArguments, TrainingArguments,
+)
 
 from hf_bahdanau import BahdanauConfig
 from hf_bahdanau.cards import check_license
 from hf_bahdanau.cli import MAX_NEW_TOKENS, check_new_tokens, usage_errors
 from hf_bahdanau.locations import check_model_location
+from training.common.tokenization import train_tokenizer
 
 __all__ = ["RENAMED_FLAGS", "ReportArguments", "TaskModelArguments", "TextModelArguments", "bad_arguments_exit",
            "check_counts", "check_new_config", "exit_on_bad_argument", "json_to_flags", "parse_arguments",
@@ -88,7 +91,7 @@ class TaskModelArguments:
 class TextModelArguments(TaskModelArguments):
     """The model arguments of the tasks that read text with a tokenizer of their own (seq2seq, tagging,
     classification): a saved tokenizer, how a new one reads, word vectors, and how the Hub is read. Each task adds
-    its tokenizer's kind and size (their defaults differ)."""
+    its tokenizer's kind and size, ``tokenizer_type`` and ``tokenizer_vocab_size`` (their defaults differ)."""
 
     tokenizer_name: str | None = field(
         default=None, metadata={"help": "A saved tokenizer (folder or Hub id). Default: the model's, or for a new "
@@ -102,6 +105,21 @@ class TextModelArguments(TaskModelArguments):
     model_revision: str = field(default="main", metadata={"help": "Hub revision (branch, tag or commit)."})
     token: str | None = field(default=None, metadata={"help": "Hub token for private models and datasets."})
     trust_remote_code: bool = field(default=False, metadata={"help": "Allow code from model/dataset repositories."})
+
+    def load_tokenizer(self, texts: Iterable[str] | None, missing_texts: str) -> PreTrainedTokenizerBase:
+        """The tokenizer of ``--tokenizer_name``, else ``--model_name_or_path``'s, else one of
+        ``--tokenizer_type`` trained on ``texts`` (the training texts; None: a ValueError saying ``missing_texts``,
+        what to give instead)."""
+        name = self.tokenizer_name or self.model_name_or_path
+        if name is not None:
+            return AutoTokenizer.from_pretrained(name, cache_dir=self.cache_dir, revision=self.model_revision,
+                                                 token=self.token, trust_remote_code=self.trust_remote_code)
+        if texts is None:
+            raise ValueError(f"Training a tokenizer needs training data: {missing_texts}.")
+        tokenizer = train_tokenizer(texts, kind=self.tokenizer_type, vocab_size=self.tokenizer_vocab_size,
+                                    lowercase=self.lowercase)
+        logger.info("Trained a %s tokenizer with %d tokens on the training data", self.tokenizer_type, len(tokenizer))
+        return tokenizer
 
 
 def rename_old_flags(argv: list[str]) -> list[str]:

@@ -11,13 +11,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import datasets
-from transformers import AutoConfig, AutoTokenizer, TrainingArguments
+from transformers import AutoConfig, TrainingArguments
 
 from hf_bahdanau import PRESETS, BahdanauEncoderConfig
 from hf_bahdanau.word_vectors import prepare_meta_embedding
 from training.common.arguments import TextModelArguments, check_new_config, parse_config_overrides
 from training.common.data_files import load_raw_splits, requested_splits
-from training.common.tokenization import TOKENIZER_KINDS, train_tokenizer
+from training.common.tokenization import TOKENIZER_KINDS
 
 logger = logging.getLogger(__name__)
 
@@ -66,17 +66,7 @@ def load_splits(data_args, model_args: HeadModelArguments,
 
 def load_tokenizer(model_args: HeadModelArguments, texts: Iterable[str] | None):
     """The named or the model's tokenizer, else one trained on ``texts`` (the training texts)."""
-    name = model_args.tokenizer_name or model_args.model_name_or_path
-    if name is not None:
-        return AutoTokenizer.from_pretrained(name, cache_dir=model_args.cache_dir, revision=model_args.model_revision,
-                                             token=model_args.token, trust_remote_code=model_args.trust_remote_code)
-    if texts is None:
-        raise ValueError("Training a tokenizer needs training data (--do_train), or give `--tokenizer_name`.")
-    tokenizer = train_tokenizer(texts, kind=model_args.tokenizer_type, vocab_size=model_args.tokenizer_vocab_size,
-                                lowercase=model_args.lowercase)
-    logger.info("Trained a %s tokenizer with %d tokens on the training data", model_args.tokenizer_type,
-                len(tokenizer))
-    return tokenizer
+    return model_args.load_tokenizer(texts, "--do_train, or give `--tokenizer_name`")
 
 
 def order_labels(model_args: HeadModelArguments, labels: list[str]) -> list[str]:

@@ -36,7 +36,7 @@ from pathlib import Path
 import datasets
 import numpy as np
 import torch
-from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer, MarianConfig, MarianMTModel, Seq2SeqTrainer
+from transformers import AutoConfig, AutoModelForSeq2SeqLM, MarianConfig, MarianMTModel, Seq2SeqTrainer
 
 from hf_bahdanau import PRESETS, BahdanauConfig, BahdanauForConditionalGeneration, DataCollatorWithRightPaddedLabels
 from hf_bahdanau.cli import MAX_NEW_TOKENS, check_new_tokens
@@ -50,7 +50,7 @@ from training.common.data_files import SPANS, TEXT, TEXTS, Column, DataFileArgum
 from training.common.driver import Report, Setup, Task
 from training.common.figures import save_alignment_pictures, save_encoder_pictures
 from training.common.metrics import load_metric
-from training.common.tokenization import TOKENIZER_KINDS, train_tokenizer
+from training.common.tokenization import TOKENIZER_KINDS
 from training.transformer_baseline import (
     check_generation_options, freeze_position_tables, learned_parameters, transformer_config,
 )
@@ -181,18 +181,10 @@ def load_raw_datasets(data_args: DataTrainingArguments, model_args: ModelArgumen
 
 
 def load_tokenizer(model_args: ModelArguments, train: datasets.Dataset | None, data_args: DataTrainingArguments):
-    name = model_args.tokenizer_name or model_args.model_name_or_path
-    if name is not None:
-        return AutoTokenizer.from_pretrained(name, cache_dir=model_args.cache_dir, revision=model_args.model_revision,
-                                             token=model_args.token, trust_remote_code=model_args.trust_remote_code)
-    if train is None:
-        raise ValueError("Training a tokenizer needs training data: give `--train_file` or `--tokenizer_name`.")
-    texts = (text for column in (data_args.source_column, data_args.target_column) for text in train[column])
-    tokenizer = train_tokenizer(texts, kind=model_args.tokenizer_type, vocab_size=model_args.tokenizer_vocab_size,
-                                lowercase=model_args.lowercase)
-    logger.info("Trained a %s tokenizer with %d tokens on the training data", model_args.tokenizer_type,
-                len(tokenizer))
-    return tokenizer
+    """The named or the model's tokenizer, else one trained on the training split's sources and targets."""
+    texts = None if train is None else (text for column in (data_args.source_column, data_args.target_column)
+                                        for text in train[column])
+    return model_args.load_tokenizer(texts, "give `--train_file` or `--tokenizer_name`")
 
 
 def is_recurrent(model) -> bool:
