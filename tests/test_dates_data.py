@@ -59,3 +59,12 @@ def test_splits_share_no_source_and_cover_every_language_and_format():
     all_formats = {(language, name) for language, formats in FORMATS.items() for name in formats}
     assert {(row["language"], row["format"]) for row in rows["train"]} == all_formats
     assert {(row["language"], row["format"]) for row in rows["test"]} == all_formats
+
+
+def test_distinct_splits_redraw_a_source_seen_in_any_earlier_split():
+    from training.data.generated import distinct_splits
+
+    draws = iter(["a", "b", "a", "c", "b", "d", "e"])
+    splits = distinct_splits({"train": 2, "test": 3}, lambda split: {"source": next(draws), "split": split})
+    assert [[row["source"] for row in rows] for rows in splits.values()] == [["a", "b"], ["c", "d", "e"]]
+    assert {row["split"] for row in splits["test"]} == {"test"}

@@ -17,12 +17,12 @@ European DD/MM/YYYY; "." is DD.MM.YYYY; a leading four-digit year is YYYY/M/D. W
 seed always gives the same files, and no source string occurs in two splits.
 """
 
-import argparse
 import datetime
-import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
+
+from training.data.generated import builder_arguments, distinct_splits, jsonl_lines
 
 FIELDS = ("year", "month", "day")
 TARGET_SPANS = {"year": [0, 4], "month": [5, 7], "day": [8, 10]}  # in "YYYY-MM-DD"
@@ -146,28 +146,11 @@ def example(rng: random.Random) -> dict:
 def generate_splits(seed: int = 0, sizes: dict[str, int] = SPLIT_SIZES) -> dict[str, list[dict]]:
     """Examples per split; a source string seen in an earlier split is drawn again."""
     rng = random.Random(seed)
-    seen: set[str] = set()
-    splits = {}
-    for split, size in sizes.items():
-        rows = []
-        while len(rows) < size:
-            row = example(rng)
-            if row["source"] not in seen:
-                seen.add(row["source"])
-                rows.append(row)
-        splits[split] = rows
-    return splits
-
-
-def jsonl_lines(rows: list[dict]) -> Iterator[str]:
-    for row in rows:
-        yield json.dumps(row, ensure_ascii=False) + "\n"
+    return distinct_splits(sizes, lambda split: example(rng))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--output_dir", type=Path, default=DEFAULT_OUTPUT_DIR)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = builder_arguments(__doc__.split("\n")[0], DEFAULT_OUTPUT_DIR)
     for split, size in SPLIT_SIZES.items():
         parser.add_argument(f"--{split}_size", type=int, default=size)
     args = parser.parse_args()

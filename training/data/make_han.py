@@ -16,10 +16,11 @@ over the words of each sentence makes one vector per sentence (which topic has m
 over the sentences counts the votes. The same seed always gives the same files.
 """
 
-import argparse
 import json
 import random
 from pathlib import Path
+
+from training.data.generated import builder_arguments
 
 SPLIT_SIZES = {"train": 2000, "validation": 300, "test": 300}
 DEFAULT_OUTPUT_DIR = Path(__file__).resolve().parent / "han"
@@ -66,9 +67,7 @@ def document(rng: random.Random) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output_dir", type=Path, default=DEFAULT_OUTPUT_DIR)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = builder_arguments(__doc__.splitlines()[0], DEFAULT_OUTPUT_DIR)
     args = parser.parse_args()
     rng = random.Random(args.seed)
     args.output_dir.mkdir(parents=True, exist_ok=True)

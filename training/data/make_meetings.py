@@ -16,13 +16,13 @@ name, so only a model that copies from the source can write them. The same seed 
 and no source string occurs in two splits.
 """
 
-import argparse
 import datetime
-import json
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
+
+from training.data.generated import builder_arguments, distinct_splits, jsonl_lines
 
 FIRST_DAY, LAST_DAY = datetime.date(1950, 1, 1), datetime.date(2049, 12, 31)
 SPLIT_SIZES = {"train": 12000, "validation": 1000, "test": 1000}
@@ -155,28 +155,11 @@ def generate_splits(seed: int = 0, sizes: dict[str, int] = SPLIT_SIZES) -> dict[
     """Examples per split, names from the split's pool; a source string seen before is drawn again."""
     rng = random.Random(seed)
     pools = name_pools(rng)
-    seen: set[str] = set()
-    splits = {}
-    for split, size in sizes.items():
-        rows = []
-        while len(rows) < size:
-            row = example(rng, *pools[split])
-            if row["source"] not in seen:
-                seen.add(row["source"])
-                rows.append(row)
-        splits[split] = rows
-    return splits
-
-
-def jsonl_lines(rows: list[dict]) -> Iterator[str]:
-    for row in rows:
-        yield json.dumps(row, ensure_ascii=False) + "\n"
+    return distinct_splits(sizes, lambda split: example(rng, *pools[split]))
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--output_dir", type=Path, default=DEFAULT_OUTPUT_DIR)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = builder_arguments(__doc__.split("\n")[0], DEFAULT_OUTPUT_DIR)
     args = parser.parse_args()
     args.output_dir.mkdir(parents=True, exist_ok=True)
     for split, rows in generate_splits(args.seed).items():

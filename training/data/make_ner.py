@@ -12,10 +12,11 @@ company): only the context tells, so a tagger must read the sentence, not just l
 one to three words. The same seed always gives the same files.
 """
 
-import argparse
 import json
 import random
 from pathlib import Path
+
+from training.data.generated import builder_arguments
 
 SPLIT_SIZES = {"train": 2000, "validation": 200, "test": 200}
 DEFAULT_OUTPUT_DIR = Path(__file__).resolve().parent / "ner"
@@ -76,9 +77,7 @@ def generate(size: int, rng: random.Random) -> list[dict]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output_dir", type=Path, default=DEFAULT_OUTPUT_DIR)
-    parser.add_argument("--seed", type=int, default=0)
+    parser = builder_arguments(__doc__.splitlines()[0], DEFAULT_OUTPUT_DIR)
     args = parser.parse_args()
     rng = random.Random(args.seed)
     args.output_dir.mkdir(parents=True, exist_ok=True)
