@@ -7,10 +7,11 @@ command-line arguments.
 
 import argparse
 import json
+import random
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
-__all__ = ["builder_arguments", "distinct_splits", "jsonl_lines"]
+__all__ = ["build_splits", "builder_arguments", "distinct_splits", "jsonl_lines"]
 
 
 def distinct_splits(sizes: Mapping[str, int], draw: Callable[[str], dict], key: str = "source") -> dict[str, list[dict]]:
@@ -42,3 +43,17 @@ def builder_arguments(description: str, output_dir: Path) -> argparse.ArgumentPa
     parser.add_argument("--output_dir", type=Path, default=output_dir)
     parser.add_argument("--seed", type=int, default=0)
     return parser
+
+
+def build_splits(description: str, output_dir: Path, sizes: Mapping[str, int],
+                 generate: Callable[[int, random.Random], list[dict]]) -> tuple[Path, dict[str, list[dict]]]:
+    """A builder's run: its arguments (``builder_arguments``), each split's ``generate(size, rng)`` rows in the order of
+    ``sizes`` from one ``random.Random(--seed)``, written to ``<split>.jsonl`` in ``--output_dir``; returns the folder
+    and the rows."""
+    args = builder_arguments(description, output_dir).parse_args()
+    rng = random.Random(args.seed)
+    args.output_dir.mkdir(parents=True, exist_ok=True)
+    splits = {split: generate(size, rng) for split, size in sizes.items()}
+    for split, rows in splits.items():
+        (args.output_dir / f"{split}.jsonl").write_text("".join(jsonl_lines(rows)), encoding="utf-8")
+    return args.output_dir, splits

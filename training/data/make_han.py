@@ -16,11 +16,10 @@ over the words of each sentence makes one vector per sentence (which topic has m
 over the sentences counts the votes. The same seed always gives the same files.
 """
 
-import json
 import random
 from pathlib import Path
 
-from training.data.generated import builder_arguments
+from training.data.generated import build_splits
 
 SPLIT_SIZES = {"train": 2000, "validation": 300, "test": 300}
 DEFAULT_OUTPUT_DIR = Path(__file__).resolve().parent / "han"
@@ -67,15 +66,11 @@ def document(rng: random.Random) -> dict:
 
 
 def main() -> None:
-    parser = builder_arguments(__doc__.splitlines()[0], DEFAULT_OUTPUT_DIR)
-    args = parser.parse_args()
-    rng = random.Random(args.seed)
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    for split, size in SPLIT_SIZES.items():
-        rows = [document(rng) for _ in range(size)]
-        (args.output_dir / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    output_dir, splits = build_splits(__doc__.splitlines()[0], DEFAULT_OUTPUT_DIR, SPLIT_SIZES,
+                                      lambda size, rng: [document(rng) for _ in range(size)])
+    for split, rows in splits.items():
         more_words = sum(row["topic_words"][row["label"]] > min(row["topic_words"].values()) for row in rows)
-        print(f"{split}: {len(rows)} documents -> {args.output_dir / f'{split}.jsonl'} "
+        print(f"{split}: {len(rows)} documents -> {output_dir / f'{split}.jsonl'} "
               f"(label topic has strictly more words in {100 * more_words / len(rows):.1f}%)")
 
 

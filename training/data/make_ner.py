@@ -12,11 +12,10 @@ company): only the context tells, so a tagger must read the sentence, not just l
 one to three words. The same seed always gives the same files.
 """
 
-import json
 import random
 from pathlib import Path
 
-from training.data.generated import builder_arguments
+from training.data.generated import build_splits
 
 SPLIT_SIZES = {"train": 2000, "validation": 200, "test": 200}
 DEFAULT_OUTPUT_DIR = Path(__file__).resolve().parent / "ner"
@@ -77,14 +76,9 @@ def generate(size: int, rng: random.Random) -> list[dict]:
 
 
 def main() -> None:
-    parser = builder_arguments(__doc__.splitlines()[0], DEFAULT_OUTPUT_DIR)
-    args = parser.parse_args()
-    rng = random.Random(args.seed)
-    args.output_dir.mkdir(parents=True, exist_ok=True)
-    for split, size in SPLIT_SIZES.items():
-        rows = generate(size, rng)
-        (args.output_dir / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
-        print(f"{split}: {len(rows)} sentences -> {args.output_dir / f'{split}.jsonl'}")
+    output_dir, splits = build_splits(__doc__.splitlines()[0], DEFAULT_OUTPUT_DIR, SPLIT_SIZES, generate)
+    for split, rows in splits.items():
+        print(f"{split}: {len(rows)} sentences -> {output_dir / f'{split}.jsonl'}")
 
 
 if __name__ == "__main__":
