@@ -11,6 +11,10 @@ out of 100); the training scripts report every rate in percent, through ``in_per
 (``HF_HUB_OFFLINE`` / ``HF_EVALUATE_OFFLINE`` unset) and reachable, and otherwise loads the local
 module ``training/common/metrics/<name>/<name>.py``: an ``evaluate.Metric`` with the same inputs and outputs
 whose scoring is done by the same library (sacrebleu, seqeval, scikit-learn).
+
+Each module is a file that ``evaluate`` loads alone (it copies the one file into its cache, as the Hub's are), so the
+modules import nothing from each other or from this package: what two of them share (sacreBLEU's reference streams,
+the input features of ``MetricInfo``) is written in each on purpose, the one repetition left in ``training/``.
 """
 
 import logging
