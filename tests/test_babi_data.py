@@ -43,8 +43,8 @@ def test_the_cli_writes_facebooks_layout_deterministically_with_exact_counts(tmp
     assert (tmp_path / "a" / names[0]).read_bytes() != (tmp_path / "a" / names[1]).read_bytes()  # train != test
     assert first[names[0]] == {"questions": 1000, "stories": 200, "mean_length": 10, "max_length": 10}
     assert first[names[2]]["stories"] == 1000  # task 16: one question a story
-    with pytest.raises(ValueError, match=r"`--tasks` must be among \[1, 2, .*, 15, 16\], got \[4\]"):
-        main(["--output_dir", str(tmp_path), "--tasks", "1", "4"])
+    with pytest.raises(ValueError, match=r"`--tasks` must be among \[1, 2, .*\], got \[21\]"):
+        main(["--output_dir", str(tmp_path), "--tasks", "1", "21"])
 
 
 def test_the_same_seed_gives_the_same_stories_and_the_smaller_set_begins_the_larger():
@@ -139,8 +139,8 @@ def test_a_support_on_a_question_line_is_refused(tmp_path):
 
 
 def test_bad_arguments_are_refused_by_name(tmp_path):
-    with pytest.raises(ValueError, match=r"`task` must be one of \[1, 2, 3, 6, 7, 8, 11, 12, 13, 15, 16\], got 4"):
-        generate_task(4, 10, seed=0)
+    with pytest.raises(ValueError, match=r"`task` must be one of \[1, 2, .*\], got 21"):
+        generate_task(21, 10, seed=0)
     with pytest.raises(ValueError, match="`num_questions` must be a positive integer, got 0"):
         generate_task(1, 0, seed=0)
     first = BabiExample(1, ["Mary went to the office."], "Where is Mary?", "office", [0])
@@ -210,7 +210,7 @@ def test_the_checker_on_hand_written_stories(task, story, question, expected):
     (1, MOVES, "Where is the milk?", r"`question` 'Where is the milk\?' is not a task 1 question"),
     (1, MOVES, "Where is Sandra?", r"`story` does not answer 'Where is Sandra\?'"),
     (16, INDUCTION[:3], "What color is Lily?", r"`story` does not answer .*another swan with a colour"),
-    (4, MOVES, "Where is Mary?", r"`task` must be one of \[1, 2, 3, 6, 7, 8, 11, 12, 13, 15, 16\], got 4"),
+    (21, MOVES, "Where is Mary?", r"`task` must be one of \[1, 2, .*\], got 21"),
 ])
 def test_the_checker_refuses_what_it_cannot_read_or_answer(task, story, question, message):
     with pytest.raises(ValueError, match=message):

@@ -160,19 +160,19 @@ def what_color(story: Story, name: str) -> tuple[str, set[int]]:
     return story.color[other][0], {is_a, story.kind[other][1], story.color[other][1]}
 
 
-WHERE_PERSON = (r"Where is (?P<person>[A-Z]\w*)\?", where_person)
-QUESTIONS = {  # task -> the question's pattern and how it is answered
+WHERE_PERSON = ((r"Where is (?P<person>[A-Z]\w*)\?", where_person),)
+QUESTIONS = {  # task -> its question forms: each a pattern and how it is answered
     1: WHERE_PERSON,
-    2: (r"Where is the (?P<thing>\w+)\?", lambda story, thing: story.where(thing)),
-    3: (r"Where was the (?P<thing>\w+) before the (?P<place>\w+)\?", where_before),
-    6: (r"Is (?P<person>[A-Z]\w*) in the (?P<place>\w+)\?", is_in),
-    7: (r"How many objects is (?P<person>[A-Z]\w*) carrying\?", how_many),
-    8: (r"What is (?P<person>[A-Z]\w*) carrying\?", what_carried),
+    2: ((r"Where is the (?P<thing>\w+)\?", lambda story, thing: story.where(thing)),),
+    3: ((r"Where was the (?P<thing>\w+) before the (?P<place>\w+)\?", where_before),),
+    6: ((r"Is (?P<person>[A-Z]\w*) in the (?P<place>\w+)\?", is_in),),
+    7: ((r"How many objects is (?P<person>[A-Z]\w*) carrying\?", how_many),),
+    8: ((r"What is (?P<person>[A-Z]\w*) carrying\?", what_carried),),
     11: WHERE_PERSON,
     12: WHERE_PERSON,
     13: WHERE_PERSON,
-    15: (r"What is (?P<name>[a-z]\w*) afraid of\?", afraid_of),
-    16: (r"What color is (?P<name>[A-Z]\w*)\?", what_color),
+    15: ((r"What is (?P<name>[a-z]\w*) afraid of\?", afraid_of),),
+    16: ((r"What color is (?P<name>[A-Z]\w*)\?", what_color),),
 }
 
 
@@ -180,9 +180,12 @@ def solve(task: int, story: list[str], question: str) -> tuple[str, list[int]]:
     """(The answer, its supporting statements as ascending indices into `story`), from the text alone."""
     if task not in QUESTIONS:
         raise ValueError(f"`task` must be one of {sorted(QUESTIONS)}, got {task!r}.")
-    pattern, answer = QUESTIONS[task]
-    if not (match := re.fullmatch(pattern, question)):
-        raise ValueError(f"`question` {question!r} is not a task {task} question ({pattern}).")
+    for pattern, answer in QUESTIONS[task]:
+        if match := re.fullmatch(pattern, question):
+            break
+    else:
+        patterns = " or ".join(pattern for pattern, _ in QUESTIONS[task])
+        raise ValueError(f"`question` {question!r} is not a task {task} question ({patterns}).")
     state = Story(story)
     try:
         value, statements = answer(state, **match.groupdict())
