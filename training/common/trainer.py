@@ -18,28 +18,46 @@ evaluation to call ``generate()``) with what every task needs:
   ``predict`` switch to ``accelerator.gather``: with it the last, partial batch's loss counts as a full batch's in
   ``eval_loss`` (the mean of the batch means, not of the rows) and, under DDP, the rows that pad the last shard stay
   in the predictions. ``gather_function`` is an attribute of Trainer, not of its documented API: the behaviour is
-  tested (tests/test_task_trainer.py) on the lowest and the newest transformers CI runs.
+  tested (tests/test_task_trainer.py) on the lowest and the newest transformers CI runs;
+- ``loss_reduction="sum"``: the training loss is summed over the batch's items instead of averaged (Sukhbaatar et al.
+  2015's memory network trains so): the model's mean over Trainer's ``num_items_in_batch`` times that count, so its
+  gradient is that many times the mean's; evaluation's loss stays the mean;
+- ``lr_scheduler_factory``: (optimizer, optimizer steps in one epoch) -> the learning-rate schedule, instead of
+  ``--lr_scheduler_type``'s (e.g. a step schedule by epochs, which transformers has not).
 """
 
 import copy
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import torch
 from transformers import Seq2SeqTrainer
 
-__all__ = ["TaskTrainer"]
+__all__ = ["LOSS_REDUCTIONS", "TaskTrainer"]
+
+LOSS_REDUCTIONS = ("mean", "sum")
 
 
 class TaskTrainer(Seq2SeqTrainer):
     """``Seq2SeqTrainer`` in split order, logging the loss's parts, keeping the generation config and the
-    ``split_columns`` of the split being evaluated (``split_values[column]``, one value per row, or absent)."""
+    ``split_columns`` of the split being evaluated (``split_values[column]``, one value per row, or absent); the
+    training loss summed over the batch with ``loss_reduction="sum"``, the schedule of ``lr_scheduler_factory``."""
 
     LOGGED_LOSS_PARTS = ("coverage_loss", "doubly_stochastic_loss", "reinforce_loss")
 
-    def __init__(self, *args: Any, split_columns: Sequence[str] = (), **kwargs: Any) -> None:
+    def __init__(self, *args: Any, split_columns: Sequence[str] = (), loss_reduction: str = "mean",
+                 lr_scheduler_factory: Callable[[torch.optim.Optimizer, int], torch.optim.lr_scheduler.LRScheduler]
+                 | None = None, **kwargs: Any) -> None:
+        if loss_reduction not in LOSS_REDUCTIONS:
+            raise ValueError(f"`loss_reduction` must be one of {list(LOSS_REDUCTIONS)}, got {loss_reduction!r}.")
         super().__init__(*args, **kwargs)  # sets gather_function: accelerator.gather_for_metrics
+        if loss_reduction == "sum" and not self.model_accepts_loss_kwargs:
+            raise ValueError(f"`loss_reduction`='sum' needs a model whose loss is divided by Trainer's "
+                             f"`num_items_in_batch` (`accepts_loss_kwargs`), which {type(self.model).__name__} is not.")
+        self.loss_reduction = loss_reduction
+        self.lr_scheduler_factory = lr_scheduler_factory
+        self.update_steps_per_epoch: int | None = None
         self.split_columns = tuple(split_columns)
         self.split_values: dict[str, list] = {}
         self._loss_parts: dict[str, list[float]] = {part: [] for part in self.LOGGED_LOSS_PARTS}
@@ -74,11 +92,25 @@ class TaskTrainer(Seq2SeqTrainer):
     def compute_loss(self, model, inputs, return_outputs: bool = False, num_items_in_batch=None):
         loss, outputs = super().compute_loss(model, inputs, return_outputs=True, num_items_in_batch=num_items_in_batch)
         if model.training:
+            if self.loss_reduction == "sum":
+                loss = loss * num_items_in_batch
             for part, values in self._loss_parts.items():
                 value = outputs.get(part) if isinstance(outputs, dict) else getattr(outputs, part, None)
                 if isinstance(value, torch.Tensor):
                     values.append(float(value.detach()))
         return (loss, outputs) if return_outputs else loss
+
+    def set_initial_training_values(self, args, dataloader):
+        values = super().set_initial_training_values(args, dataloader)
+        self.update_steps_per_epoch = values[1]  # num_update_steps_per_epoch, for lr_scheduler_factory
+        return values
+
+    def create_scheduler(self, num_training_steps: int, optimizer: torch.optim.Optimizer | None = None):
+        if self.lr_scheduler_factory is None:
+            return super().create_scheduler(num_training_steps, optimizer)
+        if self.lr_scheduler is None:  # kept across train() calls, as one passed in ``optimizers`` is
+            self.lr_scheduler = self.lr_scheduler_factory(optimizer or self.optimizer, self.update_steps_per_epoch)
+        return self.lr_scheduler
 
     def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
         if "loss" in logs:
