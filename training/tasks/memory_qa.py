@@ -113,10 +113,10 @@ class MemoryQATask(BabiTask):
         return {"memory_size": self.data_args.memory_size, "answer_token_ids": self.tokenizer.convert_tokens_to_ids(
             [answer.lower() for answer in self.questions.answers])}
 
-    def attention_statistics(self) -> tuple[dict[str, float], list] | None:
+    def attention_statistics(self, dataset: datasets.Dataset) -> tuple[dict[str, float], list] | None:
         if not self.memory:
             return None
-        return hop_statistics(self.trainer.model, self.splits["predict"], self.collator,
+        return hop_statistics(self.trainer.model, dataset, self.collator,
                               self.training_args.per_device_eval_batch_size)
 
     def save_pictures(self, output_dir: Path) -> None:

@@ -65,8 +65,8 @@ class PassageQATask(BabiTask):
     model_arguments = PassageModelArguments
     card_task = "passage-question-answering"
 
-    def attention_statistics(self) -> tuple[dict[str, float], list]:
-        return coattention_statistics(self.trainer.model, self.splits["predict"], self.collator,
+    def attention_statistics(self, dataset: datasets.Dataset) -> tuple[dict[str, float], list]:
+        return coattention_statistics(self.trainer.model, dataset, self.collator,
                                       self.training_args.per_device_eval_batch_size)
 
     def save_pictures(self, output_dir: Path) -> None:
