@@ -162,7 +162,8 @@ def run_task(task_class: type[Task], model_args: TaskModelArguments, data_args: 
             eval_dataset=setup.datasets.get("eval"), processing_class=setup.processing_class,
             data_collator=setup.data_collator, compute_metrics=setup.compute_metrics,
             callbacks=trainer_callbacks(*setup.processors) + budget + setup.callbacks,
-            split_columns=task.split_columns)
+            split_columns=task.split_columns, loss_reduction=setup.loss_reduction,
+            lr_scheduler_factory=setup.lr_scheduler)
     train_and_evaluate(task.trainer, training_args, setup.datasets, prediction_lines=task.prediction_lines,
                        predictions_file=task.predictions_file, extra_metrics=task.extra_metrics,
                        **setup.generate_kwargs)
