@@ -11,21 +11,33 @@ import sys
 from pathlib import Path
 
 import pytest
+import huggingface_hub.repocard
 import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer
+import transformers.utils.hub
+from huggingface_hub import ModelCard
+from safetensors.torch import load_file
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, Seq2SeqTrainingArguments
 
 import training.tasks
 from child_process import SUBPROCESS_TIMEOUT, child_env, run_child
 from conftest import exits_as_argparse_does
+from test_hub_push import RecordingHfApi
 from training.__main__ import main
+from training.common.driver import best_restart, restart_metric
 from training.tasks import task_names
 
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_FLAGS = ("--num_pictures", "--language", "--dataset_description", "--license", "--model_name_or_path",
-                "--config_overrides", "--max_train_minutes", "--torch_num_threads")
+                "--config_overrides", "--max_train_minutes", "--torch_num_threads", "--num_restarts")
 TOY_TEXTS = ["7 1 2 3 4 5", "1 2 3 4 5 6", "0 0 0 0 0 7"]
+# A classification run of seconds: the bundled data, a tiny model, two steps.
+TINY_CLASSIFICATION = ["classification", "training/configs/han_classifier.json", "--config_overrides",
+                       "embedding_size=8,hidden_size=16,attention_size=8", "--max_train_samples", "32",
+                       "--max_eval_samples", "8", "--max_predict_samples", "8", "--max_steps", "2",
+                       "--per_device_train_batch_size", "8", "--eval_strategy", "no", "--logging_steps", "1",
+                       "--num_pictures", "1", "--report_to", "none", "--disable_tqdm", "true"]
 
 # Run from the copy (the folder of child.py comes first on sys.path): its driver, with the recorded Hub of
 # test_hub_push.py installed, on the arguments after the first; print where `training` came from and the commits.
@@ -180,3 +192,81 @@ def test_every_task_has_the_shared_flags(task, capsys):
 @pytest.mark.parametrize("flag", ["--max_train_minutes", "--torch_num_threads"])
 def test_every_task_refuses_a_budget_or_thread_count_of_0(task, flag, capsys):
     exits_as_argparse_does(lambda: main([task, flag, "0"]), flag, capsys)
+
+
+@pytest.mark.slow
+def test_restarts_keep_each_run_and_make_the_output_folder_the_best_by_validation(tmp_path, monkeypatch):
+    hub = RecordingHfApi(tmp_path / "hub")
+    monkeypatch.setattr(transformers.utils.hub, "_hf_api", hub)
+    monkeypatch.setattr(huggingface_hub.repocard, "hf_hub_download", hub.download)
+    monkeypatch.chdir(REPO)  # the config names the bundled data from the repository's root
+    output = tmp_path / "out"
+    main([*TINY_CLASSIFICATION, "--num_restarts", "3", "--seed", "5", "--push_to_hub", "--hub_model_id", "user/tiny",
+          "--output_dir", str(output)])
+
+    summary = json.loads((output / "restarts.json").read_text())
+    folders = [output / f"restart-{k}" for k in range(3)]
+    assert [entry["folder"] for entry in summary["restarts"]] == [folder.name for folder in folders]
+    assert [entry["seed"] for entry in summary["restarts"]] == [5, 6, 7]
+    assert [torch.load(folder / "training_args.bin", weights_only=False).seed for folder in folders] == [5, 6, 7]
+    losses = [json.loads((folder / "eval_results.json").read_text())["eval_loss"] for folder in folders]
+    assert [entry["eval_loss"] for entry in summary["restarts"]] == losses
+    assert summary["metric_for_best_model"] == "eval_loss" and summary["greater_is_better"] is False
+    chosen = summary["chosen"]
+    assert losses[chosen] == min(losses) and len(set(losses)) == 3  # three different runs, the lowest loss chosen
+    for folder in folders:  # each restart is a whole run
+        assert {"model.safetensors", "README.md", "all_results.json", "predictions.txt", "attention_0.png",
+                "training_curve.png", "run_arguments.json"} <= {path.name for path in folder.iterdir()}
+
+    weights = [load_file(folder / "model.safetensors") for folder in folders]
+    top = load_file(output / "model.safetensors")
+    assert top.keys() == weights[chosen].keys()
+    assert all(torch.equal(top[name], weights[chosen][name]) for name in top)
+    assert all(any(not torch.equal(top[name], other[name]) for name in top)
+               for k, other in enumerate(weights) if k != chosen)
+    results = json.loads((folders[chosen] / "all_results.json").read_text())
+    assert json.loads((output / "all_results.json").read_text()) == results
+    card = ModelCard.load(output / "README.md")
+    card_metrics = {(result.dataset_split, result.metric_type): result.metric_value
+                    for result in card.data.eval_results}
+    prefixes = {"validation": "eval", "test": "predict"}  # the card's split names for Trainer's prefixes
+    assert card_metrics and card_metrics == {(split, name): round(results[f"{prefixes[split]}_{name}"], 4)
+                                             for split, name in card_metrics}
+    assert "user/tiny" in card.text and "restart-" not in card.text  # the card is the top folder's
+
+    (push,) = hub.commits  # only the chosen run, from the top folder: no restart's checkpoints or folders
+    assert push.message == "End of training" and "restarts.json" in push.paths
+    assert not any(path.startswith("restart-") for path in push.paths)
+    assert (Path(push.snapshot) / "model.safetensors").read_bytes() == (folders[chosen] / "model.safetensors").read_bytes()
+
+
+@pytest.mark.parametrize("flags, named", [
+    (["--num_restarts", "0"], "--num_restarts"),
+    (["--num_restarts", "3", "--do_eval", "false"], "--do_eval"),
+    (["--num_restarts", "3", "--do_train", "false"], "--do_train"),
+    (["--num_restarts", "3", "--resume_from_checkpoint", "somewhere"], "--resume_from_checkpoint"),
+], ids=["0 restarts", "without --do_eval", "without --do_train", "with --resume_from_checkpoint"])
+def test_restarts_are_refused_by_name_where_they_cannot_choose(flags, named, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(REPO)
+    error = exits_as_argparse_does(lambda: main([*TINY_CLASSIFICATION, *flags, "--output_dir", str(tmp_path)]),
+                                   named, capsys)
+    assert "--num_restarts" in error
+
+
+@pytest.mark.parametrize("metric, greater_is_better, expected", [
+    (None, None, ("eval_loss", False)), ("accuracy", None, ("eval_accuracy", True)),
+    ("eval_f1", None, ("eval_f1", True)), ("eval_wer", False, ("eval_wer", False)),
+    ("perplexity_loss", True, ("eval_perplexity_loss", True)),
+])
+def test_restarts_compare_by_transformers_best_model_metric(metric, greater_is_better, expected, tmp_path):
+    arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), metric_for_best_model=metric,
+                                         greater_is_better=greater_is_better)
+    assert restart_metric(arguments) == expected
+
+
+@pytest.mark.parametrize("values, greater_is_better, best", [
+    ([0.5, 0.2, 0.7], False, 1), ([0.5, 0.2, 0.7], True, 2), ([0.3, 0.3, 0.9], False, 0),
+    ([float("nan"), 0.9, 0.4], False, 2), ([float("nan"), 0.1, 0.4], True, 2), ([float("nan")] * 2, False, 0),
+])
+def test_the_best_restart_is_the_first_best_and_never_a_diverged_one(values, greater_is_better, best):
+    assert best_restart(values, greater_is_better) == best

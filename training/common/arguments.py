@@ -78,6 +78,13 @@ class TaskModelArguments:
     max_train_minutes: float | None = field(
         default=None, metadata={"help": "Stop training after this many minutes (evaluations not counted)."})
     torch_num_threads: int | None = field(default=None, metadata={"help": "torch.set_num_threads before training."})
+    num_restarts: int = field(
+        default=1, metadata={"help": "Train N times, with seeds --seed, --seed+1, ..., each in OUTPUT_DIR/restart-K/ "
+                                     "(kept: its own model, results, pictures and card), and make OUTPUT_DIR a copy "
+                                     "of the best by validation: --metric_for_best_model (default eval_loss) and "
+                                     "--greater_is_better, as transformers reads them. restarts.json lists each "
+                                     "restart's seed and metric and the chosen one; --push_to_hub pushes only it. "
+                                     "Needs --do_train and --do_eval; --max_train_minutes is each restart's."})
 
     def __post_init__(self):
         if self.max_train_minutes is not None and not self.max_train_minutes > 0:
@@ -85,6 +92,9 @@ class TaskModelArguments:
                              f"{self.max_train_minutes}.")
         if self.torch_num_threads is not None and self.torch_num_threads < 1:
             raise ValueError(f"`--torch_num_threads` must be a positive integer, got {self.torch_num_threads}.")
+        if self.num_restarts < 1:
+            raise ValueError(f"`--num_restarts` must be a positive number of runs (1: one run), got "
+                             f"{self.num_restarts}.")
 
 
 @dataclass

@@ -32,7 +32,8 @@ from transformers.utils.hub import hf_api
 from hf_bahdanau.modeling.remote_code import copy_model_code
 from hf_bahdanau.cards import set_model_id
 
-IGNORE_PATTERNS = ["_*", "checkpoint-*"]  # what Trainer.push_to_hub leaves out too
+IGNORE_PATTERNS = ["_*", "checkpoint-*",  # what Trainer.push_to_hub leaves out too
+                   "restart-*"]  # the runs of --num_restarts (the chosen one is the folder itself)
 
 
 class CodeFilesCallback(TrainerCallback):
