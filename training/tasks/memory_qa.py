@@ -18,7 +18,9 @@ recent sentences (``training.common.babi_qa``, shared with the passage-qa task).
 
 The model (--architecture memn2n, the default) is ``BahdanauMemoryNetworkForSequenceClassification`` with the paper's
 PE LS RN options by default (``--config_overrides`` changes any ``BahdanauMemoryNetworkConfig`` field);
-``--linear_start`` trains with linear start until the validation loss stops falling. --architecture lstm trains the
+``--linear_start`` trains with linear start until the validation loss stops falling. The paper's optimisation (§4.2)
+is ``training/configs/babi_memn2n_paper.json``: ``--optim sgd`` (no momentum), ``--loss_reduction sum`` (the loss
+summed over each batch) and ``--lr_halving_epochs 25`` (0.01, halved every 25 epochs). --architecture lstm trains the
 baseline without memory at the same budget: an LSTM reads the story's sentences and then the question as one text,
 and its final state is classified (``BahdanauForSequenceClassification``, ``pooling_type="final_state"``). Both
 answer from the answers seen in the data; the words are lower-cased and split at white space and punctuation.
@@ -31,7 +33,8 @@ browse the test questions' hops (memory_explorer.html), run_arguments.json, the 
 """
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +52,7 @@ from hf_bahdanau.modeling.collators import DataCollatorForMemoryNetwork
 from training.common.babi_qa import Architecture, BabiModelArguments, BabiTask
 from training.common.driver import Setup
 from training.common.metrics import in_percent
+from training.common.trainer import LOSS_REDUCTIONS
 from training.data.babi import BabiExample
 
 logger = logging.getLogger(__name__)
@@ -80,12 +84,35 @@ ARCHITECTURES = {
 }
 
 
+def halving_schedule(optimizer: torch.optim.Optimizer, steps_per_epoch: int,
+                     every_epochs: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """The learning rate halved every ``every_epochs`` epochs of ``steps_per_epoch`` optimizer steps: epoch e trains
+    at lr · 0.5^⌊e / every_epochs⌋ (Sukhbaatar et al. 2015, §4.2: 0.01, halved every 25 epochs)."""
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lambda step: 0.5 ** (step // (every_epochs * steps_per_epoch)))
+
+
 @dataclass
 class MemoryModelArguments(BabiModelArguments):
     """Which model (memn2n or lstm), and the options the paper trains the memory network with."""
 
     architectures = ARCHITECTURES
     other_architectures = "coattention: the passage-qa task"
+
+    loss_reduction: str = field(
+        default="mean", metadata={"help": "The training loss over a batch's questions: mean (transformers' way) or "
+                                          "sum (the paper's; its gradient is the batch size times the mean's)."})
+    lr_halving_epochs: int | None = field(
+        default=None, metadata={"help": "Halve the learning rate every N epochs (the paper: 25), instead of "
+                                        "--lr_scheduler_type's schedule and warmup."})
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.loss_reduction not in LOSS_REDUCTIONS:
+            raise ValueError(f"`--loss_reduction` must be one of {list(LOSS_REDUCTIONS)}, got "
+                             f"{self.loss_reduction!r}.")
+        if self.lr_halving_epochs is not None and self.lr_halving_epochs < 1:
+            raise ValueError(f"`--lr_halving_epochs` must be a positive number of epochs, got "
+                             f"{self.lr_halving_epochs}.")
 
 
 class MemoryQATask(BabiTask):
@@ -105,6 +132,9 @@ class MemoryQATask(BabiTask):
         if self.memory and setup.model.config.linear_start:
             epochs = self.model_args.linear_start_max_epochs or self.training_args.num_train_epochs / 2
             setup.callbacks.append(LinearStartCallback(epochs))
+        setup.loss_reduction = self.model_args.loss_reduction
+        if self.model_args.lr_halving_epochs:
+            setup.lr_scheduler = partial(halving_schedule, every_epochs=self.model_args.lr_halving_epochs)
         return setup
 
     def config_fields(self) -> dict[str, Any]:
