@@ -17,7 +17,7 @@ def test_the_float_fields_are_found_from_the_annotations():
     encoder = {"dropout", "gaussian_kernel_width", "init_std"}
     decoder = {"monotonic_bias_init", "monotonic_noise_std", "hard_attention_temperature", "coverage_loss_weight",
                "location_sharpening", "reinforce_baseline_decay", "reinforce_entropy_weight",
-               "doubly_stochastic_weight"}
+               "reinforce_expected_context_probability", "doubly_stochastic_weight"}
     classifier = {"classifier_dropout", "self_attention_penalty_weight"}
     for config_class in (BahdanauConfig, BahdanauPointerConfig):
         assert set(float_fields(config_class)) == encoder | decoder

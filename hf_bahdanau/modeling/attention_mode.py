@@ -5,7 +5,9 @@
 
 A mode maps the weights α [N, (H,) T, S] of a scope to the weights the context is pooled with. A mode trained by
 REINFORCE also reports its policy terms (``policy``): log α_{t,j_t} and the entropy H(α_t) of each step, which the
-decoder collects in its ``AttentionState`` and the model's loss reads (``reinforce``).
+decoder collects in its ``AttentionState`` and the model's loss reads (``reinforce``). A mode may also draw, once per
+sequence when decoding starts, the sequences that attend by the expected context α instead (``draw_expected_rows``,
+carried in ``AttentionState.expected_rows``): Xu et al.'s variance reduction for REINFORCE.
 """
 
 from typing import Any
@@ -15,7 +17,8 @@ from torch import Tensor, nn
 
 from .axes import ATTENTION_MODES
 
-__all__ = ["ATTENTION_MODES", "AttentionMode", "HardAttention", "ReinforceHardAttention", "SoftAttention"]
+__all__ = ["ATTENTION_MODES", "AttentionMode", "HardAttention", "ReinforceHardAttention", "SoftAttention",
+           "per_row"]
 
 
 class AttentionMode(nn.Module):
@@ -25,17 +28,30 @@ class AttentionMode(nn.Module):
     def from_config(cls, config: Any) -> "AttentionMode":
         return cls()
 
-    def policy(self, weights: Tensor, pooled: Tensor) -> tuple[Tensor, Tensor] | None:
-        """The REINFORCE terms of these steps from α [N, T, S] (or one step [N, S]) and the weights this mode pooled
-        with: (log α_{t,j_t}, H(α_t)), each [N, T] (or [N]); None for a mode trained by backpropagation alone."""
+    def draw_expected_rows(self, rows: int, device: torch.device) -> Tensor | None:
+        """The sequences [rows] bool that pool with α itself (the expected context) instead of this mode's weights,
+        drawn once per sequence when decoding starts; None when every sequence uses this mode (every mode but
+        ``hard_reinforce`` in training with ``reinforce_expected_context_probability`` > 0)."""
         return None
+
+    def policy(self, weights: Tensor, pooled: Tensor,
+               expected_rows: Tensor | None = None) -> tuple[Tensor, Tensor] | None:
+        """The REINFORCE terms of these steps from α [N, T, S] (or one step [N, S]), the weights this mode pooled
+        with and its ``draw_expected_rows``: (log α_{t,j_t}, H(α_t)), each [N, T] (or [N]); None for a mode trained by
+        backpropagation alone."""
+        return None
+
+
+def per_row(rows: Tensor, like: Tensor) -> Tensor:
+    """A per-sequence flag [N] shaped to broadcast over ``like`` [N, ...]."""
+    return rows.view(-1, *(1,) * (like.dim() - 1))
 
 
 @ATTENTION_MODES.register("soft")
 class SoftAttention(AttentionMode):
     """The context is the α-weighted average of the values."""
 
-    def forward(self, weights: Tensor) -> Tensor:
+    def forward(self, weights: Tensor, expected_rows: Tensor | None = None) -> Tensor:
         return weights
 
 
@@ -55,7 +71,7 @@ class HardAttention(AttentionMode):
         super().__init__()
         self.temperature = temperature
 
-    def forward(self, weights: Tensor) -> Tensor:
+    def forward(self, weights: Tensor, expected_rows: Tensor | None = None) -> Tensor:
         attendable, lowest = weights > 0, torch.finfo(weights.dtype).min
         logits = torch.log(weights.masked_fill(~attendable, 1.0))  # no log 0: its gradient would be NaN
         if self.training:
@@ -88,22 +104,52 @@ class ReinforceHardAttention(HardAttention):
     """The positions of ``HardAttention`` (a draw j_t ~ α_t in training, the argmax at inference), trained as Xu et al.
     (2015) train hard attention: no gradient flows through the one-hot weights; the loss adds the score-function term
     −(R − b) Σ_t log α_{t,j_t} with the reward R = log p(y | j, x) of the sampled positions, a moving-average baseline b
-    and the entropy bonus −λ_e Σ_t H(α_t) (``reinforce.reinforce_loss``, from this mode's ``policy``)."""
+    and the entropy bonus −λ_e Σ_t H(α_t) (``reinforce.reinforce_loss``, from this mode's ``policy``).
 
-    def forward(self, weights: Tensor) -> Tensor:
+    Xu et al.'s third variance reduction (§4.1: "with probability 0.5 for a given image, we set the sampled attention
+    location s̃ to its expected value α"): in training, each sequence, with probability p =
+    ``reinforce_expected_context_probability``, attends by α itself at every step (soft attention), drawn once per
+    sequence (``draw_expected_rows``). Those sequences train α through the ordinary gradient of the context and add
+    no score-function term (their attention is deterministic); their entropy bonus and their R in the baseline stay.
+    With p = 0 no draw is made, and training is exactly REINFORCE on every sequence."""
+
+    def __init__(self, temperature: float, expected_context_probability: float = 0.0) -> None:
+        super().__init__(temperature)
+        self.expected_context_probability = expected_context_probability
+
+    @classmethod
+    def from_config(cls, config: Any) -> "ReinforceHardAttention":
+        return cls(config.hard_attention_temperature, config.reinforce_expected_context_probability)
+
+    def draw_expected_rows(self, rows: int, device: torch.device) -> Tensor | None:
+        """In training with p > 0: each sequence takes the expected context with probability p, u_n < p with
+        u_n ~ U[0, 1) (p = 1: every sequence); else None."""
+        if not self.training or self.expected_context_probability == 0:
+            return None
+        return torch.rand(rows, device=device) < self.expected_context_probability
+
+    def forward(self, weights: Tensor, expected_rows: Tensor | None = None) -> Tensor:
         attendable = weights > 0
         if not self.training:
             return super().forward(weights)
         logits = torch.log(weights.detach().masked_fill(~attendable, 1.0))
         logits = (logits - torch.empty_like(logits).exponential_().log()).masked_fill(~attendable, -torch.inf)
-        return self.one_hot(self.choose(logits), weights) * attendable.any(-1, keepdim=True)
+        sampled = self.one_hot(self.choose(logits), weights) * attendable.any(-1, keepdim=True)
+        if expected_rows is None:
+            return sampled
+        return torch.where(per_row(expected_rows, weights), weights, sampled)
 
-    def policy(self, weights: Tensor, pooled: Tensor) -> tuple[Tensor, Tensor] | None:
+    def policy(self, weights: Tensor, pooled: Tensor,
+               expected_rows: Tensor | None = None) -> tuple[Tensor, Tensor] | None:
         """(log π_{t,j_t}, H(π_t) = −Σ_j π_tj log π_tj) of the distribution the position was drawn from, π_t = α_t /
-        Σ_j α_tj (a local scope's Gaussian-weighted α sums to less than 1); 0 for a row with no attendable position."""
+        Σ_j α_tj (a local scope's Gaussian-weighted α sums to less than 1); log π_{t,j_t} is 0 for a row with no
+        attendable position and for the ``expected_rows``, which drew no position."""
         if not self.training:
             return None
         total = weights.sum(-1, keepdim=True)
         policy = weights / total.masked_fill(total <= 0, 1.0)
         log_policy = torch.log(policy.masked_fill(policy <= 0, 1.0))  # log 1 = 0 off the attendable positions
-        return (pooled.detach() * log_policy).sum(-1), -(policy * log_policy).sum(-1)
+        log_chosen = (pooled.detach() * log_policy).sum(-1)
+        if expected_rows is not None:
+            log_chosen = log_chosen.masked_fill(per_row(expected_rows, log_chosen), 0.0)
+        return log_chosen, -(policy * log_policy).sum(-1)

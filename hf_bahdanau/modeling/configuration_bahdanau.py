@@ -119,6 +119,7 @@ def _require_positive(field: str, value: int) -> None:
 # What a float field allows, beyond being a finite number: its range, written as the error message says it.
 RANGES: dict[str, Callable[[float], bool]] = {
     "in [0, 1)": lambda value: 0 <= value < 1,
+    "in [0, 1]": lambda value: 0 <= value <= 1,
     ">= 0": lambda value: value >= 0,
     "> 0": lambda value: value > 0,
 }
@@ -133,6 +134,7 @@ FLOAT_RANGES = {
     "doubly_stochastic_weight": ">= 0",
     "reinforce_baseline_decay": "in [0, 1)",
     "reinforce_entropy_weight": ">= 0",
+    "reinforce_expected_context_probability": "in [0, 1]",
     "self_attention_penalty_weight": ">= 0",
     "init_std": ">= 0",
 }  # a float field not named here (monotonic_bias_init) may be any finite number
@@ -509,6 +511,12 @@ class DecoderFields:
         reinforce_entropy_weight (`float`, *optional*, defaults to 0.0):
             With ``"hard_reinforce"``: λ_e ≥ 0 of the entropy bonus −λ_e Σ_i H(α_i) added to the loss (Xu et al.'s
             entropy term, which keeps the sampled positions varied).
+        reinforce_expected_context_probability (`float`, *optional*, defaults to 0.0):
+            With ``"hard_reinforce"``, in training: the probability p in [0, 1] that a sequence attends by the expected
+            context Σ_j α_ij h_j (soft attention) at every step instead of the sampled positions, drawn once per
+            sequence (Xu et al. §4.1: "with probability 0.5 for a given image"; their 0.5). Those sequences train α
+            by backpropagation and add no score-function term; evaluation and ``generate()`` take the argmax as
+            before. 0 trains every sequence by REINFORCE.
         context_gate (`bool`, *optional*, defaults to `False`):
             Xu et al.'s gating scalar: the context is β_i c_i with β_i = σ(w_βᵀ q_i + b_β), q_i the attention's query
             (s_{i-1} in Bahdanau style); needs attention.
@@ -570,6 +578,7 @@ class DecoderFields:
     hard_attention_temperature: float | int = 1.0
     reinforce_baseline_decay: float | int = 0.9
     reinforce_entropy_weight: float | int = 0.0
+    reinforce_expected_context_probability: float | int = 0.0
     context_gate: bool = False
     doubly_stochastic_weight: float | int = 0.0
     use_coverage: bool = False

@@ -189,7 +189,8 @@ class RecurrentDecoder(nn.Module):
         """Step 0; α_0 [B, S]: a recurrent scope's (monotonic: position 0), else the score's when it reads the
         previous alignment (location-aware: uniform); the coverage c_0 = 0 [B, S] when the score reads it or
         ``keep_coverage`` asks for it (a decoding cache keeps it for a search that scores it: GNMT's coverage
-        penalty)."""
+        penalty); the sequences that attend by the expected context, when the mode draws them
+        (``AttentionMode.draw_expected_rows``)."""
         if self.attention is None:
             return None
         mask, dtype = encoded.mask, encoded.annotations.dtype
@@ -197,7 +198,8 @@ class RecurrentDecoder(nn.Module):
         previous = (self.scope.initial_previous(mask, dtype) if self.scope.is_recurrent
                     else self.attention.initial_alignment(mask, dtype))
         return AttentionState(0, previous,
-                              torch.zeros(mask.shape, dtype=dtype, device=mask.device) if track_coverage else None)
+                              torch.zeros(mask.shape, dtype=dtype, device=mask.device) if track_coverage else None,
+                              expected_rows=self.attention_mode.draw_expected_rows(mask.shape[0], mask.device))
 
     def embed(self, input_ids: Tensor | None, inputs_embeds: Tensor | None = None) -> Tensor:
         """E y [B, T, E] (with dropout), from the ids or from embeddings given instead of them."""
@@ -262,9 +264,9 @@ class RecurrentDecoder(nn.Module):
             return torch.stack(contexts, dim=1), torch.stack(weights, dim=1), state
         scores = self.attention.score(query, encoded.projected_keys)
         aligned = self.scope.align(scores, query, encoded.mask, state)
-        context, weights = self.attention.pool(self.attention_mode(aligned), encoded.annotations)
+        context, weights = self.attention.pool(self.attention_mode(aligned, state.expected_rows), encoded.annotations)
         return context, weights, state.advance(weights, aligned[..., -1, :] if self.scope.is_recurrent else None,
-                                               self.attention_mode.policy(aligned, weights))
+                                               self.attention_mode.policy(aligned, weights, state.expected_rows))
 
     def attend_stepwise(self, encoded: EncodedSource) -> Callable[[Tensor, AttentionState],
                                                                  tuple[Tensor, Tensor, AttentionState]]:
@@ -297,9 +299,9 @@ class RecurrentDecoder(nn.Module):
         def attend_scoped(query: Tensor, state: AttentionState) -> tuple[Tensor, Tensor, AttentionState]:
             scores = score(query, state).unsqueeze(-2)  # one step: [N, (H,) 1, S]
             aligned = self.scope.align(scores, query.unsqueeze(1), encoded.mask, state).squeeze(-2)
-            context, weights = pool(self.attention_mode(aligned))
+            context, weights = pool(self.attention_mode(aligned, state.expected_rows))
             return context, weights, state.advance(weights, self._next_previous(aligned, weights),
-                                                   self.attention_mode.policy(aligned, weights))
+                                                   self.attention_mode.policy(aligned, weights, state.expected_rows))
 
         return attend_scoped
 

@@ -64,13 +64,17 @@ class AttentionState(NamedTuple):
     step: target tokens attended so far (local-m's p_t = t); previous: α_{t-1} [N, S], the alignment a monotonic
     scope continues from or a location-aware score convolves, else None; coverage: c_t = Σ_{t'<t} α_t' [N, S] when
     the score reads it (``use_coverage``) or a search scores it (GNMT's coverage penalty), else None; policy: in
-    training with ``attention_mode="hard_reinforce"``, each attend call's (log α_{t,j_t}, H(α_t)) [N, T'], else ().
+    training with ``attention_mode="hard_reinforce"``, each attend call's (log α_{t,j_t}, H(α_t)) [N, T'], else ();
+    expected_rows: [N] bool, the sequences that attend by the expected context α at every step, drawn once when
+    decoding starts (``AttentionMode.draw_expected_rows``: hard_reinforce in training with
+    ``reinforce_expected_context_probability`` > 0), else None.
     """
 
     step: int = 0
     previous: Tensor | None = None
     coverage: Tensor | None = None
     policy: tuple[tuple[Tensor, Tensor], ...] = ()
+    expected_rows: Tensor | None = None
 
     def advance(self, weights: Tensor, previous: Tensor | None = None,
                 policy: tuple[Tensor, Tensor] | None = None) -> "AttentionState":
@@ -84,7 +88,7 @@ class AttentionState(NamedTuple):
         terms = self.policy
         if policy is not None:
             terms = terms + (tuple(term.reshape(term.shape[0], -1) for term in policy),)
-        return AttentionState(self.step + steps, previous, coverage, terms)
+        return AttentionState(self.step + steps, previous, coverage, terms, self.expected_rows)
 
     def policy_terms(self) -> tuple[Tensor, Tensor] | None:
         """Every step's (log α_{t,j_t}, H(α_t)) [N, T] so far, or None when the mode reports none."""
@@ -95,7 +99,8 @@ class AttentionState(NamedTuple):
 
     def index_select(self, index: Tensor) -> "AttentionState":
         """Pick rows; the policy terms, which only training collects, are not carried."""
-        return AttentionState(self.step, _rows(self.previous, index), _rows(self.coverage, index))
+        return AttentionState(self.step, _rows(self.previous, index), _rows(self.coverage, index),
+                              expected_rows=_rows(self.expected_rows, index))
 
 
 class DecoderState(NamedTuple):
