@@ -9,6 +9,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
+from child_process import run_child
 from conftest import (assert_float64_close, assert_float64_gradients_close, padded_batch, random_labels,
                       tiny_config, tiny_model)
 from hf_bahdanau import BahdanauImageToTextConfig, reference
@@ -198,3 +199,38 @@ def test_evaluation_and_generate_ignore_the_probability():
     assert torch.equal(model(**batch).logits, plain(**batch).logits)
     inputs = dict(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], max_new_tokens=4)
     assert torch.equal(model.generate(**inputs, num_beams=2), plain.generate(**inputs, num_beams=2))
+
+
+REMOTE_TRAINING_CHILD = """
+    import json
+    import sys
+
+    import torch
+    import transformers
+
+    torch.set_num_threads(1)
+    folder, inputs = sys.argv[1:]
+    model = transformers.AutoModelForSeq2SeqLM.from_pretrained(folder, trust_remote_code=True, dtype=torch.float64)
+    torch.manual_seed(2)
+    out = model.train()(**torch.load(inputs), output_attentions=True)
+    print(json.dumps(dict(probability=model.config.reinforce_expected_context_probability, loss=out.loss.item(),
+                          weights=out.cross_attentions[0].tolist(),
+                          hf_bahdanau=[name for name in sys.modules if name.startswith("hf_bahdanau")])))
+"""
+
+
+def test_a_saved_folder_trains_with_the_expected_context_without_the_package(tmp_path):
+    """The field is in config.json and the code the folder carries draws the rows: a process where hf_bahdanau
+    cannot be imported gives the training forward of the model here under the same seed (p = 0.5, rows of both
+    kinds)."""
+    model = reinforce_model("bahdanau", 0.5, entropy_weight=0.2).train()
+    model.save_pretrained(tmp_path / "model")
+    batch = batch_with_labels()
+    torch.save(batch, tmp_path / "inputs.pt")
+    child = run_child(REMOTE_TRAINING_CHILD, tmp_path, str(tmp_path / "model"), str(tmp_path / "inputs.pt"),
+                      isolated=True, hide_package=True)
+    torch.manual_seed(2)
+    out = model(**batch, output_attentions=True)
+    assert child["hf_bahdanau"] == [] and child["probability"] == 0.5
+    assert_float64_close(torch.tensor(child["weights"], **F64), out.cross_attentions[0].detach())
+    assert_float64_close(torch.tensor(child["loss"], **F64), out.loss.detach())
