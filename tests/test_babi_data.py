@@ -9,13 +9,17 @@ import pytest
 from training.data.babi import (
     MEMORY_SIZE, TASKS, BabiExample, generate_task, read_babi, task_file_name, write_babi,
 )
+from training.common.babi_qa import build_tokenizer, features
 from training.data.babi_checker import answer_question, solve
 from training.data.make_babi import main
+from training.tasks.memory_qa import memory_rows
 
 # the question's entity (person, object, animal's name), which some supporting statement must name
 ENTITY = {1: r"Where is (\w+)", 2: r"the (\w+)\?", 3: r"the (\w+) before", 6: r"Is (\w+)", 7: r"is (\w+) carrying",
           8: r"is (\w+) carrying", 11: r"Where is (\w+)", 12: r"Where is (\w+)", 13: r"Where is (\w+)",
-          15: r"is (\w+) afraid", 16: r"color is (\w+)"}
+          15: r"is (\w+) afraid", 16: r"color is (\w+)", 4: r"the (\w+)", 5: r"(?:did|the) (\w+)", 9: r"Is (\w+)",
+          10: r"Is (\w+)", 14: r"was (\w+) before",
+          17: r"the (\w+)\?", 18: r"the (\w+)\?", 19: r"to the (\w+)\?", 20: r"(?:will|did) (\w+)"}
 
 
 def flat(stories: list[list[BabiExample]]) -> list[BabiExample]:
@@ -54,9 +58,10 @@ def test_the_same_seed_gives_the_same_stories_and_the_smaller_set_begins_the_lar
     assert small == large[:len(small)] and len(flat(small)) == 100
 
 
+@pytest.mark.parametrize("seed", [11, 12, 13])
 @pytest.mark.parametrize("task", sorted(TASKS))
-def test_the_checker_derives_every_answer_and_its_supporting_facts_from_the_text(task):
-    examples = flat(generate_task(task, 300, seed=11))
+def test_the_checker_derives_every_answer_and_its_supporting_facts_from_the_text(task, seed):
+    examples = flat(generate_task(task, 300, seed=seed))
     assert len(examples) == 300
     for example in examples:
         assert example.task == task
@@ -73,6 +78,25 @@ def test_the_answers_are_not_one_class():
         assert len(answers) >= 2, (task, answers)
     assert {example.answer for example in flat(generate_task(7, 200, seed=2))} >= {"none", "one", "two"}
     assert "nothing" in {example.answer for example in flat(generate_task(8, 200, seed=2))}
+    assert {example.answer for example in flat(generate_task(9, 200, seed=2))} == {"yes", "no"}
+    assert {example.answer for example in flat(generate_task(10, 200, seed=2))} == {"yes", "no", "maybe"}
+
+
+def test_stories_of_tasks_4_5_9_10_14_have_the_shape_of_facebooks():
+    def shapes(task: int) -> set[tuple[int, int]]:  # (statements, questions) of each story but the last (cut short)
+        return {(len(story[-1].story), len(story)) for story in generate_task(task, 500, seed=0)[:-1]}
+
+    assert shapes(4) == {(2, 1)}
+    assert shapes(9) == shapes(10) == {(10, 5)}
+    assert {questions for _, questions in shapes(5)} == {5}
+    assert max(statements for statements, _ in shapes(14)) <= 16 and {questions for _, questions in shapes(14)} <= {
+        2, 3, 4, 5}
+    for story in generate_task(14, 200, seed=0):  # each person in four places in a day: "before the P" names one time
+        places = {}
+        for statement in story[-1].story:
+            person = re.search(r"([A-Z][a-z]+) \w+(?: back)? to the (\w+)", statement)
+            places.setdefault(person.group(1), []).append(person.group(2))
+        assert all(len(set(visited)) == len(visited) for visited in places.values())
 
 
 @pytest.mark.parametrize("task", sorted(TASKS))
@@ -163,6 +187,18 @@ COMPOUND = ["Mary and Daniel went to the bathroom.", "Then they went to the gard
             "Following that they moved to the office.", "Sandra and John journeyed to the hallway."]
 DEDUCTION = ["Mice are afraid of wolves.", "Gertrude is a mouse.", "Cats are afraid of sheep.", "Winona is a mouse.",
              "Sheep are afraid of wolves.", "Emily is a mouse.", "Jessica is a wolf.", "Wolves are afraid of cats."]
+RELATIONS = ["The office is north of the kitchen.", "The garden is south of the kitchen."]  # Facebook's task 4
+CHAIN = ["The kitchen is west of the garden.", "The hallway is west of the kitchen."]
+GIFTS = ["Fred went to the bedroom.", "Bill travelled to the bedroom.", "Bill picked up the football there.",
+         "Bill gave the football to Fred.", "Fred handed the football to Bill.", "Jeff went back to the bedroom.",
+         "Bill passed the football to Jeff.", "Jeff got the milk there."]
+NEGATION = ["Mary is no longer in the bedroom.", "Daniel moved to the hallway.", "Sandra moved to the bedroom.",
+            "Sandra is in the bathroom.", "Sandra is not in the hallway."]
+INDEFINITE = ["Fred is either in the school or the park.", "Mary went back to the office.",
+              "Bill is either in the kitchen or the park.", "Fred moved to the cinema."]
+TIMES = ["Bill went back to the cinema yesterday.", "Julie went to the school this morning.",
+         "Fred went to the park yesterday.", "Yesterday Julie journeyed to the office.",
+         "In the afternoon Julie went to the park.", "This morning Fred travelled to the kitchen."]
 INDUCTION = ["Lily is a swan.", "Bernhard is a lion.", "Greg is a swan.", "Bernhard is white.", "Brian is a lion.",
              "Lily is gray.", "Julius is a rhino.", "Julius is gray.", "Greg is gray."]
 
@@ -195,6 +231,27 @@ INDUCTION = ["Lily is a swan.", "Bernhard is a lion.", "Greg is a swan.", "Bernh
     (15, DEDUCTION, "What is emily afraid of?", ("wolf", [0, 5])),
     (15, [*DEDUCTION[:4], "Emily is a cat."], "What is emily afraid of?", ("sheep", [2, 4])),  # "Cats": singular
     (16, INDUCTION, "What color is Brian?", ("white", [1, 3, 4])),
+    (4, RELATIONS, "What is north of the kitchen?", ("office", [0])),
+    (4, RELATIONS, "What is the kitchen north of?", ("garden", [1])),  # "The garden is south of the kitchen."
+    (4, CHAIN, "What is the garden east of?", ("kitchen", [0])),
+    (4, CHAIN, "What is east of the hallway?", ("kitchen", [1])),
+    (5, GIFTS, "Who received the football?", ("Jeff", [6])),
+    (5, GIFTS, "Who gave the football?", ("Bill", [6])),  # the latest hand-over
+    (5, GIFTS, "What did Bill give to Fred?", ("football", [3])),
+    (5, GIFTS, "Who gave the football to Bill?", ("Fred", [4])),
+    (5, GIFTS, "Who did Bill give the football to?", ("Jeff", [6])),
+    (9, NEGATION, "Is Mary in the bedroom?", ("no", [0])),
+    (9, NEGATION, "Is Daniel in the bathroom?", ("no", [1])),
+    (9, NEGATION, "Is Daniel in the hallway?", ("yes", [1])),
+    (9, NEGATION, "Is Sandra in the hallway?", ("no", [4])),
+    (9, NEGATION[:4], "Is Sandra in the bathroom?", ("yes", [3])),  # "is in": a place, as a move
+    (10, INDEFINITE, "Is Fred in the park?", ("no", [3])),  # the move after "either" settles it
+    (10, INDEFINITE, "Is Bill in the park?", ("maybe", [2])),
+    (10, INDEFINITE, "Is Bill in the office?", ("no", [2])),
+    (10, INDEFINITE, "Is Mary in the office?", ("yes", [1])),
+    (14, TIMES, "Where was Julie before the school?", ("office", [1, 3])),  # yesterday, told after this morning
+    (14, TIMES, "Where was Julie before the park?", ("school", [1, 4])),
+    (14, TIMES, "Where was Fred before the kitchen?", ("park", [2, 5])),
 ])
 def test_the_checker_on_hand_written_stories(task, story, question, expected):
     assert solve(task, story, question) == expected
@@ -211,7 +268,112 @@ def test_the_checker_on_hand_written_stories(task, story, question, expected):
     (1, MOVES, "Where is Sandra?", r"`story` does not answer 'Where is Sandra\?'"),
     (16, INDUCTION[:3], "What color is Lily?", r"`story` does not answer .*another swan with a colour"),
     (21, MOVES, "Where is Mary?", r"`task` must be one of \[1, 2, .*\], got 21"),
+    (4, ["The office is up of the kitchen."], "What is north of the kitchen?", "statement 0: 'up' is not a direction"),
+    (4, [RELATIONS[0], "The garden is north of the kitchen."], "What is north of the kitchen?",
+     "statement 1: north of the kitchen is the office"),
+    (4, RELATIONS, "What is west of the kitchen?", "does not answer .*west of the kitchen"),
+    (5, ["Bill went to the office.", "Bill gave the milk to Fred."], "Who gave the milk?",
+     "statement 1: Bill gives the milk without holding it"),
+    (5, ["Bill went to the office.", "Bill got the milk there.", "Fred went to the garden.",
+         "Bill gave the milk to Fred."], "Who gave the milk?", "statement 3: .* to Fred, who is not known to be in"),
+    (5, GIFTS, "What did Fred give to Jeff?", "does not answer .*a hand-over with"),
+    (9, ["Mary is not in the office."], "Is Mary in the kitchen?", "does not answer .*whether Mary is in the kitchen"),
+    (14, ["Julie went to the school this morning.", "In the morning Julie went to the park."],
+     "Where was Julie before the park?", "statement 1: where Julie went in the morning was told before"),
+    (14, ["Julie went to the school this morning.", "Julie went to the park this evening."],
+     "Where was Julie before the park?", "does not answer .*where they were just before"),
 ])
 def test_the_checker_refuses_what_it_cannot_read_or_answer(task, story, question, message):
     with pytest.raises(ValueError, match=message):
         solve(task, story, question)
+
+
+# Tasks 17-20: positional and size reasoning, path finding, agents' motivations (the first examples of Facebook's
+# qa17, qa18 and qa19 files and the stories of its qa20 file, as far as they are quoted here).
+
+POSITIONS = ["The triangle is above the pink rectangle.", "The blue square is to the left of the triangle."]
+SIZES = ["The box of chocolates fits inside the chest.", "The box is bigger than the chest.",
+         "The box is bigger than the suitcase.", "The suitcase fits inside the box.",
+         "The container is bigger than the box of chocolates."]
+MAP = ["The office is east of the hallway.", "The kitchen is north of the office.", "The garden is west of the bedroom.",
+       "The office is west of the garden.", "The bathroom is north of the garden."]
+MOTIVES = ["Sumit is tired.", "Yann is hungry.", "Sumit went back to the bedroom.", "Yann journeyed to the kitchen.",
+           "Sumit grabbed the pajamas there."]
+
+
+@pytest.mark.parametrize("task, story, question, expected", [
+    (17, POSITIONS, "Is the pink rectangle to the right of the blue square?", ("yes", [0, 1])),
+    (17, POSITIONS, "Is the blue square below the pink rectangle?", ("no", [0, 1])),  # in line with the triangle
+    (17, POSITIONS, "Is the blue square above the pink rectangle?", ("yes", [0, 1])),
+    (17, POSITIONS, "Is the triangle above the pink rectangle?", ("yes", [0])),
+    (17, ["The red sphere is to the left of the yellow square.", "The red sphere is below the pink rectangle."],
+     "Is the pink rectangle to the left of the yellow square?", ("yes", [0, 1])),
+    (17, ["The red sphere is above the pink rectangle.", "The red sphere is to the right of the red square."],
+     "Is the pink rectangle above the red square?", ("no", [0, 1])),  # level with the red square, below the sphere
+    (17, ["The triangle is above the red square.", "The red square is above the blue square."],
+     "Is the blue square to the left of the triangle?", ("no", [0, 1])),  # one column
+    (18, SIZES, "Does the box fit in the box of chocolates?", ("no", [0, 1])),  # box > chest > box of chocolates
+    (18, SIZES, "Is the box bigger than the box of chocolates?", ("yes", [0, 1])),
+    (18, SIZES, "Does the box of chocolates fit in the container?", ("yes", [4])),
+    (18, ["The chocolate fits inside the box.", "The box fits inside the chest.", "The suitcase is bigger than the "
+          "chest."], "Does the suitcase fit in the chocolate?", ("no", [0, 1, 2])),  # any chain's length
+    (19, MAP, "How do you go from the kitchen to the garden?", ("s,e", [1, 3])),
+    (19, MAP, "How do you go from the bedroom to the office?", ("w,w", [2, 3])),
+    (19, MAP, "How do you go from the hallway to the kitchen?", ("e,n", [0, 1])),
+    (20, MOTIVES[:1], "Where will sumit go?", ("bedroom", [0])),
+    (20, MOTIVES[:2], "Where will yann go?", ("kitchen", [1])),
+    (20, MOTIVES, "Why did sumit go to the bedroom?", ("tired", [0])),
+    (20, MOTIVES, "Why did yann go to the kitchen?", ("hungry", [1])),
+    (20, MOTIVES, "Why did sumit get the pajamas?", ("tired", [0])),
+])
+def test_the_checker_on_hand_written_stories_of_tasks_17_to_20(task, story, question, expected):
+    assert solve(task, story, question) == expected
+
+
+@pytest.mark.parametrize("task, story, question, message", [
+    (17, ["The triangle is above the red square.", "The blue square is above the red square."],
+     "Is the triangle above the blue square?", "`story` does not tell whether the triangle is above the blue square"),
+    (17, POSITIONS, "Is the red sphere above the triangle?", "chain of statements from the triangle to the red sphere"),
+    (18, SIZES, "Does the suitcase fit in the box?", "2 chains of statements lead from the suitcase to the box, none "
+                                                     "shorter: which of them supports the answer is ambiguous"),
+    (18, SIZES, "Is the chest bigger than the container?", "nothing known about 'the sizes of the container and"),
+    (19, MAP[:2], "How do you go from the kitchen to the garden?", "nothing known about 'a chain of statements"),
+    (20, MOTIVES[:2], "Why did sumit go to the bedroom?", "nothing known about 'Sumit'"),
+    (20, MOTIVES, "Why did yann get the pajamas?", "nothing known about 'yann getting the pajamas'"),
+    (20, ["Sumit is sleepy."], "Where will sumit go?", "nothing known about 'sleepy'"),
+])
+def test_the_checker_refuses_what_tasks_17_to_20_do_not_tell(task, story, question, message):
+    with pytest.raises(ValueError, match=message):
+        solve(task, story, question)
+
+
+def test_stories_of_tasks_17_to_20_have_the_shape_of_facebooks():
+    for task, statements, questions in ((17, 2, 8), (18, 9, 6), (19, 5, 1), (20, 12, 12)):
+        stories = generate_task(task, 480, seed=0)  # 480: whole stories of each
+        assert {(len(story[-1].story), len(story)) for story in stories} == {(statements, questions)}, task
+    for story in generate_task(17, 400, seed=1):  # both ways round, each side, on the two shapes no statement relates
+        assert len({example.question for example in story}) == 8
+        shapes = {re.fullmatch(r"Is the (.+?) (?:above|below|to the \w+ of) the (.+)\?", example.question).groups()
+                  for example in story}
+        assert len(shapes) == 2 and not any(all(f"the {shape}" in statement for shape in next(iter(shapes)))
+                                            for statement in story[0].story)
+    examples = flat(generate_task(18, 600, seed=1))
+    assert {len(example.supporting_facts) for example in examples} == {1, 2}
+    assert 0.4 < sum(example.answer == "yes" for example in examples) / len(examples) < 0.6
+    assert all(re.fullmatch(r"[nsew],[nsew]", example.answer) for example in flat(generate_task(19, 300, seed=1)))
+    for story in generate_task(20, 240, seed=1):  # four people with four needs; one goes where "Where will" said
+        goes = {example.question.split()[2]: example.answer for example in story if example.question[:5] == "Where"}
+        went = {example.question.split()[2]: example.question.split()[-1][:-1] for example in story
+                if " go to the " in example.question}
+        needs = {example.answer for example in story if example.question[:3] == "Why"}
+        assert goes == went and len(goes) == len(needs) == 4
+
+
+def test_a_path_answer_is_one_answer_class_and_one_word_of_the_memory_tasks_vocabulary():
+    examples = flat(generate_task(19, 300, seed=0))
+    answers = sorted({example.answer for example in examples})
+    tokenizer = build_tokenizer(examples, answers)
+    rows = features(examples, tokenizer, answers, memory_rows, MEMORY_SIZE)
+    assert [answers[label] for label in rows["labels"]] == [example.answer for example in examples]
+    ids = tokenizer.convert_tokens_to_ids(answers)  # memory-qa's answer_token_ids (W^T = C^K)
+    assert "w,n" in answers and tokenizer.unk_token_id not in ids and len(set(ids)) == len(answers)

@@ -13,15 +13,32 @@ patterns do not read, or one that contradicts the state (dropping what one does 
 
 import re
 from collections import defaultdict
+from functools import partial
 
 NUMBER_WORDS = ("none", "one", "two", "three", "four", "five", "six")  # English, for "How many ...?" answers
-MOVE = re.compile(r"(?P<subject>.+?) (?:moved|went back|went|journeyed|travelled) to the (?P<place>\w+)\.")
+MOVED = r"(?:moved|went back|went|journeyed|travelled) to the (?P<place>\w+)"
+MOVE = re.compile(rf"(?P<subject>.+?) {MOVED}\.")
 GET = re.compile(r"(?P<person>[A-Z]\w*) (?:got|grabbed|picked up|took) the (?P<object>\w+)(?: there)?\.")
 DROP = re.compile(r"(?P<person>[A-Z]\w*) (?:dropped|discarded|put down|left) the (?P<object>\w+)(?: there)?\.")
 IS_A = re.compile(r"(?P<name>[A-Z]\w*) is an? (?P<kind>\w+)\.")
 HAS_COLOR = re.compile(r"(?P<name>[A-Z]\w*) is (?P<color>\w+)\.")
 AFRAID = re.compile(r"(?P<kinds>[A-Z]\w*) are afraid of (?P<feared>\w+)\.")
 PRONOUNS = ("he", "she", "they")
+GIVE = re.compile(r"(?P<giver>[A-Z]\w*) (?:gave|handed|passed) the (?P<object>\w+) to (?P<receiver>[A-Z]\w*)\.")
+IS_IN = re.compile(r"(?P<person>[A-Z]\w*) is in the (?P<place>\w+)\.")
+IS_NOT_IN = re.compile(r"(?P<person>[A-Z]\w*) is (?:not|no longer) in the (?P<place>\w+)\.")
+EITHER = re.compile(r"(?P<person>[A-Z]\w*) is either in the (?P<first>\w+) or the (?P<second>\w+)\.")
+RELATION = re.compile(r"The (?P<place>\w+) is (?P<direction>\w+) of the (?P<other>\w+)\.")
+COMPASS = {"north": (0, 1), "east": (1, 0), "south": (0, -1), "west": (-1, 0)}  # a direction's step on a map
+DAY = ("yesterday", "morning", "afternoon", "evening")  # the last word of a time of day, in the day's order
+TIME = r"(?:[Yy]esterday|(?:[Tt]his|[Ii]n the) (?:morning|afternoon|evening))"
+TIMED_MOVE = re.compile(rf"(?:(?P<opening>{TIME}) )?(?P<person>[A-Z]\w*) {MOVED}(?: (?P<ending>{TIME}))?\.")
+
+
+def opposite(direction: str) -> str:
+    """north <-> south, east <-> west: the direction whose step on a map is the reverse."""
+    step = COMPASS[direction]
+    return next(name for name, vector in COMPASS.items() if vector == (-step[0], -step[1]))
 
 
 def singular(noun: str) -> str:
@@ -45,6 +62,12 @@ class Story:
         self.kind: dict[str, tuple[str, int]] = {}  # lower-cased name -> kind, statement
         self.color: dict[str, tuple[str, int]] = {}  # lower-cased name -> colour, statement
         self.fears: dict[str, tuple[str, int]] = {}  # kind -> feared kind (both singular), statement
+        self.gifts: list[dict[str, str | int]] = []  # {giver, thing, receiver, statement}, in story order
+        # person -> the latest statement of where they are: (places, negated, statements), e.g. ({"office"}, True, {3})
+        # for "Mary is not in the office." and ({"office", "garden"}, False, {3}) for "... either in ... or ..."
+        self.known: dict[str, tuple[set[str], bool, set[int]]] = {}
+        self.neighbour: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)  # place -> direction -> place, statement
+        self.day: dict[str, dict[int, tuple[str, int]]] = defaultdict(dict)  # person -> time of day -> place, statement
         self.subjects: list[str] = []
         self.naming = -1  # the statement that named self.subjects
         for index, statement in enumerate(statements):
@@ -52,7 +75,10 @@ class Story:
 
     def read(self, index: int, statement: str) -> None:
         subjects, naming = [], index
-        if match := MOVE.fullmatch(statement):
+        if (match := TIMED_MOVE.fullmatch(statement)) and (time := match["opening"] or match["ending"]):
+            subjects = [match["person"]]
+            self.timed(index, match["person"], DAY.index(time.split()[-1].lower()), match["place"])
+        elif match := MOVE.fullmatch(statement):
             subjects, naming = self.subjects_of(index, match["subject"])
             for person in subjects:
                 self.move(person, match["place"], {index, naming})
@@ -61,6 +87,19 @@ class Story:
             subjects = [person]
             (self.get if match.re is GET else self.drop)(index, person, thing)
             self.last_touch[person][thing] = index
+        elif match := GIVE.fullmatch(statement):
+            subjects = [match["giver"]]
+            self.give(index, match["giver"], match["receiver"], match["object"])
+        elif match := IS_IN.fullmatch(statement):
+            subjects = [match["person"]]
+            self.move(match["person"], match["place"], {index})
+        elif match := IS_NOT_IN.fullmatch(statement) or EITHER.fullmatch(statement):
+            subjects = [match["person"]]
+            negated = match.re is IS_NOT_IN
+            self.known[match["person"]] = (set(match.groups()[1:]), negated, {index})
+            self.place.pop(match["person"], None)
+        elif match := RELATION.fullmatch(statement):
+            self.relate(index, match["place"], match["direction"], match["other"])
         elif match := AFRAID.fullmatch(statement):
             self.fears[singular(match["kinds"])] = (singular(match["feared"]), index)
         elif match := IS_A.fullmatch(statement):
@@ -90,6 +129,7 @@ class Story:
                 if holder == person:
                     self.carried[thing] = (self.place[person][0], place, {got} | self.place[person][1] | statements)
         self.place[person] = (place, statements)
+        self.known[person] = ({place}, False, statements)
 
     def get(self, index: int, person: str, thing: str) -> None:
         if person not in self.place:
@@ -104,6 +144,30 @@ class Story:
             raise ValueError(f"statement {index}: {person} drops the {thing} without holding it.")
         del self.holder[thing]
         self.lying[thing] = (self.place[person][0], {index} | self.place[person][1])
+
+    def give(self, index: int, giver: str, receiver: str, thing: str) -> None:
+        if self.holder.get(thing, ("",))[0] != giver:
+            raise ValueError(f"statement {index}: {giver} gives the {thing} without holding it.")
+        if self.place.get(receiver, (None,))[0] != self.place[giver][0]:
+            raise ValueError(f"statement {index}: {giver} gives the {thing} to {receiver}, who is not known to be "
+                             "in the same place.")
+        self.holder[thing] = (receiver, index)
+        self.gifts.append({"giver": giver, "thing": thing, "receiver": receiver, "statement": index})
+
+    def relate(self, index: int, place: str, direction: str, other: str) -> None:
+        """"The office is north of the kitchen.": north of the kitchen is the office, south of the office the
+        kitchen; a place already known there is a contradiction."""
+        if direction not in COMPASS:
+            raise ValueError(f"statement {index}: {direction!r} is not a direction of {sorted(COMPASS)}.")
+        for here, way, there in ((other, direction, place), (place, opposite(direction), other)):
+            if self.neighbour[here].get(way, (there,))[0] != there:
+                raise ValueError(f"statement {index}: {way} of the {here} is the {self.neighbour[here][way][0]}.")
+            self.neighbour[here][way] = (there, index)
+
+    def timed(self, index: int, person: str, time: int, place: str) -> None:
+        if time in self.day[person]:
+            raise ValueError(f"statement {index}: where {person} went in the {DAY[time]} was told before.")
+        self.day[person][time] = (place, index)
 
     def where(self, thing: str) -> tuple[str, set[int]]:
         if thing in self.holder:
@@ -131,7 +195,14 @@ def where_before(story: Story, thing: str, place: str) -> tuple[str, set[int]]:
 
 
 def is_in(story: Story, person: str, place: str) -> tuple[str, set[int]]:
-    return ("yes" if story.place[person][0] == place else "no"), story.place[person][1]
+    """Yes / no from where the person is; after "... is not in the P": no about P (nothing about elsewhere); after
+    "... is either in the P or the Q": maybe about P and Q, no elsewhere."""
+    places, negated, statements = story.known[person]
+    if negated and place not in places:
+        raise KeyError(f"whether {person} is in the {place}")
+    if negated or place not in places:
+        return "no", statements
+    return ("yes" if len(places) == 1 else "maybe"), statements
 
 
 def how_many(story: Story, person: str) -> tuple[str, set[int]]:
@@ -160,17 +231,56 @@ def what_color(story: Story, name: str) -> tuple[str, set[int]]:
     return story.color[other][0], {is_a, story.kind[other][1], story.color[other][1]}
 
 
+def latest_gift(wanted: str, story: Story, **known: str) -> tuple[str, set[int]]:
+    """Task 5: the `wanted` role (giver, thing or receiver) of the latest hand-over with the `known` roles."""
+    fitting = [gift for gift in story.gifts if all(gift[role] == value for role, value in known.items())]
+    if not fitting:
+        raise KeyError(f"a hand-over with {known}")
+    return fitting[-1][wanted], {fitting[-1]["statement"]}
+
+
+def to_the(story: Story, place: str, direction: str) -> tuple[str, set[int]]:
+    """Task 4: "What is north of the kitchen?"."""
+    there, statement = story.neighbour[place][direction]
+    return there, {statement}
+
+
+def of_what(story: Story, place: str, direction: str) -> tuple[str, set[int]]:
+    """Task 4: "What is the office north of?": the place it is north of, which is south of it."""
+    return to_the(story, place, opposite(direction))
+
+
+def before_time(story: Story, person: str, place: str) -> tuple[str, set[int]]:
+    """Task 14: where the person was at the time of day just before the one they were in `place`."""
+    times = [time for time, (there, _) in story.day[person].items() if there == place]
+    if len(times) != 1 or times[0] - 1 not in story.day[person]:
+        raise KeyError(f"one time of day {person} was in the {place}, and where they were just before")
+    before, statement = story.day[person][times[0] - 1]
+    return before, {statement, story.day[person][times[0]][1]}
+
+
 WHERE_PERSON = ((r"Where is (?P<person>[A-Z]\w*)\?", where_person),)
+IS_IN_PLACE = ((r"Is (?P<person>[A-Z]\w*) in the (?P<place>\w+)\?", is_in),)
 QUESTIONS = {  # task -> its question forms: each a pattern and how it is answered
     1: WHERE_PERSON,
     2: ((r"Where is the (?P<thing>\w+)\?", lambda story, thing: story.where(thing)),),
     3: ((r"Where was the (?P<thing>\w+) before the (?P<place>\w+)\?", where_before),),
-    6: ((r"Is (?P<person>[A-Z]\w*) in the (?P<place>\w+)\?", is_in),),
+    4: ((r"What is (?P<direction>\w+) of the (?P<place>\w+)\?", to_the),
+        (r"What is the (?P<place>\w+) (?P<direction>\w+) of\?", of_what)),
+    5: ((r"Who gave the (?P<thing>\w+)\?", partial(latest_gift, "giver")),
+        (r"Who received the (?P<thing>\w+)\?", partial(latest_gift, "receiver")),
+        (r"What did (?P<giver>[A-Z]\w*) give to (?P<receiver>[A-Z]\w*)\?", partial(latest_gift, "thing")),
+        (r"Who did (?P<giver>[A-Z]\w*) give the (?P<thing>\w+) to\?", partial(latest_gift, "receiver")),
+        (r"Who gave the (?P<thing>\w+) to (?P<receiver>[A-Z]\w*)\?", partial(latest_gift, "giver"))),
+    6: IS_IN_PLACE,
     7: ((r"How many objects is (?P<person>[A-Z]\w*) carrying\?", how_many),),
     8: ((r"What is (?P<person>[A-Z]\w*) carrying\?", what_carried),),
+    9: IS_IN_PLACE,
+    10: IS_IN_PLACE,
     11: WHERE_PERSON,
     12: WHERE_PERSON,
     13: WHERE_PERSON,
+    14: ((r"Where was (?P<person>[A-Z]\w*) before the (?P<place>\w+)\?", before_time),),
     15: ((r"What is (?P<name>[a-z]\w*) afraid of\?", afraid_of),),
     16: ((r"What color is (?P<name>[A-Z]\w*)\?", what_color),),
 }
