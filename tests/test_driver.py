@@ -237,7 +237,26 @@ def test_restarts_keep_each_run_and_make_the_output_folder_the_best_by_validatio
     (push,) = hub.commits  # only the chosen run, from the top folder: no restart's checkpoints or folders
     assert push.message == "End of training" and "restarts.json" in push.paths
     assert not any(path.startswith("restart-") for path in push.paths)
-    assert (Path(push.snapshot) / "model.safetensors").read_bytes() == (folders[chosen] / "model.safetensors").read_bytes()
+    pushed = (Path(push.snapshot) / "model.safetensors").read_bytes()
+    assert pushed == (folders[chosen] / "model.safetensors").read_bytes()
+
+
+@pytest.mark.slow
+def test_restarts_under_torchrun_train_each_run_on_both_processes_and_choose_once(tmp_path):
+    output = tmp_path / "ddp"
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m", "training",
+                           *TINY_CLASSIFICATION, "--num_restarts", "2", "--output_dir", str(output)],
+                          cwd=REPO, env=child_env(tmp_path), capture_output=True, text=True, timeout=SUBPROCESS_TIMEOUT)
+    assert done.returncode == 0, done.stderr[-3000:]
+    folders = [output / "restart-0", output / "restart-1"]
+    # 2 steps of 8 rows on each of 2 processes: one epoch of the 32 training rows, in each restart
+    assert [json.loads((folder / "trainer_state.json").read_text())["epoch"] for folder in folders] == [1.0, 1.0]
+    summary = json.loads((output / "restarts.json").read_text())
+    losses = [json.loads((folder / "eval_results.json").read_text())["eval_loss"] for folder in folders]
+    assert [entry["eval_loss"] for entry in summary["restarts"]] == losses
+    assert losses[summary["chosen"]] == min(losses)
+    chosen = folders[summary["chosen"]]
+    assert (output / "model.safetensors").read_bytes() == (chosen / "model.safetensors").read_bytes()
 
 
 @pytest.mark.parametrize("flags, named", [

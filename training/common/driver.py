@@ -11,6 +11,10 @@ metrics and the report (pictures, explorer page, the card's examples). The drive
     every checkpoint push, the training clock, --max_train_minutes) -> train, evaluate, predict (results files,
     predictions file) -> the processors and run_arguments.json -> task.report() -> training curve, model card, Hub
     push, the last line saying how to use it.
+
+With ``--num_restarts`` N, all of that N times (seeds --seed, --seed+1, ...) into OUTPUT_DIR/restart-K/, then the
+best run by validation copied to OUTPUT_DIR, where it reports again, writes its card and alone is pushed
+(``train_restarts``).
 """
 
 import json
@@ -198,7 +202,7 @@ def check_restarts(num_restarts: int, training_args: TrainingArguments) -> None:
 def restart_metric(training_args: TrainingArguments) -> tuple[str, bool]:
     """The key of the validation results that chooses between restarts, and whether greater is better: transformers'
     ``--metric_for_best_model`` (default "loss"; "eval_" prefixed when missing) and ``--greater_is_better`` (default:
-    unless the metric's name ends with "loss")."""
+    true unless the metric's name ends with "loss")."""
     metric = training_args.metric_for_best_model or "loss"
     metric = metric if metric.startswith("eval_") else f"eval_{metric}"
     greater_is_better = training_args.greater_is_better
@@ -218,9 +222,10 @@ def validation_metric(run_dir: Path, metric: str) -> float:
 
 def best_restart(values: Sequence[float], greater_is_better: bool) -> int:
     """The index of the best of ``values``, the first of equal ones; a NaN (a run that diverged) is the worst."""
-    sign = 1 if greater_is_better else -1
-    return max(range(len(values)), key=lambda k: (not math.isnan(values[k]), 0 if math.isnan(values[k])
-                                                  else sign * values[k]))
+    def rank(value: float) -> tuple[bool, float]:
+        return not math.isnan(value), 0.0 if math.isnan(value) else value if greater_is_better else -value
+
+    return max(range(len(values)), key=lambda k: rank(values[k]))
 
 
 def train_restarts(task_class: type[Task], model_args: TaskModelArguments, data_args: ReportArguments,
