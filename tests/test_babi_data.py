@@ -19,7 +19,7 @@ ENTITY = {1: r"Where is (\w+)", 2: r"the (\w+)\?", 3: r"the (\w+) before", 6: r"
           8: r"is (\w+) carrying", 11: r"Where is (\w+)", 12: r"Where is (\w+)", 13: r"Where is (\w+)",
           15: r"is (\w+) afraid", 16: r"color is (\w+)", 4: r"the (\w+)", 5: r"(?:did|the) (\w+)", 9: r"Is (\w+)",
           10: r"Is (\w+)", 14: r"was (\w+) before",
-          17: r"the (\w+)\?", 18: r"the (\w+)\?", 19: r"to the (\w+)\?", 20: r"(?:will|did) (\w+)"}
+          17: r"(\w+)\?", 18: r"(\w+)\?", 19: r"to the (\w+)\?", 20: r"(?:will|did) (\w+)"}
 
 
 def flat(stories: list[list[BabiExample]]) -> list[BabiExample]:
@@ -295,8 +295,8 @@ POSITIONS = ["The triangle is above the pink rectangle.", "The blue square is to
 SIZES = ["The box of chocolates fits inside the chest.", "The box is bigger than the chest.",
          "The box is bigger than the suitcase.", "The suitcase fits inside the box.",
          "The container is bigger than the box of chocolates."]
-MAP = ["The office is east of the hallway.", "The kitchen is north of the office.", "The garden is west of the bedroom.",
-       "The office is west of the garden.", "The bathroom is north of the garden."]
+MAP = ["The office is east of the hallway.", "The kitchen is north of the office.",
+       "The garden is west of the bedroom.", "The office is west of the garden.", "The bathroom is north of the garden."]
 MOTIVES = ["Sumit is tired.", "Yann is hungry.", "Sumit went back to the bedroom.", "Yann journeyed to the kitchen.",
            "Sumit grabbed the pajamas there."]
 

@@ -36,6 +36,7 @@ Where a task knowingly differs from Facebook's (their files as we remember them;
   order, each a little out of place at random; a question is asked once its two times are told.
 """
 
+import itertools
 import random
 import re
 from collections.abc import Callable, Iterable
@@ -388,6 +389,118 @@ def time_story(rng: random.Random, limit: int) -> list[tuple]:
     return asked
 
 
+# Tasks 17, 18, 19 and 20.
+
+SHAPES = ("triangle", "pink rectangle", "blue square", "red square", "red sphere", "yellow square")  # task 17
+SIDES = {"above": (0, 1), "below": (0, -1), "to the left of": (-1, 0), "to the right of": (1, 0)}  # side -> step
+CONTAINERS = ("chocolate", "box of chocolates", "box", "chest", "suitcase", "container")  # task 18
+DIRECTIONS = {"north": (0, 1), "south": (0, -1), "east": (1, 0), "west": (-1, 0)}  # task 19: direction -> step
+NEEDS = {"hungry": ("kitchen", "apple"), "thirsty": ("kitchen", "milk"), "tired": ("bedroom", "pajamas"),
+         "bored": ("garden", "football")}  # task 20: need -> where one goes, what one gets there
+MOTIVATED = ("Sumit", "Yann", "Jason", "Antoine")  # task 20
+Cell = tuple[int, int]
+
+
+def offset(where: dict[str, Cell], one: str, other: str) -> Cell:
+    """The step from `other`'s cell to `one`'s."""
+    return where[one][0] - where[other][0], where[one][1] - where[other][1]
+
+
+def positional_story(rng: random.Random, limit: int) -> list[tuple]:
+    """Task 17: three shapes on a grid, the first and the last one step from the middle one, each its own way; two
+    statements tell it, either way round ("The triangle is above the red square." / "The red square is below the
+    triangle.": directly above, in line, as Facebook's answers read it). Then the 8 questions "Is the A <side> the
+    B?" on the first and last shapes, which no statement relates: both ways round, each side (1 to 4 are yes)."""
+    middle, first, last = rng.sample(SHAPES, 3)
+    where = {middle: (0, 0)} | dict(zip((first, last), rng.sample(list(SIDES.values()), 2)))
+    side_of = {step: side for side, step in SIDES.items()}
+    statements = [f"The {one} is {side_of[offset(where, one, other)]} the {other}."
+                  for one, other in (rng.sample(pair, 2) for pair in rng.sample([(first, middle), (last, middle)], 2))]
+    questions = [(f"Is the {one} {side} the {other}?",
+                  "yes" if sum(a * b for a, b in zip(offset(where, one, other), step)) > 0 else "no", (0, 1))
+                 for one, other in ((first, last), (last, first)) for side, step in SIDES.items()]
+    rng.shuffle(questions)
+    return [(statements, *question) for question in questions[:limit]]
+
+
+def size_chains(told: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, ...]]:
+    """(smaller, bigger) -> the statements of the one shortest chain of at most two of `told` (the (smaller, bigger)
+    pairs the statements relate, in story order) from the smaller to the bigger, for each pair that has one."""
+    twos: dict[tuple[str, str], list[tuple[int, ...]]] = {}
+    for (first, (small, middle)), (second, (inner, big)) in itertools.product(enumerate(told), repeat=2):
+        if middle == inner:
+            twos.setdefault((small, big), []).append(facts([first, second]))
+    return ({pair: chains[0] for pair, chains in twos.items() if len(chains) == 1}
+            | {pair: (index,) for index, pair in enumerate(told)})
+
+
+def size_story(rng: random.Random, limit: int) -> list[tuple]:
+    """Task 18: the six containers in a size order of the story's own; 5 statements relate pairs of them ("The box
+    fits inside the chest." / "The chest is bigger than the box."), then 2 questions; twice more 2 statements and 2
+    questions ("Does the box fit in the suitcase?" / "Is the suitcase bigger than the box?": yes or no, half each).
+    Of each 2 questions, one is on two containers that one statement relates, the other (when the story has such
+    a pair, else one statement's too) on two that one chain of two statements relates and no other (transitivity)."""
+    order = rng.sample(CONTAINERS, len(CONTAINERS))  # smallest first
+    told = rng.sample(list(itertools.combinations(order, 2)), 9)  # (smaller, bigger), in story order
+    statements, asked = [], []
+    for count in (5, 7, 9):
+        statements += [rng.choice((f"The {small} fits inside the {big}.", f"The {big} is bigger than the {small}."))
+                       for small, big in told[len(statements):count]]
+        chains = size_chains(told[:count])
+        ones, twos = ([pair for pair in sorted(chains) if len(chains[pair]) == length] for length in (1, 2))
+        pairs = rng.sample(ones, 1) + rng.sample(twos, 1) if twos else rng.sample(ones, 2)
+        for small, big in rng.sample(pairs, 2):
+            question, answer = rng.choice(((f"Does the {small} fit in the {big}?", "yes"),
+                                           (f"Does the {big} fit in the {small}?", "no"),
+                                           (f"Is the {big} bigger than the {small}?", "yes"),
+                                           (f"Is the {small} bigger than the {big}?", "no")))
+            asked.append((list(statements), question, answer, chains[small, big]))
+    return asked[:limit]
+
+
+def path_story(rng: random.Random, limit: int) -> list[tuple]:
+    """Task 19: the six places on a grid, each after the first one step north, south, east or west of one placed
+    before it (a tree: one way between any two); 5 statements tell these steps, either way round ("The kitchen is
+    north of the office." / "The office is south of the kitchen."); then "How do you go from the A to the B?" for two
+    places two steps apart, answered by the steps' initials, "s,e" (Facebook's answers are two steps too)."""
+    places = rng.sample(PLACES, len(PLACES))
+    where, links = {places[0]: (0, 0)}, []
+    for place in places[1:]:
+        beside, (east, north) = rng.choice([(beside, step) for beside in where for step in DIRECTIONS.values() if (
+            where[beside][0] + step[0], where[beside][1] + step[1]) not in where.values()])
+        where[place] = (where[beside][0] + east, where[beside][1] + north)
+        links.append(tuple(rng.sample([place, beside], 2)))
+    rng.shuffle(links)
+    direction_of = {step: direction for direction, step in DIRECTIONS.items()}
+    statements = [f"The {one} is {direction_of[offset(where, one, other)]} of the {other}." for one, other in links]
+    link_of = {frozenset(link): index for index, link in enumerate(links)}
+    start, middle, goal = rng.choice([(start, middle, goal) for start, middle, goal in itertools.permutations(places, 3)
+                                      if {frozenset((start, middle)), frozenset((middle, goal))} <= link_of.keys()])
+    answer = ",".join(direction_of[offset(where, there, here)][0] for here, there in ((start, middle), (middle, goal)))
+    supports = facts([link_of[frozenset((start, middle))], link_of[frozenset((middle, goal))]])
+    return [(statements, f"How do you go from the {start} to the {goal}?", answer, supports)]
+
+
+def motivation_story(rng: random.Random, limit: int) -> list[tuple]:
+    """Task 20: four people, each with a need of their own ("Sumit is tired."), each going where it takes them
+    ("Sumit went back to the bedroom.") and getting what they need there ("Sumit grabbed the pajamas there."), the
+    people's statements interleaved; after each statement its question, "Where will sumit go?" (bedroom), "Why did
+    sumit go to the bedroom?" or "Why did sumit get the pajamas?" (tired), supported by the need's statement."""
+    events = {person: [(f"{person} is {need}.", f"Where will {person.lower()} go?", place),
+                       (f"{person} {rng.choice(MOVE_VERBS)} to the {place}.",
+                        f"Why did {person.lower()} go to the {place}?", need),
+                       (f"{person} {rng.choice(GET_VERBS)} the {thing} there.",
+                        f"Why did {person.lower()} get the {thing}?", need)]
+              for person, (need, (place, thing)) in zip(MOTIVATED, rng.sample(list(NEEDS.items()), len(MOTIVATED)))}
+    told, statements, asked = {}, [], []
+    for person in rng.sample([person for person in events for _ in range(3)], 3 * len(events)):
+        statement, question, answer = events[person].pop(0)
+        told.setdefault(person, len(statements))
+        statements.append(statement)
+        asked.append((list(statements), question, answer, (told[person],)))
+    return asked[:limit]
+
+
 TASKS: dict[int, tuple[str, Callable[[random.Random, int], list[tuple]]]] = {
     1: ("single-supporting-fact", WorldTask(lambda world: move_step(world, 0, 0), where_person, (2, 2)).story),
     2: ("two-supporting-facts", WorldTask(object_step, where_object, (2, 15)).story),
@@ -405,6 +518,10 @@ TASKS: dict[int, tuple[str, Callable[[random.Random, int], list[tuple]]]] = {
     14: ("time-reasoning", time_story),
     15: ("basic-deduction", deduction_story),
     16: ("basic-induction", induction_story),
+    17: ("positional-reasoning", positional_story),
+    18: ("size-reasoning", size_story),
+    19: ("path-finding", path_story),
+    20: ("agents-motivations", motivation_story),
 }
 
 

@@ -3,10 +3,15 @@
 
 The statements are read in order by the sentence patterns below, which keep a world state: where each person is,
 who holds which object, where a dropped object lies, where each object was carried from and to, each named animal's
-kind and colour, and which kind fears which. People, places, objects, kinds and colours are whatever words the
-patterns find in those positions. A pronoun ("Then he went ...", "After that they ...") means the subject(s) of the
-previous statement. Each state keeps the statements it rests on, which gives the supporting facts; a statement the
-patterns do not read, or one that contradicts the state (dropping what one does not hold), is refused.
+kind, which kind fears which, what each name was last said to be ("Lily is white.", "Sumit is hungry."), which
+place lies which way of which, and which shape lies beside or which thing fits inside which ("The triangle is above
+the red square.", "The box is bigger than the chest."). People, places, objects, kinds and colours are whatever words
+the patterns find in those positions; the meaning of the directions, sides, sizes and needs is the common sense the
+tasks test, written below in its own terms (directions and sides as steps on a map, sizes as walks from smaller to
+bigger things, a need as the place one goes to). A pronoun ("Then he went ...", "After that they ...") means the
+subject(s) of the previous statement. Each state keeps the statements it rests on, which gives the supporting
+facts; a statement the patterns do not read, or one that contradicts the state (dropping what one does not hold), is
+refused.
 
     solve(2, ["Mary got the milk there.", ...], "Where is the milk?") -> ("kitchen", [0, 3])
 """
@@ -21,7 +26,9 @@ MOVE = re.compile(rf"(?P<subject>.+?) {MOVED}\.")
 GET = re.compile(r"(?P<person>[A-Z]\w*) (?:got|grabbed|picked up|took) the (?P<object>\w+)(?: there)?\.")
 DROP = re.compile(r"(?P<person>[A-Z]\w*) (?:dropped|discarded|put down|left) the (?P<object>\w+)(?: there)?\.")
 IS_A = re.compile(r"(?P<name>[A-Z]\w*) is an? (?P<kind>\w+)\.")
-HAS_COLOR = re.compile(r"(?P<name>[A-Z]\w*) is (?P<color>\w+)\.")
+DESCRIBED = re.compile(r"(?P<name>[A-Z]\w*) is (?P<adjective>\w+)\.")  # a colour (task 16), a need (task 20)
+SIDE_OR_SIZE = re.compile(  # tasks 17, 18: "The triangle is to the left of the red square.", "... fits inside ..."
+    r"The (?P<subject>[a-z][a-z ]*?) (?P<relation>is [a-z ]+|fits inside) the (?P<thing>[a-z][a-z ]*)\.")
 AFRAID = re.compile(r"(?P<kinds>[A-Z]\w*) are afraid of (?P<feared>\w+)\.")
 PRONOUNS = ("he", "she", "they")
 GIVE = re.compile(r"(?P<giver>[A-Z]\w*) (?:gave|handed|passed) the (?P<object>\w+) to (?P<receiver>[A-Z]\w*)\.")
@@ -60,8 +67,9 @@ class Story:
         self.last_touch: dict[str, dict[str, int]] = defaultdict(dict)  # person -> object -> last get/drop statement
         self.carried: dict[str, tuple[str, str, set[int]]] = {}  # object -> from, to, statements of its last carry
         self.kind: dict[str, tuple[str, int]] = {}  # lower-cased name -> kind, statement
-        self.color: dict[str, tuple[str, int]] = {}  # lower-cased name -> colour, statement
+        self.adjective: dict[str, tuple[str, int]] = {}  # lower-cased name -> what it was last said to be, statement
         self.fears: dict[str, tuple[str, int]] = {}  # kind -> feared kind (both singular), statement
+        self.relations: dict[int, tuple[str, str, str]] = {}  # statement -> its (subject, relation, thing) (17, 18)
         self.gifts: list[dict[str, str | int]] = []  # {giver, thing, receiver, statement}, in story order
         # person -> the latest statement of where they are: (places, negated, statements), e.g. ({"office"}, True, {3})
         # for "Mary is not in the office." and ({"office", "garden"}, False, {3}) for "... either in ... or ..."
@@ -102,10 +110,12 @@ class Story:
             self.relate(index, match["place"], match["direction"], match["other"])
         elif match := AFRAID.fullmatch(statement):
             self.fears[singular(match["kinds"])] = (singular(match["feared"]), index)
+        elif match := SIDE_OR_SIZE.fullmatch(statement):
+            self.relations[index] = (match["subject"], match["relation"], match["thing"])
         elif match := IS_A.fullmatch(statement):
             self.kind[match["name"].lower()] = (match["kind"], index)
-        elif match := HAS_COLOR.fullmatch(statement):
-            self.color[match["name"].lower()] = (match["color"], index)
+        elif match := DESCRIBED.fullmatch(statement):
+            self.adjective[match["name"].lower()] = (match["adjective"], index)
         else:
             raise ValueError(f"statement {index} {statement!r}: no pattern reads it.")
         self.subjects, self.naming = subjects, naming
@@ -224,11 +234,105 @@ def afraid_of(story: Story, name: str) -> tuple[str, set[int]]:
 def what_color(story: Story, name: str) -> tuple[str, set[int]]:
     """Induction: the colour of the most recently coloured other animal of the same kind."""
     kind, is_a = story.kind[name.lower()]
-    other = max((other for other in story.color if other != name.lower() and story.kind.get(other, ("",))[0] == kind),
-                key=lambda other: story.color[other][1], default=None)
+    other = max((other for other in story.adjective
+                 if other != name.lower() and story.kind.get(other, ("",))[0] == kind),
+                key=lambda other: story.adjective[other][1], default=None)
     if other is None:
         raise KeyError(f"another {kind} with a colour")
-    return story.color[other][0], {is_a, story.kind[other][1], story.color[other][1]}
+    return story.adjective[other][0], {is_a, story.kind[other][1], story.adjective[other][1]}
+
+
+# Tasks 17-20: what the sides, sizes and needs mean.
+
+SIDES = {"to the left of": (-1, 0), "to the right of": (1, 0), "below": (0, -1), "above": (0, 1)}  # a side's step
+NEED_PLACE = {"hungry": "kitchen", "thirsty": "kitchen", "tired": "bedroom", "bored": "garden"}  # where one goes
+
+
+def shortest_walk(steps: dict[str, list[tuple[str, object, int]]], start: str, goal: str) -> list[tuple[object, int]]:
+    """The one shortest walk from `start` to `goal` where ``steps[thing]`` lists (next thing, the step's label, the
+    statement linking them): the walk's (label, statement) pairs. KeyError when there is no walk; ValueError when
+    several are shortest (which statements support the answer would be ambiguous)."""
+    walks, frontier = {start: [[]]}, [start]  # thing -> every shortest walk to it
+    while frontier and goal not in walks:
+        reached = defaultdict(list)
+        for thing in frontier:
+            for after, label, index in steps.get(thing, ()):
+                if after not in walks:
+                    reached[after] += [[*walk, (label, index)] for walk in walks[thing]]
+        walks |= reached
+        frontier = list(reached)
+    if goal not in walks:
+        raise KeyError(f"a chain of statements from the {start} to the {goal}")
+    if len(walks[goal]) > 1:
+        raise ValueError(f"`story`: {len(walks[goal])} chains of statements lead from the {start} to the {goal}, none "
+                         "shorter: which of them supports the answer is ambiguous.")
+    return walks[goal][0]
+
+
+def is_beside(story: Story, subject: str, side: str, thing: str) -> tuple[str, set[int]]:
+    """Task 17: "The A is above the B." puts A one step up from B, in line with it (as bAbI's answers read it). The
+    signs of (subject - thing) across and up, added step by step from the thing to the subject (opposite signs on an
+    axis leave it unknown), answer "yes" when the side's axis has the side's sign."""
+    steps = defaultdict(list)
+    for index, (one, relation, other) in story.relations.items():
+        if (step := SIDES.get(relation.removeprefix("is "))) and relation.startswith("is "):
+            steps[other].append((one, step, index))
+            steps[one].append((other, (-step[0], -step[1]), index))
+    walk = shortest_walk(steps, thing, subject)
+    offset: list[int | None] = [0, 0]
+    for step, _ in walk:
+        for axis, sign in enumerate(step):
+            if sign:
+                offset[axis] = sign if offset[axis] in (0, sign) else None
+    axis = 0 if SIDES[side][0] else 1
+    if offset[axis] is None:
+        raise ValueError(f"`story` does not tell whether the {subject} is {side} the {thing}.")
+    return ("yes" if offset[axis] == SIDES[side][axis] else "no"), {index for _, index in walk}
+
+
+def fits(story: Story, small: str, big: str) -> tuple[str, set[int]]:
+    """Task 18: whether `small` fits in `big`: "yes" along a walk from smaller to bigger things ("The A fits inside
+    the B.", "The B is bigger than the A."), "no" along one from `big` to `small`."""
+    steps = defaultdict(list)
+    for index, (subject, relation, thing) in story.relations.items():
+        smaller, bigger = {"fits inside": (subject, thing), "is bigger than": (thing, subject)}.get(relation, (0, 0))
+        steps[smaller].append((bigger, None, index))
+    for answer, start, goal in (("yes", small, big), ("no", big, small)):
+        try:
+            return answer, {index for _, index in shortest_walk(steps, start, goal)}
+        except KeyError:
+            continue
+    raise KeyError(f"the sizes of the {small} and the {big}")
+
+
+def route(story: Story, start: str, goal: str) -> tuple[str, set[int]]:
+    """Task 19: the initials of the directions from `start` to `goal` along the map, comma-separated ("s,e")."""
+    steps = {here: [(there, way, index) for way, (there, index) in ways.items()]
+             for here, ways in story.neighbour.items()}
+    walk = shortest_walk(steps, start, goal)
+    return ",".join(way[0] for way, _ in walk), {index for _, index in walk}
+
+
+def where_will(story: Story, name: str) -> tuple[str, set[int]]:
+    """Task 20: where one goes who was last said to be hungry, thirsty, tired or bored."""
+    need, index = story.adjective[name]
+    return NEED_PLACE[need], {index}
+
+
+def why_went(story: Story, name: str, place: str) -> tuple[str, set[int]]:
+    """Task 20: the need of someone whose last move was to `place`."""
+    if story.place[name.capitalize()][0] != place:
+        raise KeyError(f"{name} going to the {place}")
+    need, index = story.adjective[name]
+    return need, {index}
+
+
+def why_got(story: Story, name: str, thing: str) -> tuple[str, set[int]]:
+    """Task 20: the need of someone who holds `thing`."""
+    if story.holder.get(thing, ("",))[0] != name.capitalize():
+        raise KeyError(f"{name} getting the {thing}")
+    need, index = story.adjective[name]
+    return need, {index}
 
 
 def latest_gift(wanted: str, story: Story, **known: str) -> tuple[str, set[int]]:
@@ -283,6 +387,13 @@ QUESTIONS = {  # task -> its question forms: each a pattern and how it is answer
     14: ((r"Where was (?P<person>[A-Z]\w*) before the (?P<place>\w+)\?", before_time),),
     15: ((r"What is (?P<name>[a-z]\w*) afraid of\?", afraid_of),),
     16: ((r"What color is (?P<name>[A-Z]\w*)\?", what_color),),
+    17: ((rf"Is the (?P<subject>[a-z ]+?) (?P<side>{'|'.join(SIDES)}) the (?P<thing>[a-z ]+)\?", is_beside),),
+    18: ((r"Does the (?P<small>[a-z ]+?) fit in the (?P<big>[a-z ]+)\?", fits),
+         (r"Is the (?P<big>[a-z ]+?) bigger than the (?P<small>[a-z ]+)\?", fits)),
+    19: ((r"How do you go from the (?P<start>\w+) to the (?P<goal>\w+)\?", route),),
+    20: ((r"Where will (?P<name>[a-z]\w*) go\?", where_will),
+         (r"Why did (?P<name>[a-z]\w*) go to the (?P<place>\w+)\?", why_went),
+         (r"Why did (?P<name>[a-z]\w*) get the (?P<thing>\w+)\?", why_got)),
 }
 
 
