@@ -4,6 +4,7 @@
 (``--lr_halving_epochs``) read from a run's log, plain SGD, and the bad values named."""
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -68,15 +69,17 @@ def test_the_summed_loss_is_the_sum_of_each_questions_loss_and_its_gradient_the_
 
 def test_the_learning_rate_is_halved_every_25_epochs_and_the_optimiser_is_plain_sgd(tmp_path, monkeypatch):
     """The paper's config for 76 epochs of 2 optimizer steps (8 training questions, batches of 4): the logged
-    learning rate of each epoch's steps is 0.01 · 0.5^⌊epoch / 25⌋."""
+    learning rate of each epoch's steps is 0.01 · 0.5^⌊epoch / 25⌋; the first logged loss is a sum over 4 questions
+    (the new model's answers near uniform: about 4 ln(answers))."""
     monkeypatch.chdir(REPO)
     run_memory_qa.main([PAPER, "--max_train_samples", "9", "--max_predict_samples", "4", "--num_train_epochs", "76",
                         "--per_device_train_batch_size", "4", "--logging_steps", "1", "--eval_strategy", "no",
                         "--linear_start", "false", "--num_pictures", "0", "--disable_tqdm", "true",
                         "--output_dir", str(tmp_path)])
-    logged = {entry["step"]: entry["learning_rate"]
-              for entry in json.loads((tmp_path / "trainer_state.json").read_text())["log_history"]
-              if "learning_rate" in entry}
+    history = json.loads((tmp_path / "trainer_state.json").read_text())["log_history"]
+    logged = {entry["step"]: entry["learning_rate"] for entry in history if "learning_rate" in entry}
+    answers = len(json.loads((tmp_path / "config.json").read_text())["id2label"])
+    assert history[0]["loss"] == pytest.approx(4 * math.log(answers), rel=0.2)
     assert len(logged) == 152
     for epoch, rate in ((0, 0.01), (24, 0.01), (25, 0.005), (50, 0.0025), (75, 0.00125)):
         for step in (2 * epoch, 2 * epoch + 1):  # the log after optimizer step s (0-based) is at step s + 1

@@ -100,7 +100,8 @@ class MemoryModelArguments(BabiModelArguments):
 
     loss_reduction: str = field(
         default="mean", metadata={"help": "The training loss over a batch's questions: mean (transformers' way) or "
-                                          "sum (the paper's; its gradient is the batch size times the mean's)."})
+                                          "sum (the paper's; its gradient, and the logged training loss, are the "
+                                          "batch size times the mean's; eval_loss stays the mean)."})
     lr_halving_epochs: int | None = field(
         default=None, metadata={"help": "Halve the learning rate every N epochs (the paper: 25), instead of "
                                         "--lr_scheduler_type's schedule and warmup."})
