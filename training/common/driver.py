@@ -116,7 +116,8 @@ class Task:
 
     def report(self) -> Report:
         """In the main process after evaluation: pictures and explorer pages in ``output_dir`` (the card shows the
-        folder's pictures), and the card's examples and usage line."""
+        folder's pictures), and the card's examples and usage line. With ``--num_restarts`` it runs once per restart
+        and again for the chosen one, each time into ``self.training_args.output_dir``."""
         raise NotImplementedError
 
 
