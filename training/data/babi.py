@@ -4,7 +4,8 @@ Facebook's bAbI text format (``tasks_1-20_v1-2/en/qaN_name_{train,test}.txt``) r
 The world: four people (Mary, Sandra: "she"; John, Daniel: "he") move between six places and get, drop and (task
 5) hand each other three objects; in tasks 9 and 10 they are also said to be, not to be, or to be either here or
 there; task 4 puts the six places on a map, task 14 tells the people's day; for tasks 15 and 16, animals with
-species, fears and colours. Each task is one story function, and a story
+species, fears and colours; for tasks 17-20, shapes beside each other, containers of different sizes, the six
+places on a map, and people with needs (hungry, tired, ...). Each task is one story function, and a story
 interleaves statements and questions as Facebook's files do. Every answer is computed from the simulated state, never
 from the text; ``training/data/babi_checker.py`` re-derives it from the text alone.
 
@@ -13,7 +14,9 @@ statements (10 per story, as bAbI); 6 after every 2-4 (mean 15, max 20 with seed
 21, max 33); 2 after every 2-15 (mean 43, max 64); 3 after every 10-40 (mean 123, max 182: bAbI's task 3 stories also
 run to hundreds of sentences); 15: 8 statements, then 4 questions; 16: 9 statements, then 1 question; 4: 2
 statements, then 1 question (as bAbI); 9 and 10 as task 1; 5 after every 2-6, and once a hand-over is told (mean 25,
-max 40); 14: up to 16 statements, a question after every 2-4 (mean 15; 4-5 questions a story). A question is
+max 40); 14: up to 16 statements, a question after every 2-4 (mean 15; 4-5 questions a story); 17: 2 statements,
+then 8 questions; 18: 5 statements, 2 questions, then twice 2 statements and 2 questions (9 statements, 6
+questions); 19: 5 statements, then 1 question (as bAbI); 20: 12 statements, each followed by a question. A question is
 only asked when all its supporting facts are among the ``MEMORY_SIZE`` = 50 statements before it (the memory network
 reads the 50 most recent sentences, as in Sukhbaatar et al. 2015); until one qualifies, the story goes on.
 
@@ -34,6 +37,21 @@ Where a task knowingly differs from Facebook's (their files as we remember them;
 - 14: our people and places (Facebook's: Bill, Julie, Fred, Mary; its task 10's places); each person's four times
   of day are four different places, so "before the park" names one time; the statements go roughly in the day's
   order, each a little out of place at random; a question is asked once its two times are told.
+- 17: none known in the words (Facebook's six shapes and four sides); "above" means directly above, in line, as
+  Facebook's answers read it ("The triangle is above the pink rectangle. The blue square is to the left of the
+  triangle. Is the pink rectangle to the right of the blue square?" yes); the two shapes asked about are one step
+  from the third, each its own way; every story asks its 8 questions (each side, both ways round) once, in random
+  order (41% yes), always about the two shapes no statement relates, so both statements support every answer.
+- 18: Facebook's six containers, in a size order drawn for each story (not the world's: "The box is bigger than the
+  chest" can hold); no pair is told twice; a question's containers are related by one statement or by one chain of
+  two and no other (the paper's example chains three); Facebook's files list a chain's supporting facts in its
+  order ("2 1"), ours ascending, as for every task; the story shape (5 + 2 + 2 statements) is ours.
+- 19: none known: Facebook's six places, four directions and two-step answers ("s,e"); the places form a tree on a
+  grid (each one step from another), so there is one way between any two.
+- 20: Facebook's four people (Sumit, Yann, Jason, Antoine) and needs, each with its place and what one gets there
+  (hungry: kitchen, apple; thirsty: kitchen, milk; tired: bedroom, pajamas; bored: garden, football); each person
+  has one need a story and the four needs differ (Facebook's stories may tell more); every statement is followed by
+  its question, supported by the need's statement alone.
 """
 
 import itertools
