@@ -13,6 +13,10 @@ subject(s) of the previous statement. Each state keeps the statements it rests o
 facts; a statement the patterns do not read, or one that contradicts the state (dropping what one does not hold), is
 refused.
 
+For tasks 5, 9, 10 and 14 it also keeps who handed what to whom, what each person was last said about where they are
+("Mary is in / is not in / is either in the A or the B.") and where each person went at each time of day
+("Yesterday Mary went ...", "Mary went ... this evening").
+
     solve(2, ["Mary got the milk there.", ...], "Where is the milk?") -> ("kitchen", [0, 3])
 """
 
