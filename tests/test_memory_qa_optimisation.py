@@ -107,9 +107,10 @@ def test_the_schedule_by_hand():
     (["--loss_reduction", "bogus"], "`--loss_reduction` must be one of ['mean', 'sum'], got 'bogus'."),
     (["--lr_halving_epochs", "0"], "`--lr_halving_epochs` must be a positive number of epochs, got 0."),
 ])
-def test_bad_optimisation_options_are_named(flags, message, capsys):
-    error = exits_as_argparse_does(lambda: run_memory_qa.main([*flags, "--output_dir", "unused"]), flags[0], capsys)
+def test_bad_optimisation_options_are_named(flags, message, capsys, tmp_path):
+    error = exits_as_argparse_does(lambda: run_memory_qa.main([*flags, "--output_dir", str(tmp_path)]), flags[0],
+                                   capsys)
     assert error.endswith(f": error: {message}\n")
     with pytest.raises(ValueError, match="`loss_reduction` must be one of"):
-        TaskTrainer(model=trainer_for("mean", "unused").model, args=Seq2SeqTrainingArguments("unused"),
+        TaskTrainer(model=trainer_for("mean", tmp_path).model, args=Seq2SeqTrainingArguments(tmp_path),
                     loss_reduction="bogus")
