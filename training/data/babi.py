@@ -432,8 +432,10 @@ def positional_story(rng: random.Random, limit: int) -> list[tuple]:
     middle, first, last = rng.sample(SHAPES, 3)
     where = {middle: (0, 0)} | dict(zip((first, last), rng.sample(list(SIDES.values()), 2)))
     side_of = {step: side for side, step in SIDES.items()}
-    statements = [f"The {one} is {side_of[offset(where, one, other)]} the {other}."
-                  for one, other in (rng.sample(pair, 2) for pair in rng.sample([(first, middle), (last, middle)], 2))]
+    statements = []
+    for pair in rng.sample([(first, middle), (last, middle)], 2):  # the two pairs in either order, each either way
+        one, other = rng.sample(pair, 2)
+        statements.append(f"The {one} is {side_of[offset(where, one, other)]} the {other}.")
     questions = [(f"Is the {one} {side} the {other}?",
                   "yes" if sum(a * b for a, b in zip(offset(where, one, other), step)) > 0 else "no", (0, 1))
                  for one, other in ((first, last), (last, first)) for side, step in SIDES.items()]

@@ -277,9 +277,9 @@ def is_beside(story: Story, subject: str, side: str, thing: str) -> tuple[str, s
     """Task 17: "The A is above the B." puts A one step up from B, in line with it (as bAbI's answers read it). The
     signs of (subject - thing) across and up, added step by step from the thing to the subject (opposite signs on an
     axis leave it unknown), answer "yes" when the side's axis has the side's sign."""
-    steps = defaultdict(list)
+    step_of, steps = {f"is {side}": step for side, step in SIDES.items()}, defaultdict(list)
     for index, (one, relation, other) in story.relations.items():
-        if (step := SIDES.get(relation.removeprefix("is "))) and relation.startswith("is "):
+        if step := step_of.get(relation):
             steps[other].append((one, step, index))
             steps[one].append((other, (-step[0], -step[1]), index))
     walk = shortest_walk(steps, thing, subject)
@@ -299,8 +299,10 @@ def fits(story: Story, small: str, big: str) -> tuple[str, set[int]]:
     the B.", "The B is bigger than the A."), "no" along one from `big` to `small`."""
     steps = defaultdict(list)
     for index, (subject, relation, thing) in story.relations.items():
-        smaller, bigger = {"fits inside": (subject, thing), "is bigger than": (thing, subject)}.get(relation, (0, 0))
-        steps[smaller].append((bigger, None, index))
+        if relation == "fits inside":
+            steps[subject].append((thing, None, index))
+        elif relation == "is bigger than":
+            steps[thing].append((subject, None, index))
     for answer, start, goal in (("yes", small, big), ("no", big, small)):
         try:
             return answer, {index for _, index in shortest_walk(steps, start, goal)}
