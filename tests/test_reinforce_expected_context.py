@@ -13,6 +13,7 @@ from child_process import run_child
 from conftest import (assert_float64_close, assert_float64_gradients_close, padded_batch, random_labels,
                       tiny_config, tiny_model)
 from hf_bahdanau import BahdanauImageToTextConfig, reference
+from hf_bahdanau.cards.architecture import describe
 from hf_bahdanau.modeling.attention_mode import ReinforceHardAttention
 from hf_bahdanau.modeling.reinforce import token_log_likelihoods
 
@@ -72,6 +73,16 @@ def test_the_probability_defaults_to_0_round_trips_and_reaches_the_image_decoder
     image.save_pretrained(tmp_path)
     decoder = BahdanauImageToTextConfig.from_pretrained(tmp_path).decoder
     assert getattr(decoder, FIELD) == 0.5
+
+
+def test_the_model_card_says_the_probability_when_it_is_on():
+    def attention_line(**fields) -> str:
+        config = BahdanauImageToTextConfig(vocab_size=12, attention_mode="hard_reinforce", **fields).to_dict()
+        return next(line for line in describe(config, "image-to-text").lines if line.startswith("**Attention**"))
+
+    assert ("entropy bonus weight λ_e = 0.0; in training each sequence attends by the expected context α with "
+            "probability 0.5)") in attention_line(**{FIELD: 0.5})
+    assert "expected context" not in attention_line()
 
 
 # the mode by hand ----------------------------------------------------------------------------------------------------

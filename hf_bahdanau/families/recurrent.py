@@ -76,8 +76,11 @@ def _where_and_how(config: dict[str, Any]) -> str:
     words += "; " + ATTENTION_MODES.describe(mode)
     if mode == "hard_reinforce":
         decay = config.get("reinforce_baseline_decay", 0.9)
+        expected = config.get("reinforce_expected_context_probability", 0.0)
         words += (f" (baseline b ← {decay} b + {1 - decay:.4g} mean R; entropy bonus weight λ_e = "
-                  f"{config.get('reinforce_entropy_weight', 0.0)})")
+                  f"{config.get('reinforce_entropy_weight', 0.0)}"
+                  + (f"; in training each sequence attends by the expected context α with probability {expected}"
+                     if expected else "") + ")")
     if config.get("context_gate"):
         words += "; gated context β_i c_i, β_i = σ(w_βᵀ q_i + b_β) (Xu et al., 2015)"
     if config.get("doubly_stochastic_weight"):
