@@ -22,7 +22,9 @@ __all__ = ["ATTENTION_MODES", "AttentionMode", "HardAttention", "ReinforceHardAt
 
 
 class AttentionMode(nn.Module):
-    """weights α [..., S] (each row sums to at most 1, 0 = not attendable) -> the weights that pool the context."""
+    """weights α [N, ..., S] (each row sums to at most 1, 0 = not attendable) -> the weights that pool the context;
+    ``expected_rows`` [N] bool, what this mode's ``draw_expected_rows`` drew for the sequence (None for a mode that
+    draws none), marks the sequences that pool with α itself."""
 
     @classmethod
     def from_config(cls, config: Any) -> "AttentionMode":

@@ -12,7 +12,9 @@ estimator's variance. Here λ_r = 1 and the loss whose gradient is −(that) is
 
 summed over the batch and divided like the cross-entropy (per target token). The sampled positions' one-hot weights
 carry no gradient (``attention_mode.ReinforceHardAttention``); the first term still trains everything the sampled
-contexts reach.
+contexts reach. Xu et al.'s third variance reduction, "with probability 0.5 for a given image, we set the sampled
+attention location s̃ to its expected value α" (``reinforce_expected_context_probability``), gives such a sequence
+log p(j̃ | x) = 0 here: it trains α by backpropagation through its contexts Σ_j α_tj a_j instead.
 """
 
 import torch
