@@ -288,8 +288,8 @@ def test_the_checker_refuses_what_it_cannot_read_or_answer(task, story, question
         solve(task, story, question)
 
 
-# Tasks 17-20: positional and size reasoning, path finding, agents' motivations (the first examples of Facebook's
-# qa17, qa18 and qa19 files and the stories of its qa20 file, as far as they are quoted here).
+# Tasks 17-20: positional and size reasoning, path finding, agents' motivations: stories of Facebook's qa17, qa18 and
+# qa19 files as others quote them, and one in the way of its qa20 file.
 
 POSITIONS = ["The triangle is above the pink rectangle.", "The blue square is to the left of the triangle."]
 SIZES = ["The box of chocolates fits inside the chest.", "The box is bigger than the chest.",
