@@ -85,7 +85,8 @@ def test_the_hub_layout_gives_the_examples_of_facebook_files(tmp_path):
 def test_bad_arguments_are_named(capsys):
     with pytest.raises(ValueError, match="`--babi_size` must be '1k' or '10k', got '5k'"):
         babi_qa.BabiDataArguments(babi_size="5k")
-    with pytest.raises(ValueError, match=r"`--babi_task` must be one of \[1, 2, 3, .*, 20\] \(one or several\), or all, got 21\."):
+    with pytest.raises(ValueError,
+                       match=r"`--babi_task` must be one of \[1, 2, 3, .*, 20\] \(one or several\), or all, got 21\."):
         babi_qa.BabiDataArguments(babi_task=21)
     with pytest.raises(ValueError, match="Give both `--train_file` and `--test_file`"):
         babi_qa.BabiDataArguments(train_file="qa1_x_train.txt")
