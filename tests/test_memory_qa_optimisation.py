@@ -88,6 +88,9 @@ def test_the_learning_rate_is_halved_every_25_epochs_and_the_optimiser_is_plain_
                                                  .items() if key in ("optim", "learning_rate", "weight_decay")})
     optimizer_class, optimizer_kwargs = Trainer.get_optimizer_cls_and_kwargs(args)
     assert optimizer_class is torch.optim.SGD and optimizer_kwargs == {"lr": 0.01}  # torch's momentum: 0
+    card = (tmp_path / "README.md").read_text()  # the card says the schedule and the loss that trained the model
+    assert "- lr_scheduler_type: halved every 25 epochs\n" in card and "- loss_reduction: sum\n" in card
+    assert "warmup" not in card
 
 
 def test_the_schedule_by_hand():

@@ -43,8 +43,8 @@ LONG_INPUTS = "long_"  # "long_cer": on inputs longer than any in training (run_
 NOT_IN_MODEL_INDEX = ("loss", "gen_len")  # reported in the table, not quality metrics (also with LONG_INPUTS)
 HYPERPARAMETERS = (
     "learning_rate", "per_device_train_batch_size", "per_device_eval_batch_size", "gradient_accumulation_steps",
-    "num_train_epochs", "max_steps", "optim", "lr_scheduler_type", "warmup_steps", "warmup_ratio", "weight_decay",
-    "max_grad_norm", "label_smoothing_factor", "seed", "generation_num_beams", "generation_max_length",
+    "num_train_epochs", "max_steps", "optim", "loss_reduction", "lr_scheduler_type", "warmup_steps", "warmup_ratio",
+    "weight_decay", "max_grad_norm", "label_smoothing_factor", "seed", "generation_num_beams", "generation_max_length",
 )
 LOG_ROWS = 12
 MODEL_ID_LINE = re.compile(r'^model_id = ".*"$', re.MULTILINE)

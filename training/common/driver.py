@@ -114,6 +114,11 @@ class Task:
         """Metrics added to ``split``'s ("eval", "predict") results beside the Trainer's, e.g. attention statistics."""
         return {}
 
+    def training_choices(self) -> dict[str, Any]:
+        """How this run trains where ``TrainingArguments`` do not say it, or say something it replaces (e.g. its own
+        learning-rate schedule): the card lists these among the hyperparameters, over TrainingArguments' own."""
+        return {}
+
     def report(self) -> Report:
         """In the main process after evaluation: pictures and explorer pages in ``output_dir`` (the card shows the
         folder's pictures), and the card's examples and usage line. With ``--num_restarts`` it runs once per restart
@@ -184,7 +189,7 @@ def finish(task: Task, data_args: ReportArguments) -> None:
     in the task's ``training_args.output_dir``."""
     report = task.report()
     finish_run(task.trainer, task.training_args, data_args, task=task.card_task, metric=task.metric,
-               example_inputs=report.example_inputs, usage=report.usage)
+               example_inputs=report.example_inputs, usage=report.usage, training_choices=task.training_choices())
 
 
 def check_restarts(num_restarts: int, training_args: TrainingArguments) -> None:

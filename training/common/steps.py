@@ -105,10 +105,11 @@ def pipeline_usage(output_dir: Path, call: str, task: str | None = None) -> str:
 
 
 def finish_run(trainer: Trainer, training_args: TrainingArguments, data_args, *, task: str, metric: str | None,
-               example_inputs: list[str], usage: str) -> None:
+               example_inputs: list[str], usage: str, training_choices: dict | None = None) -> None:
     """After training and evaluation, in the main process: the training curve (``metric``, e.g. "eval_f1", on a second
-    axis), the model card (with the folder's pictures), the Hub push, and a last line naming the folder and ``usage``,
-    how to use the model."""
+    axis), the model card (with the folder's pictures; its hyperparameters are the training arguments with the task's
+    ``training_choices`` over them), the Hub push, and a last line naming the folder and ``usage``, how to use the
+    model."""
     output_dir = Path(training_args.output_dir)
     if training_args.do_train:
         if any("loss" in entry for entry in trainer.state.log_history):
@@ -119,7 +120,7 @@ def finish_run(trainer: Trainer, training_args: TrainingArguments, data_args, *,
                                               for split_file in ("train_file", "validation_file", "test_file")) if path]
         description = data_args.dataset_description or (f"Local files: {', '.join(files)}." if files else None)
         write_model_card(output_dir, task=task, dataset_name=getattr(data_args, "dataset_name", None),
-                         dataset_description=description, training_args=training_args.to_dict(),
+                         dataset_description=description, training_args={**training_args.to_dict(), **(training_choices or {})},
                          language=data_args.language, license=data_args.license,
                          example_inputs=example_inputs)
     if training_args.push_to_hub:  # the finished folder, real card included (instead of trainer.push_to_hub)

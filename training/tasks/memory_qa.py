@@ -138,6 +138,13 @@ class MemoryQATask(BabiTask):
             setup.lr_scheduler = partial(halving_schedule, every_epochs=self.model_args.lr_halving_epochs)
         return setup
 
+    def training_choices(self) -> dict[str, Any]:
+        choices = {"loss_reduction": self.model_args.loss_reduction}
+        if self.model_args.lr_halving_epochs:
+            choices["lr_scheduler_type"] = f"halved every {self.model_args.lr_halving_epochs} epochs"
+            choices["warmup_steps"] = choices["warmup_ratio"] = None
+        return choices
+
     def config_fields(self) -> dict[str, Any]:
         if not self.memory:
             return {}
