@@ -17,7 +17,10 @@ mean gradient ḡ and its norm, the total variance V = E‖g − E g‖² (unbia
 ‖ḡ‖² − V / n (unbiased; ḡ of n passes still holds V / n of noise), the noise-to-signal ratio V / ‖E g‖² (how many
 batches a step must average for its noise to match its signal; None when n passes cannot resolve ‖E g‖² from 0), the
 same against soft attention's gradient g_s, V / ‖g_s‖² (resolved at any n), and the cosine between ḡ and g_s (the
-direction the expected rows follow; noisy when V / n is not small against ‖E g‖²).
+direction the expected rows follow; noisy when V / n is not small against ‖E g‖²). And the rewards
+R = Σ_t log p(y_t | …) of those passes: their spread, its correlation with the text's length, and what a baseline
+proportional to the length would leave of it (the moving average b ignores the length, so a long text's R − b is
+negative for its length alone).
 """
 
 import argparse
@@ -30,6 +33,7 @@ from PIL import Image
 
 from hf_bahdanau import BahdanauForImageToText, BahdanauImageToTextConfig
 from hf_bahdanau.modeling.collators import DataCollatorForImageToText
+from hf_bahdanau.modeling.reinforce import token_log_likelihoods
 from training.common.image_data import load_tokenizer_and_processor
 from training.data.make_image_text import GENERATORS
 
@@ -52,10 +56,28 @@ def digit_batches(batch_size: int, count: int, seed: int) -> tuple[list[dict], B
     return batches, config
 
 
-def scorer_gradient(model: BahdanauForImageToText, batch: dict) -> torch.Tensor:
-    """The attention scorer's gradient of the training loss on ``batch``, flattened."""
+def training_pass(model: BahdanauForImageToText, batch: dict) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """The attention scorer's gradient of the training loss on ``batch``, flattened, and each text's reward
+    R = Σ_t log p(y_t | …) [N] (None where the training forward returns no logits: soft attention's fused loss)."""
     scorer = list(model.model.decoder.attention.parameters())
-    return torch.cat([gradient.flatten() for gradient in torch.autograd.grad(model(**batch).loss, scorer)])
+    out = model(**batch)
+    gradient = torch.cat([gradient.flatten() for gradient in torch.autograd.grad(out.loss, scorer)])
+    if out.logits is None:
+        return gradient, None
+    kept = batch["labels"] != -100
+    return gradient, (token_log_likelihoods(out.logits.detach(), batch["labels"]) * kept).sum(1)
+
+
+def reward_spread(rewards: torch.Tensor, lengths: torch.Tensor) -> dict[str, float]:
+    """How much of the rewards' spread [passes, N] the texts' lengths [N] explain: R's standard deviation, its
+    correlation with the length T, and the standard deviation of R − T r̄ (r̄ the mean reward per token), which a
+    baseline proportional to the length would leave."""
+    lengths = lengths.expand_as(rewards).flatten().to(rewards.dtype)
+    rewards = rewards.flatten()
+    per_token = rewards.sum() / lengths.sum()
+    return {"reward_std": rewards.std().item(),
+            "reward_length_correlation": torch.corrcoef(torch.stack([rewards, lengths]))[0, 1].item(),
+            "reward_std_given_length": (rewards - lengths * per_token).std().item()}
 
 
 def measure(args: argparse.Namespace) -> dict:
@@ -68,7 +90,7 @@ def measure(args: argparse.Namespace) -> dict:
         optimiser.zero_grad()
         soft(**batch).loss.backward()
         optimiser.step()
-    reference = scorer_gradient(soft, probe)
+    reference, _ = training_pass(soft, probe)
     results = {"soft_gradient_norm": reference.norm().item()}
     for probability in args.probabilities:
         hard = BahdanauForImageToText(BahdanauImageToTextConfig(
@@ -77,8 +99,9 @@ def measure(args: argparse.Namespace) -> dict:
         hard.load_state_dict(soft.state_dict(), strict=False)  # the baseline's buffers start empty
         torch.manual_seed(args.seed + 1)
         for _ in range(args.baseline_batches):
-            scorer_gradient(hard, probe)  # each training forward with autograd updates the baseline
-        gradients = torch.stack([scorer_gradient(hard, probe) for _ in range(args.repeats)])
+            training_pass(hard, probe)  # each training forward with autograd updates the baseline
+        gradients, rewards = (torch.stack(parts) for parts in zip(*(training_pass(hard, probe)
+                                                                    for _ in range(args.repeats))))
         mean = gradients.mean(0)
         variance = (gradients - mean).pow(2).sum(1).sum().item() / (args.repeats - 1)
         signal = mean.pow(2).sum().item() - variance / args.repeats  # ‖E g‖², unbiased: ‖ḡ‖² holds var / n of noise
@@ -87,7 +110,8 @@ def measure(args: argparse.Namespace) -> dict:
             "noise_to_signal": variance / signal if signal > 0 else None,
             "noise_to_soft_signal": variance / reference.pow(2).sum().item(),
             "cosine_with_soft": torch.nn.functional.cosine_similarity(mean, reference, dim=0).item(),
-            "baseline": hard.reinforce_baseline.value(torch.zeros(1)).item()}
+            "baseline": hard.reinforce_baseline.value(torch.zeros(1)).item(),
+            **reward_spread(rewards, (probe["labels"] != -100).sum(1))}
     return results
 
 
