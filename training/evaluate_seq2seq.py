@@ -7,8 +7,8 @@
     python -m training.evaluate_seq2seq --model_name_or_path outputs/g2p-seed0 --ensemble outputs/g2p-seed1 \\
         outputs/g2p-seed2 --test_file test.jsonl --num_beams 5 --output_dir outputs/g2p-ensemble3
 
-The file (``--validation_file`` or ``--test_file``: .jsonl, .json, .csv or .tsv, read by training/common/data_files.py as
-the seq2seq task reads it) has source and target columns, and optionally ``references`` (every accepted output of a
+The file (``--validation_file`` or ``--test_file``: .jsonl, .json, .csv or .tsv, read by training/common/data_files.py
+as the seq2seq task reads it) has source and target columns, and optionally ``references`` (every accepted output of a
 row: then WER and PER too). ``<output_dir>/<split>_results.json`` gets sacreBLEU and chrF (with their sacreBLEU
 signatures), exact match, WER/PER (and without stress with ``--score_without_stress``), all in percent, the decoding
 options used and the decoding time; ``<output_dir>/<split>_predictions.txt`` one output per line. Options not given

@@ -9,7 +9,7 @@ gives every script's Trainer the callback):
     trainer = Seq2SeqTrainer(..., callbacks=[CodeFilesCallback()])  # checkpoint pushes carry the code files
     trainer.train()
     trainer.save_model()                                             # weights, config, code, tokenizer
-    write_model_card(output_dir, ...)                                # hf_bahdanau.cards: README.md (+ PNGs in the folder)
+    write_model_card(output_dir, ...)                                # hf_bahdanau.cards: README.md (+ PNGs)
     if training_args.push_to_hub:                                    # instead of trainer.push_to_hub()
         push_output_dir(output_dir, training_args.hub_model_id or Path(output_dir).name,
                         token=training_args.hub_token, private=training_args.hub_private_repo,

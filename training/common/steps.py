@@ -120,7 +120,8 @@ def finish_run(trainer: Trainer, training_args: TrainingArguments, data_args, *,
                                               for split_file in ("train_file", "validation_file", "test_file")) if path]
         description = data_args.dataset_description or (f"Local files: {', '.join(files)}." if files else None)
         write_model_card(output_dir, task=task, dataset_name=getattr(data_args, "dataset_name", None),
-                         dataset_description=description, training_args={**training_args.to_dict(), **(training_choices or {})},
+                         dataset_description=description,
+                         training_args={**training_args.to_dict(), **(training_choices or {})},
                          language=data_args.language, license=data_args.license,
                          example_inputs=example_inputs)
     if training_args.push_to_hub:  # the finished folder, real card included (instead of trainer.push_to_hub)

@@ -78,7 +78,8 @@ class Story:
         # person -> the latest statement of where they are: (places, negated, statements), e.g. ({"office"}, True, {3})
         # for "Mary is not in the office." and ({"office", "garden"}, False, {3}) for "... either in ... or ..."
         self.known: dict[str, tuple[set[str], bool, set[int]]] = {}
-        self.neighbour: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)  # place -> direction -> place, statement
+        # place -> direction -> (place, statement)
+        self.neighbour: dict[str, dict[str, tuple[str, int]]] = defaultdict(dict)
         self.day: dict[str, dict[int, tuple[str, int]]] = defaultdict(dict)  # person -> time of day -> place, statement
         self.subjects: list[str] = []
         self.naming = -1  # the statement that named self.subjects

@@ -14,7 +14,8 @@ from pathlib import Path
 __all__ = ["build_splits", "builder_arguments", "distinct_splits", "jsonl_lines"]
 
 
-def distinct_splits(sizes: Mapping[str, int], draw: Callable[[str], dict], key: str = "source") -> dict[str, list[dict]]:
+def distinct_splits(sizes: Mapping[str, int], draw: Callable[[str], dict],
+                    key: str = "source") -> dict[str, list[dict]]:
     """``sizes[split]`` rows per split, in order, each ``draw(split)``; a row whose ``key`` was drawn before, in this
     split or an earlier one, is drawn again (so no test source is a training source)."""
     seen: set[str] = set()

@@ -13,11 +13,11 @@ Data: --dataset_name (Hub) or .json/.jsonl/.csv files with a text column and a l
 bundled generated data (training/data/han, see make_han.py). Labels: strings or ints give single-label
 classification over the labels seen in the data; lists of labels give multi-label classification;
 --do_regression reads a number. --hierarchical splits each text into sentences at --sentence_separator (tokens
-of the tokenizer, one or several) for word- and sentence-level attention. The pooling is a config field (``pooling_type``:
-context_vector, self_attentive with ``self_attention_rows`` and ``self_attention_penalty_weight``, multi_dimensional),
-set with --config_overrides. Metrics: accuracy and macro F1 (single-label),
-exact-match accuracy and micro F1 (multi-label) through `evaluate` (the bundled modules when offline), MSE
-(regression).
+of the tokenizer, one or several) for word- and sentence-level attention. The pooling is a config field
+(``pooling_type``: context_vector, self_attentive with ``self_attention_rows`` and
+``self_attention_penalty_weight``, multi_dimensional), set with --config_overrides. Metrics: accuracy and macro F1
+(single-label), exact-match accuracy and micro F1 (multi-label) through `evaluate` (the bundled modules when offline),
+MSE (regression).
 
 The output folder gets the model (code included, loadable with trust_remote_code=True), the tokenizer,
 all_results.json, the training curve, attention pictures of the first test documents (with the encoder's

@@ -291,7 +291,8 @@ def tokenize_split(dataset: datasets.Dataset, split: str, tokenizer, data_args: 
         labels = [clip(ids, data_args.max_target_length) for ids in targets]
         kept = {REFERENCES: batch[REFERENCES]} if REFERENCES in batch else {}
         return {"input_ids": input_ids, "attention_mask": [[1] * len(ids) for ids in input_ids], "labels": labels,
-                **{key: value for key, value in encoded.items() if key not in ("input_ids", "attention_mask", "labels")},
+                **{key: value for key, value in encoded.items()
+                   if key not in ("input_ids", "attention_mask", "labels")},
                 **kept,
                 TRUNCATED: [(len(a), len(b)) != (len(c), len(d))
                             for a, b, c, d in zip(input_ids, labels, sources, targets)]}
