@@ -246,7 +246,7 @@ def test_the_babi_table_counts_errors_and_failed_tasks(tmp_path):
     assert results["memn2n-1k"][2]["error"] == 30.0 and results["memn2n-1k"][1]["train_seconds"] == 61
     lines = babi.errors_markdown(results, [1, 2]).splitlines()
     assert lines[2].startswith("| 1 | 0.4 | 0 | 0 | 0.8 | 50 |") and lines[3].startswith("| 2 | 30.0 | 8.3 |")
-    assert lines[-1].startswith("| mean (failed > 5%) | 15.2 (1 failed) | 4.2 (1 failed) |")
+    assert lines[-1].startswith("| mean (failed > 5%) | 15.2 (1 of 2 failed) | 4.2 (1 of 2 failed) |")
     assert babi.hop_markdown(results, [1, 2]).splitlines()[-1] == "| 2 | 50 / 25 / 100; 75 |"
     hopless = tmp_path / "coattention-parallel-1k" / "task1"  # a co-attention run has no hops: no hop table
     hopless.mkdir(parents=True)

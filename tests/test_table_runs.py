@@ -48,7 +48,8 @@ BABI_MARKDOWN = """\
 | 1 | 0.4 | – | 0 | 0 | 0.8 | 50 |
 | 2 | 30.0 | 12.3 | 8.3 | 0.3 | 62 | 80 |
 | 3 | – | – | 40.3 | 9.3 | 76.9 | 80 |
-| mean (failed > 5%) | 15.2 (1 failed) | 12.3 (1 failed) | 16.2 (2 failed) | 3.2 (1 failed) | 46.6 (2 failed) | 70.0 (3 failed) |"""
+| mean (failed > 5%) | 15.2 (1 of 2 failed) | 12.3 (1 of 1 failed) | 16.2 (2 of 3 failed) | 3.2 (1 of 3 failed) \
+| 46.6 (2 of 3 failed) | 70.0 (3 of 3 failed) |"""
 BABI_HOPS = """\
 | task | memn2n-1k: hop 1 / 2 / 3 on a supporting fact; all found |
 | --- | --- |
@@ -69,7 +70,59 @@ def test_the_babi_tables_from_finished_runs(babi_runs, capsys):
                       "2": {"error": 30.0, "seconds": None, "hop_1_on_support": 50.0, "hop_2_on_support": 25.0,
                             "hop_3_on_support": 100.0, "supports_covered": 75.0, "train_seconds": 61}},
         "coattention-parallel-1k": {"2": {"error": 12.3, "seconds": None, "train_seconds": 138}}}
-    assert written["paper"]["LSTM 1k"]["16"] == 77 and written["paper_all_20_tasks"]["LSTM 1k"] == "51.3 (20 failed)"
+    assert written["paper"]["LSTM 1k"]["16"] == 77 and written["paper_all_20_tasks"]["LSTM 1k"] == (
+        "51.3 (20 of 20 failed)")
+
+
+
+def test_a_joint_babi_run_gives_a_row_per_task_and_new_tasks_have_no_paper_figure(tmp_path, capsys):
+    """joint-1k's one run (OUTPUT_DIR/joint-1k/) gives its row per task from all_results.json's *_task_N metrics, beside
+    a per-task setting's runs; task 4, whose paper figures the table does not hold, shows "–" in the paper's columns,
+    and each column's mean counts only the tasks it has."""
+    per_task = {f"predict_{name}_task_{task}": value for task, values in ((1, (1.04, 90.0)), (4, (20.0, 40.0)))
+                for name, value in (("error", values[0]), ("accuracy", 100 - values[0]),
+                                    ("hop_1_on_support", values[1]), ("hop_2_on_support", 50.0),
+                                    ("hop_3_on_support", 10.0), ("supports_covered", 60.0))}
+    write(tmp_path / "joint-1k" / "all_results.json", {"predict_error": 10.5, "predict_hop_1_on_support": 65.0,
+                                                       "train_runtime": 300.2, **per_task})
+    write(tmp_path / "joint-1k" / "wall_seconds.json", {"seconds": 320.0, "exit_status": 0})
+    write(tmp_path / "memn2n-paper-1k" / "task4" / "all_results.json", {"predict_error": 3.0, "train_runtime": 40.0})
+    tables_main(["babi", "--table_only", "--settings", "memn2n-paper-1k", "joint-1k", "--tasks", "1", "4",
+                 "--output_dir", str(tmp_path), "--results_file", str(tmp_path / "babi.json")])
+    assert capsys.readouterr().out == """\
+| task | memn2n-paper-1k | joint-1k | paper PE LS RN 1k | paper PE LS RN 10k | paper 1 hop PE LS joint 1k | paper LSTM 1k |
+| --- | --- | --- | --- | --- | --- | --- |
+| 1 | – | 1.0 | 0 | 0 | 0.8 | 50 |
+| 4 | 3.0 | 20.0 | – | – | – | – |
+| mean (failed > 5%) | 3.0 (0 of 1 failed) | 10.5 (1 of 2 failed) | 0.0 (0 of 1 failed) | 0.0 (0 of 1 failed) \
+| 0.8 (0 of 1 failed) | 50.0 (1 of 1 failed) |
+
+| task | joint-1k: hop 1 / 2 / 3 on a supporting fact; all found |
+| --- | --- |
+| 1 | 90 / 50 / 10; 60 |
+| 4 | 40 / 50 / 10; 60 |
+"""
+    joint = {"seconds": 320.0, "train_seconds": 300, "hop_2_on_support": 50.0, "hop_3_on_support": 10.0,
+             "supports_covered": 60.0}
+    assert json.loads((tmp_path / "babi.json").read_text())["ours"] == {
+        "memn2n-paper-1k": {"4": {"error": 3.0, "seconds": None, "train_seconds": 40}},
+        "joint-1k": {"1": {"error": 1.0, "hop_1_on_support": 90.0, **joint},
+                     "4": {"error": 20.0, "hop_1_on_support": 40.0, **joint}}}
+
+
+def test_the_babi_paper_recipe_and_joint_settings_commands(tmp_path, recorded_scripts):
+    """memn2n-paper-1k: the paper's config, the best of babi.RESTARTS restarts by validation error, per task;
+    joint-1k: one run over all 20 tasks in OUTPUT_DIR/joint-1k/, whatever --tasks says."""
+    tables_main(["babi", "--settings", "memn2n-paper-1k", "joint-1k", "--tasks", "4", "--jobs", "1", "--output_dir",
+                 str(tmp_path), "--results_file", str(tmp_path / "babi.json")])
+    configs = table_runs.REPO_ROOT / "training" / "configs"
+    assert babi.RESTARTS == 3 and babi.TASKS == tuple(range(1, 21))
+    assert recorded_scripts == [
+        ["-m", "training", "memory-qa", str(configs / "babi_memn2n_paper.json"), "--output_dir",
+         str(tmp_path / "memn2n-paper-1k" / "task4"), "--disable_tqdm", "true", "--num_pictures", "2", "--babi_task",
+         "4", "--num_restarts", "3", "--metric_for_best_model", "error", "--greater_is_better", "false"],
+        ["-m", "training", "memory-qa", str(configs / "babi_memn2n.json"), "--output_dir", str(tmp_path / "joint-1k"),
+         "--disable_tqdm", "true", "--num_pictures", "2", "--babi_task", "all"]]
 
 
 IMAGE_TEXT_MARKDOWN = """\
@@ -286,9 +339,10 @@ def test_the_docs_babi_tables_are_the_text_of_the_recorded_results():
     """docs/results.md's bAbI tables as the runner writes them from docs/babi_results.json (the real runs' rows)."""
     recorded = json.loads((table_runs.REPO_ROOT / "docs" / "babi_results.json").read_text())["ours"]
     results = {setting: {int(task): row for task, row in rows.items()} for setting, rows in recorded.items()}
+    tasks = sorted({task for rows in results.values() for task in rows})  # the tasks run so far
     docs = (table_runs.REPO_ROOT / "docs" / "results.md").read_text()
-    assert babi.errors_markdown(results, list(babi.TASKS)) in docs
-    assert babi.hop_markdown(results, list(babi.TASKS)) in docs
+    assert babi.errors_markdown(results, tasks) in docs
+    assert babi.hop_markdown(results, tasks) in docs
 
 
 TOY_TEXTS = [("the cat sat .", "animal"), ("a dog ran .", "animal"), ("stocks fell today .", "money"),
