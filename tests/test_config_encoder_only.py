@@ -37,10 +37,11 @@ DECODER_FIELDS = ["attention_mode", "attention_scope", "attention_type", "bos_to
                   "decoder_start_token_id", "decoder_style", "deep_output", "doubly_stochastic_weight",
                   "hard_attention_temperature", "input_feeding", "local_window", "location_filters",
                   "location_kernel_size", "location_sharpening", "location_smoothing", "monotonic_bias_init",
-                  "monotonic_noise_std", "output_size", "reinforce_baseline_decay", "reinforce_entropy_weight",
-                  "reinforce_expected_context_probability", "tie_word_embeddings", "unk_token_id", "use_cache", "use_coverage"]
+                  "monotonic_noise_std", "output_size", "reinforce_baseline", "reinforce_baseline_decay",
+                  "reinforce_entropy_weight", "reinforce_expected_context_probability", "tie_word_embeddings",
+                  "unk_token_id", "use_cache", "use_coverage"]
 UPGRADE_LOG = ("Upgraded a 'bahdanau' config (hf_bahdanau 0.1.0, or a seq2seq model's) to BahdanauEncoderConfig "
-               "('bahdanau-encoder'), which the tagger and the classifiers read: dropped 31 decoder fields they never "
+               "('bahdanau-encoder'), which the tagger and the classifiers read: dropped 32 decoder fields they never "
                "read{}. Save the model again to store the new config.")
 
 SEQ2SEQ_REFUSAL = ("{given}: {config} (model type {model_type!r}) has no field of the tagger or the classifiers, which "

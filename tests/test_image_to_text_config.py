@@ -50,7 +50,8 @@ def test_a_seq2seq_config_json_keeps_its_keys_and_values_with_the_decoder_fields
     the tagger's and classifiers' fields, dropped at their defaults; plus the fields added since, at their defaults)."""
     saved = json.loads((SAVED / "seq2seq_rnnsearch" / "config.json").read_text())
     dropped = {config_field.name for config_field in dataclasses.fields(ClassifierFields)} | {"transformers_version"}
-    added_since = {"reinforce_expected_context_probability": 0.0}  # Xu et al.'s expected context (off: as 0.1.0 trained)
+    added_since = {"reinforce_expected_context_probability": 0.0,  # Xu et al.'s expected context (off, as 0.1.0)
+                   "reinforce_baseline": "sequence"}  # REINFORCE's scalar baseline, as 0.1.0 trained
     resaved = json.loads(BahdanauConfig.from_dict(saved).to_json_string())
     assert {key: value for key, value in resaved.items() if key != "transformers_version"} == {
         **{key: value for key, value in saved.items() if key not in dropped}, **added_since}

@@ -77,7 +77,10 @@ def _where_and_how(config: dict[str, Any]) -> str:
     if mode == "hard_reinforce":
         decay = config.get("reinforce_baseline_decay", 0.9)
         expected = config.get("reinforce_expected_context_probability", 0.0)
-        words += (f" (baseline b ← {decay} b + {1 - decay:.4g} mean R; entropy bonus weight λ_e = "
+        baseline = (f"baseline T_n r̄, r̄ ← {decay} r̄ + {1 - decay:.4g} mean R_n / T_n"
+                    if config.get("reinforce_baseline", "sequence") == "per_token"
+                    else f"baseline b ← {decay} b + {1 - decay:.4g} mean R")
+        words += (f" ({baseline}; entropy bonus weight λ_e = "
                   f"{config.get('reinforce_entropy_weight', 0.0)}"
                   + (f"; in training each sequence attends by the expected context α with probability {expected}"
                      if expected else "") + ")")

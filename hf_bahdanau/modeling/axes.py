@@ -181,7 +181,8 @@ FIELDS_READ = (
                "{fields}: only `attention_type='location_aware'` reads it, but `attention_type` is {value!r}; set it "
                "or leave the default."),
     FieldsRead("attention_mode", ("hard_reinforce",),
-               ("reinforce_baseline_decay", "reinforce_entropy_weight", "reinforce_expected_context_probability"),
+               ("reinforce_baseline_decay", "reinforce_baseline", "reinforce_entropy_weight",
+                "reinforce_expected_context_probability"),
                "{fields}: only `attention_mode='hard_reinforce'` reads it, but `attention_mode` is {value!r}; set it "
                "or leave the default."),
     FieldsRead("pooling_type", ("self_attentive",), ("self_attention_rows", "self_attention_penalty_weight"),

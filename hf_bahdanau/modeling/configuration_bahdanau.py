@@ -116,6 +116,13 @@ def _require_positive(field: str, value: int) -> None:
         raise ValueError(f"`{field}` must be a positive integer, got {value}.")
 
 
+# REINFORCE's baselines, name -> what it is (``reinforce.sequence_baselines`` computes them), declared without torch.
+REINFORCE_BASELINES = {
+    "sequence": "one moving average b of the rewards R_n, the same for every sequence (Xu et al. 2015)",
+    "per_token": "a moving average r̄ of the per-token rewards R_n / T_n; sequence n's baseline is T_n · r̄",
+}
+
+
 # What a float field allows, beyond being a finite number: its range, written as the error message says it.
 RANGES: dict[str, Callable[[float], bool]] = {
     "in [0, 1)": lambda value: 0 <= value < 1,
@@ -508,6 +515,11 @@ class DecoderFields:
         reinforce_baseline_decay (`float`, *optional*, defaults to 0.9):
             With ``"hard_reinforce"``: the moving-average baseline's b ← decay · b + (1 − decay) · mean R, in [0, 1)
             (Xu et al.: 0.9).
+        reinforce_baseline (`str`, *optional*, defaults to `"sequence"`):
+            With ``"hard_reinforce"``: a name in ``REINFORCE_BASELINES``. ``"sequence"``: one b for every sequence,
+            b ← decay · b + (1 − decay) · mean_n R_n (Xu et al.). ``"per_token"``: r̄ ← decay · r̄ + (1 − decay) ·
+            mean_n R_n / T_n and sequence n's baseline is T_n · r̄ (T_n its kept target tokens), since the summed
+            log-likelihood R_n falls with the text's length.
         reinforce_entropy_weight (`float`, *optional*, defaults to 0.0):
             With ``"hard_reinforce"``: λ_e ≥ 0 of the entropy bonus −λ_e Σ_i H(α_i) added to the loss (Xu et al.'s
             entropy term, which keeps the sampled positions varied).
@@ -577,6 +589,7 @@ class DecoderFields:
     attention_mode: str = "soft"
     hard_attention_temperature: float | int = 1.0
     reinforce_baseline_decay: float | int = 0.9
+    reinforce_baseline: str = "sequence"
     reinforce_entropy_weight: float | int = 0.0
     reinforce_expected_context_probability: float | int = 0.0
     context_gate: bool = False
@@ -609,6 +622,7 @@ class DecoderFields:
             _require_positive(field, getattr(self, field))
         for registry in AXES:
             registry.check(getattr(self, registry.field))
+        _require_choice("reinforce_baseline", self.reinforce_baseline, tuple(REINFORCE_BASELINES))
         _require_token_ids(self, ("pad_token_id", "bos_token_id", "eos_token_id", "decoder_start_token_id",
                                   "unk_token_id"))
         same_size = self.attention_type in ATTENTION_SCORES.flags["same_size_required"]
@@ -908,5 +922,6 @@ BahdanauPointerConfig.__setattr__ = _builtin_errors(BahdanauPointerConfig.__seta
 __all__ = ["AXES", "BahdanauConfig", "BahdanauDecoderConfig", "BahdanauPointerConfig", "CLASSIFIER_PIPELINES",
            "CUSTOM_PIPELINES", "ClassifierFields", "CommonFields", "DecoderFields", "EncoderFields",
            "drop_classifier_fields",
-           "HEAD_PIPELINES", "PIPELINE_TASK", "POINTER_PIPELINES", "PRESETS", "TAGGER_PIPELINES", "axes_table",
+           "HEAD_PIPELINES", "PIPELINE_TASK", "POINTER_PIPELINES", "PRESETS", "REINFORCE_BASELINES",
+           "TAGGER_PIPELINES", "axes_table",
            "name_head_pipelines"]

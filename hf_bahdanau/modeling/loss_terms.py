@@ -27,7 +27,7 @@ from torch import Tensor, nn
 from .axes import LOSS_TERMS
 from .coverage import coverage_loss, doubly_stochastic_loss
 from .loss import per_target
-from .reinforce import reinforce_loss, token_log_likelihoods
+from .reinforce import reinforce_loss, sequence_baselines, token_log_likelihoods
 
 __all__ = ["LOSS_TERMS", "AttentionTerm", "CoverageLoss", "DoublyStochasticLoss", "HeadOutputs", "LossTerm",
            "ReinforceLoss", "SelfAttentionPenalty", "add_loss_terms", "build_loss_terms"]
@@ -112,25 +112,28 @@ class DoublyStochasticLoss(AttentionTerm):
 @_register("reinforce_loss")
 class ReinforceLoss(LossTerm):
     """REINFORCE's score-function and entropy terms for ``attention_mode="hard_reinforce"`` (``reinforce``), in
-    training; R = log p(y | j̃, x) from the logits, b the head's ``reinforce_baseline`` (a module of the head, saved
-    with it), which gives each batch's b and then updates itself with the batch's R."""
+    training; R = log p(y | j̃, x) from the logits, b from the head's ``reinforce_baseline`` (a module of the head,
+    saved with it), which gives each batch's b and then updates itself with the batch's R (or R / T with
+    ``reinforce_baseline="per_token"``: ``reinforce.sequence_baselines``)."""
 
-    def __init__(self, weight: float, entropy_weight: float, baseline: nn.Module):
+    def __init__(self, weight: float, entropy_weight: float, baseline: nn.Module, baseline_kind: str = "sequence"):
         super().__init__(weight)
         self.entropy_weight = entropy_weight
         self.baseline = baseline
+        self.baseline_kind = baseline_kind
 
     @classmethod
     def from_config(cls, config: Any, head: nn.Module) -> "ReinforceLoss | None":
         if config.attention_mode != "hard_reinforce":
             return None
-        return cls(1.0, config.reinforce_entropy_weight, head.reinforce_baseline)
+        return cls(1.0, config.reinforce_entropy_weight, head.reinforce_baseline, config.reinforce_baseline)
 
     def total(self, outputs: HeadOutputs) -> Tensor | None:
         if outputs.policy is None:  # outside training: the positions were not sampled
             return None
         log_likelihoods = token_log_likelihoods(outputs.logits, outputs.labels.to(outputs.logits.device))
-        baseline = self.baseline((log_likelihoods * outputs.target_mask).sum(1))  # b, then R updates it
+        rewards = (log_likelihoods * outputs.target_mask).sum(1)
+        baseline = sequence_baselines(self.baseline, rewards, outputs.target_mask.sum(1), self.baseline_kind)
         return reinforce_loss(log_likelihoods, *outputs.policy, outputs.target_mask, baseline, self.entropy_weight)
 
 

@@ -6,7 +6,9 @@ L_s = Σ_j p(j | x) log p(y | j, x), whose gradient, estimated from one draw j̃
     ∂L_s/∂W ≈ ∂ log p(y | j̃, x)/∂W + λ_r (log p(y | j̃, x) − b) ∂ log p(j̃ | x)/∂W + λ_e ∂H[j̃]/∂W
 
 with log p(j̃ | x) = Σ_t log α_{t,j̃_t} and a moving-average baseline b ← 0.9 b + 0.1 log p(y | j̃, x) that lowers the
-estimator's variance. Here λ_r = 1 and the loss whose gradient is −(that) is
+estimator's variance. R_n = Σ_t log p(y_t | …) falls with the text's length T_n (on digit strips they correlate −0.96,
+``benchmarks/reinforce_variance.py``), so ``reinforce_baseline="per_token"`` averages R_n / T_n instead and gives
+sequence n the baseline b_n = T_n · r̄ (``sequence_baselines``). Here λ_r = 1 and the loss whose gradient is −(that) is
 
     loss = −log p(y | j̃, x) − (R − b) Σ_t log α_{t,j̃_t} − λ_e Σ_t H(α_t),   R = log p(y | j̃, x) held constant,
 
@@ -21,7 +23,9 @@ import torch
 from torch import Tensor, nn
 from transformers import initialization as init
 
-__all__ = ["MovingAverageBaseline", "reinforce_loss", "token_log_likelihoods"]
+from .configuration_bahdanau import REINFORCE_BASELINES
+
+__all__ = ["MovingAverageBaseline", "reinforce_loss", "sequence_baselines", "token_log_likelihoods"]
 
 
 def token_log_likelihoods(logits: Tensor, labels: Tensor) -> Tensor:
@@ -34,10 +38,24 @@ def token_log_likelihoods(logits: Tensor, labels: Tensor) -> Tensor:
 def reinforce_loss(log_likelihoods: Tensor, log_policy: Tensor, entropy: Tensor, target_mask: Tensor,
                    baseline: Tensor, entropy_weight: float) -> Tensor:
     """The score-function and entropy terms, summed over the batch: −Σ_n (R_n − b) Σ_t log α_{t,j_t} − λ_e Σ_n Σ_t H_t
-    over the kept steps, R_n = Σ_t log p(y_t | …) [N] held constant. All per-step inputs [N, T]; baseline b a scalar."""
+    over the kept steps, R_n = Σ_t log p(y_t | …) [N] held constant. All per-step inputs [N, T]; baseline b a scalar
+    or one per sequence [N] (``sequence_baselines``)."""
     kept = target_mask.to(log_policy.dtype)
     reward = (log_likelihoods * kept).sum(1).detach()
     return -((reward - baseline) * (log_policy * kept).sum(1)).sum() - entropy_weight * (entropy * kept).sum()
+
+
+def sequence_baselines(moving_average: "MovingAverageBaseline", rewards: Tensor, lengths: Tensor,
+                       kind: str) -> Tensor:
+    """Each sequence's baseline b_n from the rewards R [N] and kept target tokens T [N], by ``reinforce_baseline``:
+    ``"sequence"``: b (a scalar) of the moving average of the R_n; ``"per_token"``: T_n · r̄ [N], r̄ the moving average
+    of R_n / T_n over the sequences with T_n > 0. In training the moving average then takes the batch's values."""
+    if kind == "sequence":
+        return moving_average(rewards)
+    if kind == "per_token":
+        counted = lengths > 0
+        return lengths.to(rewards.dtype) * moving_average(rewards[counted] / lengths[counted].to(rewards.dtype))
+    raise ValueError(f"`reinforce_baseline` must be one of {list(REINFORCE_BASELINES)}, got {kind!r}.")
 
 
 class MovingAverageBaseline(nn.Module):
