@@ -36,6 +36,16 @@ def test_per_token_baseline_by_hand():
     assert math.isclose(float(baseline.value(torch.zeros(1, **F64))), -31 / 14, rel_tol=1e-15)
 
 
+def test_a_batch_without_kept_tokens_leaves_the_per_token_average_as_it_was():
+    average = MovingAverageBaseline(0.9).train()
+    sequence_baselines(average, torch.tensor([-4.0, -6.0]), torch.tensor([2, 3]), "per_token")
+    total, updates = average.total.clone(), int(average.updates)
+    baselines = sequence_baselines(average, torch.tensor([0.0, 0.0]), torch.tensor([0, 0]), "per_token")
+    assert baselines.tolist() == [0.0, 0.0]
+    assert (float(average.total), int(average.updates)) == (float(total), updates)  # no NaN, no update
+    assert math.isfinite(float(average.value(torch.tensor([1.0]))))
+
+
 def test_sequence_baseline_is_the_scalar_moving_average():
     """``"sequence"`` hands the rewards to the moving average as before: b = mean R of the first batch, a scalar."""
     baseline = MovingAverageBaseline(0.9).double()

@@ -49,11 +49,14 @@ def sequence_baselines(moving_average: "MovingAverageBaseline", rewards: Tensor,
                        kind: str) -> Tensor:
     """Each sequence's baseline b_n from the rewards R [N] and kept target tokens T [N], by ``reinforce_baseline``:
     ``"sequence"``: b (a scalar) of the moving average of the R_n; ``"per_token"``: T_n · r̄ [N], r̄ the moving average
-    of R_n / T_n over the sequences with T_n > 0. In training the moving average then takes the batch's values."""
+    of R_n / T_n over the sequences with T_n > 0 (a batch with none: b = 0, r̄ not updated). In training the moving
+    average then takes the batch's values."""
     if kind == "sequence":
         return moving_average(rewards)
     if kind == "per_token":
         counted = lengths > 0
+        if not bool(counted.any()):  # no kept token in the batch: no reward to learn from, r̄ keeps its value
+            return torch.zeros_like(rewards)
         return lengths.to(rewards.dtype) * moving_average(rewards[counted] / lengths[counted].to(rewards.dtype))
     raise ValueError(f"`reinforce_baseline` must be one of {list(REINFORCE_BASELINES)}, got {kind!r}.")
 
