@@ -4,6 +4,7 @@ import functools
 import inspect
 import os
 import re
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -127,6 +128,26 @@ def padded_batch(lengths=(7, 5, 2), seed: int = 0) -> tuple[torch.Tensor, torch.
 def random_labels(batch_size: int, target_length: int, seed: int = 1) -> torch.Tensor:
     generator = torch.Generator().manual_seed(seed)
     return torch.randint(3, VOCAB, (batch_size, target_length), generator=generator)
+
+
+def sampled_training_forward(shared: dict, **hard) -> SimpleNamespace:
+    """One float64 training forward of a hard_reinforce model (λ_e = 0.2, ``shared`` and ``hard`` config fields) on
+    ``padded_batch()`` with labels [3, 5] whose row 1 keeps 2 tokens, under torch seed 4, beside its soft twin (the
+    same weights, ``shared`` fields): ``model``, ``out``, ``alphas`` [N, T, S] (the soft twin's α, which the
+    positions were drawn from when α_t reads h_t alone), ``positions`` [N, T], ``labels``, ``kept``, ``mask``."""
+    model = tiny_model(attention_mode="hard_reinforce", reinforce_entropy_weight=0.2, **hard, **shared).double().train()
+    soft = tiny_model(**shared).double()
+    soft.load_state_dict(model.state_dict(), strict=False)
+    input_ids, mask = padded_batch()
+    labels = random_labels(3, 5)
+    labels[1, 2:] = -100
+    torch.manual_seed(4)
+    out = model(input_ids=input_ids, attention_mask=mask, labels=labels, output_attentions=True)
+    with torch.no_grad():
+        alphas = soft(input_ids=input_ids, attention_mask=mask, labels=labels,
+                      output_attentions=True).cross_attentions[0][:, 0]
+    return SimpleNamespace(model=model, out=out, alphas=alphas, positions=out.cross_attentions[0][:, 0].argmax(-1),
+                           labels=labels, kept=labels != -100, mask=mask)
 
 
 @pytest.fixture

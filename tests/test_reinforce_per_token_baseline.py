@@ -8,7 +8,7 @@ import pytest
 import torch
 from torch.testing import assert_close
 
-from conftest import assert_float64_close, padded_batch, random_labels, tiny_config, tiny_model
+from conftest import assert_float64_close, sampled_training_forward, tiny_config, tiny_model
 from hf_bahdanau import BahdanauForConditionalGeneration, reference
 from hf_bahdanau.cards.architecture import describe
 from hf_bahdanau.modeling.loss_terms import HeadOutputs, ReinforceLoss
@@ -66,20 +66,9 @@ def test_unknown_baseline_is_refused_by_name():
 def test_model_loss_uses_the_length_times_the_per_token_baseline():
     """First training batch, per_token: b_n = T_n · mean_m (R_m / T_m), and the loss is Σ_n
     reference.reinforce_surrogate(log p(y_t | …), α, j̃, b_n, λ_e) / tokens (float64; α from the soft twin)."""
-    model = tiny_model(attention_mode="hard_reinforce", reinforce_baseline="per_token", reinforce_entropy_weight=0.2,
-                       **STYLE).double().train()
-    soft = tiny_model(**STYLE).double()
-    soft.load_state_dict(model.state_dict(), strict=False)
-    input_ids, mask = padded_batch()
-    labels = random_labels(3, 5)
-    labels[1, 2:] = -100
-    kept = labels != -100
-    torch.manual_seed(4)
-    out = model(input_ids=input_ids, attention_mask=mask, labels=labels, output_attentions=True)
-    with torch.no_grad():
-        alphas = soft(input_ids=input_ids, attention_mask=mask, labels=labels,
-                      output_attentions=True).cross_attentions[0][:, 0]
-    positions = out.cross_attentions[0][:, 0].argmax(-1)
+    run = sampled_training_forward(STYLE, reinforce_baseline="per_token")
+    model, out, alphas, positions, labels, kept, mask = (run.model, run.out, run.alphas, run.positions, run.labels,
+                                                         run.kept, run.mask)
     log_probs = torch.log_softmax(out.logits.detach(), dim=-1).gather(-1, labels.clamp(min=0).unsqueeze(-1))[..., 0]
     log_likelihoods = log_probs * kept
     lengths = kept.sum(1).double()

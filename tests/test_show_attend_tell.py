@@ -12,7 +12,7 @@ from torch.testing import assert_close
 
 from conftest import (assert_float64_close, assert_float64_gradients_close,
                       assert_logits_and_gradients_equal_the_reference, logits_in_cached_chunks, padded_batch,
-                      random_labels, tiny_config, tiny_model)
+                      random_labels, sampled_training_forward, tiny_config, tiny_model)
 from hf_bahdanau import BahdanauForConditionalGeneration, reference
 from hf_bahdanau.modeling.attention_mode import ReinforceHardAttention
 from hf_bahdanau.modeling.bridge import MeanBridge, MeanCellBridge
@@ -307,20 +307,9 @@ def test_model_loss_is_the_reference_surrogate():
     the samples were drawn from): loss = Σ_n reference.reinforce_surrogate(log p(y_t | …), α, j̃, b, λ_e) / tokens with
     the batch's own mean reward as b (the first batch), and reinforce_loss = loss − CE per token."""
     overrides = dict(decoder_style="luong", attention_type="general", input_feeding=False)
-    model = tiny_model(attention_mode="hard_reinforce", reinforce_entropy_weight=0.2, **overrides).double().train()
-    soft = tiny_model(**overrides).double()
-    soft.load_state_dict(model.state_dict(), strict=False)
-    input_ids, mask = padded_batch()
-    labels = random_labels(3, 5)
-    labels[1, 2:] = -100
-    kept = labels != -100
-    torch.manual_seed(4)
-    out = model(input_ids=input_ids, attention_mask=mask, labels=labels, output_attentions=True)
-    with torch.no_grad():
-        alphas = soft(input_ids=input_ids, attention_mask=mask, labels=labels,
-                      output_attentions=True).cross_attentions[0][:, 0]
-    positions = out.cross_attentions[0][:, 0].argmax(-1)
-    log_likelihoods = token_log_likelihoods(out.logits.detach(), labels)
+    run = sampled_training_forward(overrides)
+    out, alphas, positions, kept, mask = run.out, run.alphas, run.positions, run.kept, run.mask
+    log_likelihoods = token_log_likelihoods(out.logits.detach(), run.labels)
     baseline = float((log_likelihoods * kept).sum(1).mean())
     surrogate = sum(reference.reinforce_surrogate(ll[k], a[k][:, m], p[k].tolist(), baseline, 0.2)
                     for ll, a, p, k, m in zip(log_likelihoods, alphas, positions, kept, mask.bool()))
