@@ -20,7 +20,7 @@ from pathlib import Path
 import datasets
 import transformers
 from transformers import Trainer, TrainerCallback, TrainingArguments
-from transformers.trainer_utils import PredictionOutput
+from transformers.trainer_utils import PredictionOutput, has_length
 from transformers.utils import PushToHubMixin
 
 from hf_bahdanau.cards import write_model_card
@@ -68,7 +68,8 @@ def train_and_evaluate(trainer: Trainer, training_args: TrainingArguments, datas
     if training_args.do_train:
         result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
         trainer.save_model()
-        record(trainer, "train", {**result.metrics, "train_samples": len(datasets_by_split["train"])})
+        train = datasets_by_split["train"]  # a stream (--streaming) has no length
+        record(trainer, "train", {**result.metrics, **({"train_samples": len(train)} if has_length(train) else {})})
         trainer.save_state()
     for split in ("eval", "predict"):
         if split not in datasets_by_split:
