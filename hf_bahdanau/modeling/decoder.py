@@ -153,12 +153,13 @@ class RecurrentDecoder(nn.Module):
         return self.generation_gate(torch.cat([states, contexts, embedded], dim=-1)).squeeze(-1)
 
     def check_inputs(self, input_ids: Tensor | None, inputs_embeds: Tensor | None,
-                     attention_mask: Tensor | None = None) -> int:
+                     attention_mask: Tensor | None = None, *, values: bool = True) -> int:
         """The decoder reads exactly one of ids [N, T] in its vocabulary and embeddings [N, T, E]; returns N. A mask
-        [N, T], when given, must be right padding: the decoder runs from its start token, left to right."""
+        [N, T], when given, must be right padding: the decoder runs from its start token, left to right. ``values``
+        False: the ids' range is not checked (a search's own picks, ``check_token_ids``)."""
         check_one_source("decoder_input_ids", input_ids, "decoder_inputs_embeds", inputs_embeds)
         if inputs_embeds is None:
-            check_token_ids("decoder_input_ids", input_ids, self.embed_tokens.num_embeddings)
+            check_token_ids("decoder_input_ids", input_ids, self.embed_tokens.num_embeddings, values=values)
         else:
             check_embeddings("decoder_inputs_embeds", inputs_embeds, self.embedding_size)
         inputs = input_ids if inputs_embeds is None else inputs_embeds

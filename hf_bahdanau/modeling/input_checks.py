@@ -32,14 +32,15 @@ def require_tensor(name: str, value) -> Tensor:
 
 
 def check_token_ids(name: str, ids: Tensor, vocab_size: int, *, dims: int = 2, ignore_index: int | None = None,
-                    what: str = "[batch, tokens]") -> None:
+                    what: str = "[batch, tokens]", values: bool = True) -> None:
     """ids: an integer tensor of ``dims`` dimensions, none of them empty, every value in [0, vocab_size) or
-    ``ignore_index``."""
+    ``ignore_index``. ``values`` False: the dtype and shape only, for the ids a search picked and feeds back through
+    a cache (checking their range would bring them to the host at every decoding step)."""
     require_tensor(name, ids)
     if ids.dtype.is_floating_point or ids.dtype.is_complex or ids.dtype == torch.bool:
         raise TypeError(f"`{name}` must be an integer tensor of token ids, got dtype {ids.dtype}.")
     _check_shape(name, ids, dims, what)
-    if exporting():
+    if exporting() or not values:
         return
     lowest, highest = torch.aminmax(ids if ignore_index is None else ids.masked_fill(ids == ignore_index, 0))
     lowest, highest = torch.stack([lowest, highest]).tolist()

@@ -323,7 +323,9 @@ class BahdanauModel(BahdanauPreTrainedModel):
         """``forward`` after its arguments are read: the decoder on its inputs, from the ``cache`` or from the encoded
         source of ``encode()`` -> (encoder outputs, their mask [B, S] or None), which runs only without a cache (every
         model with this decoder shares it: the image-to-text model encodes pixels)."""
-        self.decoder.check_inputs(decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask)
+        # through a cache, the ids are the search's picks: no host round trip per step to check their range
+        self.decoder.check_inputs(decoder_input_ids, decoder_inputs_embeds, decoder_attention_mask,
+                                  values=cache is None)
         rows_per_source = resolve_rows_per_source(rows_per_source, cache)
         encoder_outputs = None
         if cache is None:
@@ -567,7 +569,7 @@ class BahdanauForConditionalGeneration(BahdanauPreTrainedModel, FastSearchMixin,
                                    encoder_outputs=encoder_outputs)
             self.output_layer.check_labels(labels, source, rows_per_source)
         if decoder_input_ids is not None:
-            decoder_input_ids = self.output_layer.decoder_inputs(decoder_input_ids, vocabulary)
+            decoder_input_ids = self.output_layer.decoder_inputs(decoder_input_ids, vocabulary, values=cache is None)
         output_attentions = self.config.output_attentions if output_attentions is None else output_attentions
         outputs = self.model(
             input_ids=input_ids, attention_mask=attention_mask, decoder_input_ids=decoder_input_ids,

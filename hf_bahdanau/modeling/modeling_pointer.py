@@ -213,7 +213,8 @@ class BahdanauForPointerNetwork(BahdanauPreTrainedModel, RecurrentGenerationMixi
         outputs = self.model(
             encoder_outputs=None if cache is not None else pointed,
             attention_mask=None if cache is not None else mask,
-            decoder_inputs_embeds=self.output_layer.decoder_inputs(decoder_input_ids, inputs, mask, rows_per_source),
+            decoder_inputs_embeds=self.output_layer.decoder_inputs(decoder_input_ids, inputs, mask, rows_per_source,
+                                                                   values=cache is None),
             cache=cache, use_cache=use_cache, output_attentions=output_attentions,
             output_hidden_states=True, return_dict=True, rows_per_source=rows_per_source,
             output_layer_inputs=inputs,

@@ -65,8 +65,9 @@ class SoftmaxOutput:
         """Decoder inputs [N, T] in the layer's ids -> in the model's vocabulary."""
         return ids
 
-    def decoder_inputs(self, ids: Tensor, vocabulary: int) -> Tensor:
-        """A caller's ``decoder_input_ids`` -> what the decoder reads (the decoder checks its own vocabulary)."""
+    def decoder_inputs(self, ids: Tensor, vocabulary: int, values: bool = True) -> Tensor:
+        """A caller's ``decoder_input_ids`` -> what the decoder reads (the decoder checks its own vocabulary; ``values``
+        False: a search's picks, their range unchecked)."""
         return self.read_back(ids)
 
     def logits(self, logits: Tensor, weights: Tensor | None, gate_logits: Tensor | None, source: Any,
@@ -144,8 +145,8 @@ class PointerGeneratorOutput(SoftmaxOutput):
         """A copied word the vocabulary lacks (id ≥ vocab_size) is read as ``unk_token_id`` (See et al.)."""
         return ids.masked_fill(ids >= self.config.vocab_size, self.config.unk_token_id)
 
-    def decoder_inputs(self, ids: Tensor, vocabulary: int) -> Tensor:
-        check_token_ids("decoder_input_ids", ids, vocabulary)
+    def decoder_inputs(self, ids: Tensor, vocabulary: int, values: bool = True) -> Tensor:
+        check_token_ids("decoder_input_ids", ids, vocabulary, values=values)
         return self.read_back(ids)
 
     def logits(self, logits: Tensor, weights: Tensor, gate_logits: Tensor, source: CopySource,
@@ -213,16 +214,19 @@ class PointingOutput:
                              f"{int(labels[row, column]) - 1}, which is padding in row {row} (it has "
                              f"{int(mask[row].sum()) - 1} inputs).")
 
-    def decoder_inputs(self, pointer_ids: Tensor, inputs: Tensor, mask: Tensor, rows_per_source: int) -> Tensor:
+    def decoder_inputs(self, pointer_ids: Tensor, inputs: Tensor, mask: Tensor, rows_per_source: int,
+                       values: bool = True) -> Tensor:
         """Pointer ids [B·k, T] (k = ``rows_per_source`` consecutive rows per source) of real inputs (mask
-        [B, S + 1]) -> the inputs the decoder reads [B·k, T, E], from ``inputs`` [B, S + 1, E]."""
-        check_token_ids("decoder_input_ids", pointer_ids, inputs.shape[1], what="[batch, steps] pointer ids")
+        [B, S + 1]) -> the inputs the decoder reads [B·k, T, E], from ``inputs`` [B, S + 1, E]. ``values`` False: a
+        search's picks, not checked to be in range and real (no host round trip per decoding step)."""
+        check_token_ids("decoder_input_ids", pointer_ids, inputs.shape[1], what="[batch, steps] pointer ids",
+                        values=values)
         if pointer_ids.shape[0] != inputs.shape[0] * rows_per_source:
             raise ValueError(f"`decoder_input_ids` must have `rows_per_source` = {rows_per_source} rows for each of "
                              f"the {inputs.shape[0]} input rows, got {pointer_ids.shape[0]}.")
         source_of_row = torch.arange(inputs.shape[0], device=inputs.device).repeat_interleave(rows_per_source)
         padding = ~mask[source_of_row.unsqueeze(1), pointer_ids]
-        if padding.any():
+        if values and padding.any():
             row, column = padding.nonzero()[0].tolist()
             raise ValueError(f"`decoder_input_ids[{row}, {column}]` = {int(pointer_ids[row, column])} points at "
                              f"input position {int(pointer_ids[row, column]) - 1}, which is padding in that row (it "
