@@ -18,10 +18,10 @@ import io
 import json
 import logging
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import datasets
 import pyarrow
@@ -111,6 +111,14 @@ class DataFileArguments:
     max_eval_samples: int | None = field(default=None, metadata={"help": "Use only the first N evaluation rows."})
     max_predict_samples: int | None = field(default=None, metadata={"help": "Use only the first N test rows."})
     preprocessing_num_workers: int | None = field(default=None, metadata={"help": "Processes for tokenisation."})
+    streaming: bool = field(
+        default=False, metadata={"help": "Read the training split as it is trained on, not into memory (a corpus "
+                                         "larger than memory; needs --max_steps; training/common/streaming.py)."})
+    shuffle_buffer_size: int = field(
+        default=10_000, metadata={"help": "--streaming: training examples are shuffled within a buffer of this many."})
+
+    # whether the task trains on a stream with --streaming (training/common/streaming.py); the others refuse it
+    streams: ClassVar[bool] = False
 
     def check_files(self) -> None:
         """Every given ``--*_file`` has a supported suffix (``read_file`` checks the rest)."""
@@ -168,27 +176,41 @@ def _read_text(file: Path, argument: str) -> str:
 def _table_cells(text: str, source: str, tsv: bool) -> tuple[dict[str, list[str]], list[str]]:
     """({column: its cells}, "line N" of each row) of a .tsv (no quoting) or a .csv (CSV quoting); the first
     non-blank line is the header."""
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter="\t" if tsv else ",", strict=True,
+    rows = table_rows(io.StringIO(text, newline=""), source, tsv)
+    header = next(rows, None)
+    if header is None:
+        return {}, []
+    cells, places = {name: [] for name in header[1]}, []
+    for place, fields in rows:
+        for values, value in zip(cells.values(), fields):
+            values.append(value)
+        places.append(place)
+    return cells, places
+
+
+def table_rows(lines: Iterable[str], source: str, tsv: bool) -> Iterator[tuple[str, list[str]]]:
+    """("line N", fields) of each non-blank row of a .tsv (no quoting) or .csv (CSV quoting) read from ``lines`` (an
+    open file or a StringIO, newline=""), the header first; a row whose fields do not match the header's is a
+    ValueError naming ``source`` and the line."""
+    reader = csv.reader(lines, delimiter="\t" if tsv else ",", strict=True,
                         quoting=csv.QUOTE_NONE if tsv else csv.QUOTE_MINIMAL)
-    cells, header_line, places, line = {}, 0, [], 1  # line: where the next row starts
+    names, header_line, line = None, 0, 1  # line: where the next row starts
     try:
         for fields in reader:
             if not fields:  # a blank line
                 pass
-            elif not cells:
-                cells, header_line = {name: [] for name in _header(fields, f"{source} line {line}")}, line
-            elif len(fields) != len(cells):
-                raise ValueError(_shape_error(fields, list(cells), f"{source} line {line}", header_line, tsv))
+            elif names is None:
+                names, header_line = _header(fields, f"{source} line {line}"), line
+                yield f"line {line}", names
+            elif len(fields) != len(names):
+                raise ValueError(_shape_error(fields, names, f"{source} line {line}", header_line, tsv))
             else:
-                for values, value in zip(cells.values(), fields):
-                    values.append(value)
-                places.append(f"line {line}")
+                yield f"line {line}", fields
             line = reader.line_num + 1
     except csv.Error as error:
         raise ValueError(f"{source} line {line}: {error}" + ("." if tsv else " (CSV quoting: a field that starts "
                          "with a double quote must end with one, and a double quote inside it is written twice).")
                          ) from None
-    return cells, places
 
 
 def _header(fields: list[str], where: str) -> list[str]:
@@ -220,31 +242,42 @@ def _json_cells(text: str, source: str, texts: Sequence[str] = ()) -> tuple[dict
             records = json.loads(text)
         except json.JSONDecodeError as error:
             raise ValueError(f"{source} is not valid JSON: {error}.") from None
-        places, lines = [f"record index {index}" for index in range(len(records))], None
-    else:
-        records, places, lines = [], [], []
-        for number, line in enumerate(text.split("\n"), start=1):  # not splitlines(): U+2028 may be in a string
-            if line.strip():
-                try:
-                    records.append(json.loads(line))
-                except json.JSONDecodeError as error:
-                    raise ValueError(f"{source} line {number} is not valid JSON: {error}.") from None
-                places.append(f"line {number}")
-                lines.append(line)
-    for record, place in zip(records, places):
-        if not isinstance(record, dict):
-            raise ValueError(f"{source} {place} is {_shown(record)}, not a JSON object (one row: {{column: value}}).")
-    written = None  # the records again, their numbers as text: parsed only if a text holds a number
-    for index, record in enumerate(records):
-        for key in texts:
-            if _is_real(record.get(key)):
-                if lines is not None:
-                    record[key] = json.loads(lines[index], parse_int=str, parse_float=str)[key]
-                else:
+        places = [f"record index {index}" for index in range(len(records))]
+        for record, place in zip(records, places):
+            _check_record(record, source, place)
+        written = None  # the records again, their numbers as text: parsed only if a text holds a number
+        for index, record in enumerate(records):
+            for key in texts:
+                if _is_real(record.get(key)):
                     written = written or json.loads(text, parse_int=str, parse_float=str)
                     record[key] = written[index][key]
+    else:  # not splitlines(): U+2028 may be in a string
+        read = list(json_line_records(text.split("\n"), source, texts))
+        places, records = [place for place, _ in read], [record for _, record in read]
     keys = dict.fromkeys(key for record in records for key in record)
     return {key: [record.get(key) for record in records] for key in keys}, places
+
+
+def json_line_records(lines: Iterable[str], source: str, texts: Sequence[str] = ()) -> Iterator[tuple[str, dict]]:
+    """("line N", record) of each non-blank line of JSON lines (an open file, or a text's lines); a number under a key
+    of ``texts`` is its JSON text as written (``2.50`` -> "2.50"). A line that is not a JSON object is a ValueError
+    naming ``source`` and the line."""
+    for number, line in enumerate(lines, start=1):
+        if line.strip():
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{source} line {number} is not valid JSON: {error}.") from None
+            _check_record(record, source, f"line {number}")
+            if any(_is_real(record.get(key)) for key in texts):
+                written = json.loads(line, parse_int=str, parse_float=str)
+                record.update({key: written[key] for key in texts if _is_real(record.get(key))})
+            yield f"line {number}", record
+
+
+def _check_record(record, source: str, place: str) -> None:
+    if not isinstance(record, dict):
+        raise ValueError(f"{source} {place} is {_shown(record)}, not a JSON object (one row: {{column: value}}).")
 
 
 def _check_present(names: list[str], columns: Mapping[str, Column], split: str, source: str) -> None:
@@ -283,9 +316,22 @@ def _shown(value) -> str:
 def load_raw_splits(data_args: DataFileArguments, cache_dir: str | None = None, token: str | None = None,
                     trust_remote_code: bool = False) -> datasets.DatasetDict:
     """The Hub dataset ``--dataset_name``, else one split per given ``--*_file``; every split has the required
-    columns of ``data_args.used_columns()``, and the number of rows read per split is logged."""
+    columns of ``data_args.used_columns()``, and the number of rows read per split is logged. With ``--streaming``
+    the train split is left out (``streaming.open_stream`` reads it as it is trained on) and the others are read
+    into memory (a Hub dataset's through its stream: nothing else is downloaded)."""
     columns = data_args.used_columns()
-    if data_args.dataset_name is not None:
+    if data_args.streaming and not data_args.streams:
+        raise ValueError("`--streaming` trains the seq2seq task on a stream; this task reads its data into memory: "
+                         "leave `--streaming` out.")
+    if data_args.dataset_name is not None and data_args.streaming:
+        streams = _load_dataset(data_args.dataset_name, data_args.dataset_config_name, cache_dir=cache_dir,
+                                token=token, trust_remote_code=trust_remote_code, streaming=True)
+        raw = datasets.DatasetDict({split: datasets.Dataset.from_list(list(rows), features=rows.features)
+                                    for split, rows in streams.items() if split != "train"})
+        sources = {split: f"`--dataset_name` {data_args.dataset_name}" for split in raw}
+        for split, dataset in raw.items():
+            _check_present(dataset.column_names, columns, split, sources[split])
+    elif data_args.dataset_name is not None:
         raw = _load_dataset(data_args.dataset_name, data_args.dataset_config_name, cache_dir=cache_dir, token=token,
                             trust_remote_code=trust_remote_code)
         sources = {split: f"`--dataset_name` {data_args.dataset_name}" for split in raw}
@@ -293,7 +339,7 @@ def load_raw_splits(data_args: DataFileArguments, cache_dir: str | None = None, 
             _check_present(dataset.column_names, columns, split, sources[split])
     else:
         sources = {split: f"`--{argument}` {getattr(data_args, argument)}" for split, argument in SPLITS.items()
-                   if getattr(data_args, argument)}
+                   if getattr(data_args, argument) and not (data_args.streaming and split == "train")}
         raw = datasets.DatasetDict({split: read_file(getattr(data_args, SPLITS[split]), SPLITS[split], columns)
                                     for split in sources})
     for split, dataset in raw.items():  # shown at --log_level info (setup_logging), as transformers' examples log
@@ -316,7 +362,7 @@ class _ImageFolderAsWritten(ImageFolder):
         yield _read_rows(Path(metadata_file), "dataset_name", source, split, self.columns).data.table
 
 
-def _load_dataset(name: str, config_name: str | None, **kwargs) -> datasets.DatasetDict:
+def _load_dataset(name: str, config_name: str | None, **kwargs) -> datasets.DatasetDict | datasets.IterableDatasetDict:
     """``datasets.load_dataset(name, config_name, **kwargs)``; a name found nowhere (neither a local folder or file
     nor a Hub dataset) or a dataset datasets refuses (e.g. 'Instruction "train" corresponds to no data!', a split
     without rows) is a ValueError naming ``--dataset_name``."""
@@ -375,16 +421,25 @@ def hold_out_validation(train: datasets.Dataset, most: int, source: str) -> tupl
 
 
 def select_split(raw: datasets.DatasetDict, split: str, limit: int | None, flag: str) -> datasets.Dataset:
-    """Split ``split`` (needed by ``flag``), its first ``limit`` rows when given."""
+    """Split ``split`` (needed by ``flag``), its first ``limit`` rows when given (a stream's too)."""
     if split not in raw:
         raise ValueError(f"{flag} needs a {split} split: give `--{SPLITS[split]}` (or a dataset that has one).")
-    return raw[split] if limit is None else raw[split].select(range(min(limit, len(raw[split]))))
+    if limit is None:
+        return raw[split]
+    if isinstance(raw[split], datasets.IterableDataset):
+        return raw[split].take(limit)
+    return raw[split].select(range(min(limit, len(raw[split]))))
 
 
 def requested_splits(raw: datasets.DatasetDict, data_args: DataFileArguments,
                      training_args) -> dict[str, datasets.Dataset]:
     """The splits the run asks for: "train" (``--do_train``), "eval" (``--do_eval``, the validation split) and
-    "predict" (``--do_predict``, the test split), each limited by its ``--max_*_samples``."""
+    "predict" (``--do_predict``, the test split), each limited by its ``--max_*_samples``. ``--streaming`` trains
+    on a stream, which has no length: it needs ``--do_train`` and ``--max_steps``."""
+    if data_args.streaming and not (training_args.do_train and training_args.max_steps > 0):
+        raise ValueError(f"`--streaming` reads the training split as it is trained on, and a stream has no length: "
+                         f"it needs `--do_train` and `--max_steps` > 0 (got --do_train {training_args.do_train}, "
+                         f"--max_steps {training_args.max_steps}).")
     wanted = {"train": ("train", training_args.do_train, data_args.max_train_samples, "--do_train"),
               "eval": ("validation", training_args.do_eval, data_args.max_eval_samples, "--do_eval"),
               "predict": ("test", training_args.do_predict, data_args.max_predict_samples, "--do_predict")}

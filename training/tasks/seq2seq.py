@@ -50,6 +50,7 @@ from training.common.data_files import SPANS, TEXT, TEXTS, Column, DataFileArgum
 from training.common.driver import Report, Setup, Task
 from training.common.figures import save_alignment_pictures, save_encoder_pictures
 from training.common.metrics import load_metric
+from training.common.streaming import TrainingStream, first_rows, open_stream
 from training.common.tokenization import TOKENIZER_KINDS
 from training.transformer_baseline import (
     check_generation_options, freeze_position_tables, learned_parameters, transformer_config,
@@ -128,6 +129,8 @@ class ModelArguments(TextModelArguments):
 class DataTrainingArguments(ReportArguments, DataFileArguments):
     """Which data, which columns, which lengths, and what to report."""
 
+    streams = True  # --streaming trains on the training split as it is read (training/common/streaming.py)
+
     source_column: str = field(default="source", metadata={"help": "Column with the source text."})
     target_column: str = field(default="target", metadata={"help": "Column with the target text."})
     source_spans_column: str = field(
@@ -173,6 +176,8 @@ class DataTrainingArguments(ReportArguments, DataFileArguments):
 
 def load_raw_datasets(data_args: DataTrainingArguments, model_args: ModelArguments) -> datasets.DatasetDict:
     raw = load_raw_splits(data_args, model_args.cache_dir, model_args.token, model_args.trust_remote_code)
+    if data_args.streaming:  # the training split is read as it is trained on
+        raw["train"] = open_stream(data_args, model_args.cache_dir, model_args.token, model_args.trust_remote_code)
     scored = [split for split, dataset in raw.items() if split != "train" and REFERENCES in dataset.column_names]
     if data_args.score_without_stress and not scored:
         raise ValueError(f"`--score_without_stress` scores the `{REFERENCES}` column, but no validation or test split "
@@ -297,6 +302,8 @@ def tokenize_split(dataset: datasets.Dataset, split: str, tokenizer, data_args: 
                 TRUNCATED: [(len(a), len(b)) != (len(c), len(d))
                             for a, b, c, d in zip(input_ids, labels, sources, targets)]}
 
+    if isinstance(dataset, datasets.IterableDataset):  # --streaming: tokenised as it is read, truncations not counted
+        return dataset.map(tokenize, batched=True, remove_columns=dataset.column_names).remove_columns(TRUNCATED)
     with main_process_first(desc=f"{split} dataset tokenisation"):
         tokenized = dataset.map(tokenize, batched=True, remove_columns=dataset.column_names,
                                 num_proc=data_args.preprocessing_num_workers,
@@ -394,6 +401,9 @@ class Seq2SeqTask(Task):
         self.metric = "eval_exact_match" if training_args.predict_with_generate else None
         raw = load_raw_datasets(data_args, model_args)
         self.raw_splits = requested_splits(raw, data_args, training_args)
+        stream = self.raw_splits.pop("train") if data_args.streaming else None
+        if stream is not None:  # its first rows stand for it (a new tokenizer, the lengths) until it is trained on
+            self.raw_splits["train"] = first_rows(stream)
 
         self.tokenizer = tokenizer = load_tokenizer(model_args, self.raw_splits.get("train", raw.get("train")),
                                                     data_args)
@@ -412,6 +422,10 @@ class Seq2SeqTask(Task):
             generation_config = training_args.generation_config  # the Trainer's, when given, replaces the model's
             check_generation_options(model.generation_config if generation_config is None
                                      else Seq2SeqTrainer.load_generation_config(generation_config))
+        if stream is not None:
+            examples = tokenize_split(stream, "train", tokenizer, data_args, training_args.main_process_first,
+                                      self.copy_vocab_size)
+            tokenized["train"] = TrainingStream(examples, training_args, data_args.shuffle_buffer_size)
         compute_metrics = None
         if training_args.predict_with_generate:
             compute_metrics = metrics_function(tokenizer, lambda: self.trainer.split_values.get("source_oovs"),
