@@ -36,6 +36,7 @@ from transformers import initialization as init
 from .axes import ATTENTION_SCORES
 from .input_checks import exporting
 from .loop_linear import LoopLinear
+from .precision import float32_at_least, softmax_dtype
 
 __all__ = [
     "ATTENTION_SCORES",
@@ -60,16 +61,18 @@ def masked_softmax(scores: Tensor, mask: Tensor) -> Tensor:
     """alpha_j = exp(e_j) / sum_{k real} exp(e_k) for real tokens j, and exactly 0 for padding.
 
     scores [B, ..., S] (e.g. [B, S], [B, T, S] or [B, H, T, S]); mask bool, True = real token: [B, S], or [B, T, S]
-    for a mask per step (a local window), broadcast over the axes between -> weights, same shape as scores.
+    for a mask per step (a local window), broadcast over the axes between -> weights, same shape as scores, computed
+    in float32 at least (``precision.softmax_dtype``: float32 under autocast, else the scores' dtype).
     A row that is all padding gets all-zero weights, never NaN.
     """
     if mask.dtype != torch.bool:
         raise ValueError(f"mask must be a bool tensor (True = real token), got dtype {mask.dtype}")
     padding = ~broadcast_like(mask, scores)
+    computed = float32_at_least(scores)  # a bfloat16 softmax would sum to 1 only within S · 2⁻⁸ (``precision``)
     # The finite minimum (not -inf) keeps an all-padding row at a uniform softmax
     # instead of NaN; the second fill then zeroes it like every other padded entry.
-    weights = torch.softmax(scores.masked_fill(padding, torch.finfo(scores.dtype).min), dim=-1)
-    return weights.masked_fill(padding, 0.0)
+    weights = torch.softmax(computed.masked_fill(padding, torch.finfo(computed.dtype).min), dim=-1)
+    return weights.masked_fill(padding, 0.0).to(softmax_dtype(scores))
 
 
 def broadcast_like(mask: Tensor, scores: Tensor) -> Tensor:

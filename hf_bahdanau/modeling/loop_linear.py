@@ -45,7 +45,9 @@ class _GatherParameterGrads(torch.autograd.Function):
         if not steps:
             return (None,) * (1 + len(unused_grads))
         grads = torch.stack([record.output_grads[t] for t in steps], dim=1)  # G [B, T, out]
-        inputs = torch.stack([record.inputs[t] for t in steps], dim=1)  # X [B, T, in]
+        # X [B, T, in], in G's dtype: under autocast the steps' products, and so G, are 16-bit (autograd casts ∂L/∂W
+        # to W's dtype)
+        inputs = torch.stack([record.inputs[t] for t in steps], dim=1).to(grads.dtype)
         record.output_grads.clear()
         if record.batched:
             return None, grads.transpose(1, 2) @ inputs  # [B, out, in]
@@ -72,6 +74,7 @@ class _StepLinear(torch.autograd.Function):
         ctx.record.output_grads[ctx.step] = grad_output
         grad_inputs = None
         if ctx.needs_input_grad[0]:
+            weight = weight.to(grad_output.dtype)  # the product's dtype: 16-bit under autocast, as in forward
             grad_inputs = (grad_output.unsqueeze(1) @ weight).squeeze(1) if weight.dim() == 3 else grad_output @ weight
         grad_addend = grad_output if ctx.needs_input_grad[1] else None
         return grad_inputs, grad_addend, None, None, None

@@ -21,6 +21,7 @@ from torch import Tensor, nn
 
 from .axes import EMBEDDING_SOURCES
 from .input_checks import exporting
+from .precision import float32_at_least, softmax_dtype
 from .recurrent import RecurrentStack
 
 __all__ = ["EMBEDDING_SOURCES", "MetaEmbedding", "spell_tokens"]
@@ -148,5 +149,6 @@ class MetaEmbedding(nn.Module):
         """input_ids [B, S], word_embeddings E[x] [B, S, E] -> x̃ [B, S, E], α [B, S, K]."""
         projected = torch.stack([self.projections[name](source(input_ids, word_embeddings))
                                  for name, source in self.sources.items()], dim=-2)  # [B, S, K, E]
-        weights = self.score(projected).squeeze(-1).softmax(dim=-1)
+        scores = self.score(projected).squeeze(-1)
+        weights = float32_at_least(scores).softmax(dim=-1).to(softmax_dtype(scores))  # (``precision``)
         return (weights.unsqueeze(-1) * projected).sum(dim=-2), weights

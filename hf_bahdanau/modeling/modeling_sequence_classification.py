@@ -315,15 +315,17 @@ class BahdanauForSequenceClassification(BahdanauEncoderPreTrainedModel):
                 inputs_embeds=flat_words if inputs_embeds is not None else None,
                 attention_mask=flat_mask, output_attentions=output_attentions,
             )
+            # each filled in the model's dtype: under autocast the sentences' come 16-bit from the products
             if output_hidden_states:
-                word_annotations[real] = encoded.last_hidden_state
+                word_annotations[real] = encoded.last_hidden_state.to(self.dtype)
             for name, sentence_weights in encoder_weights.items():
                 if sentence_weights is not None:
-                    sentence_weights[real] = encoded.attentions[0] if name == "encoder_attentions" else encoded[name]
-            sentence_vectors[real], word_weights[real], penalties = self._pool_words(encoded.last_hidden_state,
-                                                                                      flat_mask)
+                    sentence_weights[real] = (encoded.attentions[0] if name == "encoder_attentions"
+                                              else encoded[name]).to(self.dtype)
+            vectors, weights, penalties = self._pool_words(encoded.last_hidden_state, flat_mask)
+            sentence_vectors[real], word_weights[real] = vectors.to(self.dtype), weights.to(self.dtype)
             if penalties is not None:
-                word_penalties[real] = penalties
+                word_penalties[real] = penalties.to(self.dtype)
         # Empty sentences have no vector: the sentence-level RNN reads the others in their order, right-padded, and
         # β is 0 at the empty ones, so a document with an empty sentence equals the document without it.
         order = sentence_mask.to(torch.uint8).argsort(dim=1, descending=True, stable=True)  # [B, N]

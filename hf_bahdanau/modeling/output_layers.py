@@ -28,6 +28,7 @@ from .axes import OUTPUT_LAYERS
 from .input_checks import check_token_ids
 from .loss import linear_cross_entropy
 from .pointer_generator import CopySource, copy_loss_terms, mixture_log_probs
+from .precision import float32_at_least, softmax_dtype
 
 __all__ = ["OUTPUT_LAYERS", "PointerGeneratorOutput", "PointingOutput", "SoftmaxOutput", "seq2seq_output_layer"]
 
@@ -191,14 +192,14 @@ class PointingOutput:
         A multi-head score's distribution is the mean of its heads' (the attention's weights): log (1/h Σ_h p_h)."""
         (rows, steps, size), sources = states.shape, mask.shape[0]
         scores = attention.score(states.reshape(sources, -1, size), keys)
-        scores = scores.to(torch.promote_types(scores.dtype, torch.float32))
+        scores = float32_at_least(scores)
         padding = ~mask.view(sources, *([1] * (scores.dim() - 2)), -1)
         # the finite minimum, not −∞, until the heads are combined: logsumexp over −∞ only has NaN gradients
         log_probs = scores.masked_fill(padding, torch.finfo(scores.dtype).min).log_softmax(-1)
         if log_probs.dim() == 4:  # [B, heads, k·T, S + 1]
             log_probs = log_probs.logsumexp(1) - math.log(log_probs.shape[1])
         log_probs = log_probs.masked_fill(~mask.unsqueeze(1), float("-inf"))
-        return log_probs.reshape(rows, steps, -1).to(states.dtype)
+        return log_probs.reshape(rows, steps, -1).to(softmax_dtype(states))
 
     def check_labels(self, labels: Tensor, mask: Tensor) -> None:
         """labels [B, T]: pointer ids of real inputs (0 … length, mask [B, S + 1]), or -100."""

@@ -23,6 +23,7 @@ from transformers import initialization as init
 
 from .attention import broadcast_like, masked_softmax
 from .axes import ATTENTION_SCOPES
+from .precision import float32_at_least, softmax_dtype
 from .state import AttentionState
 
 __all__ = ["ATTENTION_SCOPES", "AttentionScope", "GlobalScope", "LocalMonotonicScope", "LocalPredictiveScope",
@@ -72,13 +73,14 @@ class LocalScope(AttentionScope):
         raise NotImplementedError
 
     def align(self, scores: Tensor, query: Tensor, mask: Tensor, state: AttentionState) -> Tensor:
-        centres = self.centres(query, mask.sum(-1), state).to(scores.dtype)  # [N, T]
-        positions = torch.arange(mask.shape[-1], device=scores.device, dtype=scores.dtype)
+        computed = float32_at_least(scores)  # positions too: bfloat16 counts exactly only up to 256 (``precision``)
+        centres = self.centres(query, mask.sum(-1), state).to(computed.dtype)  # [N, T]
+        positions = torch.arange(mask.shape[-1], device=scores.device, dtype=computed.dtype)
         distance = positions - centres.unsqueeze(-1)  # j − p_t [N, T, S]
         window = (distance.abs() <= self.window) & mask.unsqueeze(1)
         sigma = self.window / 2
         gaussian = torch.exp(-distance.square() / (2 * sigma**2))
-        return masked_softmax(scores, window) * broadcast_like(gaussian, scores)
+        return (masked_softmax(computed, window) * broadcast_like(gaussian, computed)).to(softmax_dtype(scores))
 
     @classmethod
     def from_config(cls, config: Any, query_size: int) -> "LocalScope":
@@ -157,13 +159,14 @@ class MonotonicScope(AttentionScope):
         return torch.sigmoid(energy).masked_fill(~mask.unsqueeze(1), 0.0)
 
     def align(self, scores: Tensor, query: Tensor, mask: Tensor, state: AttentionState) -> Tensor:
-        probabilities = self.stopping_probabilities(scores, mask)
+        computed = float32_at_least(scores)  # the sigmoids and their running products (``precision``)
+        probabilities = self.stopping_probabilities(computed, mask)
         step = self.expected_step if self.training else self.hard_step
-        previous, weights = state.previous.to(scores.dtype), []
+        previous, weights = state.previous.to(computed.dtype), []
         for step_probabilities in probabilities.unbind(1):
             previous = step(step_probabilities, previous)
             weights.append(previous)
-        return torch.stack(weights, dim=1)
+        return torch.stack(weights, dim=1).to(softmax_dtype(scores))
 
     def expected_step(self, probabilities: Tensor, previous: Tensor) -> Tensor:
         """α_t [N, S] from p_t [N, S] and α_{t−1} [N, S] (the parallel form above)."""
