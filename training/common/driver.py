@@ -50,7 +50,8 @@ class Setup:
     with every checkpoint push beside ``processing_class`` (e.g. an image processor). ``generate_kwargs`` go to
     evaluation's ``generate()``. ``loss_reduction`` and ``lr_scheduler``: ``TaskTrainer``'s (the training loss summed
     over each batch instead of averaged; the learning-rate schedule built from the optimizer and the optimizer steps in
-    one epoch, instead of ``--lr_scheduler_type``'s)."""
+    one epoch, instead of ``--lr_scheduler_type``'s). ``max_tokens_per_batch``: training batches by tokens instead of
+    ``--per_device_train_batch_size`` rows (``TaskTrainer``'s)."""
 
     model: PreTrainedModel
     processing_class: Any
@@ -62,6 +63,7 @@ class Setup:
     generate_kwargs: dict[str, Any] = field(default_factory=dict)
     loss_reduction: str = "mean"
     lr_scheduler: Callable[[torch.optim.Optimizer, int], torch.optim.lr_scheduler.LRScheduler] | None = None
+    max_tokens_per_batch: int | None = None
 
 
 @dataclass
@@ -173,7 +175,7 @@ def run_task(task_class: type[Task], model_args: TaskModelArguments, data_args: 
             data_collator=setup.data_collator, compute_metrics=setup.compute_metrics,
             callbacks=trainer_callbacks(*setup.processors) + budget + setup.callbacks,
             split_columns=task.split_columns, loss_reduction=setup.loss_reduction,
-            lr_scheduler_factory=setup.lr_scheduler)
+            lr_scheduler_factory=setup.lr_scheduler, max_tokens_per_batch=setup.max_tokens_per_batch)
     train_and_evaluate(task.trainer, training_args, setup.datasets, prediction_lines=task.prediction_lines,
                        predictions_file=task.predictions_file, extra_metrics=task.extra_metrics,
                        **setup.generate_kwargs)

@@ -23,18 +23,30 @@ evaluation to call ``generate()``) with what every task needs:
   2015's memory network trains so): the model's mean over Trainer's ``num_items_in_batch`` times that count, so its
   gradient is that many times the mean's; evaluation's loss stays the mean;
 - ``lr_scheduler_factory``: (optimizer, optimizer steps in one epoch) -> the learning-rate schedule, instead of
-  ``--lr_scheduler_type``'s (e.g. a step schedule by epochs, which transformers has not).
+  ``--lr_scheduler_type``'s (e.g. a step schedule by epochs, which transformers has not);
+- ``max_tokens_per_batch``: training batches of at most that many padded tokens of ``input_ids`` + ``labels``
+  (``TokenBatchSampler``, training/common/token_batching.py) instead of ``--per_device_train_batch_size`` rows;
+  evaluation keeps its batches of ``--per_device_eval_batch_size`` rows, in the split's order. Trainer passes a batch
+  sampler to its data loader only for its own ``BatchRebalanceSampler``, so ``get_train_dataloader`` builds this one
+  and drops the columns the model does not read with Trainer's ``_remove_unused_columns`` (a private method, called
+  by keyword).
 """
 
 import copy
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import torch
+from torch.utils.data import DataLoader
 from transformers import Seq2SeqTrainer
 
+from training.common.token_batching import TokenBatchSampler, row_lengths
+
 __all__ = ["LOSS_REDUCTIONS", "TaskTrainer"]
+
+logger = logging.getLogger(__name__)
 
 LOSS_REDUCTIONS = ("mean", "sum")
 
@@ -42,13 +54,14 @@ LOSS_REDUCTIONS = ("mean", "sum")
 class TaskTrainer(Seq2SeqTrainer):
     """``Seq2SeqTrainer`` in split order, logging the loss's parts, keeping the generation config and the
     ``split_columns`` of the split being evaluated (``split_values[column]``, one value per row, or absent); the
-    training loss summed over the batch with ``loss_reduction="sum"``, the schedule of ``lr_scheduler_factory``."""
+    training loss summed over the batch with ``loss_reduction="sum"``, the schedule of ``lr_scheduler_factory``, the
+    training batches of ``max_tokens_per_batch`` tokens (``train_batches``)."""
 
     LOGGED_LOSS_PARTS = ("coverage_loss", "doubly_stochastic_loss", "reinforce_loss")
 
     def __init__(self, *args: Any, split_columns: Sequence[str] = (), loss_reduction: str = "mean",
                  lr_scheduler_factory: Callable[[torch.optim.Optimizer, int], torch.optim.lr_scheduler.LRScheduler]
-                 | None = None, **kwargs: Any) -> None:
+                 | None = None, max_tokens_per_batch: int | None = None, **kwargs: Any) -> None:
         if loss_reduction not in LOSS_REDUCTIONS:
             raise ValueError(f"`loss_reduction` must be one of {list(LOSS_REDUCTIONS)}, got {loss_reduction!r}.")
         super().__init__(*args, **kwargs)  # sets gather_function: accelerator.gather_for_metrics
@@ -61,6 +74,34 @@ class TaskTrainer(Seq2SeqTrainer):
         self.split_columns = tuple(split_columns)
         self.split_values: dict[str, list] = {}
         self._loss_parts: dict[str, list[float]] = {part: [] for part in self.LOGGED_LOSS_PARTS}
+        self.train_batches = None if max_tokens_per_batch is None else self._token_batches(max_tokens_per_batch)
+
+    def _token_batches(self, max_tokens_per_batch: int) -> TokenBatchSampler | None:
+        """The training set's batches by tokens (None without a training set); a ValueError for a sampling strategy
+        they would replace, or a row that no batch can hold."""
+        if self.args.train_sampling_strategy != "random":
+            raise ValueError(f"`--max_tokens_per_batch` forms its own batches, rows of like lengths together and "
+                             f"shuffled: leave out `--train_sampling_strategy "
+                             f"{self.args.train_sampling_strategy}`.")
+        if self.train_dataset is None:
+            return None
+        seed = self.args.seed if self.args.data_seed is None else self.args.data_seed
+        batches = TokenBatchSampler(row_lengths(self.train_dataset, "input_ids"),
+                                    row_lengths(self.train_dataset, "labels"), max_tokens_per_batch, seed=seed,
+                                    num_processes=self.args.world_size)
+        logger.info("Batches by tokens: %d training batches of at most %d tokens per epoch (instead of batches of "
+                    "--per_device_train_batch_size rows)", len(batches), max_tokens_per_batch)
+        return batches
+
+    def get_train_dataloader(self) -> DataLoader:
+        if self.train_batches is None:
+            return super().get_train_dataloader()
+        dataset = self._remove_unused_columns(self.train_dataset, description="Training")
+        loader = DataLoader(dataset, batch_sampler=self.train_batches, collate_fn=self.data_collator,
+                            num_workers=self.args.dataloader_num_workers, pin_memory=self.args.dataloader_pin_memory,
+                            persistent_workers=self.args.dataloader_persistent_workers,
+                            prefetch_factor=self.args.dataloader_prefetch_factor)
+        return self.accelerator.prepare(loader)  # under DDP: batch k to process k mod P (a multiple of P batches)
 
     @property
     def gather_function(self):

@@ -51,6 +51,7 @@ from training.common.driver import Report, Setup, Task
 from training.common.figures import save_alignment_pictures, save_encoder_pictures
 from training.common.metrics import load_metric
 from training.common.streaming import TrainingStream, first_rows, open_stream
+from training.common.token_batching import check_max_tokens
 from training.common.tokenization import TOKENIZER_KINDS
 from training.transformer_baseline import (
     check_generation_options, freeze_position_tables, learned_parameters, transformer_config,
@@ -149,6 +150,11 @@ class DataTrainingArguments(ReportArguments, DataFileArguments):
     num_beams: int | None = field(
         default=None, metadata={"help": "Beams for evaluation, prediction and the saved generation config."})
     overwrite_cache: bool = field(default=False, metadata={"help": "Re-tokenise instead of using the cache."})
+    max_tokens_per_batch: int | None = field(
+        default=None, metadata={"help": "Train on batches of at most this many tokens, padding included (rows x "
+                                        "(longest source + longest target)), rows of like lengths together and the "
+                                        "batches shuffled, instead of --per_device_train_batch_size rows. A row "
+                                        "longer than it is an error. Evaluation keeps --per_device_eval_batch_size."})
     score_without_stress: bool = field(
         default=False, metadata={"help": "With a `references` column, also report WER and PER with the stress digits "
                                          "(0, 1, 2 ending a phoneme) removed on both sides: wer_no_stress and "
@@ -164,6 +170,8 @@ class DataTrainingArguments(ReportArguments, DataFileArguments):
             if value is not None and value < (2 if name.endswith("length") else 1):
                 raise ValueError(f"`--{name}` must be a positive integer (lengths at least 2), got {value}.")
         check_new_tokens(self.max_new_tokens, "--max_new_tokens")
+        if self.max_tokens_per_batch is not None:
+            check_max_tokens(self.max_tokens_per_batch)
         super().__post_init__()
 
     def used_columns(self) -> dict[str, Column]:
@@ -434,7 +442,8 @@ class Seq2SeqTask(Task):
         collator = DataCollatorForCopying if self.copy_vocab_size else DataCollatorWithRightPaddedLabels  # right-padded
         return Setup(model=model, processing_class=tokenizer, datasets=tokenized,
                      data_collator=collator(tokenizer, model=model), compute_metrics=compute_metrics,
-                     generate_kwargs={"num_beams": data_args.num_beams} if data_args.num_beams else {})
+                     generate_kwargs={"num_beams": data_args.num_beams} if data_args.num_beams else {},
+                     max_tokens_per_batch=data_args.max_tokens_per_batch)
 
     def prediction_lines(self, output) -> list[str] | None:
         if not self.training_args.predict_with_generate:
