@@ -3,6 +3,8 @@
     python benchmarks/run_benchmarks.py                 # full run: table + benchmarks/results.json
     python benchmarks/run_benchmarks.py --repeats 1 --train_batches 3 --models rnnsearch   # quick look
     python benchmarks/run_benchmarks.py --peers          # plus every installed peer toolkit (peers/README.md)
+    python benchmarks/run_benchmarks.py --decode_only --peers --rounds 25 --models luong-feed-lstm-general
+                                                         # decoding only: generate(), ONNX Runtime, the peers
 
 Sizes (those of the peers' comparison, docs/performance.md): vocab 8000, embedding 256, bidirectional
 encoder 2 x 128, decoder 256, one layer each, batch 64, source 20–40 tokens, target 25–35.
@@ -13,12 +15,23 @@ model's useful matmul FLOPs per target token (torch's FlopCounterMode over forwa
 example alone, without padding, as for the peers: ``peers/peer_harness.py``) x tokens/s / the fp32 GEMM
 FLOP/s measured right before that training repeat (median over repeats). Every implementation steps
 with torch's fused Adam (needs torch >= 2.4 on CPU), the optimizer of Trainer's default ``adamw_torch_fused``.
+
+``--decode_only`` trains nothing: it times each model's PyTorch generate(), the same model exported to ONNX and
+decoded by ONNX Runtime (``hf_bahdanau.onnx``, the ``onnx`` extra) and each peer's own search (a worker process in
+the peer's virtualenv, ``peer_decoding.py``, that keeps its model loaded) in interleaved rounds: each round runs every
+implementation once per metric, in an order rotated round by round, after one unrecorded warm-up round. Metrics:
+greedy and beam-5 over the 64-sentence decode batch (sentences/s) and over its first 8 sources one at a time
+(ms per sentence), at most 30 new tokens, ``--threads`` threads for everyone. Reported: median and min–max over the
+rounds, and each of ours over the fastest peer of the same run (by median), as the ratio of the medians and as the
+median of the per-round ratios, which the machine's drift between rounds does not move.
 """
 
 import argparse
 import json
+import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -32,6 +45,7 @@ from peers.peer_harness import (  # noqa: E402
 from naive_bahdanau import NaiveBahdanau  # noqa: E402
 
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration  # noqa: E402
+from hf_bahdanau.onnx.runtime import OnnxSeq2Seq  # noqa: E402
 
 VOCAB, BATCH, TARGET_STEPS = 8000, 64, 30
 SIZES = dict(vocab_size=VOCAB, embedding_size=256, encoder_hidden_size=128, bidirectional=True, hidden_size=256,
@@ -42,8 +56,12 @@ MODELS = {
     "luong-feed-lstm-general": dict(preset="luong-general", rnn_type="lstm", bridge="last"),
     "luong-general-nofeed": dict(preset="luong-general", rnn_type="lstm", bridge="last", input_feeding=False),
 }
-LOWER_IS_BETTER = {"greedy_b1_ms_per_sentence"}
+LOWER_IS_BETTER = {"greedy_b1_ms_per_sentence", "beam5_b1_ms_per_sentence"}
 METRICS = ("train_tokens_per_s", "greedy_b64_sentences_per_s", "beam5_b64_sentences_per_s", "greedy_b1_ms_per_sentence")
+# --decode_only: metric -> (beams, "b64": the decode batch at once, sentences/s | "b1": one source at a time, ms)
+DECODE_METRICS = {"greedy_b64_sentences_per_s": (1, "b64"), "beam5_b64_sentences_per_s": (5, "b64"),
+                  "greedy_b1_ms_per_sentence": (1, "b1"), "beam5_b1_ms_per_sentence": (5, "b1")}
+LATENCY_SENTENCES = 8
 # Each peer runs a Luong-style decoder with input feeding: compared with our model of the same architecture.
 LIKE_WITH_LIKE = {"opennmt": "luong-feed-gru-additive", "joeynmt": "luong-feed-gru-additive",
                   "fairseq": "luong-feed-lstm-general"}
@@ -105,33 +123,41 @@ def train_tokens_per_second(model, batches: list[dict]) -> float:
 
 
 @torch.no_grad()
-def decode_sentences_per_second(model, batch: dict, num_beams: int) -> float:
-    model.eval()
-    start = time.perf_counter()
+def search(model, input_ids: torch.Tensor, attention_mask: torch.Tensor, num_beams: int) -> None:
+    """One greedy (``num_beams=1``) or beam search of ``model`` over the sources, at most TARGET_STEPS new tokens:
+    ours through generate(), the naive reference through its own loops, an ``OnnxSeq2Seq`` through ONNX Runtime."""
+    options = dict(num_beams=num_beams) | ({"early_stopping": True} if num_beams > 1 else {})
     if isinstance(model, NaiveBahdanau):
         if num_beams == 1:
-            model.greedy(batch["input_ids"], batch["attention_mask"], TARGET_STEPS)
+            model.greedy(input_ids, attention_mask, TARGET_STEPS)
         else:
-            model.beam_search(batch["input_ids"], batch["attention_mask"], num_beams, TARGET_STEPS)
+            model.beam_search(input_ids, attention_mask, num_beams, TARGET_STEPS)
+    elif isinstance(model, OnnxSeq2Seq):
+        model.generate(input_ids.numpy(), attention_mask.numpy(), max_new_tokens=TARGET_STEPS, **options)
     else:
-        beam_options = dict(num_beams=num_beams, early_stopping=True) if num_beams > 1 else {}
-        model.generate(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
-                       max_new_tokens=TARGET_STEPS, do_sample=False, **beam_options)
+        model.generate(input_ids=input_ids, attention_mask=attention_mask, max_new_tokens=TARGET_STEPS,
+                       do_sample=False, **options)
+
+
+def decode_sentences_per_second(model, batch: dict, num_beams: int) -> float:
+    if isinstance(model, torch.nn.Module):
+        model.eval()
+    start = time.perf_counter()
+    search(model, batch["input_ids"], batch["attention_mask"], num_beams)
     return batch["input_ids"].shape[0] / (time.perf_counter() - start)
 
 
-@torch.no_grad()
-def batch1_latency_ms(model, batch: dict, sentences: int = 8) -> float:
-    model.eval()
-    start = time.perf_counter()
+def batch1_latency_ms(model, batch: dict, num_beams: int = 1, sentences: int = LATENCY_SENTENCES) -> float:
+    """Milliseconds per sentence of searching the first ``sentences`` sources of ``batch`` one at a time."""
+    if isinstance(model, torch.nn.Module):
+        model.eval()
+    ones = []
     for row in range(sentences):
         length = int(batch["attention_mask"][row].sum())
-        one = dict(input_ids=batch["input_ids"][row:row + 1, :length],
-                   attention_mask=batch["attention_mask"][row:row + 1, :length])
-        if isinstance(model, NaiveBahdanau):
-            model.greedy(one["input_ids"], one["attention_mask"], TARGET_STEPS)
-        else:
-            model.generate(**one, max_new_tokens=TARGET_STEPS, do_sample=False)
+        ones.append((batch["input_ids"][row:row + 1, :length], batch["attention_mask"][row:row + 1, :length]))
+    start = time.perf_counter()
+    for input_ids, attention_mask in ones:
+        search(model, input_ids, attention_mask, num_beams)
     return (time.perf_counter() - start) / sentences * 1000
 
 
@@ -163,9 +189,19 @@ def main() -> None:
     parser.add_argument("--output", default=str(Path(__file__).parent / "results.json"))
     parser.add_argument("--peers", nargs="*", default=None, choices=peers.PEERS,
                         help="also measure these peer toolkits (no names: every installed one; see peers/README.md)")
+    parser.add_argument("--decode_only", action="store_true",
+                        help="no training: generate(), ONNX Runtime and the peers' searches in interleaved rounds")
+    parser.add_argument("--rounds", type=int, default=10, help="--decode_only: the recorded rounds")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     peer_names = None if args.peers is None else (args.peers or peers.available_peers())
+    if args.decode_only:
+        if args.rounds < 1:
+            parser.error(f"--rounds must be ≥ 1, got {args.rounds}")
+        results = measure_decoding(args.models, peer_names or [], args.rounds, args.threads)
+        Path(args.output).write_text(json.dumps(results, indent=2))
+        print(f"results in {args.output}")
+        return
     unmatched = [peer for peer in peer_names or () if LIKE_WITH_LIKE[peer] not in args.models]
     if unmatched:  # a peer runs between the repeats of the model it is compared with
         parser.error(f"--peers {' '.join(unmatched)} need their like-with-like models in --models: "
@@ -218,6 +254,119 @@ def main() -> None:
             for value in row["gemm_flops_per_s"]["values"]]
     print(f"\nfp32 GEMM {min(gemm) / 1e9:.0f}–{max(gemm) / 1e9:.0f} GFLOP/s over the run ({args.threads} threads); "
           f"results in {args.output}")
+
+
+class PeerWorker:
+    """A peer's search in a process of its own virtualenv (``peer_decoding.py``), its model built once: calling it
+    with (beams, "b64" | "b1") runs one timed search and returns its figure (sentences/s, ms per sentence)."""
+
+    def __init__(self, name: str, batches_file: Path, threads: int) -> None:
+        here = Path(__file__).resolve().parent
+        self.name, self.errors = name, tempfile.TemporaryFile(mode="w+")
+        self.process = subprocess.Popen(
+            [str(peers.peer_python(name)), str(here / "peer_decoding.py"), name, "--batches", str(batches_file),
+             "--threads", str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
+            text=True, env=os.environ | {"PYTHONPATH": str(here / "peers")})
+        self.version = self._answer()["ready"]
+
+    def _answer(self) -> dict:
+        line = self.process.stdout.readline()
+        if not line:
+            self.errors.seek(0)
+            raise RuntimeError(f"peer {self.name}'s decoding worker ended (exit {self.process.wait()}):\n"
+                               f"{self.errors.read()[-4000:]}")
+        return json.loads(line)
+
+    def __call__(self, beams: int, batch: str) -> float:
+        self.process.stdin.write(json.dumps(dict(beams=beams, batch=batch)) + "\n")
+        self.process.stdin.flush()
+        return self._answer()["value"]
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait()
+        self.errors.close()
+
+
+def measure_decoding(models: list[str], peer_names: list[str], rounds: int, threads: int) -> dict:
+    """``--decode_only``: every ``DECODE_METRICS`` figure of each model's generate() and ONNX Runtime decoder and
+    of each peer's search, in ``rounds`` interleaved rounds after a warm-up round; see the module's docstring."""
+    from hf_bahdanau.onnx.export import export_onnx
+
+    decode_batch = synthetic_batch(1000)
+    implementations = {}  # name -> (beams, batch kind) -> figure
+    for name in models:
+        model = build_ours(name).eval()
+        folder = export_onnx(model, tempfile.mkdtemp(prefix=f"hf_bahdanau_{name}_"))
+        runtime = OnnxSeq2Seq(folder, threads=threads)
+        for label, decoder in ((f"{name} generate()", model), (f"{name} onnxruntime", runtime)):
+            implementations[label] = lambda beams, kind, decoder=decoder: (
+                decode_sentences_per_second(decoder, decode_batch, beams) if kind == "b64"
+                else batch1_latency_ms(decoder, decode_batch, beams))
+    batches_file = Path(tempfile.mkdtemp(prefix="hf_bahdanau_peers_")) / "batches.pt"
+    peers.save_batches(batches_file, [], decode_batch)
+    workers = [PeerWorker(name, batches_file, threads) for name in peer_names]
+    implementations |= {worker.name: worker for worker in workers}
+    measured = {label: {metric: [] for metric in DECODE_METRICS} for label in implementations}
+    try:
+        for round_index in range(rounds + 1):  # round 0 warms up
+            for metric, (beams, kind) in DECODE_METRICS.items():
+                labels = list(implementations)
+                shift = round_index % len(labels)
+                for label in labels[shift:] + labels[:shift]:
+                    value = implementations[label](beams, kind)
+                    if round_index:
+                        measured[label][metric].append(value)
+            if round_index:
+                print(f"round {round_index}/{rounds}", flush=True)
+    finally:
+        for worker in workers:
+            worker.close()
+        batches_file.unlink()
+    results = dict(threads=threads, rounds=rounds, torch=torch.__version__,
+                   peers={worker.name: worker.version for worker in workers},
+                   implementations={label: {metric: summarize(values) for metric, values in row.items()}
+                                    for label, row in measured.items()})
+    if workers:
+        results["over_fastest_peer"] = compare_decoding(measured, [worker.name for worker in workers])
+    print_decoding(results)
+    return results
+
+
+def compare_decoding(measured: dict[str, dict[str, list[float]]], peer_names: list[str]) -> dict:
+    """For every metric, the fastest peer (best median) and each other implementation over it (> 1: better):
+    ``of_medians``, and ``per_round``, the ratios of the figures measured in the same round (summarized)."""
+    compared = {}
+    for metric in DECODE_METRICS:
+        medians = {label: summarize(row[metric])["median"] for label, row in measured.items()}
+        fastest = max(peer_names, key=lambda peer: better_by(metric, medians[peer], 1.0))
+        compared[metric] = dict(peer=fastest, peer_median=medians[fastest], ours={
+            label: dict(of_medians=better_by(metric, medians[label], medians[fastest]),
+                        per_round=summarize([better_by(metric, value, reference) for value, reference
+                                             in zip(row[metric], measured[fastest][metric])]))
+            for label, row in measured.items() if label not in peer_names})
+    return compared
+
+
+def print_decoding(results: dict) -> None:
+    """The ``--decode_only`` table in Markdown: median [min–max] per implementation and metric, and under each of
+    ours its median per-round ratio to the fastest peer."""
+    compared = results.get("over_fastest_peer", {})
+    print(f"\n{results['rounds']} rounds, {results['threads']} threads; ×: over the fastest peer, the median of "
+          "the per-round ratios (> 1: better)\n")
+    print("| implementation | " + " | ".join(DECODE_METRICS) + " |")
+    print("| --- |" + " --- |" * len(DECODE_METRICS))
+    for label, row in results["implementations"].items():
+        cells = []
+        for metric in DECODE_METRICS:
+            figure = row[metric]
+            cell = f"{figure['median']:.1f} [{figure['min']:.1f}–{figure['max']:.1f}]"
+            if label in compared.get(metric, {}).get("ours", {}):
+                cell += f" ×{compared[metric]['ours'][label]['per_round']['median']:.2f}"
+            cells.append(cell)
+        print(f"| {label} | " + " | ".join(cells) + " |")
+    for metric, row in compared.items():
+        print(f"fastest peer in {metric}: {row['peer']} ({row['peer_median']:.1f})")
 
 
 def better_by(key: str, value: float, reference: float) -> float:
