@@ -12,6 +12,7 @@ from torch.nn import functional as F
 
 from child_process import run_child
 from conftest import assert_float64_close, assert_float64_gradients_close
+from contract.mixed_precision import MixedPrecisionContract
 from contract.testers import Over, Tester, padded_positions, with_float64
 from hf_bahdanau.families import FAMILIES
 
@@ -43,7 +44,7 @@ def assert_log_probs_close(actual: torch.Tensor, expected: torch.Tensor, scale: 
     assert_float64_close(actual[finite], expected[finite], scale=scale)
 
 
-class ContractTests:
+class ContractTests(MixedPrecisionContract):
     """What every head must do; ``tester`` is a fixture giving the head's ``Tester``."""
 
     @pytest.fixture(autouse=True)
