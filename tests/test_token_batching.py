@@ -148,8 +148,9 @@ class RecordingCollator:
 
 
 def token_trainer(output_dir, max_tokens: int = 200, collator=None, **arguments) -> TaskTrainer:
-    args = Seq2SeqTrainingArguments(output_dir, report_to="none", use_cpu=True, save_strategy="no",
-                                    disable_tqdm=True, learning_rate=1e-3, seed=0, **arguments)
+    arguments = {"save_strategy": "no", **arguments}
+    args = Seq2SeqTrainingArguments(output_dir, report_to="none", use_cpu=True, disable_tqdm=True, learning_rate=1e-3,
+                                    seed=0, **arguments)
     return TaskTrainer(model=tiny_model().train(), args=args, train_dataset=row_id_corpus(),
                        data_collator=collator or RecordingCollator(), max_tokens_per_batch=max_tokens)
 
@@ -173,6 +174,17 @@ def test_task_trainer_trains_one_step_per_token_batch_and_a_new_order_each_epoch
     assert collator.batches == expected
     learning_rates = [entry["learning_rate"] for entry in trainer.state.log_history if "learning_rate" in entry]
     assert len(learning_rates) == 2 * batches_per_epoch and learning_rates[-1] < learning_rates[0]  # linear decay
+
+
+def test_resuming_in_the_second_epoch_trains_the_batches_the_whole_run_trains(tmp_path):
+    whole_collator, resumed_collator = RecordingCollator(), RecordingCollator()
+    whole = token_trainer(tmp_path / "whole", collator=whole_collator, num_train_epochs=2, save_strategy="steps",
+                          save_steps=20)  # 16 batches an epoch: step 20 is the second epoch's fourth
+    whole.train()
+    resumed = token_trainer(tmp_path / "whole", collator=resumed_collator, num_train_epochs=2)
+    resumed.train(resume_from_checkpoint=str(tmp_path / "whole" / "checkpoint-20"))
+    assert resumed.state.global_step == whole.state.global_step == 32
+    assert resumed_collator.batches == whole_collator.batches[20:]
 
 
 def test_task_trainer_refuses_a_sampling_strategy_the_token_batches_replace(tmp_path):
