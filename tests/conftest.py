@@ -49,6 +49,13 @@ def pytest_collection_modifyitems(config, items):
 VOCAB = 40
 PAD, BOS, EOS = 0, 1, 2
 
+DEVICES = ["cpu", *(["cuda"] if torch.cuda.is_available() else [])]
+"""The devices a test marked ``devices`` runs on: ``pytest -m devices`` runs exactly those (on a GPU machine too)."""
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "devices: parametrised over conftest.DEVICES (cpu, and cuda when present)")
+
 if os.environ.get("PYTEST_XDIST_WORKER"):  # pytest -n N: N processes share the cores, one thread each
     torch.set_num_threads(1)
 

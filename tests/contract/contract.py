@@ -6,12 +6,18 @@ Equalities run in float64, where two code paths differ only by rounding (``conft
 the values; weights, at most 1, against 1); padding is checked to be exactly 0, never nearly.
 """
 
+import gc
+import math
+from pathlib import Path
+
 import pytest
 import torch
 from torch.nn import functional as F
 
 from child_process import run_child
-from conftest import assert_float64_close, assert_float64_gradients_close
+from conftest import DEVICES, assert_float64_close, assert_float64_gradients_close
+from contract.devices import (LIBRARY, SEARCHES, STEP_SYNCS, STOP_DECISIONS, FactoriesOnMeta, syncs_per_step,
+                              tensors)
 from contract.mixed_precision import MixedPrecisionContract
 from contract.testers import Over, Tester, padded_positions, with_float64
 from hf_bahdanau.families import FAMILIES
@@ -42,6 +48,10 @@ def assert_log_probs_close(actual: torch.Tensor, expected: torch.Tensor, scale: 
     assert torch.equal(torch.isfinite(actual), finite)
     assert torch.equal(actual[~finite], expected[~finite])
     assert_float64_close(actual[finite], expected[finite], scale=scale)
+
+
+def on(device: str, batch: dict) -> dict:
+    return {key: value.to(device) for key, value in batch.items()}
 
 
 class ContractTests(MixedPrecisionContract):
@@ -196,6 +206,79 @@ class ContractTests(MixedPrecisionContract):
             with torch.no_grad():
                 assert torch.equal(loaded.generate(**source, **tester.generate),
                                    model.generate(**source, **tester.generate))
+
+    @pytest.mark.devices
+    @pytest.mark.parametrize("device", DEVICES)
+    def test_runs_on_the_device_of_its_weights_and_inputs(self, tester: Tester, device: str):
+        """forward, the loss and its gradients, and generate() (``SEARCHES``: greedy, beam, sampling, with the
+        alignments) run where the model and its inputs are, every output there; hf_bahdanau's code makes no tensor on
+        the default device (``FactoriesOnMeta``: such a tensor is on meta and fails here, with no GPU needed)."""
+        model = tester.model().to(device).train()  # as trained: hard attention samples, dropout drops
+        batch = with_float64(tester.batch(False))
+        batch, labels = on(device, batch), tester.labels(batch).to(device)
+        with FactoriesOnMeta():
+            output = model(**batch, labels=labels, output_attentions=True)
+            output.loss.backward()
+        assert torch.isfinite(output.loss)
+        assert {value.device.type for value in tensors(output)} == {device}
+        assert {p.grad.device.type for p in model.parameters() if p.grad is not None} == {device}
+        if tester.generate is None:
+            return
+        source = {key: value for key, value in batch.items() if not key.startswith("decoder_")}
+        model.eval()
+        for name, search in SEARCHES.items():
+            with torch.no_grad(), FactoriesOnMeta():
+                generated = model.generate(**source, **{**tester.generate, **search})
+            assert {value.device.type for value in tensors(generated)} == {device}, name
+
+    @pytest.mark.devices
+    @pytest.mark.parametrize("device", DEVICES)
+    def test_a_trainer_step_runs_on_the_device(self, tester: Tester, device: str, tmp_path):
+        """One step of the training scripts' Trainer (``TaskTrainer``; ``use_cpu`` for "cpu", else the GPU) on a batch
+        of its data loader moves
+        every weight the loss reaches, and leaves them on the device; neither hf_bahdanau's code nor the training
+        driver's makes a tensor on the default device."""
+        from transformers import Seq2SeqTrainingArguments, default_data_collator
+
+        import training
+        from training.common.trainer import TaskTrainer
+
+        model = tester.model().train()
+        batch = with_float64(tester.batch(False))
+        columns = {**batch, "labels": tester.labels(batch)}
+        rows = [{key: value[row] for key, value in columns.items()} for row in range(len(columns["labels"]))]
+        before = {name: parameter.detach().clone() for name, parameter in model.named_parameters()}
+        arguments = Seq2SeqTrainingArguments(output_dir=str(tmp_path), max_steps=1, use_cpu=device == "cpu",
+                                             per_device_train_batch_size=len(rows), report_to="none",
+                                             save_strategy="no", disable_tqdm=True)
+        trainer = TaskTrainer(model=model, args=arguments, train_dataset=rows, data_collator=default_data_collator)
+        gc.freeze()  # train() ends in gc.collect(): 1.5 s over the test session's objects, 2 ms over the step's
+        try:
+            with FactoriesOnMeta(roots=(LIBRARY, Path(training.__file__).parent)):
+                result = trainer.train()
+        finally:
+            gc.unfreeze()
+        assert math.isfinite(result.training_loss)
+        assert {parameter.device.type for parameter in model.parameters()} == {device}
+        unchanged = [name for name, parameter in model.named_parameters()
+                     if torch.equal(parameter.detach().cpu(), before[name])]
+        assert sorted(unchanged) == sorted(tester.no_gradient)
+
+    @pytest.mark.devices
+    @pytest.mark.parametrize("device", DEVICES)
+    def test_a_decoding_step_waits_for_the_device_only_to_decide_whether_to_stop(self, tester: Tester, device: str):
+        """Each step of generate() (``SEARCHES``) brings a value to the host once (``STEP_SYNCS``: whether to stop,
+        in transformers' loop or ours; and the monotonic attention's scan), never for hf_bahdanau's checks or
+        bookkeeping: on a GPU each such round trip stalls the step's kernels."""
+        if tester.generate is None:
+            pytest.skip(f"{tester.name} does not generate")
+        model = tester.model().to(device)
+        source = {key: value for key, value in on(device, with_float64(tester.batch(False))).items()
+                  if not key.startswith("decoder_")}
+        for name, search in SEARCHES.items():
+            per_step = syncs_per_step(model, source, {**tester.generate, **search})
+            assert {where: count for where, count in per_step.items() if where not in STEP_SYNCS} == {}, name
+            assert sum(count for where, count in per_step.items() if where in STOP_DECISIONS) == 1, name
 
     @pytest.mark.slow
     def test_remote_code_in_a_process_without_the_package(self, tester: Tester, tmp_path):
