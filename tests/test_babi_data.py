@@ -82,6 +82,43 @@ def test_the_answers_are_not_one_class():
     assert {example.answer for example in flat(generate_task(10, 200, seed=2))} == {"yes", "no", "maybe"}
 
 
+def gaps(story: list[BabiExample]) -> list[int]:
+    """The statements before each question of a story since the previous question (or the story's start)."""
+    return [len(example.story) - len(previous.story) for previous, example in zip([BabiExample(0, [], "", "", []),
+                                                                                   *story], story)]
+
+
+def test_stories_of_tasks_1_to_3_6_to_8_11_to_13_follow_facebooks_schedules_and_statement_mix():
+    stories = {task: generate_task(task, 2000, seed=0) for task in (1, 2, 3, 6, 7, 11, 12, 13)}
+    for task in (1, 6, 11, 12, 13):  # 2 statements, 1 question, 5 times
+        assert {tuple(gaps(story)) for story in stories[task]} == {(2,) * 5}, task
+    for task in (2, 3):  # a question w.p. 1/2 after each statement once more than 2 follow the previous one
+        counts = [gap for story in stories[task][:-1] for gap in gaps(story)]
+        assert len(counts) % 5 == 0 and min(counts) == 3
+        moves = [" to the " in statement for story in stories[task] for statement in story[-1].story]
+        # a third of the draws are moves, a little more since a get or drop is drawn again when none is possible
+        assert 1 / 3 <= sum(moves) / len(moves) < 0.4
+    # task 2's gap is 3 with probability 1/2 when an object's place is told (after a story's first few statements
+    # not always): ~2,000 gaps, binomial standard deviation 0.011, the bounds 4 of it below and 2 above 1/2
+    counts = [gap for story in stories[2][:-1] for gap in gaps(story)]
+    assert 0.45 < counts.count(3) / len(counts) < 0.52
+    for story in stories[7][:-1]:  # the first question once someone handled an object, then one every 2 statements
+        assert gaps(story)[0] >= 2 and gaps(story)[1:] == [2] * 4
+    assert any(re.search(r" (gave|handed|passed) the ", statement) for story in stories[7] for statement in
+               story[-1].story)
+    assert all(re.fullmatch(r"[A-Z]\w+ [a-z ]+ to the \w+\.", statement)
+               for story in stories[6] for statement in story[-1].story)  # task 6: moves only, no objects
+    for task, subject in ((11, r"[A-Z]\w+"), (12, r"[A-Z]\w+ and [A-Z]\w+"), (13, r"[A-Z]\w+ and [A-Z]\w+")):
+        for story in stories[task][:50]:  # 11, 13: named, then a pronoun; the question about the last two's people
+            statements = story[-1].story
+            for index, statement in enumerate(statements):
+                pronoun = task != 12 and index % 2
+                assert re.match(r"(Then|After that|Following that) (he|she|they) " if pronoun else subject + " ",
+                                statement), (task, statement)
+            for example in story:
+                assert min(example.supporting_facts) >= len(example.story) - 2, example
+
+
 def test_stories_of_tasks_4_5_9_10_14_have_the_shape_of_facebooks():
     def shapes(task: int) -> set[tuple[int, int]]:  # (statements, questions) of each story but the last (cut short)
         return {(len(story[-1].story), len(story)) for story in generate_task(task, 500, seed=0)[:-1]}

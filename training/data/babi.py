@@ -159,10 +159,11 @@ class World:
         self.handled[person][thing] = index
 
     def give(self, giver: str, receiver: str, thing: str) -> None:
-        """"Mary gave the milk to John.": the receiver, in the giver's place, holds it from here on."""
+        """"Mary gave the milk to John.": the receiver, in the giver's place, holds it from here on (both handled it)."""
         index = self.say(f"{giver} {self.rng.choice(GIVE_VERBS)} the {thing} to {receiver}.", (giver,))
         self.holder[thing] = (receiver, index)
         self.gifts.append((giver, thing, receiver, index))
+        self.handled[giver][thing] = self.handled[receiver][thing] = index
 
     def locate(self, person: str) -> None:
         """"Mary is in the kitchen.": a place stated, not a move (tasks 9 and 10, where no one carries anything)."""
@@ -201,17 +202,45 @@ def move_step(world: World, pair: float, pronoun: float) -> None:
         world.move(tuple(world.rng.sample(list(PEOPLE), 2 if world.rng.random() < pair else 1)))
 
 
-def object_step(world: World) -> None:
-    """A person moves (half of the time, and always before their first action) or gets or drops an object there."""
-    person = world.rng.choice(list(PEOPLE))
-    here = world.place(person)
-    gettable = [thing for thing in OBJECTS if thing not in world.holder and world.lying.get(thing, (here,))[0] == here]
-    actions = [(world.drop, thing) for thing in world.carried(person)] + [(world.get, thing) for thing in gettable]
-    if here is None or not actions or world.rng.random() < 0.5:
-        world.move((person,))
-    else:
-        action, thing = world.rng.choice(actions)
-        action(person, thing)
+def handling(world: World) -> list[tuple[Callable[[str, str], None], str, str]]:
+    """Every get or drop a person whose place is told can do now: (world.get or world.drop, person, object)."""
+    actions = []
+    for person in PEOPLE:
+        if here := world.place(person):
+            actions += [(world.drop, person, thing) for thing in world.carried(person)]
+            actions += [(world.get, person, thing) for thing in OBJECTS
+                        if thing not in world.holder and world.lying.get(thing, (here,))[0] == here]
+    return actions
+
+
+def hand_overs(world: World) -> list[tuple[str, str, str]]:
+    """Every hand-over possible now: (giver, receiver, object), the receiver in the giver's place."""
+    return [(giver, receiver, thing) for thing, (giver, _) in world.holder.items() for receiver in PEOPLE
+            if receiver != giver and world.place(receiver) == world.place(giver)]
+
+
+def object_step(world: World, give: float = 0) -> None:
+    """As Facebook's tasks 2, 3, 7 and 8 draw a statement: with probability `give` a hand-over, else a third of the
+    time a person moves and otherwise gets or drops an object (each drawn evenly from those possible now); an
+    action that is not possible now is drawn again."""
+    while True:
+        roll = world.rng.random()
+        if roll < give:
+            if options := hand_overs(world):
+                world.give(*world.rng.choice(options))
+                return
+        elif roll < give + (1 - give) / 3:
+            world.move((world.rng.choice(list(PEOPLE)),))
+            return
+        elif options := handling(world):
+            action, person, thing = world.rng.choice(options)
+            action(person, thing)
+            return
+
+
+def coreference_step(world: World, pair: float) -> None:
+    """Tasks 11 and 13, as Facebook's: a move by 1 person (2 with `pair`), then their move again, as a pronoun."""
+    move_step(world, pair, pronoun=len(world.statements) % 2)
 
 
 # Questions: every question the world could answer now.
@@ -250,25 +279,42 @@ def carrying(world: World, count: bool) -> list[Candidate]:
     return [candidate for candidate in candidates if candidate[2]]
 
 
+def every(count: int) -> Callable[[random.Random, int], bool]:
+    """A question once `count` statements follow the previous one (or begin the story)."""
+    return lambda rng, since: since >= count
+
+
+def by_chance(rng: random.Random, since: int) -> bool:
+    """Facebook's tasks 2 and 3: once more than 2 statements follow the previous question, one after each statement
+    with probability 1/2."""
+    return since > 2 and rng.random() < 0.5
+
+
+def where_recent(world: World) -> list[Candidate]:
+    """Tasks 11, 12 and 13, as Facebook's: where the people of the last two statements are."""
+    return [candidate for candidate in where_person(world) if candidate[2][-1] >= len(world.statements) - 2]
+
+
 @dataclass(frozen=True)
 class WorldTask:
-    """A task played in the world: `questions` questions per story, each after `between` (lo, hi) statements."""
+    """A task played in the world: `questions` questions per story; after each statement, a question when
+    `ready(rng, statements since the previous question)` and one fits."""
 
     step: Callable[[World], None]
     ask: Callable[[World], list[Candidate]]
-    between: tuple[int, int]
+    ready: Callable[[random.Random, int], bool]
     questions: int = 5
 
     def story(self, rng: random.Random, limit: int) -> list[Candidate]:
         """Up to `limit` questions, each with the story so far: (statements, question, answer, supports)."""
-        world, asked = World(rng), []
+        world, asked, since = World(rng), [], 0
         while len(asked) < min(self.questions, limit):
-            for _ in range(rng.randint(*self.between)):
-                self.step(world)
-            while not (fitting := [candidate for candidate in self.ask(world)
-                                   if candidate[2][0] >= len(world.statements) - MEMORY_SIZE]):
-                self.step(world)
-            asked.append((list(world.statements), *rng.choice(fitting)))
+            self.step(world)
+            since += 1
+            if self.ready(rng, since) and (fitting := [candidate for candidate in self.ask(world)
+                                                       if candidate[2][0] >= len(world.statements) - MEMORY_SIZE]):
+                asked.append((list(world.statements), *rng.choice(fitting)))
+                since = 0
         return asked
 
 
@@ -349,12 +395,13 @@ def gifts(world: World) -> list[Candidate]:
     return [(question, answer, (index,)) for question, (answer, index) in latest.items()]
 
 
-def hearsay_step(world: World, hedge: Callable[[World, str], None]) -> None:
-    """Tasks 9 and 10: a person moves, is said to be in a place, or (a third of the time) is hedged about."""
+def hearsay_step(world: World, hedge: Callable[[World, str], None], move: float) -> None:
+    """Tasks 9 and 10, as Facebook's draw them: a person moves (probability `move`), else is said to be in a place
+    or is hedged about (half each)."""
     person, roll = world.rng.choice(list(PEOPLE)), world.rng.random()
-    if roll < 1 / 3:
+    if roll < move:
         world.move((person,))
-    elif roll < 2 / 3:
+    elif roll < (1 + move) / 2:
         world.locate(person)
     else:
         hedge(world, person)
@@ -522,19 +569,22 @@ def motivation_story(rng: random.Random, limit: int) -> list[tuple]:
 
 
 TASKS: dict[int, tuple[str, Callable[[random.Random, int], list[tuple]]]] = {
-    1: ("single-supporting-fact", WorldTask(lambda world: move_step(world, 0, 0), where_person, (2, 2)).story),
-    2: ("two-supporting-facts", WorldTask(object_step, where_object, (2, 15)).story),
-    3: ("three-supporting-facts", WorldTask(object_step, where_before, (10, 40)).story),
+    1: ("single-supporting-fact", WorldTask(lambda world: move_step(world, 0, 0), where_person, every(2)).story),
+    2: ("two-supporting-facts", WorldTask(object_step, where_object, by_chance).story),
+    3: ("three-supporting-facts", WorldTask(object_step, where_before, by_chance).story),
     4: ("two-arg-relations", relations_story),
-    5: ("three-arg-relations", WorldTask(give_step, gifts, (2, 6)).story),
-    6: ("yes-no-questions", WorldTask(object_step, yes_no, (2, 4)).story),
-    7: ("counting", WorldTask(object_step, lambda world: carrying(world, count=True), (2, 6)).story),
-    8: ("lists-sets", WorldTask(object_step, lambda world: carrying(world, count=False), (2, 6)).story),
-    9: ("simple-negation", WorldTask(lambda world: hearsay_step(world, negation), is_in, (2, 2)).story),
-    10: ("indefinite-knowledge", WorldTask(lambda world: hearsay_step(world, indefinite), is_in, (2, 2)).story),
-    11: ("basic-coreference", WorldTask(lambda world: move_step(world, 0, 0.5), where_person, (2, 2)).story),
-    12: ("conjunction", WorldTask(lambda world: move_step(world, 0.5, 0), where_person, (2, 2)).story),
-    13: ("compound-coreference", WorldTask(lambda world: move_step(world, 1, 0.5), where_person, (2, 2)).story),
+    5: ("three-arg-relations", WorldTask(give_step, gifts, by_chance).story),
+    6: ("yes-no-questions", WorldTask(lambda world: move_step(world, 0, 0), yes_no, every(2)).story),
+    7: ("counting", WorldTask(lambda world: object_step(world, give=0.5), lambda world: carrying(world, count=True),
+                              every(2)).story),
+    8: ("lists-sets", WorldTask(lambda world: object_step(world, give=0.5), lambda world: carrying(world, count=False),
+                                every(2)).story),
+    9: ("simple-negation", WorldTask(lambda world: hearsay_step(world, negation, 1 / 2), is_in, every(2)).story),
+    10: ("indefinite-knowledge", WorldTask(lambda world: hearsay_step(world, indefinite, 1 / 3), is_in,
+                                           every(2)).story),
+    11: ("basic-coreference", WorldTask(lambda world: coreference_step(world, 0), where_recent, every(2)).story),
+    12: ("conjunction", WorldTask(lambda world: move_step(world, 1, 0), where_recent, every(2)).story),
+    13: ("compound-coreference", WorldTask(lambda world: coreference_step(world, 1), where_recent, every(2)).story),
     14: ("time-reasoning", time_story),
     15: ("basic-deduction", deduction_story),
     16: ("basic-induction", induction_story),

@@ -68,7 +68,7 @@ class Story:
         self.place: dict[str, tuple[str, set[int]]] = {}  # person -> where, statements
         self.holder: dict[str, tuple[str, int]] = {}  # object -> person, the statement they got it in
         self.lying: dict[str, tuple[str, set[int]]] = {}  # object -> where it was dropped, statements
-        self.last_touch: dict[str, dict[str, int]] = defaultdict(dict)  # person -> object -> last get/drop statement
+        self.last_touch: dict[str, dict[str, int]] = defaultdict(dict)  # person -> object -> last get/drop/give
         self.carried: dict[str, tuple[str, str, set[int]]] = {}  # object -> from, to, statements of its last carry
         self.kind: dict[str, tuple[str, int]] = {}  # lower-cased name -> kind, statement
         self.adjective: dict[str, tuple[str, int]] = {}  # lower-cased name -> what it was last said to be, statement
@@ -168,6 +168,7 @@ class Story:
                              "in the same place.")
         self.holder[thing] = (receiver, index)
         self.gifts.append({"giver": giver, "thing": thing, "receiver": receiver, "statement": index})
+        self.last_touch[giver][thing] = self.last_touch[receiver][thing] = index
 
     def relate(self, index: int, place: str, direction: str, other: str) -> None:
         """"The office is north of the kitchen.": north of the kitchen is the office, south of the office the
@@ -191,7 +192,8 @@ class Story:
         return self.lying[thing]
 
     def carrying(self, person: str) -> tuple[list[str], set[int]]:
-        """What the person holds, in the order they got it; supported by their last get/drop of every object."""
+        """What the person holds, in the order they got it; supported by their last get, drop or hand-over (either
+        side) of every object."""
         things = sorted((thing for thing, (holder, _) in self.holder.items() if holder == person),
                         key=lambda thing: self.holder[thing][1])
         return things, set(self.last_touch[person].values())
