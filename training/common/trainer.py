@@ -125,7 +125,11 @@ class TaskTrainer(Seq2SeqTrainer):
     def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None, **gen_kwargs):
         generation_config = copy.deepcopy(getattr(self.model, "generation_config", None))
         try:
-            return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys=ignore_keys, **gen_kwargs)
+            # all of generate() in the precision of accelerate's wrapped forward (autocast under --bf16/--fp16): its
+            # search steps after the first run the decoder directly, not through forward
+            with self.accelerator.autocast():
+                return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys=ignore_keys,
+                                               **gen_kwargs)
         finally:
             if generation_config is not None:
                 self.model.generation_config = generation_config
