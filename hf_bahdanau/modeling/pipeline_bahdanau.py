@@ -90,8 +90,8 @@ class BahdanauTranslationPipeline(Pipeline):
             p_gen = self.model(**model_inputs, decoder_input_ids=sequences[:, :-1], output_attentions=True).p_gen
             outputs["p_gen"] = p_gen.reshape(batch, -1, p_gen.shape[-1])
         if return_alignments:
-            lengths = torch.tensor([len(row) for row in rows])
-            weights = rows[0].new_zeros(len(rows), int(lengths.max()), rows[0].shape[-1])
+            lengths = torch.tensor([len(row) for row in rows], device=rows[0].device)  # beside the weights
+            weights = rows[0].new_zeros(len(rows), max(map(len, rows)), rows[0].shape[-1])
             for index, row in enumerate(rows):
                 weights[index, :len(row)] = row
             outputs.update(alignments=weights.reshape(batch, -1, *weights.shape[1:]),
