@@ -249,7 +249,11 @@ def check_counts(arguments, *names: str) -> None:
 def check_training_arguments(training_args: TrainingArguments) -> None:
     """What ``TrainingArguments`` accepts but cannot mean: a ``--max_steps`` of 0 or below -1 (transformers then
     silently trains ``--num_train_epochs`` epochs), a ``--generation_max_length`` above ``MAX_NEW_TOKENS`` (beam
-    search would allocate tables of that length)."""
+    search would allocate tables of that length), ``--fp16`` on the CPU (accelerate has no float16 autocast there:
+    Trainer silently trains in float32)."""
+    if training_args.fp16 and (training_args.use_cpu or not has_accelerator()):
+        raise ValueError("`--fp16` needs a GPU: on the CPU transformers' Trainer ignores it and trains in float32. For "
+                         "mixed precision on the CPU use `--bf16 true --use_cpu true`.")
     if training_args.max_steps == 0 or training_args.max_steps < -1:
         raise ValueError(f"`--max_steps` must be a positive number of steps, or -1 (the default: train "
                          f"--num_train_epochs epochs), got {training_args.max_steps}.")
