@@ -61,9 +61,10 @@ def train_and_evaluate(trainer: Trainer, training_args: TrainingArguments, datas
                        extra_metrics: Callable[[str], dict[str, float]] | None = None, **generate_kwargs) -> None:
     """With ``--do_train``: train (resuming from ``--resume_from_checkpoint``), save the model and tokenizer, record
     the metrics and the trainer state. Then each of "eval" (the trainer's eval dataset) and "predict" in
-    ``datasets_by_split``: evaluate (``generate_kwargs`` go to generate()), add ``extra_metrics(split)``, write the
-    lines ``prediction_lines(output)`` (None: none) of the test predictions to ``predictions_file``, and record the
-    metrics (``{split}_results.json``, ``all_results.json``)."""
+    ``datasets_by_split``: evaluate (``generate_kwargs`` go to generate()), add ``extra_metrics(split)`` (computed in
+    every process: under DDP a ``trainer.predict`` in it is a collective), write the lines
+    ``prediction_lines(output)`` (None: none) of the test predictions to ``predictions_file``, and record the metrics
+    (``{split}_results.json``, ``all_results.json``)."""
     output_dir = Path(training_args.output_dir)
     if training_args.do_train:
         result = trainer.train(resume_from_checkpoint=training_args.resume_from_checkpoint)
@@ -80,9 +81,9 @@ def train_and_evaluate(trainer: Trainer, training_args: TrainingArguments, datas
         else:
             output = trainer.predict(dataset, metric_key_prefix=split, **generate_kwargs)
         output.metrics[f"{split}_samples"] = len(dataset)
+        if extra_metrics is not None:  # in every process: it may evaluate through the Trainer, which all must join
+            output.metrics.update(extra_metrics(split))
         if trainer.is_world_process_zero():
-            if extra_metrics is not None:
-                output.metrics.update(extra_metrics(split))
             lines = prediction_lines(output) if output.predictions is not None and prediction_lines else None
             if lines is not None:
                 lines = lines[:len(dataset)]  # DDP pads the last shard with repeated rows
