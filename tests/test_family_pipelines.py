@@ -105,6 +105,19 @@ def in_folder(arguments, folder) -> tuple:
     return tuple(resolve(argument) for argument in arguments)
 
 
+def save_picture(name: str, processor, folder) -> None:
+    """The image ``families``' arguments name for family ``name``, in ``folder``."""
+    picture(IMAGE_HEIGHT, 14, processor.num_channels).save(folder / ("strip.png" if name == "image_to_text"
+                                                                     else "shape.png"))
+
+
+def pipeline_of(model) -> tuple[str, type]:
+    """The task and the pipeline class the model's config names (``custom_pipelines``), imported from hf_bahdanau."""
+    (task, spec), = model.config.custom_pipelines.items()
+    module, class_name = spec["impl"].split(".")
+    return task, getattr(importlib.import_module(f"hf_bahdanau.modeling.{module}"), class_name)
+
+
 FAMILIES_CHILD = """
     import json
     import sys
@@ -139,11 +152,8 @@ def saved(tmp_path_factory):
             tokenizer.save_pretrained(folder)
         if processor is not None:
             processor.save_pretrained(folder)
-            picture(IMAGE_HEIGHT, 14, processor.num_channels).save(folder / ("strip.png" if name == "image_to_text"
-                                                                             else "shape.png"))
-        (task, spec), = model.config.custom_pipelines.items()
-        module, class_name = spec["impl"].split(".")
-        pipeline_class = getattr(importlib.import_module(f"hf_bahdanau.modeling.{module}"), class_name)
+            save_picture(name, processor, folder)
+        task, pipeline_class = pipeline_of(model)
         answer = pipeline_class(model=model, tokenizer=None if name == "pointer" else tokenizer,
                                 image_processor=processor, task=task)
         args = in_folder(args, folder)
