@@ -43,8 +43,10 @@ def save_batches(path: str | os.PathLike, train: list[dict], decode: dict) -> No
 
 
 def run_peer(name: str, batches_path: str | os.PathLike, threads: int = 2, train_batches: int = 5,
-             repeats: int = 3, venv_root: str | os.PathLike | None = None, timeout: float | None = None) -> dict:
-    """Measure peer ``name`` in a subprocess of its own virtualenv; returns the runner's JSON object.
+             repeats: int = 3, venv_root: str | os.PathLike | None = None, timeout: float | None = None,
+             device: str = "cpu", dtype: str = "fp32") -> dict:
+    """Measure peer ``name`` in a subprocess of its own virtualenv, on ``device`` (cpu, cuda, cuda:N) and in ``dtype``
+    (fp32, or bf16 under autocast: ``peer_harness.py``); returns the runner's JSON object.
 
     Raises RuntimeError with the runner's stderr when it fails or prints no JSON.
     """
@@ -55,7 +57,8 @@ def run_peer(name: str, batches_path: str | os.PathLike, threads: int = 2, train
     if not Path(batches_path).is_file():
         raise ValueError(f"batches_path={str(batches_path)!r} is not a file; write it with save_batches()")
     command = [str(python), str(RUNNERS / f"{name}_runner.py"), "--batches", str(batches_path),
-               "--threads", str(threads), "--train_batches", str(train_batches), "--repeats", str(repeats)]
+               "--threads", str(threads), "--train_batches", str(train_batches), "--repeats", str(repeats),
+               "--device", device, "--dtype", dtype]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
     lines = completed.stdout.strip().splitlines()
     if completed.returncode != 0 or not lines:

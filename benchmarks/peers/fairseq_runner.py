@@ -21,7 +21,7 @@ from fairseq.data import Dictionary
 from fairseq.models import ARCH_MODEL_REGISTRY
 from fairseq.sequence_generator import SequenceGenerator
 
-from peer_harness import Peer, main, to_tokens
+from peer_harness import Peer, main, on_device, to_tokens
 
 VOCAB = 8000
 OPTIONS = dict(arch="lstm", encoder_embed_dim=256, encoder_hidden_size=128, encoder_layers=1,
@@ -37,7 +37,7 @@ def dictionary() -> Dictionary:
     return symbols
 
 
-def build() -> Peer:
+def build(device: torch.device) -> Peer:
     symbols = dictionary()
     task = SimpleNamespace(source_dictionary=symbols, target_dictionary=symbols)
     model = ARCH_MODEL_REGISTRY["lstm"].build_model(Namespace(**OPTIONS), task)
@@ -54,9 +54,10 @@ def build() -> Peer:
         shift = (source.shape[1] - lengths)[:, None]  # right -> left padding
         left_padded = torch.gather(source, 1, (positions[None] - shift) % source.shape[1])
         target = tokens.target_output[order]
-        return dict(net_input=dict(src_tokens=left_padded, src_lengths=lengths,
-                                   prev_output_tokens=tokens.target_input[order]),
-                    target=target, ntokens=int(target.ne(symbols.pad()).sum()), nsentences=len(order))
+        return on_device(dict(net_input=dict(src_tokens=left_padded, src_lengths=lengths,
+                                             prev_output_tokens=tokens.target_input[order]),
+                              target=target, ntokens=int(target.ne(symbols.pad()).sum()), nsentences=len(order)),
+                         device)
 
     def loss(sample: dict) -> torch.Tensor:
         summed, sample_size, _ = criterion(model, sample)

@@ -39,7 +39,7 @@ def vocabulary() -> Vocabulary:
     return Vocabulary([f"w{index}" for index in range(4, VOCAB)], specials)
 
 
-def build() -> Peer:
+def build(device: torch.device) -> Peer:
     symbols = vocabulary()
     model = build_model(MODEL, src_vocab=symbols, trg_vocab=symbols)
     model.loss_function = ("crossentropy", 0.0)
@@ -53,9 +53,9 @@ def build() -> Peer:
         with_eos = tokens.target_output.scatter(1, (lengths - 1)[:, None], symbols.eos_index)
         trg = torch.cat([torch.full_like(with_eos[:, :1], symbols.bos_index), with_eos], dim=1)
         joey = Batch(src=tokens.source, src_length=tokens.source_lengths, src_prompt_mask=None, trg=trg,
-                     trg_prompt_mask=None, indices=torch.arange(len(trg)), device=torch.device("cpu"),
+                     trg_prompt_mask=None, indices=torch.arange(len(trg)), device=device,
                      pad_index=symbols.pad_index, eos_index=symbols.eos_index)
-        joey.trg = tokens.target_output
+        joey.trg = tokens.target_output.to(device)  # Batch(device=...) moved the rest
         joey.sort_by_src_length()
         return joey
 

@@ -23,7 +23,7 @@ from onmt.translate import GNMTGlobalScorer, Translator
 from onmt.utils.loss import LossCompute
 from onmt.utils.parse import ArgumentParser
 
-from peer_harness import Peer, main, to_tokens
+from peer_harness import Peer, main, on_device, to_tokens
 
 VOCAB = 8000
 SPECIALS = [DefaultTokens.UNK, DefaultTokens.PAD, DefaultTokens.BOS, DefaultTokens.EOS]  # its -default_specials
@@ -50,7 +50,7 @@ def vocabularies() -> dict:
     return dict(src=vocab, tgt=vocab, data_task="seq2seq", decoder_start_token=DefaultTokens.BOS)
 
 
-def build() -> Peer:
+def build(device: torch.device) -> Peer:
     vocabs = vocabularies()
     pad, bos = vocabs["tgt"][DefaultTokens.PAD], vocabs["tgt"][DefaultTokens.BOS]
     opt = parse(train_opts, dict(data="unused", src_vocab="unused", **TRAIN_OPTIONS))
@@ -64,8 +64,8 @@ def build() -> Peer:
         """OpenNMT-py's batch dict: src [B, S, 1], srclen [B], tgt [B, T + 1, 1] = (<s>, y_1 .. y_n)."""
         tokens = to_tokens(batch, pad=pad, bos=bos, first_symbol=len(SPECIALS))
         tgt = torch.cat([tokens.target_input[:, :1], tokens.target_output], dim=1)
-        return dict(src=tokens.source[..., None], srclen=tokens.source_lengths, tgt=tgt[..., None],
-                    indices=torch.arange(len(tgt)))
+        return on_device(dict(src=tokens.source[..., None], srclen=tokens.source_lengths, tgt=tgt[..., None],
+                              indices=torch.arange(len(tgt))), device)
 
     def loss(batch: dict) -> torch.Tensor:
         output, attentions = model(batch["src"], batch["tgt"], batch["srclen"])
@@ -75,8 +75,9 @@ def build() -> Peer:
     def decode(batch: dict, beams: int, max_steps: int) -> torch.Tensor:
         if beams not in translators:
             greedy = dict(random_sampling_topk=1) if beams == 1 else {}
+            gpu = dict(gpu=device.index or 0) if device.type == "cuda" else {}  # the Translator's own device option
             topt = parse(translate_opts, dict(model="unused", src="unused", beam_size=beams, max_length=max_steps,
-                                              max_length_ratio=0, **greedy))
+                                              max_length_ratio=0, **greedy, **gpu))
             translators[beams] = Translator.from_opt(model, vocabs, topt, opt,
                                                      global_scorer=GNMTGlobalScorer.from_opt(topt),
                                                      report_score=False)

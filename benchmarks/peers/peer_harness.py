@@ -16,12 +16,18 @@ module needs only torch, so it runs in every peer's virtualenv. The metrics mirr
     gemm_flops_per_s            fp32 GEMM throughput, measured right before each training measurement
     gemm_peak_share             per repeat: train_mflops_per_token x train_tokens_per_s / gemm_flops_per_s
 
+``--device cuda`` runs the model and the batches on that device (the clocks wait for its queued kernels; one
+untimed repeat first, for kernel loading and cuDNN's algorithm choice; no FLOP count: torch's counter has no
+formula for cuDNN's RNN kernels); ``--dtype bf16`` runs each loss and search under ``torch.autocast`` to bfloat16
+(the weights and the optimizer stay fp32). The defaults, the CPU in fp32, measure as before these options.
+
 The batches come from ``torch.save({"train": [batch, ...], "decode": batch}, path)`` with batches as
 made by ``run_benchmarks.synthetic_batch`` (input_ids/attention_mask [B, S]; decoder_input_ids/labels
 [B, T], labels -100 on padding), so every implementation sees the same tokens.
 """
 
 import argparse
+import contextlib
 import json
 import statistics
 import time
@@ -55,6 +61,37 @@ class Peer:
     loss: Callable[[Any], Tensor]
     decode: Callable[[Any, int, int], Tensor]
     notes: list[str] = field(default_factory=list)
+    autocast_dtype: torch.dtype | None = None
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    def precision(self) -> contextlib.AbstractContextManager:
+        """The context the loss and the search run in: autocast to ``autocast_dtype``, or none (the model's fp32)."""
+        if self.autocast_dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(self.device.type, dtype=self.autocast_dtype)
+
+
+DTYPES = {"fp32": None, "bf16": torch.bfloat16}  # --dtype: the autocast dtype of each choice
+
+
+def synchronize(device: torch.device) -> None:
+    """Wait for ``device``'s queued kernels (CUDA runs them asynchronously), so that a clock read next counts them."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def on_device(tree: Any, device: torch.device) -> Any:
+    """Every tensor of nested dicts, lists and tuples moved to ``device`` (a toolkit's batch)."""
+    if isinstance(tree, Tensor):
+        return tree.to(device)
+    if isinstance(tree, dict):
+        return {key: on_device(value, device) for key, value in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        return type(tree)(on_device(value, device) for value in tree)
+    return tree
 
 
 @dataclass(frozen=True)
@@ -93,14 +130,18 @@ def train_tokens_per_second(peer: Peer, batches: list[dict]) -> float:
     optimizer = torch.optim.Adam(peer.model.parameters(), lr=1e-4, fused=True)
 
     def step(toolkit_batch: Any) -> None:
-        peer.loss(toolkit_batch).backward()
+        with peer.precision():
+            loss = peer.loss(toolkit_batch)
+        loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
 
     step(prepared[0])
+    synchronize(peer.device)
     start = time.perf_counter()
     for toolkit_batch in prepared:
         step(toolkit_batch)
+    synchronize(peer.device)
     return sum(target_tokens(batch) for batch in batches) / (time.perf_counter() - start)
 
 
@@ -108,8 +149,11 @@ def train_tokens_per_second(peer: Peer, batches: list[dict]) -> float:
 def decode_sentences_per_second(peer: Peer, batch: dict, beams: int, lengths: list[float]) -> float:
     peer.model.eval()
     toolkit_batch = peer.prepare(batch)
+    synchronize(peer.device)
     start = time.perf_counter()
-    hypothesis_lengths = peer.decode(toolkit_batch, beams, TARGET_STEPS)
+    with peer.precision():
+        hypothesis_lengths = peer.decode(toolkit_batch, beams, TARGET_STEPS)
+    synchronize(peer.device)
     seconds = time.perf_counter() - start
     lengths.append(hypothesis_lengths.float().mean().item())
     return batch["input_ids"].shape[0] / seconds
@@ -124,9 +168,12 @@ def batch1_latency_ms(peer: Peer, batch: dict) -> float:
         one = {key: value[row:row + 1] for key, value in batch.items()}
         one["input_ids"], one["attention_mask"] = one["input_ids"][:, :length], one["attention_mask"][:, :length]
         sentences.append(peer.prepare(one))
+    synchronize(peer.device)
     start = time.perf_counter()
-    for toolkit_batch in sentences:
-        peer.decode(toolkit_batch, 1, TARGET_STEPS)
+    with peer.precision():
+        for toolkit_batch in sentences:
+            peer.decode(toolkit_batch, 1, TARGET_STEPS)
+    synchronize(peer.device)
     return (time.perf_counter() - start) / LATENCY_SENTENCES * 1000
 
 
@@ -190,13 +237,16 @@ def summarize(values: list[float]) -> dict:
     return dict(median=statistics.median(values), min=min(values), max=max(values), values=values)
 
 
-def gemm_flops_per_second(size: int = 2048, seconds: float = 1.0) -> float:
-    """The fp32 GEMM throughput now: square [size, size] products for ``seconds``."""
-    a, b = torch.randn(size, size), torch.randn(size, size)
+def gemm_flops_per_second(size: int = 2048, seconds: float = 1.0, device: torch.device | str = "cpu") -> float:
+    """The fp32 GEMM throughput of ``device`` now: square [size, size] products for ``seconds``."""
+    device = torch.device(device)
+    a, b = torch.randn(size, size, device=device), torch.randn(size, size, device=device)
     a @ b
+    synchronize(device)
     count, start = 0, time.perf_counter()
     while time.perf_counter() - start < seconds:
         a @ b
+        synchronize(device)
         count += 1
     return 2 * size**3 * count / (time.perf_counter() - start)
 
@@ -210,43 +260,63 @@ def gemm_peak_shares(flops_per_token: float, tokens_per_s: list[float], gemm_flo
     return summarize([flops_per_token * tokens / gemm for tokens, gemm in zip(tokens_per_s, gemm_flops_per_s)])
 
 
-def main(build: Callable[[], Peer]) -> None:
-    """Parse the runner's arguments, measure ``build()``'s peer and print one JSON object on stdout."""
+def measure(peer: Peer, batches: list[dict], decode_batch: dict, repeats: int, count_flops: bool = True) -> dict:
+    """Every metric of ``peer`` on its device and in its precision, ``repeats`` rounds: {metric: ``summarize``d
+    values}, ``mean_hypothesis_length`` and, with ``count_flops`` (on the CPU only: torch's FLOP counter has no
+    formula for cuDNN's RNN kernels), ``train_mflops_per_token`` and ``gemm_peak_share``."""
+    greedy_lengths, beam_lengths = [], []
+    metrics = {
+        "gemm_flops_per_s": lambda: gemm_flops_per_second(device=peer.device),  # right before each training
+        "train_tokens_per_s": lambda: train_tokens_per_second(peer, batches),
+        "greedy_b64_sentences_per_s": lambda: decode_sentences_per_second(peer, decode_batch, 1, greedy_lengths),
+        "beam5_b64_sentences_per_s": lambda: decode_sentences_per_second(peer, decode_batch, BEAMS, beam_lengths),
+        "greedy_b1_ms_per_sentence": lambda: batch1_latency_ms(peer, decode_batch),
+    }
+    if peer.device.type != "cpu":  # an untimed round first: CUDA loads its kernels, cuDNN picks its algorithms
+        for run in metrics.values():
+            run()
+        greedy_lengths.clear()
+        beam_lengths.clear()
+    measured = {key: [] for key in metrics}
+    for _ in range(repeats):
+        for key, run in metrics.items():
+            measured[key].append(run())
+    result = {key: summarize(values) for key, values in measured.items()}
+    result["mean_hypothesis_length"] = dict(greedy=statistics.mean(greedy_lengths), beam5=statistics.mean(beam_lengths))
+    if count_flops and peer.device.type == "cpu":
+        flops = train_flops_per_token(peer, batches[0])
+        result["train_mflops_per_token"] = flops / 1e6
+        result["gemm_peak_share"] = gemm_peak_shares(flops, measured["train_tokens_per_s"],
+                                                     measured["gemm_flops_per_s"])
+    return result
+
+
+def main(build: Callable[[torch.device], Peer]) -> None:
+    """Parse the runner's arguments, measure ``build(device)``'s peer and print one JSON object on stdout."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--batches", required=True, help='torch.save({"train": [...], "decode": batch}) file')
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--train_batches", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--device", default="cpu", help="where the model and the batches go: cpu, cuda, cuda:N")
+    parser.add_argument("--dtype", choices=list(DTYPES), default="fp32",
+                        help="bf16: the loss and the search under torch.autocast to bfloat16")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
     data = torch.load(args.batches)
     if len(data["train"]) < args.train_batches:
         raise ValueError(f"--train_batches={args.train_batches} but {args.batches} holds {len(data['train'])}")
     batches, decode_batch = data["train"][:args.train_batches], data["decode"]
 
     torch.manual_seed(0)
-    peer = build()
-    greedy_lengths, beam_lengths = [], []
-    metrics = {
-        "gemm_flops_per_s": gemm_flops_per_second,  # right before each training measurement
-        "train_tokens_per_s": lambda: train_tokens_per_second(peer, batches),
-        "greedy_b64_sentences_per_s": lambda: decode_sentences_per_second(peer, decode_batch, 1, greedy_lengths),
-        "beam5_b64_sentences_per_s": lambda: decode_sentences_per_second(peer, decode_batch, BEAMS, beam_lengths),
-        "greedy_b1_ms_per_sentence": lambda: batch1_latency_ms(peer, decode_batch),
-    }
-    measured = {key: [] for key in metrics}
-    for _ in range(args.repeats):
-        for key, measure in metrics.items():
-            measured[key].append(measure())
-    flops = train_flops_per_token(peer, batches[0])
+    peer = build(device)
+    peer.model.to(device)
+    peer.autocast_dtype = DTYPES[args.dtype]
     result = dict(
-        peer=peer.name, version=peer.version, torch=torch.__version__, threads=args.threads,
-        repeats=args.repeats, train_batches=args.train_batches, options=peer.options,
+        peer=peer.name, version=peer.version, torch=torch.__version__, threads=args.threads, device=str(device),
+        dtype=args.dtype, repeats=args.repeats, train_batches=args.train_batches, options=peer.options,
         parameters=sum(p.numel() for p in peer.model.parameters()),
-        **{key: summarize(values) for key, values in measured.items()},
-        train_mflops_per_token=flops / 1e6,
-        gemm_peak_share=gemm_peak_shares(flops, measured["train_tokens_per_s"], measured["gemm_flops_per_s"]),
-        mean_hypothesis_length=dict(greedy=statistics.mean(greedy_lengths), beam5=statistics.mean(beam_lengths)),
-        notes=peer.notes,
+        **measure(peer, batches, decode_batch, args.repeats), notes=peer.notes,
     )
     print(json.dumps(result))
