@@ -99,6 +99,8 @@ def test_streaming_is_refused_where_it_cannot_work(tmp_path):
         load_raw_splits(ClassificationDataArguments(train_file=str(path), streaming=True))
     with pytest.raises(ValueError, match="`--shuffle_buffer_size` must be a positive number of examples, got 0."):
         TrainingStream(numbered_stream(tmp_path, 3), training_args(tmp_path), buffer_size=0)
+    with pytest.raises(ValueError, match="leave `--dataloader_num_workers` at 0, got 2."):  # each would read it all
+        TrainingStream(numbered_stream(tmp_path, 3), training_args(tmp_path, dataloader_num_workers=2), buffer_size=4)
 
 
 def numbered_stream(tmp_path: Path, count: int):

@@ -32,8 +32,9 @@ from datasets.packaged_modules.imagefolder.imagefolder import ImageFolder
 logger = logging.getLogger(__name__)
 
 __all__ = ["FILE_FORMATS", "LABEL", "NUMBER", "POINTERS", "POINTS", "SPANS", "SPLITS", "TAGS", "TEXT", "TEXTS",
-           "Column", "ColumnKind", "DataFileArguments", "hold_out_validation", "load_dataset_as_written",
-           "load_raw_splits", "read_file", "requested_splits", "select_split"]
+           "Column", "ColumnKind", "DataFileArguments", "check_cells", "check_present", "hold_out_validation",
+           "json_line_records", "load_dataset_as_written", "load_named_dataset", "load_raw_splits", "read_file",
+           "requested_splits", "select_split", "table_rows"]
 
 FILE_FORMATS = (".csv", ".tsv", ".json", ".jsonl")
 TABLE_FORMATS = (".csv", ".tsv")
@@ -152,8 +153,8 @@ def _read_rows(file: Path, argument: str, source: str, split: str, columns: Mapp
     cells, places = _table_cells(text, source, tsv=file.suffix == ".tsv") if table else _json_cells(text, source, texts)
     if not places:
         raise ValueError(f"{source} has no rows" + (" (only a header)." if cells else "."))
-    _check_present(list(cells), columns, split, source)
-    _check_cells(cells, places, columns, source, table)
+    check_present(list(cells), columns, split, source)
+    check_cells(cells, places, columns, source, table)
     try:
         return datasets.Dataset.from_dict(cells)
     except (pyarrow.ArrowInvalid, pyarrow.ArrowTypeError) as error:
@@ -280,15 +281,19 @@ def _check_record(record, source: str, place: str) -> None:
         raise ValueError(f"{source} {place} is {_shown(record)}, not a JSON object (one row: {{column: value}}).")
 
 
-def _check_present(names: list[str], columns: Mapping[str, Column], split: str, source: str) -> None:
+def check_present(names: list[str], columns: Mapping[str, Column], split: str, source: str) -> None:
+    """A ValueError naming the first required column of ``columns`` that is not among ``names`` (``split``'s columns,
+    read from ``source``)."""
     for name, column in columns.items():
         if column.required and name not in names:
             subject = f"`--{column.argument}` {name!r}" if column.argument else repr(name)
             raise ValueError(f"{subject} is not a column of the {split} data; its columns are {names} ({source}).")
 
 
-def _check_cells(cells: Mapping[str, Sequence], places: Sequence[str], columns: Mapping[str, Column], source: str,
+def check_cells(cells: Mapping[str, Sequence], places: Sequence[str], columns: Mapping[str, Column], source: str,
                  table: bool) -> None:
+    """A ValueError naming the first cell of ``cells`` ({column: its cells}, at ``places``) not of its column's kind;
+    ``table``: the cells come from a .csv/.tsv (the message says that such a cell is text)."""
     for name, column in columns.items():
         for place, value in zip(places, cells.get(name, ())):
             if not column.kind.accepts(value):
@@ -324,19 +329,19 @@ def load_raw_splits(data_args: DataFileArguments, cache_dir: str | None = None, 
         raise ValueError("`--streaming` trains the seq2seq task on a stream; this task reads its data into memory: "
                          "leave `--streaming` out.")
     if data_args.dataset_name is not None and data_args.streaming:
-        streams = _load_dataset(data_args.dataset_name, data_args.dataset_config_name, cache_dir=cache_dir,
-                                token=token, trust_remote_code=trust_remote_code, streaming=True)
+        streams = load_named_dataset(data_args.dataset_name, data_args.dataset_config_name, cache_dir=cache_dir,
+                                     token=token, trust_remote_code=trust_remote_code, streaming=True)
         raw = datasets.DatasetDict({split: datasets.Dataset.from_list(list(rows), features=rows.features)
                                     for split, rows in streams.items() if split != "train"})
         sources = {split: f"`--dataset_name` {data_args.dataset_name}" for split in raw}
         for split, dataset in raw.items():
-            _check_present(dataset.column_names, columns, split, sources[split])
+            check_present(dataset.column_names, columns, split, sources[split])
     elif data_args.dataset_name is not None:
-        raw = _load_dataset(data_args.dataset_name, data_args.dataset_config_name, cache_dir=cache_dir, token=token,
-                            trust_remote_code=trust_remote_code)
+        raw = load_named_dataset(data_args.dataset_name, data_args.dataset_config_name, cache_dir=cache_dir,
+                                 token=token, trust_remote_code=trust_remote_code)
         sources = {split: f"`--dataset_name` {data_args.dataset_name}" for split in raw}
         for split, dataset in raw.items():
-            _check_present(dataset.column_names, columns, split, sources[split])
+            check_present(dataset.column_names, columns, split, sources[split])
     else:
         sources = {split: f"`--{argument}` {getattr(data_args, argument)}" for split, argument in SPLITS.items()
                    if getattr(data_args, argument) and not (data_args.streaming and split == "train")}
@@ -362,7 +367,8 @@ class _ImageFolderAsWritten(ImageFolder):
         yield _read_rows(Path(metadata_file), "dataset_name", source, split, self.columns).data.table
 
 
-def _load_dataset(name: str, config_name: str | None, **kwargs) -> datasets.DatasetDict | datasets.IterableDatasetDict:
+def load_named_dataset(name: str, config_name: str | None,
+                       **kwargs) -> datasets.DatasetDict | datasets.IterableDatasetDict | datasets.IterableDataset:
     """``datasets.load_dataset(name, config_name, **kwargs)``; a name found nowhere (neither a local folder or file
     nor a Hub dataset) or a dataset datasets refuses (e.g. 'Instruction "train" corresponds to no data!', a split
     without rows) is a ValueError naming ``--dataset_name``."""
@@ -396,16 +402,16 @@ def load_dataset_as_written(name: str, config_name: str | None, columns: Mapping
                 raise
             raise error.__cause__ from None
         return builder.as_dataset()
-    loaded = _load_dataset(name, config_name)
+    loaded = load_named_dataset(name, config_name)
     for split, rows in loaded.items():
         source = f"`--dataset_name` {name} split {split!r}"
-        _check_present(rows.column_names, columns, split, source)
+        check_present(rows.column_names, columns, split, source)
         for column_name, column in columns.items():
             if column.kind is TEXT and column_name in rows.column_names and rows.features[column_name] != \
                     datasets.Value("string"):
                 logger.info("%s: column %r holds %s, read as text", source, column_name, rows.features[column_name])
                 loaded[split] = rows = rows.cast_column(column_name, datasets.Value("string"))
-        _check_cells({column_name: rows[column_name] for column_name in columns if column_name in rows.column_names},
+        check_cells({column_name: rows[column_name] for column_name in columns if column_name in rows.column_names},
                      [f"row {index}" for index in range(len(rows))], columns, source, table=False)
     return loaded
 

@@ -32,7 +32,7 @@ import torch
 from transformers import TrainingArguments
 
 from training.common.data_files import (
-    TABLE_FORMATS, TEXT, Column, DataFileArguments, _check_cells, _check_present, _load_dataset, json_line_records,
+    TABLE_FORMATS, TEXT, Column, DataFileArguments, check_cells, check_present, json_line_records, load_named_dataset,
     table_rows,
 )
 
@@ -53,8 +53,9 @@ def open_stream(data_args: DataFileArguments, cache_dir: str | None = None, toke
     columns = data_args.used_columns()
     if data_args.dataset_name is not None:
         source = f"`--dataset_name` {data_args.dataset_name}"
-        rows = _load_dataset(data_args.dataset_name, data_args.dataset_config_name, split="train", streaming=True,
-                             cache_dir=cache_dir, token=token, trust_remote_code=trust_remote_code)
+        rows = load_named_dataset(data_args.dataset_name, data_args.dataset_config_name, split="train",
+                                  streaming=True, cache_dir=cache_dir, token=token,
+                                  trust_remote_code=trust_remote_code)
         generate, kwargs = _dataset_rows, {"rows": rows, "source": source, "columns": columns}
     elif data_args.train_file is not None:
         path = Path(data_args.train_file)
@@ -105,10 +106,10 @@ def _checked(records: Iterator[tuple[str, dict]], source: str, columns: Mapping[
     kept = None
     for place, record in records:
         if kept is None:
-            _check_present(list(record), columns, "train", source)
+            check_present(list(record), columns, "train", source)
             kept = [name for name, column in columns.items() if column.required or name in record]
         row = {name: record.get(name) for name in kept}
-        _check_cells({name: [value] for name, value in row.items()}, [place], columns, source, table)
+        check_cells({name: [value] for name, value in row.items()}, [place], columns, source, table)
         yield row
     if kept is None:
         raise ValueError(f"{source} has no rows.")
@@ -124,6 +125,9 @@ class TrainingStream(torch.utils.data.IterableDataset):
                  buffer_size: int) -> None:
         if buffer_size < 1:
             raise ValueError(f"`--shuffle_buffer_size` must be a positive number of examples, got {buffer_size}.")
+        if training_args.dataloader_num_workers:  # each worker would read the whole stream: every row N times
+            raise ValueError(f"`--streaming` reads the training rows in the training process: leave "
+                             f"`--dataloader_num_workers` at 0, got {training_args.dataloader_num_workers}.")
         seed = training_args.data_seed if training_args.data_seed is not None else training_args.seed
         self.examples = examples.shuffle(seed=seed, buffer_size=buffer_size)
         training_args.accelerator_config.dispatch_batches = False
