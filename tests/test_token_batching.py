@@ -135,9 +135,11 @@ class RecordingCollator:
     def __init__(self):
         self.batches: list[list[int]] = []
         self.padded: list[int] = []
+        self.columns: set[str] = set()
 
     def __call__(self, features: list[dict]) -> dict[str, torch.Tensor]:
         base = VOCAB - 3
+        self.columns.update(*features)
         self.batches.append([(f["input_ids"][0] - 3) * base + f["input_ids"][1] - 3 for f in features])
         source = max(len(f["input_ids"]) for f in features)
         target = max(len(f["labels"]) for f in features)
@@ -162,6 +164,7 @@ def test_task_trainer_trains_one_step_per_token_batch_and_a_new_order_each_epoch
     trainer.train()
     assert trainer.state.global_step == 2 * batches_per_epoch  # Trainer counted its steps from the sampler
     assert max(collator.padded) <= 200
+    assert collator.columns == {"input_ids", "labels"}  # `references`, which the model does not read, dropped
     epochs = collator.batches[:batches_per_epoch], collator.batches[batches_per_epoch:]
     assert len(collator.batches) == 2 * batches_per_epoch
     for epoch in epochs:
