@@ -73,8 +73,13 @@ RUNS = {
 }
 # What a run does beyond training: image-to-text predicts, its long texts' metrics through trainer.predict.
 ALSO = {"image-to-text": ["--do_predict", "true"]}
-# The control: seq2seq with each process's loss its own tokens' mean (the gradients' mean over processes).
-PROCESS_MEANS = ("seq2seq, mean of process means", "seq2seq")
+# More runs under torchrun, each against one process's run of a task: (that run, rows per process, flags). With
+# gradient accumulation the mean is over the tokens of every accumulated batch of every process; the control
+# averages each process's own mean.
+ACCUMULATED = "seq2seq, 2 accumulated half batches"
+PROCESS_MEANS = "seq2seq, mean of process means"
+VARIANTS = {ACCUMULATED: ("seq2seq", ROWS_PER_PROCESS // 2, ["--gradient_accumulation_steps", "2"]),
+            PROCESS_MEANS: ("seq2seq", ROWS_PER_PROCESS, ["--average_tokens_across_devices", "false"])}
 
 # One interpreter trains every run of a JSON list [[output_dir, argv], ...]; a run that fails leaves its traceback
 # in output_dir/error.txt and the next one starts (every process fails alike: the data and arguments are the same).
@@ -115,7 +120,7 @@ def launch(launcher: list[str], runs: list[tuple[Path, list[str]]], log: Path) -
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory) -> Path:
     """Every run of RUNS once in one process with 2B rows a step (``one/NAME``) and under torchrun with B rows on
-    each of two processes (``two/NAME``, and the control ``two/PROCESS_MEANS[0]``); both launches at once."""
+    each of two processes (``two/NAME``, and ``two/VARIANT``); both launches at once."""
     root = tmp_path_factory.mktemp("torchrun")
     write_data(root / "data")
 
@@ -125,8 +130,7 @@ def trained(tmp_path_factory) -> Path:
 
     one = [(root / "one" / name, argv(name, 2 * ROWS_PER_PROCESS)) for name in RUNS]
     two = [(root / "two" / name, argv(name, ROWS_PER_PROCESS)) for name in RUNS]
-    two.append((root / "two" / PROCESS_MEANS[0],
-                argv(PROCESS_MEANS[1], ROWS_PER_PROCESS, "--average_tokens_across_devices", "false")))
+    two += [(root / "two" / name, argv(run, rows, *flags)) for name, (run, rows, flags) in VARIANTS.items()]
     torchrun = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "--no-python"]
     processes = {"two.log": launch(torchrun, two, root / "two.log"), "one.log": launch([], one, root / "one.log")}
     try:
@@ -152,9 +156,10 @@ def trained_weights(folder: Path) -> tuple[dict[str, torch.Tensor], float]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", RUNS)
+@pytest.mark.parametrize("name", [*RUNS, ACCUMULATED])
 def test_two_processes_with_b_rows_train_the_weights_one_process_trains_with_2b(name, trained):
-    (expected, tolerance), (got, _) = trained_weights(trained / "one" / name), trained_weights(trained / "two" / name)
+    expected, tolerance = trained_weights(trained / "one" / VARIANTS.get(name, [name])[0])
+    got, _ = trained_weights(trained / "two" / name)
     assert got.keys() == expected.keys()
     rounding = STEPS * torch.finfo(torch.float32).eps
     for weight in expected:
@@ -166,8 +171,8 @@ def test_two_processes_with_b_rows_train_the_weights_one_process_trains_with_2b(
 def test_the_mean_of_each_process_own_mean_trains_other_weights(trained):
     """The control: with --average_tokens_across_devices false each process divides by its own tokens, and the
     weights leave the tolerance above far behind (so the comparison sees a loss averaged the wrong way)."""
-    expected, tolerance = trained_weights(trained / "one" / PROCESS_MEANS[1])
-    got, _ = trained_weights(trained / "two" / PROCESS_MEANS[0])
+    expected, tolerance = trained_weights(trained / "one" / VARIANTS[PROCESS_MEANS][0])
+    got, _ = trained_weights(trained / "two" / PROCESS_MEANS)
     assert max(float((got[weight] - expected[weight]).abs().max()) for weight in expected) > 100 * tolerance
 
 
