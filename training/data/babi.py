@@ -319,9 +319,10 @@ class WorldTask:
 
 
 def deduction_story(rng: random.Random, limit: int) -> list[tuple]:
-    """Task 15: "Mice are afraid of wolves." x4, "Gertrude is a mouse." x4, then "What is gertrude afraid of?" x4."""
+    """Task 15: "Mice are afraid of wolves." x4, "Gertrude is a mouse." x4 (each name a different animal, as
+    Facebook's), then "What is gertrude afraid of?" x4."""
     fears = {kind: rng.choice([other for other in SPECIES if other != kind]) for kind in SPECIES}
-    kind_of = {name: rng.choice(list(SPECIES)) for name in DEDUCTION_NAMES}
+    kind_of = dict(zip(DEDUCTION_NAMES, rng.sample(list(SPECIES), len(SPECIES))))
     statements = [f"{SPECIES[kind].capitalize()} are afraid of {SPECIES[feared]}." for kind, feared in fears.items()]
     statements += [f"{name} is a {kind}." for name, kind in kind_of.items()]
     rng.shuffle(statements)
@@ -333,10 +334,11 @@ def deduction_story(rng: random.Random, limit: int) -> list[tuple]:
 
 
 def induction_story(rng: random.Random, limit: int) -> list[tuple]:
-    """Task 16: 5 "Lily is a swan.", 4 "Lily is white." (one colour per animal), "What color is <the uncoloured>?"."""
+    """Task 16: 5 "Lily is a swan.", 4 "Lily is white." (each animal its own colour), "What color is <the
+    uncoloured>?"."""
     asked, witness, *others = rng.sample(INDUCTION_NAMES, len(INDUCTION_NAMES))
     animal = {name: rng.choice(ANIMALS) for name in others} | dict.fromkeys((asked, witness), rng.choice(ANIMALS))
-    color = {kind: rng.choice(COLORS) for kind in ANIMALS}
+    color = dict(zip(ANIMALS, rng.sample(COLORS, len(COLORS))))
     statements = [f"{name} is a {kind}." for name, kind in animal.items()]
     statements += [f"{name} is {color[animal[name]]}." for name in animal if name != asked]
     rng.shuffle(statements)
@@ -351,11 +353,13 @@ def induction_story(rng: random.Random, limit: int) -> list[tuple]:
 # Tasks 4, 5, 9, 10 and 14.
 
 def relations_story(rng: random.Random, limit: int) -> list[tuple]:
-    """Task 4: two places each north/south/east/west of a third, in two statements told either way round ("The
-    office is north of the kitchen." or "The kitchen is south of the office."), then one question about one of them,
-    asked either way round: "What is north of the kitchen?" / "What is the office north of?" (office / kitchen)."""
+    """Task 4: three places in a line, as Facebook's: one place north/south/east/west of a middle one and the third
+    the opposite way, in two statements told either way round ("The office is north of the kitchen." or "The kitchen
+    is south of the office."), then one question about one of them, asked either way round: "What is north of the
+    kitchen?" / "What is the office north of?" (office / kitchen)."""
     middle, *others = rng.sample(PLACES, 3)
-    relations = list(zip(others, rng.sample(list(OPPOSITE), 2)))  # (place, its direction from the middle)
+    direction = rng.choice(list(OPPOSITE))
+    relations = list(zip(others, (direction, OPPOSITE[direction])))  # (place, its direction from the middle)
     statements = [rng.choice((f"The {place} is {direction} of the {middle}.",
                               f"The {middle} is {OPPOSITE[direction]} of the {place}."))
                   for place, direction in relations]
@@ -427,36 +431,33 @@ def is_in(world: World) -> list[Candidate]:
 
 
 def time_story(rng: random.Random, limit: int) -> list[tuple]:
-    """Task 14: each person's day (yesterday, this morning, afternoon, evening) in four different places, told out
-    of order ("Julie went to the park this afternoon.", "Yesterday Julie journeyed to the office."), roughly as the
-    day goes on; after every 2-4 statements a question not asked yet, "Where was Julie before the park?", once the
-    time before is told too. Up to 5 questions, at most 16 statements."""
-    day = {person: rng.sample(PLACES, len(TIMES)) for person in PEOPLE}
-    told = sorted(((person, time) for person in PEOPLE for time in range(len(TIMES))),
-                  key=lambda event: event[1] + rng.uniform(0, 2))
-    statements, index_of, questions, asked, wait = [], {}, {}, [], rng.randint(2, 4)
-    for person, time in told:
-        index_of[person, time] = len(statements)
-        opening, ending = list(TIMES.values())[time]
+    """Task 14, as Facebook's: 12 statements of where a person went at a time of day ("Julie went to the park this
+    afternoon.", "Yesterday Julie journeyed to the office."), a person's places all different, told in random order
+    (one person's two of them among the first four), a question after the fourth and then after every second:
+    "Where was Julie before the park?", the place of the latest earlier time of day told for her."""
+    day = {person: rng.sample(PLACES, len(TIMES)) for person in PEOPLE}  # a person's place at each time of day
+    person = rng.choice(list(PEOPLE))
+    first = rng.sample([(person, time) for time in range(len(TIMES))], 2)
+    rest = rng.sample([(person, time) for person in PEOPLE for time in range(len(TIMES))
+                       if (person, time) not in first], 10)
+    told, statements, asked = {}, [], []  # told: (person, time) -> statement
+    for person, time in [*rng.sample(first + rest[:2], 4), *rest[2:]]:
+        told[person, time] = len(statements)
+        beginnings, endings = list(TIMES.values())[time]
         move = f"{person} {rng.choice(MOVE_VERBS)} to the {day[person][time]}"
-        statements.append(rng.choice((f"{rng.choice(opening)} {move}.", f"{move} {rng.choice(ending)}.")))
-        for after in (time, time + 1):  # the questions this statement makes answerable
-            if {(person, after - 1), (person, after)} <= index_of.keys():
-                questions[f"Where was {person} before the {day[person][after]}?"] = (
-                    day[person][after - 1], facts([index_of[person, after - 1], index_of[person, after]]))
-        wait -= 1
-        if wait <= 0 and questions:
-            question = rng.choice(list(questions))
-            asked.append((list(statements), question, *questions.pop(question)))
-            wait = rng.randint(2, 4)
-            if len(asked) == min(5, limit):
-                break
-    return asked
+        statements.append(rng.choice((f"{rng.choice(beginnings)} {move}.", f"{move} {rng.choice(endings)}.")))
+        if len(statements) >= 4 and len(statements) % 2 == 0:
+            person = rng.choice([person for person in PEOPLE if sum(who == person for who, _ in told) > 1])
+            earlier, later = rng.choice(list(itertools.pairwise(sorted(time for who, time in told if who == person))))
+            asked.append((list(statements), f"Where was {person} before the {day[person][later]}?",
+                          day[person][earlier], facts([told[person, earlier], told[person, later]])))
+    return asked[:limit]
 
 
 # Tasks 17, 18, 19 and 20.
 
-SHAPES = ("triangle", "pink rectangle", "blue square", "red square", "red sphere", "yellow square")  # task 17
+SHAPES = ("square", "rectangle", "triangle", "sphere")  # task 17: each plain ("the triangle") or in a colour
+SHAPE_COLORS = ("red", "blue", "pink", "yellow")
 SIDES = {"above": (0, 1), "below": (0, -1), "to the left of": (-1, 0), "to the right of": (1, 0)}  # side -> step
 CONTAINERS = ("chocolate", "box of chocolates", "box", "chest", "suitcase", "container")  # task 18
 DIRECTIONS = {"north": (0, 1), "south": (0, -1), "east": (1, 0), "west": (-1, 0)}  # task 19: direction -> step
@@ -472,22 +473,34 @@ def offset(where: dict[str, Cell], one: str, other: str) -> Cell:
 
 
 def positional_story(rng: random.Random, limit: int) -> list[tuple]:
-    """Task 17: three shapes on a grid, the first and the last one step from the middle one, each its own way; two
-    statements tell it, either way round ("The triangle is above the red square." / "The red square is below the
-    triangle.": directly above, in line, as Facebook's answers read it). Then the 8 questions "Is the A <side> the
-    B?" on the first and last shapes, which no statement relates: both ways round, each side (1 to 4 are yes)."""
-    middle, first, last = rng.sample(SHAPES, 3)
+    """Task 17, as Facebook's: three shapes ("the triangle", "the red square": a plain shape only when no other is
+    that shape) on a grid, the first and the last one step from the middle one, each its own way; two statements
+    tell it, either way round ("The triangle is above the red square." / "The red square is below the triangle.":
+    directly above, in line, as Facebook's answers read it). Then 8 questions "Is the A <side> the B?", each on two
+    of the three shapes drawn at random, about a side along an axis where they differ (half yes)."""
+    names = [*SHAPES, *(f"{color} {shape}" for color in SHAPE_COLORS for shape in SHAPES)]
+    while True:
+        first, middle, last = shapes = rng.sample(names, 3)
+        if all([name.split()[-1] for name in shapes].count(name) == 1 for name in shapes if name in SHAPES):
+            break
     where = {middle: (0, 0)} | dict(zip((first, last), rng.sample(list(SIDES.values()), 2)))
     side_of = {step: side for side, step in SIDES.items()}
-    statements = []
+    statements, told = [], {}  # told: the pair -> its statement
     for pair in rng.sample([(first, middle), (last, middle)], 2):  # the two pairs in either order, each either way
         one, other = rng.sample(pair, 2)
+        told[frozenset(pair)] = len(statements)
         statements.append(f"The {one} is {side_of[offset(where, one, other)]} the {other}.")
-    questions = [(f"Is the {one} {side} the {other}?",
-                  "yes" if sum(a * b for a, b in zip(offset(where, one, other), step)) > 0 else "no", (0, 1))
-                 for one, other in ((first, last), (last, first)) for side, step in SIDES.items()]
-    rng.shuffle(questions)
-    return [(statements, *question) for question in questions[:limit]]
+    asked = []
+    for _ in range(min(8, limit)):
+        one, other = rng.sample([first, middle, last], 2)
+        across, up = offset(where, one, other)
+        axis = rng.choice([axis for axis, difference in enumerate((across, up)) if difference])
+        true = 1 if (across, up)[axis] > 0 else -1
+        sign = true * rng.choice((1, -1))
+        side = side_of[(sign, 0) if axis == 0 else (0, sign)]
+        supports = (told[frozenset((one, other))],) if frozenset((one, other)) in told else (0, 1)
+        asked.append((statements, f"Is the {one} {side} the {other}?", "yes" if sign == true else "no", supports))
+    return asked
 
 
 def size_chains(told: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[int, ...]]:
@@ -501,36 +514,43 @@ def size_chains(told: list[tuple[str, str]]) -> dict[tuple[str, str], tuple[int,
             | {pair: (index,) for index, pair in enumerate(told)})
 
 
+def chained(told: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (smaller, bigger) pairs that one chain of two of `told` relates and no other chain or statement."""
+    return [pair for pair, chain in size_chains(told).items() if len(chain) == 2]
+
+
 def size_story(rng: random.Random, limit: int) -> list[tuple]:
-    """Task 18: the six containers in a size order of the story's own; 5 statements relate pairs of them ("The box
-    fits inside the chest." / "The chest is bigger than the box."), then 2 questions; twice more 2 statements and 2
-    questions ("Does the box fit in the suitcase?" / "Is the suitcase bigger than the box?": yes or no, half each).
-    Of each 2 questions, one is on two containers that one statement relates, the other (when the story has such
-    a pair, else one statement's too) on two that one chain of two statements relates and no other (transitivity)."""
-    order = rng.sample(CONTAINERS, len(CONTAINERS))  # smallest first
-    told = rng.sample(list(itertools.combinations(order, 2)), 9)  # (smaller, bigger), in story order
-    statements, asked = [], []
-    for count in (5, 7, 9):
-        statements += [rng.choice((f"The {small} fits inside the {big}.", f"The {big} is bigger than the {small}."))
-                       for small, big in told[len(statements):count]]
-        chains = size_chains(told[:count])
-        ones, twos = ([pair for pair in sorted(chains) if len(chains[pair]) == length] for length in (1, 2))
-        pairs = rng.sample(ones, 1) + rng.sample(twos, 1) if twos else rng.sample(ones, 2)
-        for small, big in rng.sample(pairs, 2):
-            question, answer = rng.choice(((f"Does the {small} fit in the {big}?", "yes"),
-                                           (f"Does the {big} fit in the {small}?", "no"),
-                                           (f"Is the {big} bigger than the {small}?", "yes"),
-                                           (f"Is the {small} bigger than the {big}?", "no")))
-            asked.append((list(statements), question, answer, chains[small, big]))
+    """Task 18, as Facebook's: the chocolate smallest, the box of chocolates next, the other four containers in a
+    size order of the story's own; 2 statements relate three of them in a chain, 2 to 7 more statements other pairs
+    (each kept only when some pair is still related by one chain of two statements and by no statement), told in
+    random order ("The box fits inside the chest." / "The chest is bigger than the box."); then a question on each
+    such pair, in random order ("Does the box fit in the suitcase?" / "Is the suitcase bigger than the box?": yes or
+    no, half each), supported by its chain (transitivity)."""
+    order = [*CONTAINERS[:2], *rng.sample(CONTAINERS[2:], len(CONTAINERS) - 2)]  # smallest first
+    told = list(itertools.pairwise(sorted(rng.sample(order, 3), key=order.index)))  # (smaller, bigger)
+    for _ in range(rng.randint(2, 7)):
+        untold = [pair for pair in itertools.combinations(order, 2) if pair not in told]
+        told += next(([pair] for pair in rng.sample(untold, len(untold)) if chained([*told, pair])), [])
+    rng.shuffle(told)
+    statements = [rng.choice((f"The {small} fits inside the {big}.", f"The {big} is bigger than the {small}."))
+                  for small, big in told]
+    chains, asked = size_chains(told), []
+    for small, big in rng.sample(chained(told), len(chained(told))):
+        question, answer = rng.choice(((f"Does the {small} fit in the {big}?", "yes"),
+                                       (f"Does the {big} fit in the {small}?", "no"),
+                                       (f"Is the {big} bigger than the {small}?", "yes"),
+                                       (f"Is the {small} bigger than the {big}?", "no")))
+        asked.append((statements, question, answer, chains[small, big]))
     return asked[:limit]
 
 
 def path_story(rng: random.Random, limit: int) -> list[tuple]:
-    """Task 19: the six places on a grid, each after the first one step north, south, east or west of one placed
-    before it (a tree: one way between any two); 5 statements tell these steps, either way round ("The kitchen is
-    north of the office." / "The office is south of the kitchen."); then "How do you go from the A to the B?" for two
-    places two steps apart, answered by the steps' initials, "s,e" (Facebook's answers are two steps too)."""
-    places = rng.sample(PLACES, len(PLACES))
+    """Task 19: five of the six places on a grid (as Facebook's: a path of two steps and two places beside it), each
+    after the first one step north, south, east or west of one placed before it (a tree: one way between any two); 4
+    statements tell these steps, either way round ("The kitchen is north of the office." / "The office is south of
+    the kitchen."); then "How do you go from the A to the B?" for two places two steps apart, answered by the steps'
+    initials, "s,e" (Facebook's answers are two steps too)."""
+    places = rng.sample(PLACES, 5)
     where, links = {places[0]: (0, 0)}, []
     for place in places[1:]:
         beside, (east, north) = rng.choice([(beside, step) for beside in where for step in DIRECTIONS.values() if (

@@ -364,11 +364,12 @@ def of_what(story: Story, place: str, direction: str) -> tuple[str, set[int]]:
 
 
 def before_time(story: Story, person: str, place: str) -> tuple[str, set[int]]:
-    """Task 14: where the person was at the time of day just before the one they were in `place`."""
+    """Task 14: where the person was at the latest time of day told before the one they were in `place`."""
     times = [time for time, (there, _) in story.day[person].items() if there == place]
-    if len(times) != 1 or times[0] - 1 not in story.day[person]:
-        raise KeyError(f"one time of day {person} was in the {place}, and where they were just before")
-    before, statement = story.day[person][times[0] - 1]
+    earlier = [time for time in story.day[person] if times and time < times[0]]
+    if len(times) != 1 or not earlier:
+        raise KeyError(f"one time of day {person} was in the {place}, and where they were at a time before")
+    before, statement = story.day[person][max(earlier)]
     return before, {statement, story.day[person][times[0]][1]}
 
 
