@@ -403,5 +403,6 @@ def _while_steps(step, input_gates: Tensor, hidden: Tensor, cell: Tensor | None)
         return index + 1, *outputs, *new_states
 
     outputs = [state.new_zeros(*state.shape[:2], steps, state.shape[2]) for state in states]
-    _, *carried = torch.while_loop(before_the_end, one_step, (torch.tensor(0), *outputs, *states))
+    start = torch.tensor(0, device=input_gates.device)
+    _, *carried = torch.while_loop(before_the_end, one_step, (start, *outputs, *states))
     return carried[0], carried[1] if cell is not None else None
