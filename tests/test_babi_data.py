@@ -126,6 +126,10 @@ def test_stories_of_tasks_4_5_9_10_14_have_the_shape_of_facebooks():
     assert shapes(4) == {(2, 1)}
     assert shapes(9) == shapes(10) == {(10, 5)}
     assert {questions for _, questions in shapes(5)} == {5}
+    for story in generate_task(5, 500, seed=0):  # gets, hand-overs and moves, no drops; a hand-over, then 0-5 more
+        assert not any(re.search(r" (dropped|discarded|put down|left) ", statement) for statement in story[-1].story)
+        for example in story:
+            assert len(example.story) - 6 <= example.supporting_facts[0] and len(example.supporting_facts) == 1
     assert shapes(14) == {(12, 5)}
     for story in generate_task(14, 500, seed=0):  # a question after the fourth statement, then after every second
         assert gaps(story) == [4, 2, 2, 2, 2]

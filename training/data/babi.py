@@ -126,11 +126,10 @@ class World:
         self.subjects, self.naming = subjects, index if naming is None else naming
         return index
 
-    def move(self, people: tuple[str, ...], pronoun: bool = False, place: str | None = None) -> None:
-        """"Mary went to the kitchen." / "Mary and John went ..." / "Then he/they went ..." (people = the subjects);
-        to `place`, or else to a place drawn from those where none of them is."""
-        if place is None:
-            place = self.rng.choice([place for place in PLACES if place not in {self.place(p) for p in people}])
+    def move(self, people: tuple[str, ...], pronoun: bool = False) -> None:
+        """"Mary went to the kitchen." / "Mary and John went ..." / "Then he/they went ..." (people = the subjects),
+        to a place drawn from those where none of them is."""
+        place = self.rng.choice([place for place in PLACES if place not in {self.place(p) for p in people}])
         if pronoun:
             subject = f"{self.rng.choice(CONNECTIVES)} {'they' if len(people) > 1 else PEOPLE[people[0]]}"
         else:
@@ -373,19 +372,25 @@ def relations_story(rng: random.Random, limit: int) -> list[tuple]:
     return [([statements[index] for index in order], question, answer, (order.index(asked),))]
 
 
-def give_step(world: World) -> None:
-    """Task 5: an object_step, or (half of the time, when someone holds an object) a hand-over: the holder gives it
-    to someone in the same place, or, with nobody there, someone else goes to the holder first."""
-    if not world.holder or world.rng.random() < 0.5:
-        object_step(world)
-        return
-    thing = world.rng.choice(list(world.holder))
-    giver = world.holder[thing][0]
-    others = [person for person in PEOPLE if person != giver]
-    if present := [person for person in others if world.place(person) == world.place(giver)]:
-        world.give(giver, world.rng.choice(present), thing)
-    else:
-        world.move((world.rng.choice(others),), place=world.place(giver))
+def gift_step(world: World, spare: str | None = None) -> None:
+    """Task 5, as Facebook's draws a statement: a person moves, gets an object or hands one over, a third each (each
+    drawn evenly from those possible now, drawn again when none is; no drops), none of them about the object
+    `spare`."""
+    while True:
+        roll = world.rng.random()
+        if roll < 1 / 3:
+            world.move((world.rng.choice(list(PEOPLE)),))
+            return
+        if roll < 2 / 3:
+            options = [(world.get, person, thing) for action, person, thing in handling(world)
+                       if action == world.get and thing != spare]
+        else:
+            options = [(world.give, giver, receiver, thing) for giver, receiver, thing in hand_overs(world)
+                       if thing != spare]
+        if options:
+            action, *arguments = world.rng.choice(options)
+            action(*arguments)
+            return
 
 
 def gifts(world: World) -> list[Candidate]:
@@ -397,6 +402,23 @@ def gifts(world: World) -> list[Candidate]:
                    f"Who did {giver} give the {thing} to?": (receiver, index),
                    f"Who gave the {thing} to {receiver}?": (giver, index)}
     return [(question, answer, (index,)) for question, (answer, index) in latest.items()]
+
+
+def gift_story(rng: random.Random, limit: int) -> list[Candidate]:
+    """Task 5, as Facebook's: once a hand-over follows at least one statement, 0 to 5 statements that leave its
+    object alone, then a question about that hand-over (one of `gifts` that it answers); 5 times."""
+    world, asked = World(rng), []
+    while len(asked) < min(5, limit):
+        since = 0
+        while not (since > 1 and world.gifts and world.gifts[-1][3] == len(world.statements) - 1):
+            gift_step(world)
+            since += 1
+        _, thing, _, index = world.gifts[-1]
+        for _ in range(rng.randint(0, 5)):
+            gift_step(world, spare=thing)
+        asked.append((list(world.statements), *rng.choice([question for question in gifts(world)
+                                                            if question[2] == (index,)])))
+    return asked
 
 
 def hearsay_step(world: World, hedge: Callable[[World, str], None], move: float) -> None:
@@ -593,7 +615,7 @@ TASKS: dict[int, tuple[str, Callable[[random.Random, int], list[tuple]]]] = {
     2: ("two-supporting-facts", WorldTask(object_step, where_object, by_chance).story),
     3: ("three-supporting-facts", WorldTask(object_step, where_before, by_chance).story),
     4: ("two-arg-relations", relations_story),
-    5: ("three-arg-relations", WorldTask(give_step, gifts, by_chance).story),
+    5: ("three-arg-relations", gift_story),
     6: ("yes-no-questions", WorldTask(lambda world: move_step(world, 0, 0), yes_no, every(2)).story),
     7: ("counting", WorldTask(lambda world: object_step(world, give=0.5), lambda world: carrying(world, count=True),
                               every(2)).story),
