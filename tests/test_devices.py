@@ -1,14 +1,16 @@
-"""The device checks themselves (tests/contract/devices.py) catch what they are for, and every family's pipeline runs
-on each device of ``conftest.DEVICES`` with hf_bahdanau's factory calls on meta (the contract runs the models'
-own device checks)."""
+"""The device checks themselves (tests/contract/devices.py) catch what they are for; every family's pipeline and every
+option of the seq2seq model run on each device of ``conftest.DEVICES`` with hf_bahdanau's factory calls on meta (the
+contract runs each head's own device checks)."""
 
 from pathlib import Path
 
 import pytest
 import torch
 
-from conftest import DEVICES, tiny_model
+from conftest import DEVICES, assert_float64_close, padded_batch, random_labels, tiny_model
 from contract.devices import STEP_SYNCS, FactoriesOnMeta, HostSyncs, place, syncs_per_step
+from hf_bahdanau.modeling.axes import (ATTENTION_MODES, ATTENTION_SCOPES, ATTENTION_SCORES, BRIDGES, CONTEXT_MODES,
+                                      DECODER_STYLES, DEEP_OUTPUTS, RNN_TYPES)
 from test_family_pipelines import CORPUS, decisive, families, in_folder, pipeline_of, save_picture
 from training.common.tokenization import train_tokenizer
 
@@ -121,3 +123,56 @@ def test_every_pipeline_runs_on_the_device(pipelines, family, device):
     expected = answer(*args, **kwargs)
     answer._forward, answer.postprocess = checked(answer._forward), checked(answer.postprocess)
     assert answer(*args, **kwargs) == expected
+
+
+# every option of the seq2seq model's axes (each a registry) and its switches, beside the presets the contract runs
+OPTIONS = {
+    **{f"{axis.field}={name}": {axis.field: name} for axis in (RNN_TYPES, ATTENTION_SCORES, ATTENTION_SCOPES,
+                                                              ATTENTION_MODES, DECODER_STYLES, BRIDGES, DEEP_OUTPUTS)
+       for name in axis},
+    **{f"context_mode={name}": dict(attention_type="none", context_mode=name) for name in CONTEXT_MODES},
+    "coverage": dict(use_coverage=True, coverage_loss_weight=0.5), "copy_attention": dict(copy_attention=True),
+    "context_gate": dict(context_gate=True), "doubly_stochastic": dict(doubly_stochastic_weight=0.5),
+    "location_smoothing": dict(attention_type="location_aware", location_smoothing=True),
+    "input_feeding": dict(decoder_style="luong", input_feeding=True), "reverse_source": dict(reverse_source=True),
+    "encoder_self_attention": dict(encoder_self_attention="multihead"), "dropout": dict(dropout=0.3),
+    "reinforce": dict(attention_mode="hard_reinforce", reinforce_baseline="per_token",
+                      reinforce_expected_context_probability=0.5),
+}
+SIZES = {"attention_type=multihead": dict(num_attention_heads=2, attention_size=16),  # heads that split the size
+         "attention_scope=local-m": dict(local_window=2), "attention_scope=local-p": dict(local_window=2)}
+
+
+@pytest.mark.devices
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("option", OPTIONS)
+def test_every_seq2seq_option_runs_on_the_device(option, device):
+    """Training forward and backward, greedy and beam search (GNMT's penalties, several returned sequences) with
+    hf_bahdanau's factory calls on meta, for each option on the rnnsearch model."""
+    model = tiny_model(**OPTIONS[option], **SIZES.get(option, {})).to(device).train()
+    input_ids, mask = (tensor.to(device) for tensor in padded_batch())
+    labels = random_labels(3, 5).to(device)
+    with FactoriesOnMeta():
+        model(input_ids=input_ids, attention_mask=mask, labels=labels).loss.backward()
+    beams = dict(num_beams=3, num_return_sequences=2, length_penalty_style="gnmt",
+                 coverage_penalty=0.0 if model.config.attention_type == "none" else 0.2)
+    with torch.no_grad(), FactoriesOnMeta():
+        for search in (dict(num_beams=1), beams):
+            generated = model.eval().generate(input_ids=input_ids, attention_mask=mask, max_new_tokens=4, **search)
+            assert generated.device.type == device
+
+
+@pytest.mark.devices
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("rnn_type", list(RNN_TYPES))
+def test_the_paths_torch_export_traces_run_on_the_device(rnn_type, device, monkeypatch):
+    """The step loops torch.export traces (``torch.while_loop``, run eagerly here) make no tensor on the default
+    device either."""
+    model = tiny_model(rnn_type=rnn_type).double().to(device)
+    inputs = dict(zip(("input_ids", "attention_mask"), (tensor.to(device) for tensor in padded_batch())))
+    labels = random_labels(3, 5).to(device)
+    with torch.no_grad():
+        expected = model(**inputs, labels=labels).logits
+        monkeypatch.setattr(torch.compiler, "is_exporting", lambda: True)
+        with FactoriesOnMeta():
+            assert_float64_close(model(**inputs, labels=labels).logits, expected)
