@@ -64,6 +64,10 @@ def test_a_dataset_folder_streams_its_train_split_and_reads_the_others(tmp_path)
     assert [row["source"] for row in open_stream(data_args)] == [f"train {k}" for k in range(7)]
     raw = load_raw_splits(data_args)
     assert list(raw) == ["validation"] and raw["validation"]["target"] == ["0", "1", "2"]
+    raw["train"] = open_stream(data_args)
+    data_args.max_train_samples = 3
+    splits = requested_splits(raw, data_args, training_args(tmp_path, do_train=True, max_steps=5))
+    assert [row["target"] for row in splits["train"]] == ["0", "1", "2"]  # the stream's first rows
 
 
 @pytest.mark.parametrize("text, message", [
