@@ -426,6 +426,10 @@ class Seq2SeqTask(Task):
             longest = max(len(ids) for ids in tokenized["train"]["input_ids"])
             model.config.max_training_source_length = max(longest, model.config.max_training_source_length or 0)
         if not self.recurrent:
+            # MarianMTModel's loss is its batch's token mean, though its **kwargs take Trainer's num_items_in_batch:
+            # Trainer would take it for a sum over that count and scale it by the processes under DDP, and not divide
+            # it by --gradient_accumulation_steps. Declared as not taking the count, it is averaged as the mean it is.
+            model.accepts_loss_kwargs = False
             check_positions(model, tokenized)
             generation_config = training_args.generation_config  # the Trainer's, when given, replaces the model's
             check_generation_options(model.generation_config if generation_config is None
