@@ -54,6 +54,13 @@ BABI = ["--max_train_samples", str(2 * ROWS_PER_PROCESS + 1), "--max_predict_sam
 RUNS = {
     "seq2seq": ["seq2seq", "training/configs/dates_rnnsearch.json", "--train_file", "{data}/pairs.jsonl",
                 "--config_overrides", f"{TINY_RNN},output_size=8,dropout=0"],
+    # transformers' MarianMTModel averages its loss over each batch's tokens: on targets of one length (ISO dates),
+    # the processes' means average to the mean.
+    "seq2seq, Marian baseline": ["seq2seq", "--train_file", "training/data/dates/train.jsonl", *TRAIN_ROWS,
+                                 "--tokenizer_type", "char", "--architecture", "transformer", "--config_overrides",
+                                 "d_model=16,encoder_layers=1,decoder_layers=1,encoder_attention_heads=2,"
+                                 "decoder_attention_heads=2,encoder_ffn_dim=16,decoder_ffn_dim=16,dropout=0,"
+                                 "attention_dropout=0,activation_dropout=0"],
     "tagging": ["tagging", "training/configs/ner_tagger.json", *TRAIN_ROWS, "--config_overrides",
                 f"{TINY_RNN},dropout=0"],
     "classification": ["classification", "training/configs/han_classifier.json", *TRAIN_ROWS, "--config_overrides",
