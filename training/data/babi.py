@@ -14,10 +14,10 @@ Facebook's own generator, the Lua rewrite of the one that made the public datase
 bAbI-tasks, lua/babi/tasks/*.lua and tasks/worlds/*.txt; its README says it does not reproduce the dataset exactly).
 Story lengths, in statements (questions excluded; the 1k training files of ``python -m training.data.make_babi
 --output_dir DIR --sizes en``): tasks 1, 6, 9-13 ask 5 questions, one after every 2 statements (10 a story); 2 and 3
-ask after each statement with probability 1/2 once more than 2 follow the previous question (2: mean 21, max 33; 3,
-only about an object carried from one place to another: mean 32, max 103); 5 asks about a hand-over after 0-5 more
-statements (mean 40, max 68); 7 and 8 ask once someone handled an object, then after every 2 statements (mean 10.5,
-max 14); 14: 12 statements, a question after the 4th and every 2nd; 15: 8 statements, then 4 questions; 16: 9, then
+ask after each statement with probability 1/2 once more than 2 follow the previous question (2: mean 21, max 35; 3,
+only about an object carried from one place to another: mean 32, max 101); 5 asks about a hand-over after 0-5 more
+statements (mean 39, max 95); 7 and 8 ask once someone handled an object, then after every 2 statements (mean 11,
+max 18); 14: 12 statements, a question after the 4th and every 2nd; 15: 8 statements, then 4 questions; 16: 9, then
 1; 4: 2, then 1; 17: 2, then 8; 18: 4-9 (mean 6.6), then a question on each pair one chain of two relates (2.3 a
 story); 19: 4, then 1; 20: 12, each followed by a question. A
 question is only asked when all its supporting facts are among the ``MEMORY_SIZE`` = 50 statements before it (the
@@ -71,7 +71,9 @@ MOVE_VERBS = ("moved", "went", "journeyed", "travelled", "went back")
 GET_VERBS = ("got", "grabbed", "picked up", "took")
 DROP_VERBS = ("dropped", "discarded", "put down", "left")
 CONNECTIVES = ("Then", "After that", "Following that")
-GIVE_VERBS = ("gave", "handed", "passed")  # task 5
+GIVE_VERBS = ("gave", "handed", "passed")  # tasks 5, 7, 8
+GIFT_DRAWS = ("move", "get", "give")  # task 5's kinds of statement, drawn evenly (see object_step)
+COUNTING_DRAWS = ("move", "handle", "give", "give")  # tasks 7 and 8's
 OPPOSITE = {"north": "south", "south": "north", "east": "west", "west": "east"}  # task 4: direction -> its opposite
 TIMES = {  # task 14, in the day's order: the time -> how a statement begins or ends with it
     "yesterday": (("Yesterday",), ("yesterday",)),
@@ -221,22 +223,22 @@ def hand_overs(world: World) -> list[tuple[str, str, str]]:
             if receiver != giver and world.place(receiver) == world.place(giver)]
 
 
-def object_step(world: World, give: float = 0) -> None:
-    """As Facebook's tasks 2, 3, 7 and 8 draw a statement: with probability `give` a hand-over, else a third of the
-    time a person moves and otherwise gets or drops an object (each drawn evenly from those possible now); an
-    action that is not possible now is drawn again."""
+def object_step(world: World, draws: tuple[str, ...] = ("move", "handle", "handle"), spare: str | None = None) -> None:
+    """One statement, drawn as Facebook's tasks draw them: its kind evenly from `draws` ("move"; "handle": a get or a
+    drop; "get"; "give": a hand-over), then one of that kind evenly from those possible now, none about the object
+    `spare`; a kind with none possible is drawn again. The default is tasks 2 and 3's (a move a third of the time)."""
     while True:
-        roll = world.rng.random()
-        if roll < give:
-            if options := hand_overs(world):
-                world.give(*world.rng.choice(options))
-                return
-        elif roll < give + (1 - give) / 3:
+        kind = world.rng.choice(draws)
+        if kind == "move":
             world.move((world.rng.choice(list(PEOPLE)),))
             return
-        elif options := handling(world):
-            action, person, thing = world.rng.choice(options)
-            action(person, thing)
+        if kind == "give":
+            options = [(world.give, *hand_over) for hand_over in hand_overs(world)]
+        else:
+            options = [option for option in handling(world) if kind == "handle" or option[0] == world.get]
+        if options := [option for option in options if option[-1] != spare]:
+            action, *arguments = world.rng.choice(options)
+            action(*arguments)
             return
 
 
@@ -375,27 +377,6 @@ def relations_story(rng: random.Random, limit: int) -> list[tuple]:
     return [([statements[index] for index in order], question, answer, (order.index(asked),))]
 
 
-def gift_step(world: World, spare: str | None = None) -> None:
-    """Task 5, as Facebook's draws a statement: a person moves, gets an object or hands one over, a third each (each
-    drawn evenly from those possible now, drawn again when none is; no drops), none of them about the object
-    `spare`."""
-    while True:
-        roll = world.rng.random()
-        if roll < 1 / 3:
-            world.move((world.rng.choice(list(PEOPLE)),))
-            return
-        if roll < 2 / 3:
-            options = [(world.get, person, thing) for action, person, thing in handling(world)
-                       if action == world.get and thing != spare]
-        else:
-            options = [(world.give, giver, receiver, thing) for giver, receiver, thing in hand_overs(world)
-                       if thing != spare]
-        if options:
-            action, *arguments = world.rng.choice(options)
-            action(*arguments)
-            return
-
-
 def gifts(world: World) -> list[Candidate]:
     """Task 5: the five questions about a hand-over, each answered by the latest hand-over that fits it."""
     latest = {}
@@ -408,17 +389,18 @@ def gifts(world: World) -> list[Candidate]:
 
 
 def gift_story(rng: random.Random, limit: int) -> list[Candidate]:
-    """Task 5, as Facebook's: once a hand-over follows at least one statement, 0 to 5 statements that leave its
-    object alone, then a question about that hand-over (one of `gifts` that it answers); 5 times."""
+    """Task 5, as Facebook's: statements drawn from moves, gets and hand-overs (no drops); once a hand-over follows
+    at least one statement, 0 to 5 statements that leave its object alone, then a question about that hand-over (one
+    of `gifts` that it answers); 5 times."""
     world, asked = World(rng), []
     while len(asked) < min(5, limit):
         since = 0
         while not (since > 1 and world.gifts and world.gifts[-1][3] == len(world.statements) - 1):
-            gift_step(world)
+            object_step(world, GIFT_DRAWS)
             since += 1
         _, thing, _, index = world.gifts[-1]
         for _ in range(rng.randint(0, 5)):
-            gift_step(world, spare=thing)
+            object_step(world, GIFT_DRAWS, spare=thing)
         asked.append((list(world.statements), *rng.choice([question for question in gifts(world)
                                                             if question[2] == (index,)])))
     return asked
@@ -620,10 +602,10 @@ TASKS: dict[int, tuple[str, Callable[[random.Random, int], list[tuple]]]] = {
     4: ("two-arg-relations", relations_story),
     5: ("three-arg-relations", gift_story),
     6: ("yes-no-questions", WorldTask(lambda world: move_step(world, 0, 0), yes_no, every(2)).story),
-    7: ("counting", WorldTask(lambda world: object_step(world, give=0.5), lambda world: carrying(world, count=True),
-                              every(2)).story),
-    8: ("lists-sets", WorldTask(lambda world: object_step(world, give=0.5), lambda world: carrying(world, count=False),
-                                every(2)).story),
+    7: ("counting", WorldTask(lambda world: object_step(world, COUNTING_DRAWS),
+                              lambda world: carrying(world, count=True), every(2)).story),
+    8: ("lists-sets", WorldTask(lambda world: object_step(world, COUNTING_DRAWS),
+                                lambda world: carrying(world, count=False), every(2)).story),
     9: ("simple-negation", WorldTask(lambda world: hearsay_step(world, negation, 1 / 2), is_in, every(2)).story),
     10: ("indefinite-knowledge", WorldTask(lambda world: hearsay_step(world, indefinite, 1 / 3), is_in,
                                            every(2)).story),
