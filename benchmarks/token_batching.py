@@ -6,7 +6,7 @@
     python -m benchmarks.token_batching --max_tokens 4096 --steps 20000 --eval_rows 500 --threads 16 \\
         --config_overrides \\
         "embedding_size=256,hidden_size=512,encoder_hidden_size=256,attention_size=256,output_size=256,dropout=0.3" \\
-        --output benchmarks/results/token_batching_full.json   # the full run: the Bible config's model and batch
+        --output outputs/token_batching_full.json   # the full run: the Bible config's model and batch
 
 Run from the repository's root, as a module (it reads training's modules). The training split is tokenised as the
 seq2seq task does it (a BPE tokenizer of ``--vocab_size`` trained on the training sources and targets, EOS ending
