@@ -165,6 +165,33 @@ def test_batch_of_one_and_alignments(exported):
     np.testing.assert_allclose(output.alignments[0], steps.numpy(), rtol=0, atol=1e-5)  # weights ≤ 1, float32
 
 
+@pytest.mark.parametrize("options", [dict(num_beams=1), dict(num_beams=3, num_return_sequences=2)],
+                         ids=["greedy", "beam3-two"])
+def test_a_batch_split_across_threads_decodes_as_one_batch(exported, options):
+    """batch_threads=3 decodes 7 sources as slices of 3, 2 and 2 at once: the same sequences (padded to the longest
+    slice as one search pads its rows), scores and alignments as one batch on one thread, and as generate()."""
+    model, runtime = exported("rnnsearch", 1.0)  # hypotheses end after 1–4 tokens: the slices end apart
+    split = OnnxSeq2Seq(runtime.folder, threads=1, batch_threads=3)
+    input_ids, attention_mask = padded_batch((9, 4, 2, 7, 3, 8, 5), seed=11)
+    ids, mask = input_ids.numpy(), attention_mask.numpy()
+    slices = np.array_split(np.arange(7), 3)
+    widths = {runtime.generate(ids[rows], mask[rows], max_new_tokens=MAX_NEW, **options).sequences.shape[1]
+              for rows in slices}
+    assert len(widths) > 1  # the join pads a slice that ended sooner
+    whole = runtime.generate(ids, mask, max_new_tokens=MAX_NEW, output_alignments=True, **options)
+    output = split.generate(ids, mask, max_new_tokens=MAX_NEW, output_alignments=True, **options)
+    np.testing.assert_array_equal(output.sequences, whole.sequences)
+    np.testing.assert_array_equal(output.sequences, generated(model, input_ids, attention_mask, **options).sequences)
+    # The same rows through the same kernels, in smaller products (whose blocking may differ on another CPU): sums of
+    # ≤ 8 float32 log-probabilities of |log p| ≤ 40, and attention weights ≤ 1.
+    np.testing.assert_allclose(output.scores, whole.scores, rtol=0, atol=8 * 40 * 1e-6)
+    assert len(output.alignments) == len(whole.alignments)
+    for mine, theirs in zip(output.alignments, whole.alignments):
+        np.testing.assert_allclose(mine, theirs, rtol=0, atol=1e-6)
+    with pytest.raises(ValueError, match="`batch_threads` must be an integer ≥ 1, got 0"):
+        OnnxSeq2Seq(runtime.folder, batch_threads=0)
+
+
 def test_the_step_graph_returns_the_top_k_of_its_log_probs(exported):
     """top_log_probs / top_tokens are the largest log_probs of each row in order, the lower id first on ties (the
     search's assumption: argmax's choice), for any top_k up to the vocabulary."""

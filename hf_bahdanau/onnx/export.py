@@ -181,10 +181,11 @@ class DecoderStepGraph(nn.Module):
         encoded, state = _unflatten(tensors, *self.names)
         decoder = self.model.model.decoder
         decoded = decoder(tokens.unsqueeze(1), encoded, state, decoder.plan_steps(encoded))
-        logits = self.model.decoded_logits(decoded, encoded, None, encoded.rows_per_source)[:, -1]
+        # squeeze, not [:, -1]: the one step's [N, 1, V] as a view, where ONNX's Gather would copy it every step
+        logits = self.model.decoded_logits(decoded, encoded, None, encoded.rows_per_source).squeeze(1)
         next_state = _flatten(encoded, decoded.state, [], self.names[1])
         weights = decoded.attention_weights
-        weights = weights[:, -1] if weights is not None else encoded.mask.to(logits.dtype)[:, :0]
+        weights = weights.squeeze(1) if weights is not None else encoded.mask.to(logits.dtype)[:, :0]
         log_probs = torch.log_softmax(logits.float(), dim=-1)
         top_log_probs, top_tokens = torch.topk(log_probs, top_k)
         return (log_probs, top_log_probs, top_tokens, *next_state, weights)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from types import SimpleNamespace
@@ -50,10 +51,13 @@ class OnnxTranslation:
 
 class OnnxSeq2Seq:
     """An exported folder on ONNX Runtime. ``quantized``: the int8 graphs ``quantize_onnx`` wrote beside the fp32
-    ones; ``threads``: ONNX Runtime's intra-op threads (None: its default)."""
+    ones; ``threads``: ONNX Runtime's intra-op threads (None: its default); ``batch_threads``: ``generate`` decodes a
+    batch as that many slices of sources at once, each in a Python thread of its own (ONNX Runtime runs a session's
+    calls concurrently). With ``threads=1, batch_threads=C`` a batch keeps C cores busy without the synchronisation
+    that intra-op threads pay on each of a step's many small operators (docs/performance.md: batch 64 on 2 cores)."""
 
     def __init__(self, folder: str | Path, quantized: bool = False, threads: int | None = None,
-                 providers: Sequence[str] = ("CPUExecutionProvider",)) -> None:
+                 providers: Sequence[str] = ("CPUExecutionProvider",), batch_threads: int = 1) -> None:
         import onnxruntime
 
         self.folder = Path(folder)
@@ -70,6 +74,9 @@ class OnnxSeq2Seq:
                     + ".")
             sessions.append(self._session(self.folder / name, options, list(providers)))
         self.encoder, self.decoder, self.greedy = sessions
+        if isinstance(batch_threads, bool) or not isinstance(batch_threads, int) or batch_threads < 1:
+            raise ValueError(f"`batch_threads` must be an integer ≥ 1, got {batch_threads!r}.")
+        self.batch_threads = batch_threads
         self.encoded_names, self.state_names = self.manifest["memory"], self.manifest["state"]
         self.next_state_names = [f"next_{name}" for name in self.state_names]
         self.row_axis = self.manifest["row_axis"]
@@ -171,6 +178,23 @@ class OnnxSeq2Seq:
         if num_return_sequences > num_beams:
             raise ValueError(f"`num_return_sequences` ({num_return_sequences}) must be ≤ `num_beams` ({num_beams}).")
         coverage_penalty, length_penalty_style = self._beam_penalties(coverage_penalty, length_penalty_style, num_beams)
+        options = dict(num_beams=num_beams, max_new_tokens=max_new_tokens, min_new_tokens=min_new_tokens,
+                       length_penalty=length_penalty, early_stopping=early_stopping,
+                       num_return_sequences=num_return_sequences, output_alignments=output_alignments,
+                       coverage_penalty=coverage_penalty, length_penalty_style=length_penalty_style)
+        slices = min(self.batch_threads, input_ids.shape[0])
+        if slices == 1:
+            return self._search(input_ids, attention_mask, **options)
+        with ThreadPoolExecutor(slices) as pool:  # the sources are independent: any split decodes the same
+            outputs = list(pool.map(lambda rows: self._search(input_ids[rows], attention_mask[rows], **options),
+                                    np.array_split(np.arange(input_ids.shape[0]), slices)))
+        return _joined(outputs, fill=self.manifest["pad_token_id"] if num_beams == 1
+                       else self.manifest["pad_token_id"] or self.manifest["eos_token_id"][0])
+
+    def _search(self, input_ids: np.ndarray, attention_mask: np.ndarray, num_beams: int, max_new_tokens: int,
+                min_new_tokens: int, length_penalty: float, early_stopping: bool | str, num_return_sequences: int,
+                output_alignments: bool, coverage_penalty: float, length_penalty_style: str) -> SearchOutput:
+        """``generate`` of checked sources and options, in this thread."""
         encoded, state = self.encode(input_ids, attention_mask)
         encoded = {name: value for name, value in encoded.items() if name in self.step_inputs}
         batch_size = input_ids.shape[0]
@@ -299,3 +323,19 @@ class OnnxSeq2Seq:
         score = float(output.scores[row]) if output.scores.ndim == 1 else None
         return OnnxTranslation(text, self.tokenizer.decode([t for t in generated if t not in special]),
                                list(encoding.tokens), target_tokens, alignment, score)
+
+
+def _joined(outputs: list[SearchOutput], fill: int) -> SearchOutput:
+    """The outputs of consecutive slices of a batch as the output of the whole batch: the sequences [R, 1 + T]
+    padded with ``fill`` to the longest (as one search pads the rows that ended early), greedy search's per-token
+    log-probabilities [R, T] with 0 (as after an EOS)."""
+    steps = max(output.sequences.shape[1] for output in outputs) - 1
+
+    def padded(values: np.ndarray, width: int, value) -> np.ndarray:
+        return np.pad(values, ((0, 0), (0, width - values.shape[1])), constant_values=value)
+
+    sequences = np.concatenate([padded(output.sequences, 1 + steps, fill) for output in outputs])
+    scores = np.concatenate([output.scores if output.scores.ndim == 1 else padded(output.scores, steps, 0)
+                             for output in outputs])
+    alignments = None if outputs[0].alignments is None else [row for output in outputs for row in output.alignments]
+    return SearchOutput(sequences, scores, alignments)
