@@ -19,9 +19,17 @@ weights near-ties are common, so int8 quality is measured on a trained model, do
 same model's graphs from torch's TorchScript-based exporter (``dynamo=False``, the one before torch.export, which it
 deprecates) against torch.export's, batch 1 in turns: encoder milliseconds per source, greedy milliseconds per
 sentence, their ratios and the ONNX ``Loop`` nodes of each encoder graph.
+
+``--profile`` measures nothing of the above: it prints where one decoder step of beam 5 at batch 64 (320 rows) spends
+its time, from ONNX Runtime's own profiler: each operator's fastest of ``--profile_calls`` calls (the fastest,
+because on a shared machine any operator may be preempted in a call) and its share of their sum, at ``--threads``
+intra-op threads and at one.
+
+    python benchmarks/onnx_runtime.py --profile --model luong-feed-lstm-general
 """
 
 import argparse
+import collections
 import json
 import sys
 import tempfile
@@ -117,6 +125,44 @@ def exporter_comparison(model, folder: Path, sources: list[tuple[torch.Tensor, t
     )
 
 
+def operator_profile(folder: Path, threads: int, rows_per_source: int, top_k: int, calls: int) -> dict[str, float]:
+    """Milliseconds of each operator of ``folder``'s decoder step (the fastest of ``calls`` calls, largest first) on
+    the benchmark's decode batch with ``rows_per_source`` rows per source (beam search's), fetching ``top_k``
+    candidates per row as the search does."""
+    import onnxruntime
+
+    runtime = OnnxSeq2Seq(folder, threads=threads)
+    batch = synthetic_batch(1000)
+    encoded, state = runtime.encode(batch["input_ids"].numpy(), batch["attention_mask"].numpy())
+    rows = np.repeat(np.arange(batch["input_ids"].shape[0]), rows_per_source)
+    encoded = runtime._rows({name: value for name, value in encoded.items() if name in runtime.step_inputs}, rows)
+    feeds = {"tokens": np.full(len(rows), 3, dtype=np.int64), "top_k": np.array(top_k, dtype=np.int64), **encoded,
+             **runtime._rows(state, rows)}
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads, options.enable_profiling = threads, True
+    options.profile_file_prefix = str(Path(tempfile.mkdtemp(prefix="hf_bahdanau_profile_")) / "step")
+    session = onnxruntime.InferenceSession(str(folder / "decoder_step.onnx"), options,
+                                           providers=["CPUExecutionProvider"])
+    for _ in range(calls):
+        session.run(["top_log_probs", "top_tokens", *runtime.next_state_names], feeds)
+    times = collections.defaultdict(list)
+    for event in json.loads(Path(session.end_profiling()).read_text()):
+        if event.get("cat") == "Node" and event["name"].endswith("_kernel_time"):
+            times[f"{event['args']['op_name']} {event['name'].removesuffix('_kernel_time')}"].append(event["dur"] / 1e3)
+    return dict(sorted(((name, min(values)) for name, values in times.items()), key=lambda item: -item[1]))
+
+
+def print_profile(folder: Path, threads: int, calls: int) -> None:
+    """``--profile``: the step's operators at beam 5, batch 64, at ``threads`` intra-op threads and at one."""
+    for count in sorted({threads, 1}, reverse=True):
+        profile = operator_profile(folder, count, 5, 10, calls)
+        total = sum(profile.values())
+        print(f"decoder step, beam 5 at batch 64 (320 rows), {count} intra-op thread(s): {total:.2f} ms in "
+              f"{len(profile)} operators (each the fastest of {calls} calls)")
+        for name, milliseconds in list(profile.items())[:12]:
+            print(f"  {milliseconds:7.3f} ms  {100 * milliseconds / total:5.1f}%  {name}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sentences", type=int, default=200)
@@ -127,10 +173,15 @@ def main() -> None:
     parser.add_argument("--model", default="rnnsearch", choices=sorted(MODELS),
                         help="run_benchmarks.py's model to export (the naive loop is always rnnsearch's)")
     parser.add_argument("--output", type=Path, default=RESULTS / f"{date.today()}-onnx.json")
+    parser.add_argument("--profile", action="store_true", help="only where a batch-64 beam-5 step spends its time")
+    parser.add_argument("--profile_calls", type=int, default=30)
     args = parser.parse_args()
     model, naive = build_ours(args.model).eval(), build_naive().eval()
     folder = Path(tempfile.mkdtemp(prefix="hf_bahdanau_onnx_"))
     export_onnx(model, folder)
+    if args.profile:
+        print_profile(folder, args.threads, args.profile_calls)
+        return
     quantize_onnx(folder)
     torch.set_num_threads(args.batch1_threads)
     runtime = OnnxSeq2Seq(folder, threads=args.batch1_threads)

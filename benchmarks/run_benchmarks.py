@@ -298,8 +298,10 @@ def measure_decoding(models: list[str], peer_names: list[str], rounds: int, thre
     for name in models:
         model = build_ours(name).eval()
         folder = export_onnx(model, tempfile.mkdtemp(prefix=f"hf_bahdanau_{name}_"))
-        runtime = OnnxSeq2Seq(folder, threads=threads)
-        for label, decoder in ((f"{name} generate()", model), (f"{name} onnxruntime", runtime)):
+        runtimes = {f"{name} onnxruntime": OnnxSeq2Seq(folder, threads=threads),  # intra-op threads
+                    # the batch as `threads` slices at once, one intra-op thread each (one slice at batch 1)
+                    f"{name} onnxruntime batch_threads": OnnxSeq2Seq(folder, threads=1, batch_threads=threads)}
+        for label, decoder in ((f"{name} generate()", model), *runtimes.items()):
             implementations[label] = lambda beams, kind, decoder=decoder: (
                 decode_sentences_per_second(decoder, decode_batch, beams) if kind == "b64"
                 else batch1_latency_ms(decoder, decode_batch, beams))
