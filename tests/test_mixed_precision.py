@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import exits_as_argparse_does
+from conftest import exits_as_argparse_does, padded_batch, tiny_model
+from contract.mixed_precision import logits_tolerance
 from hf_bahdanau.families import family_of
+from hf_bahdanau.modeling.attention import AdditiveAttention
 from training.__main__ import main
 from training.tasks import task_names
 
@@ -69,3 +71,18 @@ def test_fp16_without_a_gpu_is_refused_by_name(capsys):
                  "unused"]
     error = exits_as_argparse_does(lambda: main(arguments), "--fp16", capsys)
     assert "--bf16 true --use_cpu true" in error
+
+
+def test_the_additive_scores_blocks_run_under_autocast(monkeypatch):
+    """generate() at a batch large enough for the additive score's blocks (``_score_in_blocks``, whose out= products
+    autocast does not cast) runs under autocast, its step scores within ``logits_tolerance`` of the unblocked ones."""
+    model, (input_ids, attention_mask) = tiny_model("rnnsearch").eval(), padded_batch()
+    greedy = dict(max_new_tokens=4, output_scores=True, return_dict_in_generate=True)
+    scores = {}
+    for entries in (AdditiveAttention.HIDDEN_BLOCK_ENTRIES, 16):  # 16: a block per source
+        monkeypatch.setattr(AdditiveAttention, "HIDDEN_BLOCK_ENTRIES", entries)
+        with torch.no_grad(), torch.autocast("cpu", dtype=torch.bfloat16):
+            scores[entries] = torch.stack(model.generate(input_ids=input_ids, attention_mask=attention_mask,
+                                                         **greedy).scores)
+    unblocked, blocked = scores.values()
+    torch.testing.assert_close(blocked, unblocked, atol=logits_tolerance(torch.bfloat16, unblocked), rtol=0)

@@ -242,7 +242,7 @@ class AdditiveAttention(AttentionMechanism):
         """``_score`` without autograd, a block of sources at a time: W_a q [B, T, A], U_a k [B, S, A] -> [B, T, S]."""
         (sources, steps, size), length = query.shape, projected_keys.shape[1]
         rows = self._block_rows(query, projected_keys)
-        energy = self.energy_proj.weight.t()  # v_a [A, 1]
+        energy = self.energy_proj.weight.t().to(query.dtype)  # v_a [A, 1]; 16-bit under autocast, which out= escapes
         scores = query.new_empty(sources, steps, length)
         hidden = query.new_empty(rows, steps, length, size)
         for start in range(0, sources, rows):
