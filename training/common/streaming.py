@@ -6,8 +6,9 @@
 
 The training file (.tsv, .csv or .jsonl: one row at a time, each checked as ``data_files.read_file`` checks a whole
 file) or the train split of ``--dataset_name`` (``datasets.load_dataset(..., streaming=True)``) is read line by line;
-nothing but a shuffle buffer of ``--shuffle_buffer_size`` examples is held. The validation and test splits are read
-into memory (``data_files.load_raw_splits``): they are small.
+nothing but a shuffle buffer of ``--shuffle_buffer_size`` examples (and the first ``HEAD_ROWS`` rows, where a task
+reads them) is held. The validation and test splits are read into memory (``data_files.load_raw_splits``): they are
+small.
 
 ``TrainingStream`` gives Trainer an endless stream, pass after pass over the rows, pass k shuffled with the seed
 ``--data_seed`` (else ``--seed``) and k, so that
@@ -23,7 +24,6 @@ into memory (``data_files.load_raw_splits``): they are small.
 """
 
 import itertools
-import logging
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -37,8 +37,6 @@ from training.common.data_files import (
 )
 
 __all__ = ["HEAD_ROWS", "STREAM_FORMATS", "TrainingStream", "first_rows", "open_stream"]
-
-logger = logging.getLogger(__name__)
 
 HEAD_ROWS = 10_000  # the rows of a stream that stand for it where a whole split was read (a new tokenizer, lengths)
 STREAM_FORMATS = (".csv", ".tsv", ".jsonl")
