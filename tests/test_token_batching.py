@@ -209,41 +209,57 @@ def test_the_seq2seq_flag_refuses_a_bad_budget_as_argparse_does(capsys):
 
 
 DDP_TOKENS = 190  # 17 batches of the row_id_corpus in one process: an odd count, which two must share
+DDP_EPOCHS, DDP_SAVED_STEP = 2, 12  # 9 steps an epoch on each process: step 12 is the second epoch's third
 
 
-def ddp_worker(output_dir: str) -> None:
-    """One of the torchrun processes: a tiny model trained one epoch on batches of ``DDP_TOKENS`` tokens; writes the
-    rows of each batch this process trained, the global step and the sampler's batches to OUTPUT/rank-K.json."""
+def ddp_worker(output_dir: str, checkpoint: str | None = None) -> None:
+    """One of the torchrun processes: a tiny model trained ``DDP_EPOCHS`` epochs on batches of ``DDP_TOKENS`` tokens,
+    saved at step ``DDP_SAVED_STEP``, or resumed from ``checkpoint``; writes the rows of each batch this process
+    trained, the global step and the sampler's batches of every epoch to OUTPUT/rank-K.json."""
     collator = RecordingCollator()
-    trainer = token_trainer(output_dir, max_tokens=DDP_TOKENS, collator=collator, num_train_epochs=1,
-                            ddp_find_unused_parameters=False)
-    trainer.train()
-    trainer.train_batches.set_epoch(0)
+    trainer = token_trainer(output_dir, max_tokens=DDP_TOKENS, collator=collator, num_train_epochs=DDP_EPOCHS,
+                            ddp_find_unused_parameters=False, save_strategy="steps", save_steps=DDP_SAVED_STEP)
+    trainer.train(resume_from_checkpoint=checkpoint)
+    all_batches = []
+    for epoch in range(DDP_EPOCHS):
+        trainer.train_batches.set_epoch(epoch)
+        all_batches += list(trainer.train_batches)
     rank = trainer.args.process_index
     Path(output_dir, f"rank-{rank}.json").write_text(json.dumps({
         "batches": collator.batches, "global_step": trainer.state.global_step, "world_size": trainer.args.world_size,
-        "all_batches": list(trainer.train_batches)}))
+        "all_batches": all_batches}))
+
+
+def torchrun_worker(*arguments: str) -> list[dict]:
+    """Run ``ddp_worker`` in two processes under torchrun; what each wrote, by rank."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m",
+                           "tests.test_token_batching", *arguments], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    return [json.loads(Path(arguments[0], f"rank-{rank}.json").read_text()) for rank in range(2)]
 
 
 @pytest.mark.slow
-def test_torchrun_two_processes_train_each_token_batch_once(tmp_path):
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m",
-                           "tests.test_token_batching", str(tmp_path)], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=600)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
-    ranks = [json.loads((tmp_path / f"rank-{rank}.json").read_text()) for rank in range(2)]
+def test_torchrun_two_processes_train_each_token_batch_once_and_resume_in_the_second_epoch(tmp_path):
+    ranks = torchrun_worker(str(tmp_path / "whole"))
     assert [rank["world_size"] for rank in ranks] == [2, 2]
     all_batches = ranks[0]["all_batches"]
     one_process = TokenBatchSampler(*(row_lengths(row_id_corpus(), column) for column in ("input_ids", "labels")),
                                     max_tokens_per_batch=DDP_TOKENS)
-    assert (len(one_process), len(all_batches)) == (17, 18)  # a batch split, so that none is repeated
+    assert (len(one_process), len(all_batches)) == (17, 18 * DDP_EPOCHS)  # a batch split, so that none is repeated
     assert ranks[1]["all_batches"] == all_batches  # the same sampler on both
     assert ranks[0]["batches"] == all_batches[0::2] and ranks[1]["batches"] == all_batches[1::2]
-    trained = sorted(row for rank in ranks for batch in rank["batches"] for row in batch)
-    assert trained == list(range(120))  # every row once: no batch repeated to even out the processes
-    assert [rank["global_step"] for rank in ranks] == [len(all_batches) // 2] * 2
+    for epoch in range(DDP_EPOCHS):  # every row once an epoch: no batch repeated to even out the processes
+        trained = [row for rank in ranks for batch in rank["batches"][9 * epoch:9 * epoch + 9] for row in batch]
+        assert sorted(trained) == list(range(120))
+    assert [rank["global_step"] for rank in ranks] == [9 * DDP_EPOCHS] * 2
+
+    resumed = torchrun_worker(str(tmp_path / "resumed"), str(tmp_path / "whole" / f"checkpoint-{DDP_SAVED_STEP}"))
+    for rank in range(2):  # the second epoch's batches, not the first's again
+        assert resumed[rank]["batches"] == ranks[rank]["batches"][DDP_SAVED_STEP:]
+        assert resumed[rank]["global_step"] == 9 * DDP_EPOCHS
 
 
 if __name__ == "__main__":
-    ddp_worker(sys.argv[1])
+    ddp_worker(*sys.argv[1:])

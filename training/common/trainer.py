@@ -34,13 +34,14 @@ evaluation to call ``generate()``) with what every task needs:
 
 import copy
 import logging
+import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 import torch
 from torch.utils.data import DataLoader
-from transformers import Seq2SeqTrainer
+from transformers import Seq2SeqTrainer, TrainerCallback
 
 from training.common.token_batching import TokenBatchSampler, row_lengths
 
@@ -49,6 +50,18 @@ __all__ = ["LOSS_REDUCTIONS", "TaskTrainer"]
 logger = logging.getLogger(__name__)
 
 LOSS_REDUCTIONS = ("mean", "sum")
+
+
+class TokenBatchEpochs(TrainerCallback):
+    """Gives the token batches each epoch's number as it begins. Trainer's own ``set_epoch`` reaches a batch sampler
+    one wrapper deep; under DDP, resuming puts accelerate's ``SkipBatchSampler`` around its ``BatchSamplerShard``, and
+    the resumed epoch would be drawn as epoch 0."""
+
+    def __init__(self, batches: TokenBatchSampler) -> None:
+        self.batches = batches
+
+    def on_epoch_begin(self, args, state, control, **kwargs) -> None:
+        self.batches.set_epoch(math.floor(state.epoch))  # whole at an epoch's start; a fraction when resuming in one
 
 
 class TaskTrainer(Seq2SeqTrainer):
@@ -75,6 +88,8 @@ class TaskTrainer(Seq2SeqTrainer):
         self.split_values: dict[str, list] = {}
         self._loss_parts: dict[str, list[float]] = {part: [] for part in self.LOGGED_LOSS_PARTS}
         self.train_batches = None if max_tokens_per_batch is None else self._token_batches(max_tokens_per_batch)
+        if self.train_batches is not None:
+            self.add_callback(TokenBatchEpochs(self.train_batches))
 
     def _token_batches(self, max_tokens_per_batch: int) -> TokenBatchSampler | None:
         """The training set's batches by tokens (None without a training set); a ValueError for a sampling strategy
