@@ -113,6 +113,13 @@ def test_rows_each_alone_that_processes_cannot_share_evenly_are_refused():
         TokenBatchSampler([1, 1], [1, 1], max_tokens_per_batch=12, num_processes=3)
 
 
+def test_row_lengths_follow_a_selection_and_refuse_a_stream():
+    dataset = datasets.Dataset.from_dict({"input_ids": [[5, 6, 7], [5], [5, 6]]})
+    assert row_lengths(dataset.select([2, 0, 1]), "input_ids").tolist() == [2, 3, 1]
+    with pytest.raises(ValueError, match="got IterableDataset: leave out `--streaming`"):
+        row_lengths(dataset.to_iterable_dataset(), "input_ids")
+
+
 # Through TaskTrainer -------------------------------------------------------------------------------------------
 
 
