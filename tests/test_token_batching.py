@@ -212,6 +212,24 @@ def test_the_seq2seq_flag_refuses_a_bad_budget_as_argparse_does(capsys):
     assert "must be a positive number of tokens" in error
 
 
+@pytest.mark.slow
+def test_the_seq2seq_task_trains_one_epoch_of_token_batches(tmp_path, caplog):
+    from training.__main__ import main
+
+    with caplog.at_level("INFO", logger="training.common.trainer"):
+        main(["seq2seq", "training/configs/dates_rnnsearch.json", "--config_overrides",
+              "embedding_size=16,hidden_size=32,attention_size=16,output_size=16", "--max_steps", "-1",
+              "--num_train_epochs", "1", "--max_train_samples", "300", "--max_tokens_per_batch", "500",
+              "--do_eval", "false", "--do_predict", "false", "--eval_strategy", "no", "--num_pictures", "0",
+              "--disable_tqdm", "true", "--output_dir", str(tmp_path)])
+    logged = [record.getMessage() for record in caplog.records if record.getMessage().startswith("Batches by")]
+    batches = int(logged[0].split()[3])  # "Batches by tokens: N training batches of at most 500 tokens ..."
+    state = json.loads((tmp_path / "trainer_state.json").read_text())
+    # dates: rows of about 30 characters (source + target, EOS included): about 500 / 30 = 16 rows a batch, so about
+    # 19 batches of the 300 rows; far from batches of --per_device_train_batch_size 64 rows (5 steps)
+    assert 12 <= batches <= 30 and state["global_step"] == batches
+
+
 # Under torchrun ------------------------------------------------------------------------------------------------
 
 
