@@ -29,7 +29,7 @@ evaluation to call ``generate()``) with what every task needs:
   evaluation keeps its batches of ``--per_device_eval_batch_size`` rows, in the split's order. Trainer passes a batch
   sampler to its data loader only for its own ``BatchRebalanceSampler``, so ``get_train_dataloader`` builds this one
   and drops the columns the model does not read with Trainer's ``_remove_unused_columns`` (a private method, called
-  by keyword).
+  by keyword); ``TokenBatchEpochs``, a callback, gives it each epoch's number, resumed runs under DDP included.
 """
 
 import copy
