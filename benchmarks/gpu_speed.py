@@ -29,7 +29,7 @@ from transformers import MarianConfig, MarianMTModel
 
 import peers
 from peers.peer_harness import BEAMS, DTYPES, Peer, measure, on_device
-from run_benchmarks import METRICS, SIZES, synthetic_batch
+from run_benchmarks import SIZES, synthetic_batch
 
 from hf_bahdanau import BahdanauConfig, BahdanauForConditionalGeneration
 
@@ -41,6 +41,7 @@ COLUMNS = ("implementation", "dtype", "parameters", *HEADERS.values())
 
 
 def build_ours(preset: str, sizes: dict) -> BahdanauForConditionalGeneration:
+    """Our model of ``preset`` at ``sizes`` (a config's fields), seed 0."""
     torch.manual_seed(0)
     return BahdanauForConditionalGeneration(BahdanauConfig.from_preset(preset, **sizes))
 
@@ -86,13 +87,13 @@ def generation_peer(name: str, version: str, model: transformers.PreTrainedModel
 
 def table_row(implementation: str, dtype: str, parameters: int, measured: dict) -> dict:
     return dict(implementation=implementation, dtype=dtype, parameters=parameters,
-                **{key: measured[key] for key in METRICS}, mean_hypothesis_length=measured["mean_hypothesis_length"])
+                **{key: measured[key] for key in HEADERS}, mean_hypothesis_length=measured["mean_hypothesis_length"])
 
 
 def markdown(results: dict) -> str:
     """The table: one row per implementation and dtype, each metric's median [min–max] over the repeats."""
     lines = [f"Device: {results['device_name']} ({results['device']}); torch {results['torch']}, transformers "
-             f"{results['transformers']}; {results['repeats']} repeats"
+             f"{results['transformers']}; medians [min–max] of {results['repeats']} round(s)"
              + (" (--quick: a dry run, sizes below the peers')" if results["quick"] else "") + ".", "",
              "| " + " | ".join(COLUMNS) + " |", "|" + " --- |" * len(COLUMNS)]
     for row in results["rows"]:
