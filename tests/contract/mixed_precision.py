@@ -1,6 +1,6 @@
 """Mixed precision checks the contract runs for every head (``contract.ContractTests`` inherits them).
 
-Under ``torch.autocast`` (``AUTOCASTS``: bfloat16 on the CPU; float16 and bfloat16 on a GPU when torch sees one) a
+Under ``torch.autocast`` (``AUTOCASTS``: bfloat16 on the CPU; float16 and bfloat16 on a GPU, conftest.DEVICES) a
 float32 model's loss is a finite float32 and its gradients are finite; its attention distributions are computed in
 float32 (they sum to 1 within float32's rounding, padding exactly 0: ``hf_bahdanau.modeling.precision``); its logits
 are the float32 model's within what the 16-bit products' rounding allows (``logits_tolerance``); and greedy
@@ -10,11 +10,11 @@ generate() picks the float32 model's tokens but at near-ties within the rounding
 import pytest
 import torch
 
-from conftest import softmax_sum_tolerance
+from conftest import DEVICES, softmax_sum_tolerance
 from contract.testers import Over, Tester
 
-AUTOCASTS = [("cpu", torch.bfloat16), *([("cuda", torch.float16), ("cuda", torch.bfloat16)]
-                                        if torch.cuda.is_available() else [])]
+DTYPES = {"cpu": (torch.bfloat16,), "cuda": (torch.float16, torch.bfloat16)}  # Trainer's --fp16 needs a GPU
+AUTOCASTS = [(device, dtype) for device in DEVICES for dtype in DTYPES[device]]
 
 PRODUCTS = 4
 """The products' worth of rounding ``logits_tolerance`` allows."""
@@ -56,13 +56,16 @@ def is_distribution(over: Over) -> bool:
     return bool((((total - 1).abs() <= softmax_sum_tolerance(length)) | (total == 0)).all())
 
 
-AUTOCAST = pytest.mark.parametrize("device, dtype", AUTOCASTS, ids=lambda value: str(value).replace("torch.", ""))
+def under_autocast(test):
+    """``test`` run under each of ``AUTOCASTS`` and marked ``devices`` (``pytest -m devices`` runs it on a GPU too)."""
+    each = pytest.mark.parametrize("device, dtype", AUTOCASTS, ids=lambda value: str(value).replace("torch.", ""))
+    return pytest.mark.devices(each(test))
 
 
 class MixedPrecisionContract:
     """What every head does under autocast; ``tester`` is a fixture giving the head's ``Tester``."""
 
-    @AUTOCAST
+    @under_autocast
     def test_autocast_gives_a_finite_float32_loss_and_finite_gradients(self, tester: Tester, device, dtype):
         model, batch = in_float32(tester, device)
         model.train()  # as trained: hard attention samples, dropout drops
@@ -77,7 +80,7 @@ class MixedPrecisionContract:
             if parameter.grad is not None:
                 assert parameter.grad.dtype == torch.float32 and torch.isfinite(parameter.grad).all(), name
 
-    @AUTOCAST
+    @under_autocast
     def test_autocast_computes_attention_distributions_in_float32(self, tester: Tester, device, dtype):
         """Each weight output that is a distribution in float32 (summing to 1; not the co-attention's affinities, not
         local attention's Gaussian-scaled weights) is float32 under autocast and sums to 1 within float32's rounding,
@@ -97,7 +100,7 @@ class MixedPrecisionContract:
                 assert over.values.dtype == torch.float32, (name, over.values.dtype)
                 assert is_distribution(over), (name, sums(over))
 
-    @AUTOCAST
+    @under_autocast
     def test_autocast_logits_are_float32_within_the_rounding_of_16_bit_products(self, tester: Tester, device,
                                                                                   dtype):
         """The logits within ``logits_tolerance`` of the float32 model's (−∞ at the same places), the loss within twice
@@ -116,7 +119,7 @@ class MixedPrecisionContract:
         torch.testing.assert_close(got.logits.float()[finite], expected.logits[finite], atol=tolerance, rtol=0)
         torch.testing.assert_close(got.loss, expected.loss, atol=2 * tolerance, rtol=0)
 
-    @AUTOCAST
+    @under_autocast
     def test_autocast_greedy_generate_picks_the_float32_tokens(self, tester: Tester, device, dtype):
         """Greedy generate() under autocast: while a row's tokens so far are the float32 model's, its step scores are
         within ``logits_tolerance`` of float32's, and it picks the float32 model's token unless float32's margin (best
