@@ -43,16 +43,19 @@ def in_float32(tester: Tester, device: str) -> tuple[torch.nn.Module, dict]:
     return tester.model().float().to(device), batch
 
 
-def sums(over: Over) -> torch.Tensor:
-    """Σ of the weights over the positions of their last masked input dimension (a distribution's own axis)."""
+def axis(over: Over) -> int:
+    """The weights' dimension of the last masked input dimension: a distribution's own."""
     dim = max(over.masks)
-    return over.values.float().sum(dim + over.masks[dim].dim() - 2)
+    return dim + over.masks[dim].dim() - 2
+
+
+def sums(over: Over) -> torch.Tensor:
+    return over.values.float().sum(axis(over))
 
 
 def is_distribution(over: Over) -> bool:
     """Every row sums to 1 within float32's rounding of a softmax, or to 0 (a row with no real position)."""
-    total = sums(over)
-    length = over.values.shape[max(over.masks) + over.masks[max(over.masks)].dim() - 2]
+    total, length = sums(over), over.values.shape[axis(over)]
     return bool((((total - 1).abs() <= softmax_sum_tolerance(length)) | (total == 0)).all())
 
 
