@@ -11,9 +11,9 @@
 # Exit status 1 when a test or a measurement failed.
 set -uo pipefail
 
-# The tests' cuda cases: those marked `devices` (parametrised over conftest.DEVICES) and the contract's autocast
-# cases (tests/contract/mixed_precision.py's AUTOCASTS: cuda-float16, cuda-bfloat16), all in the fast tier.
-DEVICE_TESTS=(-m "not slow" -k cuda)
+# The tests marked `devices` (parametrised over conftest.DEVICES, the contract's autocast checks included), their
+# cuda cases: the cpu ones run in every test run.
+DEVICE_TESTS=(-m devices -k cuda)
 TESTS_TIMEOUT=300                     # seconds, together under 10 minutes (the table: an estimate of 1–4 minutes)
 TABLE_TIMEOUT=270
 
