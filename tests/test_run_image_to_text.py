@@ -148,6 +148,29 @@ def test_a_run_that_would_score_logits_instead_of_generated_texts_is_refused_bef
     assert not (tmp_path / "run").exists()
 
 
+def test_a_soft_model_warm_starts_hard_attention_trained_by_reinforce(tmp_path, capsys):
+    """--model_name_or_path of a soft-attention model with --attention hard_reinforce: the loaded weights go on
+    training as hard attention by REINFORCE (at learning rate 0 they stay the soft model's while the baseline counts
+    the 10 batches); --attention none, which would drop the loaded attention layers, is refused by name."""
+    from safetensors.torch import load_file
+
+    soft, hard = tmp_path / "soft", tmp_path / "hard"
+    main(["--output_dir", str(soft), "--num_pictures", "0", *SHORT_RUN])
+    main(["--output_dir", str(hard), "--num_pictures", "0", "--model_name_or_path", str(soft), "--attention",
+          "hard_reinforce", "--learning_rate", "0", *SHORT_RUN])
+    config = image_to_text.BahdanauImageToTextConfig.from_pretrained(hard)
+    assert (config.attention_mode, config.reinforce_entropy_weight) == ("hard_reinforce", 0.01)
+    soft_weights, hard_weights = load_file(soft / "model.safetensors"), load_file(hard / "model.safetensors")
+    baseline = {name for name in hard_weights if "reinforce_baseline" in name}
+    assert set(hard_weights) - baseline == set(soft_weights)
+    assert all(torch.equal(hard_weights[name], soft_weights[name]) for name in soft_weights)
+    assert int(next(hard_weights[name] for name in baseline if name.endswith("updates"))) == 10
+    history = json.loads((hard / "trainer_state.json").read_text())["log_history"]
+    assert any("reinforce_loss" in entry for entry in history)
+    exits_as_argparse_does(lambda: main(["--output_dir", str(tmp_path / "none"), "--model_name_or_path", str(soft),
+                                         "--attention", "none", *SHORT_RUN]), "--attention none", capsys)
+
+
 def write_image_folder(root: Path, texts: dict[str, list[str]]) -> None:
     """An imagefolder with a metadata.csv per split: {split: its texts}."""
     import csv

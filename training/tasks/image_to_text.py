@@ -18,7 +18,9 @@ letters, longer than any in training) is scored too.
 --attention picks the model: ``soft`` (the paper's soft attention), ``hard`` (hard attention trained by the
 straight-through Gumbel-softmax), ``hard_reinforce`` (hard attention trained by REINFORCE, the paper's), ``none``
 (no attention: the mean feature ā only initialises the LSTM, as Show and Tell's image only starts it). Every other
-``BahdanauImageToTextConfig`` field (of its encoder or decoder, given flat) is a --config_overrides entry.
+``BahdanauImageToTextConfig`` field (of its encoder or decoder, given flat) is a --config_overrides entry. With
+--model_name_or_path both change the loaded model's config: ``--attention hard_reinforce`` on a soft model warm-starts
+REINFORCE from soft attention.
 
 The output folder gets the model (code included: loadable with trust_remote_code=True, with the image-to-text
 pipeline), the image processor, the character tokenizer, all_results.json (sequence accuracy and character error
@@ -65,15 +67,20 @@ IMAGE_HEIGHTS = {"digits": 20, "words": 32}  # the generated tasks' image height
 class ImageTextModelArguments(TaskModelArguments):
     """Which model."""
 
-    attention: str = field(default="soft", metadata={"help": f"One of {list(ATTENTIONS)}."})
+    attention: str | None = field(default=None, metadata={"help": (
+        f"One of {list(ATTENTIONS)}: a new model's attention (default: soft); with --model_name_or_path, the loaded "
+        f"model's new attention (default: as saved), e.g. hard_reinforce warm-started from a soft model.")})
     config_overrides: str | None = field(
         default=None, metadata={"help": "'field=value,...' of BahdanauImageToTextConfig, e.g. 'hidden_size=256,"
                                         "cnn_channels=[32,64],cnn_pool_sizes=[[2,2],[2,2]]'."})
 
     def __post_init__(self):
         super().__post_init__()
-        if self.attention not in ATTENTIONS:
+        if self.attention is not None and self.attention not in ATTENTIONS:
             raise ValueError(f"`--attention` must be one of {list(ATTENTIONS)}, got {self.attention!r}.")
+        if self.model_name_or_path is not None and self.attention == "none":
+            raise ValueError("`--attention none` with `--model_name_or_path` would drop the loaded model's attention "
+                             "layers; train a new model (no --model_name_or_path) for it.")
         parse_config_overrides(self.config_overrides, BahdanauImageToTextConfig)  # a bad field ends here, exit 2
         if self.model_name_or_path is None:  # and a bad value
             check_new_config(lambda: new_config(self), self.config_overrides)
@@ -134,7 +141,11 @@ def load_splits(data_args: ImageTextDataArguments) -> tuple[datasets.DatasetDict
 def build_model(model_args: ImageTextModelArguments, tokenizer, processor) -> BahdanauForImageToText:
     """A new (or --model_name_or_path's) image-to-text model for this tokenizer and processor."""
     if model_args.model_name_or_path:
-        return AutoModelForImageTextToText.from_pretrained(model_args.model_name_or_path)
+        saved = BahdanauImageToTextConfig.from_pretrained(model_args.model_name_or_path).to_dict()
+        config = BahdanauImageToTextConfig(**{  # checked as a new config is
+            **saved, **(ATTENTIONS[model_args.attention] if model_args.attention else {}),
+            **parse_config_overrides(model_args.config_overrides, BahdanauImageToTextConfig)})
+        return AutoModelForImageTextToText.from_pretrained(model_args.model_name_or_path, config=config)
     return BahdanauForImageToText(new_config(
         model_args, vocab_size=len(tokenizer), num_channels=processor.num_channels,
         pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
@@ -146,7 +157,7 @@ def new_config(model_args: ImageTextModelArguments, **data_fields) -> BahdanauIm
     --attention's fields, then --config_overrides."""
     return BahdanauImageToTextConfig(**{
         "embedding_size": 64, "hidden_size": 256, "attention_size": 128, "output_size": 128, **data_fields,
-        **ATTENTIONS[model_args.attention],
+        **ATTENTIONS[model_args.attention or "soft"],
         **parse_config_overrides(model_args.config_overrides, BahdanauImageToTextConfig)})
 
 
