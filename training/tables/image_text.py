@@ -11,6 +11,9 @@ Settings (training/configs/<task>_soft.json's training arguments, 12 minutes of 
     soft             soft attention, the β gate, h_0 and c_0 from ā (Show, Attend and Tell, Xu et al. 2015)
     hard             hard attention trained by the straight-through Gumbel-softmax
     hard_reinforce   hard attention trained by REINFORCE (Xu et al.'s: moving-average baseline, entropy bonus 0.01)
+    hard_reinforce_xu  the same with Xu et al.'s §4.1 variance reduction in full: with probability 0.5 a training image
+                     attends by the expected context, and a per-token baseline (the moving average of the reward per
+                     token, times the text's length); no time cap below its steps (a step costs more than soft's)
     soft_positions   soft attention over annotations with a 2-D sinusoidal position encoding added
 
 Each run writes OUTPUT_DIR/TASK/SETTING/ (all_results.json, the model, the pictures); the table (sequence accuracy
@@ -34,6 +37,9 @@ GRID = Grid(
         "soft": Setting(("--attention", "soft")),
         "hard": Setting(("--attention", "hard")),
         "hard_reinforce": Setting(("--attention", "hard_reinforce")),
+        "hard_reinforce_xu": Setting((
+            "--attention", "hard_reinforce", "--max_train_minutes", "120", "--config_overrides",
+            "doubly_stochastic_weight=0.0,reinforce_baseline=per_token,reinforce_expected_context_probability=0.5")),
         "soft_positions": Setting(("--attention", "soft", "--config_overrides", "region_position_encoding=true")),
     },
     output_dir="outputs/image_text", results_file="docs/image_text_results.json", labels=("task", "attention"),
