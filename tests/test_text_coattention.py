@@ -237,8 +237,8 @@ def test_pipeline_answers_with_the_models_numbers(tmp_path):
 def test_a_short_run_learns_babi_task_1_far_above_chance():
     """900 generated task-1 questions, each about the story's last 3 sentences, 6 epochs of Adam on the word level:
     measured 45.0% test accuracy (chance: 1/6, six places), the same with this CPU's AVX2 kernels and with generic ones
-    (ATEN_CPU_CAPABILITY=default); the test asks for 38%, 7 points below. Most of the way, as here, a model learns which places
-    the passage names for the person asked about; the full run (``python -m training passage-qa``)
+    (ATEN_CPU_CAPABILITY=default); the test asks for 38%, 7 points below. Most of the way, as here, a model learns
+    which places the passage names for the person asked about; the full run (``python -m training passage-qa``)
     goes on to learn which is the last (98.6% of the 1,000 test questions after 40 epochs)."""
     from training.common.babi_qa import build_tokenizer, features
     from training.data.babi import generate_task

@@ -106,8 +106,8 @@ class MixedPrecisionContract:
     @under_autocast
     def test_autocast_logits_are_float32_within_the_rounding_of_16_bit_products(self, tester: Tester, device,
                                                                                   dtype):
-        """The logits within ``logits_tolerance`` of the float32 model's (−∞ at the same places), the loss within twice
-        that (a cross-entropy moves by at most 2 max_v |Δz_v|)."""
+        """The logits within ``logits_tolerance`` of the float32 model's (−∞ at the same places), the loss within
+        twice that (a cross-entropy moves by at most 2 max_v |Δz_v|)."""
         if not tester.continuous:
             pytest.skip(f"{tester.name} picks positions (hard attention): at a near-tie 16-bit scores pick another")
         model, batch = in_float32(tester, device)
