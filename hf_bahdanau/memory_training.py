@@ -28,15 +28,19 @@ logger = logging.getLogger(__name__)
 
 
 class LinearStartCallback(TrainerCallback, ExportableState):
-    """Sukhbaatar et al.'s linear start: while ``model.config.linear_start`` is True the hops have no softmax; at the
-    first evaluation whose ``eval_loss`` is not below the best so far (or after ``max_epochs`` epochs, if given), the
-    softmax is put back for the rest of training. Evaluate at least once an epoch (``eval_strategy="epoch"``).
+    """Sukhbaatar et al.'s linear start: while ``model.config.linear_start`` is True the hops have no softmax; once
+    ``patience`` evaluations in a row have an ``eval_loss`` not below the best so far (or after ``max_epochs`` epochs,
+    if given), the softmax is put back for the rest of training. Evaluate at least once an epoch (``eval_strategy="epoch"``).
     trainer_state.json keeps the epoch it ended at (``stateful_callbacks``): the saved config says
     ``linear_start=False``, the model card says how long training ran without the softmax."""
 
-    def __init__(self, max_epochs: float | None = None) -> None:
+    def __init__(self, max_epochs: float | None = None, patience: int = 1) -> None:
+        if isinstance(patience, bool) or not isinstance(patience, int) or patience < 1:
+            raise ValueError(f"`patience` must be a positive int (evaluations without a fall), got {patience!r}.")
         self.max_epochs = max_epochs
+        self.patience = patience
         self.best_loss = float("inf")
+        self.without_fall = 0  # evaluations in a row whose loss was not below the best
         self.ended_at_epoch: float | None = None
 
     def _end(self, state: TrainerState, model, why: str) -> None:
@@ -48,9 +52,11 @@ class LinearStartCallback(TrainerCallback, ExportableState):
                     metrics: dict[str, float] | None = None, **kwargs) -> None:
         if model is None or not model.config.linear_start or not metrics or "eval_loss" not in metrics:
             return
-        if metrics["eval_loss"] >= self.best_loss:
+        self.without_fall = self.without_fall + 1 if metrics["eval_loss"] >= self.best_loss else 0
+        if self.without_fall >= self.patience:
             self._end(state, model, f"the validation loss {metrics['eval_loss']:.4f} did not fall below "
-                                    f"{self.best_loss:.4f}")
+                                    f"{self.best_loss:.4f}" + (f" for {self.patience} evaluations"
+                                                               if self.patience > 1 else ""))
         self.best_loss = min(self.best_loss, metrics["eval_loss"])
 
     def on_epoch_end(self, args: TrainingArguments, state: TrainerState, control: TrainerControl, model=None,
@@ -63,7 +69,8 @@ class LinearStartCallback(TrainerCallback, ExportableState):
         state.stateful_callbacks[type(self).__name__] = self.state()
 
     def state(self) -> dict:
-        return {"args": {"max_epochs": self.max_epochs}, "attributes": {"ended_at_epoch": self.ended_at_epoch}}
+        return {"args": {"max_epochs": self.max_epochs, "patience": self.patience},
+                "attributes": {"ended_at_epoch": self.ended_at_epoch}}
 
 
 __getattr__ = old_names(__name__, {"DataCollatorForMemoryNetwork": collators.DataCollatorForMemoryNetwork,

@@ -57,6 +57,20 @@ def test_linear_start_ends_when_the_validation_loss_stops_falling():
     assert not model.config.linear_start
 
 
+def test_linear_start_with_patience_ends_after_that_many_evaluations_without_a_fall():
+    """patience=3: a loss above the best twice, then a new best, resets the count; it ends at the third evaluation
+    in a row without a fall (epoch 8), not at the first (epoch 3, as patience=1 would)."""
+    model = SimpleNamespace(config=SimpleNamespace(linear_start=True))
+    callback = LinearStartCallback(patience=3)
+    for epoch, loss in enumerate((2.0, 1.5, 1.6, 1.7, 1.4, 1.4, 1.5, 1.6), start=1):
+        callback.on_evaluate(None, SimpleNamespace(epoch=epoch), None, model=model, metrics={"eval_loss": loss})
+        assert model.config.linear_start == (epoch < 8), epoch
+    assert callback.ended_at_epoch == 8 and callback.state()["args"]["patience"] == 3
+    for bad in (0, -1, 1.5, True):
+        with pytest.raises(ValueError, match="`patience` must be a positive int"):
+            LinearStartCallback(patience=bad)
+
+
 def test_the_hub_layout_gives_the_examples_of_facebook_files(tmp_path):
     """facebook/babi_qa's story rows (statement and question lines with ids) become the same examples as the text
     file of the same stories."""

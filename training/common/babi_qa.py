@@ -75,9 +75,15 @@ class BabiModelArguments(TaskModelArguments):
                                                                "validation loss stops falling (the paper's LS)."})
     linear_start_max_epochs: float | None = field(
         default=None, metadata={"help": "End linear start by this epoch at the latest (default: half the epochs)."})
+    linear_start_patience: int = field(
+        default=1, metadata={"help": "End linear start after this many evaluations in a row whose validation loss "
+                                     "is not below the best so far (1: the first one)."})
 
     def __post_init__(self):
         super().__post_init__()
+        if self.linear_start_patience < 1:
+            raise ValueError(f"`--linear_start_patience` must be a positive number of evaluations, got "
+                             f"{self.linear_start_patience}.")
         self.architecture = self.architecture or next(iter(self.architectures))
         if self.architecture not in self.architectures:
             raise ValueError(f"`--architecture` must be one of {list(self.architectures)} ({self.other_architectures}"

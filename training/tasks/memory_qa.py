@@ -132,7 +132,7 @@ class MemoryQATask(BabiTask):
         setup = super().setup()
         if self.memory and setup.model.config.linear_start:
             epochs = self.model_args.linear_start_max_epochs or self.training_args.num_train_epochs / 2
-            setup.callbacks.append(LinearStartCallback(epochs))
+            setup.callbacks.append(LinearStartCallback(epochs, patience=self.model_args.linear_start_patience))
         setup.loss_reduction = self.model_args.loss_reduction
         if self.model_args.lr_halving_epochs:
             setup.lr_scheduler = partial(halving_schedule, every_epochs=self.model_args.lr_halving_epochs)
