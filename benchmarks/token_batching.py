@@ -21,8 +21,8 @@ average (the table shows each one's measured mean).
    training driver's ``TaskTrainer`` (its ``max_tokens_per_batch``, or its batches of rows), with the same seed,
    learning rate and schedule, on CUDA when there is one. Tokens/s: the real (not padding) source + target tokens
    the steps trained over ``train()``'s wall-clock seconds. Then, on the first ``--eval_rows`` validation verses, the
-   teacher-forced cross-entropy per target token (the validation loss, which moves long before BLEU does) and the sacreBLEU of
-   greedy decoding: after the same steps each way has seen about the same target tokens (shown).
+   teacher-forced cross-entropy per target token (the validation loss, which moves long before BLEU does) and the
+   sacreBLEU of greedy decoding: after the same steps each way has seen about the same target tokens (shown).
 """
 
 import argparse
