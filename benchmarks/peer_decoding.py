@@ -14,33 +14,9 @@ import argparse
 import importlib
 import json
 import sys
-import time
 
 import torch
-from peer_harness import LATENCY_SENTENCES, TARGET_STEPS, Peer, decode_sentences_per_second, synchronize
-
-
-@torch.no_grad()
-def latency_ms(peer: Peer, sentences: list, beams: int) -> float:
-    """Milliseconds per sentence of ``peer``'s search with ``beams`` beams over toolkit batches of one sentence."""
-    synchronize(peer.device)
-    start = time.perf_counter()
-    with peer.precision():
-        for toolkit_batch in sentences:
-            peer.decode(toolkit_batch, beams, TARGET_STEPS)
-    synchronize(peer.device)
-    return (time.perf_counter() - start) / len(sentences) * 1000
-
-
-def one_at_a_time(peer: Peer, batch: dict) -> list:
-    """The first ``LATENCY_SENTENCES`` sources of ``batch`` alone, without padding, as the toolkit's batches."""
-    sentences = []
-    for row in range(LATENCY_SENTENCES):
-        length = int(batch["attention_mask"][row].sum())
-        one = {key: value[row:row + 1] for key, value in batch.items()}
-        one["input_ids"], one["attention_mask"] = one["input_ids"][:, :length], one["attention_mask"][:, :length]
-        sentences.append(peer.prepare(one))
-    return sentences
+from peer_harness import decode_sentences_per_second, latency_ms, one_at_a_time
 
 
 def main() -> None:

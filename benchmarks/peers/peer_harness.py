@@ -159,22 +159,32 @@ def decode_sentences_per_second(peer: Peer, batch: dict, beams: int, lengths: li
     return batch["input_ids"].shape[0] / seconds
 
 
-@torch.no_grad()
-def batch1_latency_ms(peer: Peer, batch: dict) -> float:
-    peer.model.eval()
+def one_at_a_time(peer: Peer, batch: dict) -> list:
+    """The first ``LATENCY_SENTENCES`` sources of ``batch`` alone, without padding, as the toolkit's batches."""
     sentences = []
     for row in range(LATENCY_SENTENCES):
         length = int(batch["attention_mask"][row].sum())
         one = {key: value[row:row + 1] for key, value in batch.items()}
         one["input_ids"], one["attention_mask"] = one["input_ids"][:, :length], one["attention_mask"][:, :length]
         sentences.append(peer.prepare(one))
+    return sentences
+
+
+@torch.no_grad()
+def latency_ms(peer: Peer, sentences: list, beams: int) -> float:
+    """Milliseconds per sentence of ``peer``'s search with ``beams`` beams over toolkit batches of one sentence."""
     synchronize(peer.device)
     start = time.perf_counter()
     with peer.precision():
         for toolkit_batch in sentences:
-            peer.decode(toolkit_batch, 1, TARGET_STEPS)
+            peer.decode(toolkit_batch, beams, TARGET_STEPS)
     synchronize(peer.device)
-    return (time.perf_counter() - start) / LATENCY_SENTENCES * 1000
+    return (time.perf_counter() - start) / len(sentences) * 1000
+
+
+def batch1_latency_ms(peer: Peer, batch: dict) -> float:
+    peer.model.eval()
+    return latency_ms(peer, one_at_a_time(peer, batch), beams=1)
 
 
 def unpadded_examples(batch: dict) -> list[dict]:
